@@ -1,0 +1,132 @@
+import { readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+/**
+ * Where the connection settings come from, in order: flags, environment
+ * (USPARK_API_URL, USPARK_TOKEN, USPARK_PROJECT_ID), then ~/.uspark/config.json.
+ */
+export const DEFAULT_API_URL = "http://127.0.0.1:4400";
+
+/** A mistake in how the tool was called or configured: exit code 2, one line and a hint. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+export interface ConnectionFlags {
+  apiUrl?: string;
+  token?: string;
+  projectId?: string;
+  insecure?: boolean;
+}
+
+export interface HomeConfig {
+  apiUrl?: string;
+  token?: string;
+  projectId?: string;
+}
+
+export interface Connection {
+  apiUrl: string;
+  token?: string;
+  projectId: string;
+}
+
+export function resolveConnection(
+  flags: ConnectionFlags,
+  env: NodeJS.ProcessEnv,
+  home: HomeConfig,
+): Connection {
+  const apiUrl = flags.apiUrl ?? nonEmpty(env.USPARK_API_URL) ?? home.apiUrl ?? DEFAULT_API_URL;
+  const token = flags.token ?? nonEmpty(env.USPARK_TOKEN) ?? home.token;
+  const projectId = flags.projectId ?? nonEmpty(env.USPARK_PROJECT_ID) ?? home.projectId;
+  if (!projectId) {
+    throw new UsageError("no project id given", "pass --project-id <id> or set USPARK_PROJECT_ID (or use --dry-run)");
+  }
+  return { apiUrl: checkApiUrl(apiUrl, flags.insecure === true), token, projectId };
+}
+
+/** Plain http only to this machine, unless the user says --insecure: the token travels in clear. */
+export function checkApiUrl(raw: string, insecure: boolean): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`invalid API URL ${JSON.stringify(raw)}`, "use a full URL such as https://uspark.example.com");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new UsageError(`unsupported API URL scheme ${url.protocol} in ${raw}`, "use http:// or https://");
+  }
+  if (url.username || url.password) {
+    throw new UsageError("the API URL must not carry credentials", "pass the token with --token or USPARK_TOKEN");
+  }
+  if (url.protocol === "http:" && !isLoopbackHost(url.hostname) && !insecure) {
+    throw new UsageError(
+      `refusing plain http to ${url.host}: the token and your files would travel unencrypted`,
+      "use https://, or pass --insecure if this network is trusted",
+    );
+  }
+  return url.origin + url.pathname.replace(/\/+$/, "");
+}
+
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, "");
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+export function homeConfigPath(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(env.HOME || os.homedir(), ".uspark", "config.json");
+}
+
+/** A missing file is no configuration; a broken one is an error worth stopping for. */
+export function loadHomeConfig(file: string = homeConfigPath()): HomeConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
+    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new UsageError(`${file} is not valid JSON`, 'expected { "token": "...", "apiUrl": "..." }');
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new UsageError(`${file} must hold a JSON object`, 'expected { "token": "...", "apiUrl": "..." }');
+  }
+  const config = parsed as Record<string, unknown>;
+  const result: HomeConfig = {};
+  for (const key of ["apiUrl", "token", "projectId"] as const) {
+    const value = config[key];
+    if (value === undefined) continue;
+    if (typeof value !== "string") throw new UsageError(`${file}: "${key}" must be a string`);
+    result[key] = value;
+  }
+  return result;
+}
+
+/** Command-line durations and sizes: whole numbers, no units (durations are milliseconds). */
+export function parseNonNegativeInt(name: string, raw: string): number {
+  if (!/^\d+$/.test(raw.trim())) throw new UsageError(`${name} takes a whole number, got ${JSON.stringify(raw)}`);
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value)) throw new UsageError(`${name} is too large: ${raw}`);
+  return value;
+}
+
+export function parsePositiveInt(name: string, raw: string): number {
+  const value = parseNonNegativeInt(name, raw);
+  if (value === 0) throw new UsageError(`${name} must be at least 1`);
+  return value;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === "" ? undefined : value;
+}

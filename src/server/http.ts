@@ -1,0 +1,97 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+/** An error answered as `{ error, message, ...extra }` with the given status. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export function tooLarge(limit: number): HttpError {
+  // The rest of the body is not read, so the connection cannot be reused.
+  return new HttpError(413, "too_large", `body exceeds ${limit} bytes`, {}, { connection: "close" });
+}
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const data = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": String(Buffer.byteLength(data)),
+    "cache-control": "no-store",
+    ...headers,
+  });
+  res.end(data);
+}
+
+export function sendError(res: ServerResponse, error: HttpError): void {
+  sendJson(res, error.status, { error: error.code, message: error.message, ...error.extra }, error.headers);
+}
+
+/**
+ * Feeds the request body to `onChunk`, one chunk at a time (waiting for a returned promise
+ * before reading on). Rejects with 413 as soon as the body is known to exceed `limit`, without
+ * reading the rest.
+ */
+export function readBody(
+  req: IncomingMessage,
+  limit: number,
+  onChunk: (chunk: Buffer) => void | Promise<void>,
+): Promise<void> {
+  const declared = Number(req.headers["content-length"]);
+  if (declared > limit) return Promise.reject(tooLarge(limit));
+
+  return new Promise((resolve, reject) => {
+    let received = 0;
+    let settled = false;
+    let pending: Promise<void> = Promise.resolve();
+
+    const settle = (error?: unknown) => {
+      if (settled) return;
+      settled = true;
+      req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limit) {
+        req.pause();
+        settle(tooLarge(limit));
+        return;
+      }
+      req.pause();
+      pending = pending.then(() => onChunk(chunk));
+      pending.then(() => settled || req.resume(), settle);
+    };
+    const onEnd = () => pending.then(() => settle(), settle);
+    const onError = () => settle(new HttpError(400, "invalid_request", "request body was cut short"));
+    const onClose = () => {
+      if (!req.complete) settle(new HttpError(400, "invalid_request", "request body was cut short"));
+    };
+
+    req.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
+  });
+}
+
+export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  await readBody(req, limit, (chunk) => {
+    chunks.push(chunk);
+  });
+  try {
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks)));
+  } catch (error) {
+    throw new HttpError(400, "invalid_json", `body is not valid JSON: ${(error as Error).message}`);
+  }
+}

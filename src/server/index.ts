@@ -1,0 +1,147 @@
+// Public entry of the reference server behind `uspark serve`.
+
+import { createServer, type Server } from "node:http";
+import { isIP, type AddressInfo } from "node:net";
+import { resolve } from "node:path";
+import { createHandler, type CommitEvent } from "./app.js";
+import { Store } from "./store.js";
+
+export { validateProjectPath, validateProjectId, isSha256, parseCommitRequest } from "./validate.js";
+export type { Change, CommitRequest, CommitSource } from "./validate.js";
+export type { CommitEvent } from "./app.js";
+
+export const DEFAULT_MAX_BLOB_BYTES = 100 * 1024 * 1024;
+export const DEFAULT_MAX_JSON_BYTES = 10 * 1024 * 1024;
+
+export interface ServerOptions {
+  dataDir: string;
+  port: number;
+  host?: string;
+  token?: string;
+  maxBlobBytes?: number;
+  maxJsonBytes?: number;
+  onCommit?: (event: CommitEvent) => void;
+  onRequest?: (event: { method: string; url: string; status: number; ms: number }) => void;
+  onWarning?: (message: string) => void;
+  onError?: (error: unknown) => void;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface ServeOptions {
+  dataDir: string;
+  port: number;
+  host?: string;
+  token?: string;
+  maxBlobBytes?: number;
+  verbose?: boolean;
+  quiet?: boolean;
+}
+
+/** Loopback addresses and `localhost`: the only hosts a server without a token may bind to. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  if (bare === "localhost") return true;
+  if (isIP(bare) === 4) return bare.startsWith("127.");
+  if (isIP(bare) === 6) return bare === "::1" || /^::ffff:127\./.test(bare);
+  return false;
+}
+
+function usageError(message: string): Error {
+  return Object.assign(new Error(message), { code: "EUSAGE" });
+}
+
+/** Opens the data directory and listens. Port 0 picks a free port. */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const host = (options.host ?? "127.0.0.1").replace(/^\[(.*)\]$/, "$1");
+  const { port, token } = options;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(`invalid port: ${port}`);
+  if (token === "") throw usageError("the token must not be empty");
+  if (token === undefined && !isLoopbackHost(host)) {
+    throw usageError(`refusing to listen on ${host} without --token: only loopback hosts may go without one`);
+  }
+
+  const store = await Store.open(resolve(options.dataDir), { onWarning: options.onWarning });
+  const handler = createHandler({
+    store,
+    token,
+    maxBlobBytes: options.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES,
+    maxJsonBytes: options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES,
+    onCommit: options.onCommit,
+    onError: options.onError,
+  });
+
+  let closing: Promise<void> | undefined;
+  const server = createServer((req, res) => {
+    const started = performance.now();
+    res.on("finish", () => {
+      options.onRequest?.({
+        method: req.method ?? "",
+        url: req.url ?? "",
+        status: res.statusCode,
+        ms: Math.round(performance.now() - started),
+      });
+      // Once closing, a keep-alive connection is let go as soon as its last answer is out.
+      if (closing) setImmediate(() => server.closeIdleConnections());
+    });
+    handler(req, res);
+  });
+
+  await listen(server, port, host);
+  const actualPort = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${isIP(host) === 6 ? `[${host}]` : host}:${actualPort}`,
+    port: actualPort,
+    close() {
+      closing ??= new Promise<void>((done, fail) => {
+        server.close((error) => (error ? fail(error) : done()));
+        server.closeIdleConnections();
+      }).then(() => store.close());
+      return closing;
+    },
+  };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((done, fail) => {
+    server.once("error", fail);
+    server.listen(port, host, () => {
+      server.off("error", fail);
+      done();
+    });
+  });
+}
+
+/**
+ * `uspark serve`: runs the server until SIGINT or SIGTERM, then closes it (in-flight requests
+ * finish) and resolves. A second signal gets Node's default behaviour. Rejects with code EUSAGE
+ * on bad options.
+ */
+export async function runServe(options: ServeOptions): Promise<void> {
+  const log = (line: string) => process.stderr.write(`uspark serve: ${line}\n`);
+  const dataDir = resolve(options.dataDir);
+  const server = await startServer({
+    ...options,
+    dataDir,
+    onCommit: options.quiet
+      ? undefined
+      : (e) => log(`${e.projectId} is at version ${e.version} (${e.changes} ${e.changes === 1 ? "change" : "changes"})`),
+    onRequest: options.verbose ? (e) => log(`${e.method} ${e.url} ${e.status} ${e.ms}ms`) : undefined,
+    onWarning: (message) => log(`warning: ${message}`),
+    onError: (error) => log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
+  });
+  log(`listening on ${server.url} (data: ${dataDir}, token: ${options.token ? "required" : "not required"})`);
+
+  await new Promise<void>((done, fail) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off("SIGINT", stop).off("SIGTERM", stop);
+      if (!options.quiet) log(`${signal}: closing`);
+      server.close().then(done, fail);
+    };
+    process.on("SIGINT", stop).on("SIGTERM", stop);
+  });
+}

@@ -1,0 +1,112 @@
+// Pure validation of the project API's inputs (design.md §3). No imports on purpose:
+// the sync client reuses these functions.
+
+export const MAX_PATH_BYTES = 1024;
+
+const PROJECT_ID = /^[A-Za-z0-9._-]{1,128}$/;
+const SHA256 = /^[0-9a-f]{64}$/;
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** Why `path` is not a valid project path, or undefined when it is valid. */
+export function validateProjectPath(path: string): string | undefined {
+  if (typeof path !== "string") return "path must be a string";
+  if (path === "") return "path is empty";
+  if (path.includes("\0")) return "path contains a NUL byte";
+  if (LONE_SURROGATE.test(path)) return "path is not valid UTF-8";
+  // A UTF-16 code unit is at least one UTF-8 byte, so the cheap check comes first.
+  if (path.length > MAX_PATH_BYTES || utf8Length(path) > MAX_PATH_BYTES) {
+    return `path is longer than ${MAX_PATH_BYTES} bytes`;
+  }
+  if (path.includes("\\")) return "path contains a backslash";
+  if (path.startsWith("/")) return "path must be relative";
+  for (const segment of path.split("/")) {
+    if (segment === "") return "path has an empty segment";
+    if (segment === ".") return "path has a '.' segment";
+    if (segment === "..") return "path has a '..' segment";
+  }
+  return undefined;
+}
+
+/** Why `id` is not a valid project id, or undefined when it is valid. */
+export function validateProjectId(id: string): string | undefined {
+  if (!PROJECT_ID.test(id)) return "project id must be 1-128 characters of A-Z a-z 0-9 . _ -";
+  if (id === "." || id === "..") return "project id must not be '.' or '..'";
+  return undefined;
+}
+
+export function isSha256(value: unknown): value is string {
+  return typeof value === "string" && SHA256.test(value);
+}
+
+export type Change =
+  | { op: "put"; path: string; sha256: string; size: number }
+  | { op: "delete"; path: string };
+
+export interface CommitSource {
+  agent?: string;
+  sessionId?: string;
+}
+
+export interface CommitRequest {
+  changes: Change[];
+  source?: CommitSource;
+}
+
+export type CommitParse =
+  | { ok: true; value: CommitRequest }
+  | { ok: false; error: "invalid_request"; message: string }
+  | { ok: false; error: "invalid_path"; message: string; path: string };
+
+/** Checks the shape of a parsed POST /commits body. Unknown fields are ignored. */
+export function parseCommitRequest(body: unknown): CommitParse {
+  const invalid = (message: string): CommitParse => ({ ok: false, error: "invalid_request", message });
+  if (!isObject(body)) return invalid("body must be a JSON object");
+  if (!Array.isArray(body.changes)) return invalid("changes must be an array");
+
+  const changes: Change[] = [];
+  for (const [i, item] of body.changes.entries()) {
+    const at = `changes[${i}]`;
+    if (!isObject(item)) return invalid(`${at} must be an object`);
+    if (item.op !== "put" && item.op !== "delete") return invalid(`${at}.op must be "put" or "delete"`);
+    if (typeof item.path !== "string") return invalid(`${at}.path must be a string`);
+    const reason = validateProjectPath(item.path);
+    if (reason) return { ok: false, error: "invalid_path", message: `${at}: ${reason}`, path: item.path };
+    if (item.op === "delete") {
+      changes.push({ op: "delete", path: item.path });
+      continue;
+    }
+    if (!isSha256(item.sha256)) return invalid(`${at}.sha256 must be 64 lowercase hex characters`);
+    if (!Number.isSafeInteger(item.size) || (item.size as number) < 0) {
+      return invalid(`${at}.size must be a non-negative integer`);
+    }
+    changes.push({ op: "put", path: item.path, sha256: item.sha256, size: item.size as number });
+  }
+
+  const request: CommitRequest = { changes };
+  if (body.source !== undefined) {
+    const source = body.source;
+    if (!isObject(source)) return invalid("source must be an object");
+    for (const key of ["agent", "sessionId"] as const) {
+      if (source[key] !== undefined && typeof source[key] !== "string") {
+        return invalid(`source.${key} must be a string`);
+      }
+    }
+    request.source = {};
+    if (typeof source.agent === "string") request.source.agent = source.agent;
+    if (typeof source.sessionId === "string") request.source.sessionId = source.sessionId;
+  }
+  return { ok: true, value: request };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (const char of text) {
+    const code = char.codePointAt(0)!;
+    bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+  }
+  return bytes;
+}

@@ -1,0 +1,68 @@
+import type { Readable, Writable } from "node:stream";
+
+/**
+ * Copies input to output byte for byte, with backpressure, and hands each chunk to `onChunk`
+ * after it was written: detection sees the same bytes but can never hold them up. If the
+ * reader of the output goes away (EPIPE, `| head -1`), output stops quietly and input is still
+ * read to the end, so detection and sync go on.
+ */
+export interface PassthroughOptions {
+  input: Readable;
+  output: Writable;
+  onChunk(chunk: Buffer): void;
+  /** Called once when the output's reader went away. */
+  onOutputClosed?(error: Error): void;
+}
+
+export function passthrough({ input, output, onChunk, onOutputClosed }: PassthroughOptions): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let outputOpen = true;
+    let waitingForDrain = false;
+    /** Writes not yet handed to the OS: 'drain' alone does not say when the last one is. */
+    let unwritten = 0;
+    const onWritten = () => {
+      unwritten--;
+      finishIfEnded();
+    };
+
+    const resumeInput = () => {
+      waitingForDrain = false;
+      input.resume();
+    };
+
+    output.on("error", (error: NodeJS.ErrnoException) => {
+      if (!outputOpen) return;
+      outputOpen = false;
+      onOutputClosed?.(error);
+      if (waitingForDrain) resumeInput();
+      finishIfEnded();
+    });
+    output.on("drain", () => {
+      if (waitingForDrain) resumeInput();
+    });
+
+    input.on("data", (chunk: Buffer | string) => {
+      const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+      if (outputOpen) {
+        unwritten++;
+        if (!output.write(bytes, onWritten)) {
+          waitingForDrain = true;
+          input.pause();
+        }
+      }
+      onChunk(bytes);
+    });
+
+    let inputEnded = false;
+    input.once("end", () => {
+      inputEnded = true;
+      finishIfEnded();
+    });
+    input.once("error", reject);
+
+    /** Done when input has ended and everything written has left the process. */
+    function finishIfEnded(): void {
+      if (inputEnded && (!outputOpen || unwritten === 0)) resolve();
+    }
+  });
+}

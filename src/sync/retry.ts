@@ -1,0 +1,126 @@
+/**
+ * When to try a request again, and how long to wait first. The maths is pure (pass the random
+ * number and the clock) so it is tested with plain values; `retry()` is the loop around it.
+ *
+ * Policy: network errors, timeouts, 408, 429 and 5xx are transient. They are retried with
+ * exponential backoff and full jitter (a uniform wait in [0, min(cap, base·2^attempt)]), or after
+ * the server's Retry-After when it sends one (capped, so a server cannot park us for an hour).
+ * There is no attempt limit: a transient error never makes us give up while the session runs.
+ * The caller's AbortSignal (the end-of-input deadline, or a second Ctrl-C) is the only way out.
+ */
+
+export interface BackoffPolicy {
+  /** First backoff ceiling, ms. */
+  baseMs: number;
+  /** Largest backoff ceiling, ms (the exponential growth stops here). */
+  capMs: number;
+  /** Largest wait we accept from a Retry-After header, ms. */
+  retryAfterCapMs: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 250, capMs: 30_000, retryAfterCapMs: 60_000 };
+
+/** The ceiling of the backoff window for the given attempt (0 = the wait after the first failure). */
+export function backoffCeiling(attempt: number, policy: BackoffPolicy = DEFAULT_BACKOFF): number {
+  // 2^31 overflows nothing in JS but is absurd; the cap is reached long before.
+  const exp = Math.min(Math.max(0, Math.floor(attempt)), 30);
+  return Math.min(policy.capMs, policy.baseMs * 2 ** exp);
+}
+
+/** Full jitter: uniform in [0, ceiling]. `random` is in [0, 1). */
+export function fullJitter(attempt: number, random: number, policy: BackoffPolicy = DEFAULT_BACKOFF): number {
+  const r = Math.min(Math.max(random, 0), 1);
+  return Math.floor(r * backoffCeiling(attempt, policy));
+}
+
+/**
+ * Retry-After as milliseconds from `now`: delta-seconds ("120") or an HTTP date. Undefined when
+ * absent or unparsable; a date in the past is 0.
+ */
+export function parseRetryAfter(value: string | string[] | undefined | null, now: number = Date.now()): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!text) return undefined;
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  if (/^\d+\.\d+$/.test(text)) return Math.round(Number(text) * 1000); // lenient: "1.5"
+  // An HTTP date names a weekday and a month; plain numbers with signs etc. are rejected above.
+  if (!/[A-Za-z]/.test(text)) return undefined;
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}
+
+/**
+ * How long to wait before attempt `attempt + 1`: the server's Retry-After (capped) when it gave
+ * one, else full jitter.
+ */
+export function retryDelay(
+  attempt: number,
+  retryAfterMs: number | undefined,
+  random: number,
+  policy: BackoffPolicy = DEFAULT_BACKOFF,
+): number {
+  if (retryAfterMs !== undefined) return Math.min(Math.max(0, retryAfterMs), policy.retryAfterCapMs);
+  return fullJitter(attempt, random, policy);
+}
+
+/** Is an HTTP status worth retrying? (Network errors and timeouts are, too; see ApiError.) */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 429 || (status >= 500 && status <= 599);
+}
+
+export interface RetryableError {
+  retryable: boolean;
+  retryAfterMs?: number;
+}
+
+export interface RetryOptions {
+  signal?: AbortSignal;
+  policy?: BackoffPolicy;
+  random?: () => number;
+  /** Called before each wait, with the error, the attempt that failed (0-based) and the wait. */
+  onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
+}
+
+function isRetryable(error: unknown): error is RetryableError {
+  return typeof error === "object" && error !== null && (error as RetryableError).retryable === true;
+}
+
+/**
+ * Runs `attempt` until it succeeds, a non-transient error is thrown, or the signal aborts (then
+ * the signal's reason is thrown). The function is given the signal to pass on to its request.
+ */
+export async function retry<T>(run: (attempt: number) => Promise<T>, options: RetryOptions = {}): Promise<T> {
+  const { signal, policy = DEFAULT_BACKOFF, random = Math.random } = options;
+  for (let attempt = 0; ; attempt++) {
+    signal?.throwIfAborted();
+    try {
+      return await run(attempt);
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (!isRetryable(error)) throw error;
+      const delay = retryDelay(attempt, error.retryAfterMs, random(), policy);
+      options.onRetry?.(error, attempt, delay);
+      await sleep(delay, signal);
+    }
+  }
+}
+
+/** setTimeout as a promise that rejects with the signal's reason when it aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,225 @@
+import { randomUUID } from "node:crypto";
+import { AGENTS, agentNames } from "./agents/index.js";
+import { createAutoParser } from "./agents/detect.js";
+import type { AgentParser, FileChange } from "./agents/types.js";
+import { UsageError } from "./config.js";
+import type { FsWatcher } from "./fswatch.js";
+import { createPathPolicy } from "./paths.js";
+import { Reporter } from "./report.js";
+import { DEFAULT_MAX_LINE_LENGTH, LineSplitter } from "./stream/lines.js";
+import type { SyncResult, SyncSession } from "./sync/index.js";
+
+/**
+ * The watcher without its pipes: feed it an agent's stream (raw bytes, or parsed messages from
+ * the Claude Agent SDK) and it detects the files the agent changed and keeps the remote
+ * project in sync. `uspark watch` wraps it around stdin and stdout.
+ */
+export interface WatcherOptions {
+  /** The project root; nothing outside it is synced. Default: the current directory. */
+  root?: string;
+  /** The agent whose stream this is, or "auto" to decide from the first events. Default "auto". */
+  agent?: string;
+  /** More gitignore-style patterns never to sync. */
+  ignore?: readonly string[];
+  /** Sync only files under this directory of the root, and strip it remotely. */
+  prefix?: string;
+  /** Detect and report, but push nothing (no API settings needed). */
+  dryRun?: boolean;
+  /** Also watch the file system for changes no tool event announces. Default true. */
+  fsWatch?: boolean;
+  /** Poll the file system every this many ms instead of using native events. */
+  poll?: number;
+  maxLineLength?: number;
+  report?: Reporter;
+  apiUrl?: string;
+  projectId?: string;
+  token?: string;
+  debounceMs?: number;
+  maxWaitMs?: number;
+  flushTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  maxFileSize?: number;
+  concurrency?: number;
+}
+
+export interface WatchSummary {
+  /** The agent format in use (undefined when auto-detection found none). */
+  agent: string | undefined;
+  /** Changes accepted by the path policy (tool events and file system). */
+  detected: number;
+  /** Distinct paths refused by the path policy. */
+  refused: number;
+  /** What the sync did; absent in a dry run. */
+  sync?: SyncResult;
+  /** 0: everything synced; 1: something was not (it is journaled). */
+  exitCode: 0 | 1;
+}
+
+export interface Watcher {
+  /** Raw bytes of the agent's stream, in order, chunked any way. */
+  write(chunk: Buffer | string): void;
+  /** One parsed event, as the Claude Agent SDK yields them. */
+  message(event: unknown): void;
+  /** End of input: flush at once, wait up to the flush timeout, journal what is left. */
+  end(): Promise<WatchSummary>;
+  /** Stop now: journal whatever is pending without waiting for the server. */
+  abort(): Promise<WatchSummary>;
+}
+
+export const DEFAULTS = {
+  debounceMs: 300,
+  maxWaitMs: 2000,
+  flushTimeoutMs: 60_000,
+  requestTimeoutMs: 30_000,
+  maxFileSize: 50 * 1024 * 1024,
+  concurrency: 4,
+} as const;
+
+export function createWatcher(options: WatcherOptions = {}): Watcher {
+  const report = options.report ?? new Reporter();
+  const agentName = options.agent ?? "auto";
+  if (agentName !== "auto" && !Object.hasOwn(AGENTS, agentName)) {
+    throw new UsageError(`unknown agent ${JSON.stringify(agentName)}`, `choose one of: auto, ${agentNames.join(", ")}`);
+  }
+  if (!options.dryRun && !options.projectId) {
+    throw new UsageError("no project id given", "pass --project-id <id> or set USPARK_PROJECT_ID (or use --dry-run)");
+  }
+  const policy = createPathPolicy({ root: options.root ?? process.cwd(), ignore: options.ignore, prefix: options.prefix });
+  const source = { agent: agentName === "auto" ? "unknown" : agentName, sessionId: randomUUID() };
+  const refusedPaths = new Set<string>();
+  const dryRunPaths = new Set<string>();
+  let detected = 0;
+
+  const onChange = (change: FileChange): void => {
+    const decision = policy.resolve(change.path, change.cwd);
+    if (!decision.ok) {
+      if (refusedPaths.has(decision.reason)) return;
+      refusedPaths.add(decision.reason);
+      const fields = { path: change.path, cause: change.cause };
+      if (decision.severity === "warn") report.warn("refused", decision.reason, fields);
+      else report.debug("skipped", decision.reason, fields);
+      return;
+    }
+    detected++;
+    const fields = { path: decision.remote, cause: change.cause, kind: change.kind, confirmed: change.confirmed };
+    if (options.dryRun) {
+      dryRunPaths.add(decision.remote);
+      const note = change.confirmed ? "" : ", unconfirmed: checked by hash";
+      report.info("change", `would push ${decision.remote} (${change.cause}${note})`, fields);
+      return;
+    }
+    report.debug("change", `detected ${decision.remote} (${change.cause})`, fields);
+    void sync!.then((session) => session.add({ remote: decision.remote, abs: decision.abs, cause: change.cause }));
+  };
+
+  const parser: AgentParser =
+    agentName === "auto"
+      ? createAutoParser(onChange, (format) => {
+          if (format) {
+            source.agent = format.name;
+            report.debug("agent", `detected the ${format.name} stream format`, { agent: format.name });
+          } else {
+            report.debug("agent", "no known agent format in this stream; relying on the file system watcher");
+          }
+        })
+      : AGENTS[agentName]!.create(onChange);
+
+  let warnedLongLine = false;
+  const splitter = new LineSplitter((line) => parser.line(line), {
+    maxLineLength: options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH,
+    onOverflow: (length) => {
+      if (warnedLongLine) return;
+      warnedLongLine = true;
+      report.warn("long-line", `a line of over ${length} bytes was passed through but not parsed (the limit is ${options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH} bytes)`);
+    },
+  });
+
+  // Loaded lazily: undici and the watcher cost start-up time the first output byte must not wait for.
+  const sync: Promise<SyncSession> | undefined = options.dryRun
+    ? undefined
+    : import("./sync/index.js").then(({ createSyncSession }) =>
+        createSyncSession({
+          apiUrl: options.apiUrl!,
+          projectId: options.projectId!,
+          token: options.token,
+          root: policy.root,
+          requestTimeoutMs: options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
+          maxFileSize: options.maxFileSize ?? DEFAULTS.maxFileSize,
+          concurrency: options.concurrency ?? DEFAULTS.concurrency,
+          debounceMs: options.debounceMs ?? DEFAULTS.debounceMs,
+          maxWaitMs: options.maxWaitMs ?? DEFAULTS.maxWaitMs,
+          source,
+          report,
+        }),
+      );
+  const fsWatcher: Promise<FsWatcher> | undefined =
+    options.fsWatch === false
+      ? undefined
+      : import("./fswatch.js").then(({ startFsWatcher }) =>
+          startFsWatcher({ root: policy.root, ignore: options.ignore, poll: options.poll, report, onChange }),
+        );
+
+  let ended: Promise<WatchSummary> | undefined;
+
+  const finish = async (stop: (session: SyncSession) => Promise<SyncResult>, settleFs: boolean): Promise<WatchSummary> => {
+    splitter.end();
+    parser.end();
+    const watcher = await fsWatcher;
+    // A change made just before the agent exited may still be on its way from the kernel.
+    if (watcher && settleFs) await watcher.settle();
+    await watcher?.close();
+    const result = sync ? await stop(await sync) : undefined;
+    const summary: WatchSummary = {
+      agent: source.agent === "unknown" ? undefined : source.agent,
+      detected,
+      refused: refusedPaths.size,
+      sync: result,
+      exitCode: result && (result.failed.length > 0 || result.skipped.length > 0 || result.journaled > 0) ? 1 : 0,
+    };
+    reportSummary(report, summary, dryRunPaths.size);
+    return summary;
+  };
+
+  return {
+    write(chunk) {
+      splitter.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+    },
+    message(event) {
+      parser.line(Buffer.from(JSON.stringify(event)));
+    },
+    end() {
+      ended ??= finish((session) => session.finish(options.flushTimeoutMs ?? DEFAULTS.flushTimeoutMs), true);
+      return ended;
+    },
+    abort() {
+      ended ??= finish((session) => session.abort(), false);
+      return ended;
+    },
+  };
+}
+
+function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: number): void {
+  const refused = summary.refused ? `, ${summary.refused} refused` : "";
+  const fields = { ...summary, sync: undefined, ...summary.sync };
+  if (!summary.sync) {
+    report.info("summary", `dry run: ${plural(dryRunFiles, "file")} would be pushed (${plural(summary.detected, "change")}${refused})`, fields);
+    return;
+  }
+  const { commits, pushed, deleted, unchanged, failed, skipped, stopped } = summary.sync;
+  const done = `${plural(pushed, "file")} pushed, ${deleted} deleted, ${unchanged} unchanged in ${plural(commits, "commit")}${refused}`;
+  if (summary.exitCode === 0) {
+    report.info("summary", `synced: ${done}`, fields);
+    return;
+  }
+  for (const { remote, reason } of [...failed, ...skipped]) report.error("not-synced", `not synced: ${remote}: ${reason}`, { path: remote, reason });
+  const why = stopped ? ` (${stopped})` : "";
+  report.error(
+    "summary",
+    `${plural(failed.length + skipped.length, "file")} not synced${why}; ${done}. They are listed in .uspark/pending.json: run \`uspark push --pending\` to retry.`,
+    fields,
+  );
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}

@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { checkApiUrl, loadHomeConfig, parseNonNegativeInt, resolveConnection, UsageError } from "../src/config.js";
+
+describe("resolveConnection", () => {
+  it("should prefer flags over the environment over the home config", () => {
+    const env = { USPARK_API_URL: "http://127.0.0.1:1", USPARK_TOKEN: "env-token", USPARK_PROJECT_ID: "env-project" };
+    const home = { apiUrl: "http://127.0.0.1:2", token: "home-token", projectId: "home-project" };
+    expect(resolveConnection({ projectId: "flag-project" }, env, home)).toEqual({
+      apiUrl: "http://127.0.0.1:1",
+      token: "env-token",
+      projectId: "flag-project",
+    });
+    expect(resolveConnection({}, {}, home)).toEqual({ apiUrl: "http://127.0.0.1:2", token: "home-token", projectId: "home-project" });
+  });
+
+  it("should default to the local reference server", () => {
+    expect(resolveConnection({ projectId: "p" }, {}, {}).apiUrl).toBe("http://127.0.0.1:4400");
+  });
+
+  it("should treat an empty environment variable as unset", () => {
+    expect(resolveConnection({ projectId: "p" }, { USPARK_TOKEN: "" }, { token: "home" }).token).toBe("home");
+  });
+
+  it("should ask for a project id with a hint", () => {
+    const call = () => resolveConnection({}, {}, {});
+    expect(call).toThrow(UsageError);
+    expect(call).toThrow(/project id/);
+  });
+});
+
+describe("checkApiUrl", () => {
+  it("should accept https anywhere and http on loopback", () => {
+    expect(checkApiUrl("https://uspark.example.com/", false)).toBe("https://uspark.example.com");
+    expect(checkApiUrl("http://localhost:4400", false)).toBe("http://localhost:4400");
+    expect(checkApiUrl("http://127.0.0.2:4400/base/", false)).toBe("http://127.0.0.2:4400/base");
+    expect(checkApiUrl("http://[::1]:4400", false)).toBe("http://[::1]:4400");
+  });
+
+  it("should refuse plain http to another host unless --insecure", () => {
+    expect(() => checkApiUrl("http://uspark.example.com", false)).toThrow(/unencrypted/);
+    expect(checkApiUrl("http://uspark.example.com", true)).toBe("http://uspark.example.com");
+  });
+
+  it("should refuse what is not an http URL", () => {
+    expect(() => checkApiUrl("not a url", false)).toThrow(/invalid API URL/);
+    expect(() => checkApiUrl("ftp://x", false)).toThrow(/scheme/);
+    expect(() => checkApiUrl("https://user:pw@x", false)).toThrow(/credentials/);
+  });
+});
+
+describe("loadHomeConfig", () => {
+  const withFile = (text: string | undefined, check: (file: string) => void) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "uspark-config-"));
+    const file = path.join(dir, "config.json");
+    if (text !== undefined) writeFileSync(file, text);
+    try {
+      check(file);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  it("should read token and apiUrl", () => {
+    withFile('{"token":"t","apiUrl":"https://x"}', (file) => expect(loadHomeConfig(file)).toEqual({ token: "t", apiUrl: "https://x" }));
+  });
+
+  it("should treat a missing file as no configuration", () => {
+    withFile(undefined, (file) => expect(loadHomeConfig(file)).toEqual({}));
+  });
+
+  it("should stop on a broken file, naming it", () => {
+    withFile("{nope", (file) => expect(() => loadHomeConfig(file)).toThrow(file));
+    withFile('{"token":5}', (file) => expect(() => loadHomeConfig(file)).toThrow(/must be a string/));
+  });
+});
+
+describe("parseNonNegativeInt", () => {
+  it("should take whole numbers only", () => {
+    expect(parseNonNegativeInt("--debounce", "50")).toBe(50);
+    for (const bad of ["-1", "1.5", "5s", "", "abc"]) expect(() => parseNonNegativeInt("--debounce", bad)).toThrow(/--debounce/);
+  });
+});

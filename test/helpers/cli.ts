@@ -1,0 +1,78 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+/** The built CLI, run as users run it: a child process with real pipes. */
+export const CLI = fileURLToPath(new URL("../../bin/uspark.js", import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: Buffer;
+  stderr: string;
+}
+
+export interface CliOptions {
+  /** Bytes written to stdin (then closed); omit to drive stdin yourself through `child`. */
+  input?: Buffer | string | Iterable<Buffer>;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Upper bound for the whole run; the child is killed past it and the test fails. */
+  timeoutMs?: number;
+}
+
+export function startCli(args: string[], options: CliOptions = {}): { child: ChildProcessWithoutNullStreams; result: Promise<CliResult> } {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: options.cwd,
+    env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: undefined, ...options.env },
+  });
+  const stdout: Buffer[] = [];
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdin.on("error", () => {}); // a child that exits early closes its stdin: not the test's concern
+  const result = new Promise<CliResult>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`uspark ${args.join(" ")} did not exit within ${options.timeoutMs ?? 20_000} ms; stderr:\n${stderr}`));
+    }, options.timeoutMs ?? 20_000);
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout: Buffer.concat(stdout), stderr });
+    });
+  });
+  if (options.input !== undefined) void feed(child, options.input);
+  return { child, result };
+}
+
+export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  return startCli(args, { input: "", ...options }).result;
+}
+
+async function feed(child: ChildProcessWithoutNullStreams, input: Buffer | string | Iterable<Buffer>): Promise<void> {
+  const chunks = typeof input === "string" || Buffer.isBuffer(input) ? [Buffer.from(input)] : input;
+  for (const chunk of chunks) {
+    if (!child.stdin.write(chunk)) await new Promise((resolve) => child.stdin.once("drain", resolve));
+  }
+  child.stdin.end();
+}
+
+/** Resolves when `predicate` holds for the text seen so far on the stream, or fails after `timeoutMs`. */
+export function waitForOutput(stream: NodeJS.ReadableStream, predicate: (text: string) => boolean, timeoutMs = 10_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    const timer = setTimeout(() => {
+      stream.off("data", onData);
+      reject(new Error(`timed out waiting for output; saw:\n${text}`));
+    }, timeoutMs);
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString();
+      if (predicate(text)) {
+        clearTimeout(timer);
+        stream.off("data", onData);
+        resolve(text);
+      }
+    };
+    stream.on("data", onData);
+  });
+}

@@ -1,3 +1,4 @@
+import { needle, pending, PendingCalls } from "./common.js";
 import { isObject, parseEvent } from "./sparse-json.js";
 import type { AgentFormat, AgentParser, ChangeSink } from "./types.js";
 
@@ -5,6 +6,7 @@ import type { AgentFormat, AgentParser, ChangeSink } from "./types.js";
  * Claude Code's stream-json, and the streams that copy its shape (Qwen Code, Amp): an
  * `assistant` event carries `tool_use` blocks; a later `user` event answers each with a
  * `tool_result` of the same id. The call is the intent, a result without `is_error` confirms it.
+ * Sub-agent events (`parent_tool_use_id` set) have the same shape and count the same.
  */
 export interface ClaudeShape {
   name: string;
@@ -13,14 +15,8 @@ export interface ClaudeShape {
   detect(event: Record<string, unknown>): boolean;
 }
 
-interface PendingCall {
-  path: string;
-  cause: string;
-  cwd: string | undefined;
-}
-
 export function claudeShaped(shape: ClaudeShape): AgentFormat {
-  const toolNeedles = Object.keys(shape.tools).map((tool) => Buffer.from(JSON.stringify(tool)));
+  const toolNeedles = Object.keys(shape.tools).map(needle);
   return {
     name: shape.name,
     detect: (event) => isObject(event) && shape.detect(event),
@@ -28,12 +24,12 @@ export function claudeShaped(shape: ClaudeShape): AgentFormat {
   };
 }
 
-const TOOL_USE = Buffer.from('"tool_use"');
-const TOOL_RESULT = Buffer.from('"tool_result"');
-const INIT = Buffer.from('"init"');
+const TOOL_USE = needle("tool_use");
+const TOOL_RESULT = needle("tool_result");
+const INIT = needle("init");
 
 class ClaudeShapedParser implements AgentParser {
-  private readonly pending = new Map<string, PendingCall>();
+  private readonly pending = new PendingCalls();
   private cwd: string | undefined;
 
   constructor(
@@ -44,51 +40,42 @@ class ClaudeShapedParser implements AgentParser {
 
   line(line: Buffer): void {
     // Most lines are text, reads and their results: decide from bytes before decoding anything.
-    if (line.includes(TOOL_USE) && this.toolNeedles.some((needle) => line.includes(needle))) {
-      this.onToolUse(line);
-    } else if (this.pending.size > 0 && line.includes(TOOL_RESULT) && this.mentionsPendingCall(line)) {
-      this.onToolResult(line);
-    } else if (this.cwd === undefined && line.includes(INIT)) {
-      const event = parseEvent(line);
-      if (event?.type === "system" && event.subtype === "init" && typeof event.cwd === "string") this.cwd = event.cwd;
+    if (!this.mayMatter(line)) return;
+    const event = parseEvent(line);
+    if (event === undefined) return;
+    if (event.type === "assistant") this.onAssistant(event);
+    else if (event.type === "user") this.onUser(event);
+    else if (event.type === "system" && event.subtype === "init" && typeof event.cwd === "string" && this.cwd === undefined) {
+      this.cwd = event.cwd;
     }
   }
 
   end(): void {
-    for (const call of this.pending.values()) {
-      this.emit({ path: call.path, kind: "write", cause: call.cause, confirmed: false, cwd: call.cwd });
-    }
-    this.pending.clear();
+    this.pending.flushUnconfirmed(this.emit);
   }
 
-  private onToolUse(line: Buffer): void {
-    const event = parseEvent(line);
-    if (event?.type !== "assistant") return;
+  private mayMatter(line: Buffer): boolean {
+    if (line.includes(TOOL_USE) && this.toolNeedles.some((n) => line.includes(n))) return true;
+    if (this.pending.size > 0 && line.includes(TOOL_RESULT) && this.pending.mentionedIn(line)) return true;
+    return this.cwd === undefined && line.includes(INIT);
+  }
+
+  private onAssistant(event: Record<string, unknown>): void {
     for (const block of contentBlocks(event)) {
       if (block.type !== "tool_use" || typeof block.id !== "string" || typeof block.name !== "string") continue;
       const fields = Object.hasOwn(this.shape.tools, block.name) ? this.shape.tools[block.name] : undefined;
-      if (!fields || !isObject(block.input)) continue;
+      if (fields === undefined || !isObject(block.input)) continue;
       const input = block.input;
       const path = fields.map((field) => input[field]).find((value) => typeof value === "string" && value !== "");
-      if (typeof path === "string") this.pending.set(block.id, { path, cause: block.name, cwd: this.cwd });
+      if (typeof path === "string") this.pending.add(block.id, [pending(path, "write", block.name, this.cwd)]);
     }
   }
 
-  private mentionsPendingCall(line: Buffer): boolean {
-    for (const id of this.pending.keys()) if (line.includes(id)) return true;
-    return false;
-  }
-
-  private onToolResult(line: Buffer): void {
-    const event = parseEvent(line);
-    if (event?.type !== "user") return;
+  private onUser(event: Record<string, unknown>): void {
     for (const block of contentBlocks(event)) {
       if (block.type !== "tool_result" || typeof block.tool_use_id !== "string") continue;
-      const call = this.pending.get(block.tool_use_id);
-      if (!call) continue;
-      this.pending.delete(block.tool_use_id);
-      if (block.is_error === true) continue;
-      this.emit({ path: call.path, kind: "write", cause: call.cause, confirmed: true, cwd: call.cwd });
+      if (block.is_error === true) this.pending.take(block.tool_use_id);
+      else this.pending.confirm(block.tool_use_id, this.emit);
     }
   }
 }

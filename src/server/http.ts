@@ -56,14 +56,15 @@ export function readBody(
     let settled = false;
     let pending: Promise<void> = Promise.resolve();
 
-    const settle = (error?: unknown) => {
+    const settle = (error?: unknown) => { console.log("settle", error);
       if (settled) return;
       settled = true;
       req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
       if (error) reject(error);
       else resolve();
     };
-    const onData = (chunk: Buffer) => {
+    req.on("close", () => console.log("req close", req.complete)); req.on("aborted", () => console.log("aborted"));
+    const onData = (chunk: Buffer) => { console.log("data", chunk.length);
       received += chunk.length;
       if (received > limit) {
         req.pause();

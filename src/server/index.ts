@@ -98,7 +98,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     port: actualPort,
     close() {
       closing ??= new Promise<void>((done, fail) => {
-        server.close((error) => (error ? fail(error) : done()));
+        server.close((error) => { console.log("server closed"); return error ? fail(error) : done(); });
         server.closeIdleConnections();
       }).then(() => store.close());
       return closing;
@@ -134,14 +134,15 @@ export async function runServe(options: ServeOptions): Promise<void> {
     onWarning: (message) => log(`warning: ${message}`),
     onError: (error) => log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
   });
-  log(`listening on ${server.url} (data: ${dataDir}, token: ${options.token ? "required" : "not required"})`);
-
-  await new Promise<void>((done, fail) => {
+  const stopped = new Promise<void>((done, fail) => {
     const stop = (signal: NodeJS.Signals) => {
       process.off("SIGINT", stop).off("SIGTERM", stop);
-      if (!options.quiet) log(`${signal}: closing`);
+      if (!options.quiet) log(`${signal} received, closing`);
       server.close().then(done, fail);
     };
     process.on("SIGINT", stop).on("SIGTERM", stop);
   });
+  // Only once the signals are handled: whoever waits for this line may signal at once.
+  log(`listening on ${server.url} (data: ${dataDir}, token: ${options.token ? "required" : "not required"})`);
+  await stopped;
 }

@@ -51,6 +51,7 @@ export interface StoreOptions {
 export class Store {
   private readonly projects = new Map<string, Project>();
   private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly inFlight = new Set<Promise<unknown>>();
 
   private constructor(readonly dataDir: string) {}
 
@@ -90,7 +91,14 @@ export class Store {
    * rename, fsync of the directory. Throws HashMismatchError (and keeps nothing) when the bytes
    * hash differently.
    */
-  async putBlob(
+  putBlob(
+    sha256: string,
+    feed: (write: (chunk: Buffer) => void | Promise<void>) => Promise<void>,
+  ): Promise<"created" | "exists"> {
+    return this.track(this.writeBlob(sha256, feed));
+  }
+
+  private async writeBlob(
     sha256: string,
     feed: (write: (chunk: Buffer) => void | Promise<void>) => Promise<void>,
   ): Promise<"created" | "exists"> {
@@ -138,7 +146,7 @@ export class Store {
    * version again and changes nothing.
    */
   commit(projectId: string, key: string, changes: Change[], source?: CommitSource): Promise<CommitOutcome> {
-    return this.serialize(projectId, async (): Promise<CommitOutcome> => {
+    return this.track(this.serialize(projectId, async (): Promise<CommitOutcome> => {
       let project = this.projects.get(projectId);
       if (!project) this.projects.set(projectId, (project = emptyProject()));
       const answered = project.keys.get(key);
@@ -162,12 +170,19 @@ export class Store {
       await this.append(projectId, project, JSON.stringify(record) + "\n");
       applyRecord(project, record);
       return { kind: "committed", version: record.version };
-    });
+    }));
   }
 
-  /** Resolves once no commit is in progress. */
+  /** Resolves once no blob write or commit is in progress. */
   async close(): Promise<void> {
-    while (this.queues.size > 0) await Promise.all(this.queues.values());
+    while (this.inFlight.size > 0) await Promise.allSettled(this.inFlight);
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    const done = () => this.inFlight.delete(work);
+    work.then(done, done);
+    return work;
   }
 
   private serialize<T>(projectId: string, task: () => Promise<T>): Promise<T> {
@@ -215,13 +230,16 @@ export class Store {
     const blobs = join(this.dataDir, "blobs");
     await mkdir(join(this.dataDir, "projects"), { recursive: true });
     // All 256 fan-out directories exist from the start, so storing a blob only has to fsync one.
-    for (let i = 0; i < 256; i++) {
-      const dir = join(blobs, i.toString(16).padStart(2, "0"));
-      await mkdir(dir, { recursive: true });
-      for (const name of await readdir(dir)) {
-        if (name.startsWith(TEMP_PREFIX)) await rm(join(dir, name), { force: true });
-      }
-    }
+    // Temp files left by a crash are removed.
+    const fanOut = Array.from({ length: 256 }, (_, i) => join(blobs, i.toString(16).padStart(2, "0")));
+    await Promise.all(
+      fanOut.map(async (dir) => {
+        await mkdir(dir, { recursive: true });
+        for (const name of await readdir(dir)) {
+          if (name.startsWith(TEMP_PREFIX)) await rm(join(dir, name), { force: true });
+        }
+      }),
+    );
     await fsyncDir(blobs);
     await fsyncDir(this.dataDir);
   }

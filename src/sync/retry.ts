@@ -80,6 +80,8 @@ export interface RetryOptions {
   random?: () => number;
   /** Called before each wait, with the error, the attempt that failed (0-based) and the wait. */
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
+  /** A promise that cuts the current wait short when it resolves (e.g. stdin ended: try now). */
+  wake?: () => Promise<void>;
 }
 
 function isRetryable(error: unknown): error is RetryableError {
@@ -101,26 +103,33 @@ export async function retry<T>(run: (attempt: number) => Promise<T>, options: Re
       if (!isRetryable(error)) throw error;
       const delay = retryDelay(attempt, error.retryAfterMs, random(), policy);
       options.onRetry?.(error, attempt, delay);
-      await sleep(delay, signal);
+      await sleep(delay, signal, options.wake?.());
     }
   }
 }
 
-/** setTimeout as a promise that rejects with the signal's reason when it aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+/**
+ * setTimeout as a promise that rejects with the signal's reason when it aborts, and resolves
+ * early when `wake` resolves.
+ */
+export function sleep(ms: number, signal?: AbortSignal, wake?: Promise<void>): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
       return;
     }
-    const onAbort = () => {
+    let done = false;
+    const finish = (error?: unknown) => {
+      if (done) return;
+      done = true;
       clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
       signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const onAbort = () => finish(signal!.reason ?? new Error("aborted"));
+    const timer = setTimeout(() => finish(), ms);
     signal?.addEventListener("abort", onAbort, { once: true });
+    void wake?.then(() => finish());
   });
 }

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { parseEvent, parseSparse, SkippedString } from "../../src/agents/sparse-json.js";
+import {
+  isObject,
+  parseEmbeddedObject,
+  parseEvent,
+  parseObjectPrefix,
+  parseSparse,
+  SkippedString,
+  unescapeJsonString,
+} from "../../src/agents/sparse-json.js";
 
 const parse = (text: string, max?: number) => parseSparse(Buffer.from(text), max);
 
@@ -53,5 +61,74 @@ describe("parseSparse", () => {
     expect(parseEvent(Buffer.from("[1]"))).toBeUndefined();
     expect(parseEvent(Buffer.from('"s"'))).toBeUndefined();
     expect(parseEvent(Buffer.from("null"))).toBeUndefined();
+  });
+});
+
+describe("parseSparse, further", () => {
+  it("reads keys of any length", () => {
+    const key = "k".repeat(100);
+    expect(parse(`{"${key}":1}`, 10)).toEqual({ [key]: 1 });
+  });
+
+  it("keeps the raw text of a skipped string", () => {
+    const value = parse('{"c":"a\\"b\\\\c d e f g h"}', 4) as Record<string, SkippedString>;
+    expect(value.c!.raw?.toString()).toBe('a\\"b\\\\c d e f g h');
+  });
+
+  it("reads a line of many short strings with escapes in linear time", () => {
+    const many = { a: Array.from({ length: 200_000 }, (_, i) => `s${i}`), z: "back\\slash" };
+    const text = JSON.stringify(many);
+    const started = performance.now();
+    expect(parse(text)).toEqual(many);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it("does not count a SkippedString as an object", () => {
+    expect(isObject(new SkippedString(3))).toBe(false);
+    expect(isObject({})).toBe(true);
+  });
+});
+
+describe("unescapeJsonString", () => {
+  it("decodes what JSON.parse decodes", () => {
+    const samples = ['plain', 'q\\"b\\\\s\\/', "\\b\\f\\n\\r\\t", "\\u00e9\\u2713", "\\ud83d\\ude00", "lone \\ud83d end", "ünïcode ✓"];
+    for (const raw of samples) {
+      const decoded = unescapeJsonString(Buffer.from(raw), Infinity);
+      expect(decoded?.complete).toBe(true);
+      expect(decoded?.bytes.toString()).toBe(Buffer.from(JSON.parse(`"${raw}"`) as string).toString());
+    }
+  });
+
+  it("stops after the limit and says so", () => {
+    const decoded = unescapeJsonString(Buffer.from("abc\\ndef"), 4);
+    expect(decoded).toEqual({ bytes: Buffer.from("abc\n"), complete: false });
+  });
+
+  it("refuses an invalid escape", () => {
+    expect(unescapeJsonString(Buffer.from("a\\x"), Infinity)).toBeUndefined();
+    expect(unescapeJsonString(Buffer.from("a\\u12"), Infinity)).toBeUndefined();
+  });
+});
+
+describe("parseObjectPrefix and parseEmbeddedObject", () => {
+  it("keeps only the members complete before the cut", () => {
+    expect(parseObjectPrefix(Buffer.from('{"a":"x","b":12'))).toEqual({ a: "x" });
+    expect(parseObjectPrefix(Buffer.from('{"a":"x","b":"unterminat'))).toEqual({ a: "x" });
+    expect(parseObjectPrefix(Buffer.from('{"a":{"n":1},"b":[1,2]}'))).toEqual({ a: { n: 1 }, b: [1, 2] });
+  });
+
+  it("reads an object sent as a JSON string, long or short", () => {
+    const small = JSON.stringify({ path: "a.ts" });
+    expect(parseEmbeddedObject(small, ["path"])).toEqual({ path: "a.ts" });
+    const long = JSON.stringify({ path: "a.ts", content: "x".repeat(100_000) });
+    const event = parseEvent(Buffer.from(JSON.stringify({ arguments: long })))!;
+    expect(event.arguments).toBeInstanceOf(SkippedString);
+    expect((parseEmbeddedObject(event.arguments, ["path"], 1024) as Record<string, unknown>).path).toBe("a.ts");
+    const late = JSON.stringify({ content: "x".repeat(100_000), path: "b.ts" });
+    const lateEvent = parseEvent(Buffer.from(JSON.stringify({ arguments: late })))!;
+    expect((parseEmbeddedObject(lateEvent.arguments, ["path"], 1024) as Record<string, unknown>).path).toBe("b.ts");
+    expect(parseEmbeddedObject({ path: "c.ts" }, ["path"])).toEqual({ path: "c.ts" });
+    expect(parseEmbeddedObject("not json", ["path"])).toBeUndefined();
+    expect(parseEmbeddedObject(42, ["path"])).toBeUndefined();
   });
 });

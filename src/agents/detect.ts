@@ -1,0 +1,111 @@
+import { acai } from "./acai.js";
+import { amp } from "./amp.js";
+import { claude } from "./claude.js";
+import { codex } from "./codex.js";
+import { cursor } from "./cursor.js";
+import { gemini } from "./gemini.js";
+import { kimi } from "./kimi.js";
+import { opencode } from "./opencode.js";
+import { qwen } from "./qwen.js";
+import { parseEvent } from "./sparse-json.js";
+import type { AgentFormat, AgentParser, ChangeSink } from "./types.js";
+
+/**
+ * The order formats are asked in: the ones with a distinctive event first; then the streams
+ * that copy Claude's shape and say who they are in their ids or init event (Cursor, Qwen, Amp);
+ * the generic Claude shape last, since all of those would pass for it.
+ */
+export const DETECTION_ORDER: readonly AgentFormat[] = Object.freeze([codex, gemini, opencode, acai, kimi, cursor, qwen, amp, claude]);
+
+export interface AutoParserOptions {
+  /** Give up after this many JSON object events without a match (default 64). */
+  maxEvents?: number;
+  /** Give up after this many bytes of input without a match, any lines counted (default 16 MiB). */
+  maxBytes?: number;
+  /** The formats to try, in order (default DETECTION_ORDER). */
+  formats?: readonly AgentFormat[];
+}
+
+export const DEFAULT_DETECT_MAX_EVENTS = 64;
+export const DEFAULT_DETECT_MAX_BYTES = 16 * 1024 * 1024;
+
+const OPEN_BRACE = 0x7b;
+
+/**
+ * A parser for a stream of unknown format. It reads the first JSON object events, asks each
+ * format whether an event is one of its own, and calls `onDetect` once: with the first format
+ * that says yes, or with `undefined` when none has after `maxEvents` events or `maxBytes` bytes
+ * (or at the end of a short stream). The events read while deciding are copied, then replayed
+ * into the chosen format's parser, which gets every later line directly. After giving up,
+ * lines are dropped at the cost of a function call. Lines that are not JSON objects are skipped.
+ */
+export function createAutoParser(
+  emit: ChangeSink,
+  onDetect: (format: AgentFormat | undefined) => void,
+  options: AutoParserOptions = {},
+): AgentParser {
+  const formats = options.formats ?? DETECTION_ORDER;
+  const maxEvents = options.maxEvents ?? DEFAULT_DETECT_MAX_EVENTS;
+  const maxBytes = options.maxBytes ?? DEFAULT_DETECT_MAX_BYTES;
+
+  let held: Buffer[] = [];
+  let events = 0;
+  let bytes = 0;
+  let chosen: AgentParser | undefined;
+  let gaveUp = false;
+
+  const decide = (format: AgentFormat | undefined): void => {
+    const replay = held;
+    held = [];
+    if (format === undefined) {
+      gaveUp = true;
+      onDetect(undefined);
+      return;
+    }
+    chosen = format.create(emit);
+    onDetect(format);
+    for (const line of replay) chosen.line(line);
+  };
+
+  const detecting = (line: Buffer): void => {
+    bytes += line.length + 1;
+    const start = firstNonSpace(line);
+    if (line[start] === OPEN_BRACE) {
+      const json = start === 0 ? line : line.subarray(start);
+      const event = parseEvent(json);
+      if (event !== undefined) {
+        events++;
+        held.push(Buffer.from(json)); // a copy: the line's buffer is only valid during this call
+        const format = formats.find((f) => answers(f, event));
+        if (format !== undefined) return decide(format);
+      }
+    }
+    if (events >= maxEvents || bytes >= maxBytes) decide(undefined);
+  };
+
+  return {
+    line(line: Buffer): void {
+      if (chosen !== undefined) chosen.line(line);
+      else if (!gaveUp) detecting(line);
+    },
+    end(): void {
+      if (chosen === undefined && !gaveUp) decide(undefined);
+      chosen?.end();
+    },
+  };
+}
+
+function answers(format: AgentFormat, event: Record<string, unknown>): boolean {
+  try {
+    return format.detect(event);
+  } catch {
+    return false;
+  }
+}
+
+/** Skips leading whitespace and a UTF-8 byte order mark. */
+function firstNonSpace(line: Buffer): number {
+  let i = line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf ? 3 : 0;
+  while (i < line.length && (line[i] === 0x20 || line[i] === 0x09 || line[i] === 0x0d)) i++;
+  return i;
+}

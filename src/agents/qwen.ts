@@ -1,0 +1,19 @@
+import { claudeShaped } from "./claude-shaped.js";
+
+/**
+ * Qwen Code, `qwen -p … --output-format stream-json`: Claude Code's event shapes
+ * (QwenLM/qwen-code packages/cli/src/nonInteractive/types.ts) with Qwen's own tool names.
+ * Its `system` events carry `qwen_code_version`, and its init `permission_mode` (Claude's
+ * says `permissionMode`): that is how it tells itself apart from Claude.
+ */
+export const qwen = claudeShaped({
+  name: "qwen",
+  tools: {
+    write_file: ["file_path", "path"],
+    edit: ["file_path", "path"],
+    replace: ["file_path", "path"],
+  },
+  detect: (event) =>
+    event.type === "system" &&
+    (typeof event.qwen_code_version === "string" || (event.subtype === "init" && "permission_mode" in event)),
+});

@@ -1,0 +1,399 @@
+import { randomUUID } from "node:crypto";
+import type { Reporter } from "../report.js";
+import { ApiError, type ApiClient, type Change, type CommitSource } from "./client.js";
+import { changedSince, readLocal, type LocalRead } from "./files.js";
+import { retry, type BackoffPolicy } from "./retry.js";
+
+/**
+ * One batch, end to end: read and hash every file at flush time, compare with what the remote
+ * has, upload the missing blobs in parallel, then one commit. The engine keeps the session's
+ * picture of the remote tree (fetched once, lazily, then updated by our own commits) and the
+ * final outcome of every path it was given.
+ */
+
+export interface SyncTarget {
+  /** The path in the remote project. */
+  remote: string;
+  /** The real local path. */
+  abs: string;
+  /** Tool name or "fs". */
+  cause: string;
+}
+
+export interface EngineOptions {
+  root: string;
+  maxFileSize: number;
+  concurrency: number;
+  source: CommitSource;
+  report: Reporter;
+  backoff?: BackoffPolicy;
+  /** Files at most this large are kept in memory between hashing and upload. Default 4 MiB. */
+  keepBytesUpTo?: number;
+  /** A file that changes while it is read is retried this often, then reported. Default 5. */
+  maxRequeues?: number;
+  /** Something went through: a request was answered with success. */
+  onProgress?: () => void;
+}
+
+export type Outcome =
+  | { status: "synced"; at: number }
+  | { status: "skipped"; reason: string; journal: boolean; target: SyncTarget }
+  | { status: "failed"; reason: string; target: SyncTarget };
+
+export interface BatchResult {
+  /** Targets that changed during the flush: they belong in the next batch. */
+  requeue: SyncTarget[];
+}
+
+interface Planned {
+  target: SyncTarget;
+  read: Extract<LocalRead, { kind: "file" }>;
+  readAt: number;
+}
+
+const KEEP_BYTES = 4 * 1024 * 1024;
+const KEEP_BUDGET = 64 * 1024 * 1024;
+const HEAD_FIRST_ABOVE = 1024 * 1024;
+const READ_CONCURRENCY = 8;
+const MAX_BLOB_ROUNDS = 5;
+
+export class SyncEngine {
+  commits = 0;
+  pushed = 0;
+  deleted = 0;
+  unchanged = 0;
+  /** Final outcome per remote path: a later success clears an earlier failure. */
+  readonly outcomes = new Map<string, Outcome>();
+
+  private remote: Map<string, string> | undefined;
+  private remoteLoading: Promise<Map<string, string>> | undefined;
+  private readonly blobs = new Set<string>();
+  private readonly requeues = new Map<string, number>();
+  private failing = false;
+  private wakeUp!: () => void;
+  private woken: Promise<void> = this.nextWake();
+
+  constructor(
+    private readonly client: ApiClient,
+    private readonly options: EngineOptions,
+  ) {}
+
+  /** Cuts every retry wait short: they try again at once (stdin ended, flush now). */
+  wake(): void {
+    this.wakeUp();
+    this.woken = this.nextWake();
+  }
+
+  private nextWake(): Promise<void> {
+    return new Promise<void>((resolve) => (this.wakeUp = resolve));
+  }
+
+  /** True while requests fail and are being retried (since the last success). */
+  get degraded(): boolean {
+    return this.failing;
+  }
+
+  /** Syncs one batch. Throws a fatal ApiError (401/403/404/redirect) or the signal's reason. */
+  async syncBatch(targets: readonly SyncTarget[], signal: AbortSignal): Promise<BatchResult> {
+    const { report } = this.options;
+    const remote = await this.remoteTree(signal);
+    const requeue: SyncTarget[] = [];
+    const puts: Planned[] = [];
+    const deletes: { target: SyncTarget; readAt: number }[] = [];
+
+    // 1. Read and hash, at flush time.
+    let budget = KEEP_BUDGET;
+    const reads = await mapLimit(targets, READ_CONCURRENCY, async (target) => {
+      const keep = Math.max(0, Math.min(this.options.keepBytesUpTo ?? KEEP_BYTES, budget));
+      const readAt = Date.now();
+      const read = await readLocal(target.abs, { root: this.options.root, maxFileSize: this.options.maxFileSize, keepBytesUpTo: keep });
+      if (read.kind === "file" && read.bytes) budget -= read.bytes.length;
+      return { target, read, readAt };
+    });
+    for (const { target, read, readAt } of reads) {
+      signal.throwIfAborted();
+      switch (read.kind) {
+        case "file":
+          if (remote.get(target.remote) === read.sha256) {
+            this.settle(target, { status: "synced", at: readAt });
+            this.unchanged++;
+            report.debug("unchanged", `unchanged ${target.remote}`, { path: target.remote });
+          } else {
+            puts.push({ target, read, readAt });
+          }
+          break;
+        case "missing":
+          if (remote.has(target.remote)) {
+            deletes.push({ target, readAt });
+          } else {
+            this.settle(target, { status: "synced", at: readAt });
+            this.unchanged++;
+            report.debug("unchanged", `${target.remote} is gone here and not in the project`, { path: target.remote });
+          }
+          break;
+        case "changed":
+          this.requeueOrFail(target, requeue, "it kept changing while it was read");
+          break;
+        case "too-large":
+          this.skip(target, `larger than the ${formatBytes(this.options.maxFileSize)} limit (${formatBytes(read.size)})`, true);
+          break;
+        case "refused":
+          this.skip(target, read.reason, false);
+          break;
+        case "error":
+          this.fail(target, read.reason);
+          break;
+      }
+    }
+
+    // 2. Upload the blobs the server does not have yet, in parallel.
+    let live = await this.uploadMissing(puts, signal, requeue);
+    if (live.length === 0 && deletes.length === 0) return { requeue };
+
+    // 3. One commit for the batch, retried with the same Idempotency-Key.
+    let key = randomUUID();
+    let dropped = new Set<string>();
+    for (let round = 0; ; round++) {
+      const changes: Change[] = [
+        ...live.map(({ target, read }): Change => ({ op: "put", path: target.remote, sha256: read.sha256, size: read.size })),
+        ...deletes.map(({ target }): Change => ({ op: "delete", path: target.remote })),
+      ];
+      if (changes.length === 0) return { requeue };
+      try {
+        const { version } = await this.call(() => this.client.commit(changes, this.options.source, key, signal), signal);
+        this.committed(version, live, deletes);
+        break;
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.fatal || signal.aborted) throw error;
+        if (error.code === "missing_blobs" && round < MAX_BLOB_ROUNDS) {
+          const missing = new Set(Array.isArray(error.body?.missing) ? (error.body.missing as string[]) : []);
+          for (const sha of missing) this.blobs.delete(sha);
+          const before = live.length;
+          live = await this.uploadMissing(live, signal, requeue, missing);
+          // The same key while the batch is the same; a changed batch is a new commit.
+          if (live.length !== before) key = randomUUID();
+          continue;
+        }
+        const badPath = typeof error.body?.path === "string" ? error.body.path : undefined;
+        if (badPath !== undefined && !dropped.has(badPath) && changes.some((c) => c.path === badPath)) {
+          dropped = new Set(dropped).add(badPath);
+          const reason = `the server refused it: ${error.message}`;
+          for (const p of live) if (p.target.remote === badPath) this.fail(p.target, reason);
+          for (const d of deletes) if (d.target.remote === badPath) this.fail(d.target, reason);
+          live = live.filter((p) => p.target.remote !== badPath);
+          deletes.splice(0, deletes.length, ...deletes.filter((d) => d.target.remote !== badPath));
+          key = randomUUID();
+          continue;
+        }
+        const reason = `commit failed: ${error.message}`;
+        report.warn("commit-failed", reason, { paths: changes.map((c) => c.path) });
+        for (const p of live) this.fail(p.target, reason, true);
+        for (const d of deletes) this.fail(d.target, reason, true);
+        return { requeue };
+      }
+    }
+
+    // 4. Written while we were busy? Then the next batch takes the newer content.
+    for (const { target, read } of live) {
+      if (await changedSince(target.abs, read.stat)) requeue.push(target);
+    }
+    return { requeue };
+  }
+
+  /** The remote tree, fetched on first use; afterwards kept up to date by our own commits. */
+  private remoteTree(signal: AbortSignal): Promise<Map<string, string>> {
+    if (this.remote) return Promise.resolve(this.remote);
+    this.remoteLoading ??= this.call(() => this.client.listFiles(signal), signal).then(
+      (tree) => {
+        const map = new Map<string, string>();
+        for (const file of tree.files) {
+          map.set(file.path, file.sha256);
+          this.blobs.add(file.sha256);
+        }
+        this.options.report.debug("remote", `project is at v${tree.version} with ${tree.files.length} files`, {
+          version: tree.version,
+          files: tree.files.length,
+        });
+        this.remote = map;
+        return map;
+      },
+      (error: unknown) => {
+        this.remoteLoading = undefined;
+        throw error;
+      },
+    );
+    return this.remoteLoading;
+  }
+
+  /** The remote paths the engine believes exist (after the first fetch). */
+  async remotePaths(signal: AbortSignal): Promise<string[]> {
+    return [...(await this.remoteTree(signal)).keys()];
+  }
+
+  /**
+   * Makes sure the server has the blob of every planned put (only those in `only`, when given,
+   * whatever we believe). Returns the puts that can go into the commit.
+   */
+  private async uploadMissing(puts: Planned[], signal: AbortSignal, requeue: SyncTarget[], only?: Set<string>): Promise<Planned[]> {
+    const bySha = new Map<string, Planned[]>();
+    for (const plan of puts) {
+      const sha = plan.read.sha256;
+      if (only ? !only.has(sha) : this.blobs.has(sha)) continue;
+      const list = bySha.get(sha) ?? [];
+      list.push(plan);
+      bySha.set(sha, list);
+    }
+    const dropped = new Set<Planned>();
+    await mapLimit([...bySha], this.options.concurrency, async ([sha, plans]) => {
+      const result = await this.uploadOne(sha, plans, signal, only !== undefined);
+      if (result === "ok") {
+        this.blobs.add(sha);
+        return;
+      }
+      for (const plan of plans) {
+        dropped.add(plan);
+        if (result === "changed") this.requeueOrFail(plan.target, requeue, "it kept changing while it was uploaded");
+        else if (result === "too-large") this.skip(plan.target, "the server refused it as too large (413)", true);
+        else this.fail(plan.target, result.reason);
+      }
+    });
+    for (const plan of puts) if (!dropped.has(plan)) plan.read.bytes = undefined;
+    return puts.filter((plan) => !dropped.has(plan));
+  }
+
+  private async uploadOne(
+    sha: string,
+    plans: Planned[],
+    signal: AbortSignal,
+    force: boolean,
+  ): Promise<"ok" | "changed" | "too-large" | { reason: string }> {
+    const first = plans[0]!;
+    let bytes = first.read.bytes;
+    if (!force && first.read.size > HEAD_FIRST_ABOVE && (await this.call(() => this.client.hasBlob(sha, signal), signal))) {
+      return "ok";
+    }
+    if (!bytes) {
+      // Too big to keep from the hashing pass: read it again, the same safe way, and check it.
+      const again = await readLocal(first.target.abs, {
+        root: this.options.root,
+        maxFileSize: this.options.maxFileSize,
+        keepBytesUpTo: Number.MAX_SAFE_INTEGER,
+      });
+      if (again.kind !== "file" || again.sha256 !== sha || !again.bytes) return "changed";
+      bytes = again.bytes;
+    }
+    try {
+      await this.call(() => this.client.putBlob(sha, bytes, signal), signal);
+      return "ok";
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.fatal || signal.aborted) throw error;
+      if (error.code === "hash_mismatch") return "changed";
+      if (error.status === 413) return "too-large";
+      return { reason: `upload failed: ${error.message}` };
+    }
+  }
+
+  private committed(version: number, puts: Planned[], deletes: { target: SyncTarget; readAt: number }[]): void {
+    const remote = this.remote!;
+    for (const { target, read, readAt } of puts) {
+      remote.set(target.remote, read.sha256);
+      this.settle(target, { status: "synced", at: readAt });
+    }
+    for (const { target, readAt } of deletes) {
+      remote.delete(target.remote);
+      this.settle(target, { status: "synced", at: readAt });
+    }
+    this.commits++;
+    this.pushed += puts.length;
+    this.deleted += deletes.length;
+    const files = puts.map((p) => p.target.remote);
+    const deleted = deletes.map((d) => d.target.remote);
+    this.options.report.info("commit", commitLine(version, files, deleted), { version, files, deleted });
+  }
+
+  /** A request with retries; says once when the server starts failing and once when it is back. */
+  private async call<T>(run: () => Promise<T>, signal: AbortSignal): Promise<T> {
+    const { report } = this.options;
+    const result = await retry(run, {
+      signal,
+      policy: this.options.backoff,
+      wake: () => this.woken,
+      onRetry: (error, attempt, delay) => {
+        const message = `${(error as Error).message}; retrying in ${formatMs(delay)}`;
+        const fields = { attempt: attempt + 1, delayMs: delay, code: (error as ApiError).code, status: (error as ApiError).status };
+        if (!this.failing) {
+          this.failing = true;
+          report.warn("retry", `${message} (and until it works)`, fields);
+        } else {
+          report.debug("retry", message, fields);
+        }
+      },
+    });
+    if (this.failing) {
+      this.failing = false;
+      report.info("recovered", "the server answers again; syncing goes on");
+    }
+    this.options.onProgress?.();
+    return result;
+  }
+
+  private settle(target: SyncTarget, outcome: Outcome): void {
+    if (outcome.status === "synced") this.requeues.delete(target.remote);
+    this.outcomes.set(target.remote, outcome);
+  }
+
+  private skip(target: SyncTarget, reason: string, journal: boolean): void {
+    this.options.report.warn("skipped", `not synced ${target.remote}: ${reason}`, { path: target.remote, reason });
+    this.settle(target, { status: "skipped", reason, journal, target });
+  }
+
+  /** Not synced, for a reason a later try may not share: it is reported and journaled. */
+  fail(target: SyncTarget, reason: string, quiet = false): void {
+    if (!quiet) this.options.report.warn("failed", `not synced ${target.remote}: ${reason}`, { path: target.remote, reason });
+    this.settle(target, { status: "failed", reason, target });
+  }
+
+  private requeueOrFail(target: SyncTarget, requeue: SyncTarget[], reason: string): void {
+    const count = (this.requeues.get(target.remote) ?? 0) + 1;
+    this.requeues.set(target.remote, count);
+    if (count > (this.options.maxRequeues ?? 5)) {
+      this.requeues.delete(target.remote);
+      this.fail(target, reason);
+      return;
+    }
+    this.options.report.debug("requeue", `${target.remote} changed during the flush; it goes into the next batch`, { path: target.remote });
+    requeue.push(target);
+  }
+}
+
+/** `committed v8: 3 files (src/a.ts, src/b.ts, old.txt deleted)` */
+export function commitLine(version: number, files: readonly string[], deleted: readonly string[]): string {
+  const names = [...files, ...deleted.map((d) => `${d} deleted`)];
+  const total = names.length;
+  const shown = names.slice(0, 3).join(", ") + (total > 3 ? `, … ${total - 3} more` : "");
+  return `committed v${version}: ${total} ${total === 1 ? "file" : "files"} (${shown})`;
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1).replace(/\.0$/, "")} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1).replace(/\.0$/, "")} MiB`;
+}
+
+function formatMs(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** Maps with at most `limit` calls running at once; results in input order. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, run: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await run(items[i]!);
+    }
+  });
+  await Promise.all(workers);
+  return results;
+}

@@ -1,0 +1,200 @@
+import { randomBytes } from "node:crypto";
+import { promises as fsp } from "node:fs";
+import path from "node:path";
+import type { Reporter } from "../report.js";
+
+/**
+ * The journal of changes that could not be synced: `<root>/.uspark/pending.json`, so that
+ * `uspark push --pending` can retry them later. Entries are keyed by API URL + project id + remote
+ * path; when two entries share a key the newer one wins. Written atomically (temp file, fsync,
+ * rename, fsync of the directory). A corrupt journal is moved aside with a warning, never
+ * silently overwritten.
+ */
+
+export interface JournalEntry {
+  apiUrl: string;
+  projectId: string;
+  /** The path in the remote project. */
+  path: string;
+  /** The real local path it comes from. */
+  local: string;
+  /** Why it is not synced (one line). */
+  reason: string;
+  /** ISO time when it was journaled. */
+  time: string;
+}
+
+export interface JournalFile {
+  version: 1;
+  entries: JournalEntry[];
+}
+
+export const JOURNAL_DIR = ".uspark";
+export const JOURNAL_NAME = "pending.json";
+
+export function journalPath(root: string): string {
+  return path.join(root, JOURNAL_DIR, JOURNAL_NAME);
+}
+
+export function journalKey(entry: Pick<JournalEntry, "apiUrl" | "projectId" | "path">): string {
+  return JSON.stringify([normalizeApiUrl(entry.apiUrl), entry.projectId, entry.path]);
+}
+
+/** `http://h:1/` and `http://h:1` are the same API. */
+export function normalizeApiUrl(apiUrl: string): string {
+  try {
+    const url = new URL(apiUrl);
+    return url.origin + url.pathname.replace(/\/+$/, "");
+  } catch {
+    return apiUrl;
+  }
+}
+
+/** Merges `added` into `existing`; per key the newer entry wins (on a tie, the added one). */
+export function mergeEntries(existing: readonly JournalEntry[], added: readonly JournalEntry[]): JournalEntry[] {
+  const byKey = new Map<string, JournalEntry>();
+  for (const entry of existing) put(entry, false);
+  for (const entry of added) put(entry, true);
+  return [...byKey.values()];
+
+  function put(entry: JournalEntry, winsTies: boolean): void {
+    const key = journalKey(entry);
+    const old = byKey.get(key);
+    if (old) {
+      const a = Date.parse(old.time);
+      const b = Date.parse(entry.time);
+      if (b < a || (b === a && !winsTies)) return;
+      byKey.delete(key);
+    }
+    byKey.set(key, entry);
+  }
+}
+
+export interface SyncedPath {
+  apiUrl: string;
+  projectId: string;
+  path: string;
+  /** When the content that got synced was read; older entries are settled by it. */
+  at: number;
+}
+
+/** Drops the entries settled by a later successful sync of the same path. */
+export function removeSynced(entries: readonly JournalEntry[], synced: readonly SyncedPath[]): JournalEntry[] {
+  const settledAt = new Map<string, number>();
+  for (const item of synced) {
+    const key = journalKey(item);
+    settledAt.set(key, Math.max(settledAt.get(key) ?? -Infinity, item.at));
+  }
+  return entries.filter((entry) => {
+    const at = settledAt.get(journalKey(entry));
+    return at === undefined || Date.parse(entry.time) > at;
+  });
+}
+
+/** Entries of one project. */
+export function entriesFor(entries: readonly JournalEntry[], apiUrl: string, projectId: string): JournalEntry[] {
+  const api = normalizeApiUrl(apiUrl);
+  return entries.filter((e) => normalizeApiUrl(e.apiUrl) === api && e.projectId === projectId);
+}
+
+/** Parses a journal's text; throws with a reason when it is not a valid journal. */
+export function parseJournal(text: string): JournalEntry[] {
+  const data: unknown = JSON.parse(text);
+  if (!data || typeof data !== "object" || Array.isArray(data)) throw new Error("not a JSON object");
+  const file = data as Partial<JournalFile>;
+  if (file.version !== 1) throw new Error(`unknown journal version ${JSON.stringify(file.version)}`);
+  if (!Array.isArray(file.entries)) throw new Error("entries is not an array");
+  return file.entries.map((entry: unknown, i) => {
+    const e = entry as Partial<JournalEntry> | null;
+    const fields = ["apiUrl", "projectId", "path", "local", "reason", "time"] as const;
+    if (!e || typeof e !== "object" || fields.some((f) => typeof e[f] !== "string") || Number.isNaN(Date.parse(e.time!))) {
+      throw new Error(`entries[${i}] is not { ${fields.join(", ")} }`);
+    }
+    return { apiUrl: e.apiUrl!, projectId: e.projectId!, path: e.path!, local: e.local!, reason: e.reason!, time: e.time! };
+  });
+}
+
+/**
+ * Reads the journal; no file is no entries. A corrupt file is moved aside to
+ * `pending.json.corrupt-<time>` (with a warning) and read as empty.
+ */
+export async function readJournal(root: string, report?: Reporter): Promise<JournalEntry[]> {
+  const file = journalPath(root);
+  let text: string;
+  try {
+    text = await fsp.readFile(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  try {
+    return parseJournal(text);
+  } catch (error) {
+    const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`;
+    await fsp.rename(file, aside).catch(() => undefined);
+    report?.warn(
+      "journal-corrupt",
+      `the journal ${file} is unreadable (${(error as Error).message}); moved it to ${aside} and started a new one`,
+      { file, movedTo: aside },
+    );
+    return [];
+  }
+}
+
+/**
+ * Read-merge-write: adds `add` (newest wins), drops what `synced` settles, writes atomically (or
+ * removes the file when nothing is left). Returns the entries now in the journal.
+ */
+export async function updateJournal(
+  root: string,
+  change: { add?: readonly JournalEntry[]; synced?: readonly SyncedPath[] },
+  report?: Reporter,
+): Promise<JournalEntry[]> {
+  const before = await readJournal(root, report);
+  let entries = mergeEntries(before, change.add ?? []);
+  if (change.synced?.length) entries = removeSynced(entries, change.synced);
+  if (entries.length === 0) {
+    if (before.length > 0) await fsp.rm(journalPath(root), { force: true });
+    return entries;
+  }
+  await writeJournal(root, entries);
+  return entries;
+}
+
+/** Writes the whole journal atomically: temp file, fsync, rename, fsync of the directory. */
+export async function writeJournal(root: string, entries: readonly JournalEntry[]): Promise<void> {
+  const dir = path.join(root, JOURNAL_DIR);
+  await fsp.mkdir(dir, { recursive: true });
+  const target = journalPath(root);
+  const temp = `${target}.${process.pid}-${randomBytes(6).toString("hex")}.tmp`;
+  const body: JournalFile = { version: 1, entries: [...entries] };
+  const handle = await fsp.open(temp, "wx", 0o600);
+  try {
+    await handle.writeFile(JSON.stringify(body, null, 2) + "\n", "utf8");
+    await handle.sync();
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await fsp.rm(temp, { force: true });
+    throw error;
+  }
+  await handle.close();
+  try {
+    await fsp.rename(temp, target);
+  } catch (error) {
+    await fsp.rm(temp, { force: true });
+    throw error;
+  }
+  await syncDir(dir);
+}
+
+async function syncDir(dir: string): Promise<void> {
+  let handle: fsp.FileHandle | undefined;
+  try {
+    handle = await fsp.open(dir, "r");
+    await handle.sync();
+  } catch {
+    // Not every platform can fsync a directory; the rename is still atomic.
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { createAutoParser } from "../../src/agents/detect.js";
+import { AGENTS, agentNames } from "../../src/agents/index.js";
+import type { AgentFormat, FileChange } from "../../src/agents/types.js";
+import { feed, fixture } from "./helpers.js";
+
+describe.each(agentNames)("the %s fixture", (agent) => {
+  const { session, expected } = fixture(agent);
+  const format = AGENTS[agent]!;
+
+  it("yields exactly the expected changes, in order", () => {
+    const changes: FileChange[] = [];
+    feed(format.create((change) => changes.push(change)), session);
+    expect(changes).toStrictEqual(expected);
+  });
+
+  it("yields the same changes with CRLF line endings", () => {
+    const changes: FileChange[] = [];
+    feed(format.create((change) => changes.push(change)), session.replaceAll("\n", "\r\n"));
+    expect(changes).toStrictEqual(expected);
+  });
+
+  it("is recognised by auto-detection, which then reports the same changes", () => {
+    const changes: FileChange[] = [];
+    const detected: Array<AgentFormat | undefined> = [];
+    feed(createAutoParser((change) => changes.push(change), (f) => detected.push(f)), session);
+    expect(detected.map((f) => f?.name)).toEqual([agent]);
+    expect(changes).toStrictEqual(expected);
+  });
+
+  it("is recognised from its first JSON event alone", () => {
+    const first = session.split("\n").find((line) => line.startsWith("{"))!;
+    const winner = [...Object.values(AGENTS)].filter((f) => f.detect(JSON.parse(first)));
+    expect(winner.map((f) => f.name)).toContain(agent);
+  });
+
+  it("yields nothing when read as another agent's stream", () => {
+    for (const other of Object.values(AGENTS)) {
+      if (other === format) continue;
+      const changes: FileChange[] = [];
+      feed(other.create((change) => changes.push(change)), session);
+      expect(changes, `${other.name} reading the ${agent} stream`).toStrictEqual([]);
+    }
+  });
+});
+
+it("has a fixture for every agent", () => {
+  expect([...agentNames].sort()).toEqual(["acai", "amp", "claude", "codex", "cursor", "gemini", "kimi", "opencode", "qwen"]);
+});

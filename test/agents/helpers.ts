@@ -1,0 +1,43 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { AgentFormat, AgentParser, FileChange } from "../../src/agents/types.js";
+
+export const FIXTURES = fileURLToPath(new URL("../../fixtures/", import.meta.url));
+
+export function fixture(agent: string): { session: string; expected: FileChange[] } {
+  return {
+    session: readFileSync(`${FIXTURES}${agent}/session.jsonl`, "utf8"),
+    expected: JSON.parse(readFileSync(`${FIXTURES}${agent}/expected.json`, "utf8")) as FileChange[],
+  };
+}
+
+/**
+ * Feeds `text` line by line, as the line splitter does: split on "\n", each line a Buffer.
+ * After each call the buffer is overwritten, since a line is only valid during the call.
+ */
+export function feed(parser: AgentParser, text: string | string[]): void {
+  const lines = Array.isArray(text) ? text : text.split("\n");
+  for (const line of lines) {
+    const buf = Buffer.from(line);
+    parser.line(buf);
+    buf.fill(0x20);
+  }
+  parser.end();
+}
+
+/** Everything a format's parser reports for these lines (objects are JSON lines). */
+export function run(format: AgentFormat, lines: Array<string | object>): FileChange[] {
+  const changes: FileChange[] = [];
+  feed(format.create((change) => changes.push(change)), lines.map((l) => (typeof l === "string" ? l : JSON.stringify(l))));
+  return changes;
+}
+
+export const R = "/workspace/project";
+
+export function write(path: string, cause: string, extra: Partial<FileChange> = {}): FileChange {
+  return { path, kind: "write", cause, confirmed: true, ...extra };
+}
+
+export function del(path: string, cause: string, extra: Partial<FileChange> = {}): FileChange {
+  return { path, kind: "delete", cause, confirmed: true, ...extra };
+}

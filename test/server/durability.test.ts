@@ -1,0 +1,173 @@
+import { randomUUID } from "node:crypto";
+import { appendFile, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { startServer } from "../../src/server/index.js";
+import { spawnServe } from "./child.js";
+import { listFiles, sha256, tempDir, testServer } from "./helpers.js";
+
+const logOf = (dataDir: string, project = "demo") => join(dataDir, "projects", project, "commits.ndjson");
+
+describe("restart", () => {
+  it("rebuilds files, version and Idempotency-Keys from the log", async () => {
+    const t = await testServer();
+    const one = await t.upload("one");
+    const key = randomUUID();
+    await t.commit({ changes: [{ op: "put", path: "a.txt", ...one }, { op: "put", path: "b.txt", ...one }] }, key);
+    await t.write("c.txt", "three");
+    await t.commit({ changes: [{ op: "delete", path: "b.txt" }] });
+    const before = await t.files();
+    expect(before.version).toBe(3);
+
+    await t.restart();
+
+    expect(await t.files()).toEqual(before);
+    const replay = await t.commit({ changes: [{ op: "delete", path: "a.txt" }] }, key);
+    expect(await replay.json()).toEqual({ version: 1 });
+    expect(await t.files()).toEqual(before);
+    expect(await t.write("d.txt", "four")).toBe(4);
+  });
+
+  it("keeps blobs across a restart", async () => {
+    const t = await testServer();
+    const { sha256: hash } = await t.upload("kept");
+    await t.restart();
+    expect(await (await t.request(`/blobs/${hash}`)).text()).toBe("kept");
+  });
+
+  it("writes each commit as one JSON line with its version, key and changes", async () => {
+    const t = await testServer();
+    const blob = await t.upload("x");
+    const key = randomUUID();
+    await t.commit({ changes: [{ op: "put", path: "a.txt", ...blob }], source: { agent: "claude" } }, key);
+    const lines = (await readFile(logOf(t.dataDir), "utf8")).split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toBe("");
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      version: 1,
+      key,
+      changes: [{ op: "put", path: "a.txt", ...blob }],
+      source: { agent: "claude" },
+    });
+  });
+
+  it("ignores and truncates a torn last log line, then goes on from the last whole commit", async () => {
+    const warnings: string[] = [];
+    const t = await testServer({ onWarning: (message) => warnings.push(message) });
+    await t.write("a.txt", "one");
+    await t.write("b.txt", "two");
+    const before = await t.files();
+    const log = logOf(t.dataDir);
+    const whole = await readFile(log);
+    await t.close();
+    await appendFile(log, `{"version":3,"key":"torn","at":"2025-01-01T00:00:00.000Z","changes":[{"op":"delete","pa`);
+
+    await t.restart();
+
+    expect(await t.files()).toEqual(before);
+    expect(await readFile(log)).toEqual(whole);
+    expect(warnings).toEqual([expect.stringContaining("incomplete last line")]);
+    expect(await t.write("c.txt", "three")).toBe(3);
+    await t.restart();
+    expect((await t.files()).version).toBe(3);
+  });
+
+  it("refuses to start on a log that is corrupt before its last line, naming file and line", async () => {
+    const t = await testServer();
+    await t.write("a.txt", "one");
+    await t.close();
+    await appendFile(logOf(t.dataDir), "not json\n");
+    await expect(startServer({ dataDir: t.dataDir, port: 0 })).rejects.toThrow(/commits\.ndjson:2: corrupt/);
+  });
+
+  it("refuses to start on a log whose versions do not follow each other", async () => {
+    const dataDir = await tempDir();
+    const t = await testServer({ dataDir });
+    await t.write("a.txt", "one");
+    await t.close();
+    const line = (await readFile(logOf(dataDir), "utf8")).replace('"version":1', '"version":3');
+    await writeFile(logOf(dataDir), line);
+    await expect(startServer({ dataDir, port: 0 })).rejects.toThrow(/expected version 1/);
+  });
+
+  it("removes blob temp files left by a crash", async () => {
+    const t = await testServer();
+    await t.close();
+    await writeFile(join(t.dataDir, "blobs", "ab", ".tmp-left-over"), "partial");
+    await t.restart();
+    expect(await listFiles(join(t.dataDir, "blobs"))).toEqual([]);
+  });
+});
+
+describe("crash", () => {
+  it("loses no acknowledged commit when the server is SIGKILLed right after an acknowledgement", async () => {
+    const dataDir = await tempDir();
+    const project = "crash";
+    const acknowledged: { key: string; version: number; path: string; sha256: string }[] = [];
+
+    // Three lives, each killed at once after its k-th acknowledgement while other commits are in flight.
+    for (const [round, killAfter] of [5, 15, 1].entries()) {
+      const serve = spawnServe({ dataDir, port: 0, quiet: true });
+      const api = `${await serve.listening()}/api/projects/${project}`;
+      const perRound = 30;
+      const bodies = Array.from({ length: perRound }, (_, i) => `round ${round} file ${i}\n`);
+      for (const body of bodies) {
+        const res = await fetch(`${api}/blobs/${sha256(body)}`, { method: "PUT", body });
+        expect([200, 201]).toContain(res.status);
+      }
+
+      let killed = false;
+      let acknowledgedThisRound = 0;
+      const unexpected: unknown[] = [];
+      await Promise.all(
+        bodies.map(async (body, i) => {
+          const key = randomUUID();
+          const path = `round-${round}/file-${i}.txt`;
+          const change = { op: "put", path, sha256: sha256(body), size: Buffer.byteLength(body) };
+          try {
+            const res = await fetch(`${api}/commits`, {
+              method: "POST",
+              headers: { "idempotency-key": key, "content-type": "application/json" },
+              body: JSON.stringify({ changes: [change] }),
+            });
+            if (res.status !== 200) throw new Error(`commit answered ${res.status}`);
+            const { version } = (await res.json()) as { version: number };
+            acknowledged.push({ key, version, path, sha256: change.sha256 });
+            if (++acknowledgedThisRound === killAfter) {
+              killed = serve.child.kill("SIGKILL");
+            }
+          } catch (error) {
+            if (!killed) unexpected.push(error);
+          }
+        }),
+      );
+      expect(unexpected).toEqual([]);
+      expect(killed).toBe(true);
+      expect(await serve.exited).toEqual({ code: null, signal: "SIGKILL" });
+    }
+
+    const server = await startServer({ dataDir, port: 0 });
+    try {
+      const api = `${server.url}/api/projects/${project}`;
+      const state = (await (await fetch(`${api}/files`)).json()) as {
+        version: number;
+        files: { path: string; sha256: string }[];
+      };
+      // Every commit added one new path, so a complete log holds exactly `version` files.
+      expect(state.files).toHaveLength(state.version);
+      expect(state.version).toBeGreaterThanOrEqual(Math.max(...acknowledged.map((a) => a.version)));
+      const byPath = new Map(state.files.map((f) => [f.path, f.sha256]));
+      for (const ack of acknowledged) {
+        expect(byPath.get(ack.path), ack.path).toBe(ack.sha256);
+        const replay = await fetch(`${api}/commits`, {
+          method: "POST",
+          headers: { "idempotency-key": ack.key },
+          body: JSON.stringify({ changes: [] }),
+        });
+        expect(await replay.json()).toEqual({ version: ack.version });
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,130 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ApiClient, ApiError } from "../../src/sync/client.js";
+import { captureReporter, sha256, startProxy, startRecorder, startRef, type RefServer } from "./helpers.js";
+
+const TOKEN = "s3cret-token-value";
+
+describe("ApiClient against the reference server", () => {
+  let server: RefServer;
+  let client: ApiClient;
+  let log: ReturnType<typeof captureReporter>;
+  beforeEach(async () => {
+    server = await startRef(TOKEN);
+    log = captureReporter();
+    client = new ApiClient({ apiUrl: server.url, projectId: "p1", token: TOKEN, requestTimeoutMs: 5000, report: log.reporter });
+  });
+  afterEach(async () => {
+    await client.close();
+    await server.stop();
+  });
+
+  it("lists, uploads, probes and commits", async () => {
+    expect(await client.listFiles()).toEqual({ version: 0, files: [] });
+    const bytes = Buffer.from("hello\n");
+    const sha = sha256(bytes);
+    expect(await client.hasBlob(sha)).toBe(false);
+    expect(await client.putBlob(sha, bytes)).toBe("created");
+    expect(await client.putBlob(sha, bytes)).toBe("present");
+    expect(await client.hasBlob(sha)).toBe(true);
+    const key = crypto.randomUUID();
+    const changes = [{ op: "put" as const, path: "a.txt", sha256: sha, size: bytes.length }];
+    expect(await client.commit(changes, { agent: "test" }, key)).toEqual({ version: 1 });
+    expect(await client.commit(changes, { agent: "test" }, key)).toEqual({ version: 1 }); // replay
+    expect(await client.listFiles()).toEqual({ version: 1, files: [{ path: "a.txt", sha256: sha, size: 6 }] });
+    // Every request is logged at debug level, never with the token.
+    expect(log.events("request").length).toBe(8);
+    expect(log.text()).not.toContain(TOKEN);
+  });
+
+  it("422 missing_blobs carries the missing hashes; 400 hash_mismatch is not retryable", async () => {
+    const sha = sha256("nope");
+    const error = await client.commit([{ op: "put", path: "x", sha256: sha, size: 4 }], { agent: "t" }, crypto.randomUUID()).catch((e) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 422, code: "missing_blobs", retryable: false, fatal: false });
+    expect(error.body.missing).toEqual([sha]);
+    const mismatch = await client.putBlob(sha, Buffer.from("other")).catch((e) => e);
+    expect(mismatch).toMatchObject({ status: 400, code: "hash_mismatch", retryable: false, fatal: false });
+  });
+
+  it("401 is fatal and names the token as the cause", async () => {
+    const bad = new ApiClient({ apiUrl: server.url, projectId: "p1", token: "wrong", requestTimeoutMs: 5000 });
+    const error = await bad.listFiles().catch((e) => e);
+    await bad.close();
+    expect(error).toMatchObject({ status: 401, fatal: true });
+    expect(error.message).toMatch(/rejected the token/);
+  });
+
+  it("404 from a wrong --api-url path is fatal and says so", async () => {
+    const wrong = new ApiClient({ apiUrl: `${server.url}/nested`, projectId: "p1", token: TOKEN, requestTimeoutMs: 5000 });
+    const error = await wrong.listFiles().catch((e) => e);
+    await wrong.close();
+    expect(error).toMatchObject({ status: 404, fatal: true });
+    expect(error.message).toMatch(/--api-url/);
+  });
+});
+
+describe("ApiClient failures", () => {
+  it("never follows a redirect: the token does not reach the other origin", async () => {
+    const other = await startRecorder();
+    const proxy = await startProxy("http://127.0.0.1:1", (req) => ({
+      kind: "answer",
+      status: 307,
+      headers: { location: `${other.url}${req.url}` },
+    }));
+    const client = new ApiClient({ apiUrl: proxy.url, projectId: "p1", token: TOKEN, requestTimeoutMs: 5000 });
+    try {
+      const error = await client.listFiles().catch((e) => e);
+      expect(error).toMatchObject({ status: 307, code: "redirect", fatal: true });
+      expect(error.message).toContain(other.url);
+      expect(error.message).not.toContain(TOKEN);
+      expect(other.seen).toEqual([]);
+    } finally {
+      await client.close();
+      await proxy.close();
+      await other.close();
+    }
+  });
+
+  it("times out a stalled request and classifies it as retryable", async () => {
+    const proxy = await startProxy("http://127.0.0.1:1", () => ({ kind: "stall" }));
+    const client = new ApiClient({ apiUrl: proxy.url, projectId: "p1", requestTimeoutMs: 200 });
+    try {
+      const started = Date.now();
+      const error = await client.listFiles().catch((e) => e);
+      expect(error).toMatchObject({ code: "timeout", retryable: true, fatal: false });
+      expect(Date.now() - started).toBeLessThan(3000);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+
+  it("a reset connection is a retryable network error; 503 carries Retry-After", async () => {
+    let n = 0;
+    const proxy = await startProxy("http://127.0.0.1:1", () =>
+      n++ === 0 ? { kind: "reset" } : { kind: "answer", status: 503, headers: { "retry-after": "7" }, body: { error: "unavailable" } },
+    );
+    const client = new ApiClient({ apiUrl: proxy.url, projectId: "p1", requestTimeoutMs: 2000 });
+    try {
+      expect(await client.listFiles().catch((e) => e)).toMatchObject({ code: "network", retryable: true });
+      expect(await client.listFiles().catch((e) => e)).toMatchObject({ status: 503, retryable: true, retryAfterMs: 7000 });
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+
+  it("honours an abort signal", async () => {
+    const proxy = await startProxy("http://127.0.0.1:1", () => ({ kind: "stall" }));
+    const client = new ApiClient({ apiUrl: proxy.url, projectId: "p1", requestTimeoutMs: 10_000 });
+    try {
+      const controller = new AbortController();
+      const reason = new Error("deadline");
+      setTimeout(() => controller.abort(reason), 50);
+      await expect(client.listFiles(controller.signal)).rejects.toBe(reason);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+});

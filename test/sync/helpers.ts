@@ -1,0 +1,225 @@
+import { createHash } from "node:crypto";
+import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Reporter } from "../../src/report.js";
+import { startServer, type RunningServer } from "../../src/server/index.js";
+import type { SyncOptions } from "../../src/sync/index.js";
+
+export const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).digest("hex");
+
+/** A fresh real temp directory, removed by the returned cleanup. */
+export async function tempDir(prefix = "uspark-sync-"): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await realpath(await mkdtemp(path.join(tmpdir(), prefix)));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export interface LogRecord {
+  level: string;
+  event: string;
+  message: string;
+  [field: string]: unknown;
+}
+
+/** A Reporter writing NDJSON into memory; `text` is everything written, for secret checks. */
+export function captureReporter(secrets: string[] = []) {
+  const records: LogRecord[] = [];
+  let text = "";
+  const reporter = new Reporter({
+    format: "json",
+    verbosity: "verbose",
+    secrets,
+    stream: {
+      write(chunk: string) {
+        text += chunk;
+        for (const line of chunk.split("\n")) if (line) records.push(JSON.parse(line) as LogRecord);
+      },
+    },
+  });
+  return { reporter, records, text: () => text, events: (event: string) => records.filter((r) => r.event === event) };
+}
+
+/** Polls `check` until it is truthy, failing after `timeoutMs`. */
+export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 5000, what = "condition"): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export interface RefServer extends RunningServer {
+  requests: { method: string; url: string; status: number }[];
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/** The reference server on 127.0.0.1, port 0, its own data dir. */
+export async function startRef(token?: string, extra: { maxBlobBytes?: number } = {}): Promise<RefServer> {
+  const { dir, cleanup } = await tempDir("uspark-data-");
+  const requests: RefServer["requests"] = [];
+  const server = await startServer({
+    dataDir: dir,
+    port: 0,
+    host: "127.0.0.1",
+    token,
+    ...extra,
+    onRequest: (e) => requests.push({ method: e.method, url: e.url, status: e.status }),
+  });
+  return Object.assign(server, {
+    requests,
+    dataDir: dir,
+    async stop() {
+      await server.close();
+      await cleanup();
+    },
+  });
+}
+
+export interface SeenRequest {
+  n: number;
+  method: string;
+  url: string;
+  headers: IncomingMessage["headers"];
+  body: Buffer;
+  at: number;
+}
+
+export type Action =
+  | { kind: "forward" }
+  | { kind: "answer"; status: number; headers?: Record<string, string>; body?: unknown }
+  | { kind: "reset" }
+  | { kind: "stall" }
+  /** Forward, but run `before` first (e.g. touch a file while the commit is in flight). */
+  | { kind: "forward-after"; before: () => Promise<void> | void };
+
+/**
+ * A small HTTP proxy in front of an upstream (the reference server) that can fail requests on
+ * demand: `rule(request)` picks an action; undefined forwards.
+ */
+export async function startProxy(upstream: string, rule: (req: SeenRequest) => Action | undefined = () => undefined) {
+  const seen: SeenRequest[] = [];
+  const sockets = new Set<Socket>();
+  const target = new URL(upstream);
+  const proxy = {
+    seen,
+    rule,
+    url: "",
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", async () => {
+      const info: SeenRequest = {
+        n: seen.length,
+        method: req.method ?? "",
+        url: req.url ?? "",
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+        at: Date.now(),
+      };
+      seen.push(info);
+      const action = proxy.rule(info) ?? { kind: "forward" };
+      switch (action.kind) {
+        case "answer": {
+          const body = action.body === undefined ? "" : JSON.stringify(action.body);
+          res.writeHead(action.status, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), ...action.headers });
+          res.end(body);
+          return;
+        }
+        case "reset":
+          req.socket.destroy();
+          return;
+        case "stall":
+          return;
+        case "forward-after":
+          await action.before();
+          forward(info, res);
+          return;
+        case "forward":
+          forward(info, res);
+      }
+    });
+  });
+  server.on("connection", (s: Socket) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  function forward(info: SeenRequest, res: ServerResponse) {
+    const headers = { ...info.headers, host: target.host };
+    const up = httpRequest({ host: target.hostname, port: target.port, method: info.method, path: info.url, headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    up.on("error", () => res.destroy());
+    up.end(info.body);
+  }
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return proxy;
+}
+
+/** A server that records every request it gets (to prove nothing reaches it). */
+export async function startRecorder() {
+  const seen: { method: string; url: string; headers: IncomingMessage["headers"] }[] = [];
+  const server = createServer((req, res) => {
+    seen.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers });
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end('{"version":0,"files":[]}');
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  return {
+    seen,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** Options for a sync session against `apiUrl`, with fast timings for tests. */
+export function syncOptions(root: string, apiUrl: string, reporter: Reporter, extra: Partial<SyncOptions> = {}): SyncOptions {
+  return {
+    apiUrl,
+    projectId: "p1",
+    root,
+    requestTimeoutMs: 5000,
+    maxFileSize: 50 * 1024 * 1024,
+    concurrency: 4,
+    debounceMs: 30,
+    maxWaitMs: 200,
+    source: { agent: "test", sessionId: "s1" },
+    report: reporter,
+    backoff: { baseMs: 10, capMs: 100, retryAfterCapMs: 60_000 },
+    ...extra,
+  };
+}
+
+/** The project's files on the server, as { path: bytes }. */
+export async function remoteFiles(apiUrl: string, projectId = "p1", token?: string): Promise<Map<string, Buffer>> {
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  const base = `${apiUrl}/api/projects/${projectId}`;
+  const listing = (await (await fetch(`${base}/files`, { headers })).json()) as { files: { path: string; sha256: string }[] };
+  const out = new Map<string, Buffer>();
+  for (const file of listing.files) {
+    const blob = await fetch(`${base}/blobs/${file.sha256}`, { headers });
+    out.set(file.path, Buffer.from(await blob.arrayBuffer()));
+  }
+  return out;
+}
+
+export async function remoteVersion(apiUrl: string, projectId = "p1", token?: string): Promise<number> {
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  const listing = (await (await fetch(`${apiUrl}/api/projects/${projectId}/files`, { headers })).json()) as { version: number };
+  return listing.version;
+}

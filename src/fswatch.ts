@@ -150,7 +150,10 @@ class TreeWatcher implements FsWatcher {
     this.interval =
       options.poll !== undefined && options.poll > 0 ? options.poll : Number.isFinite(envInterval) && envInterval > 0 ? envInterval : DEFAULT_POLL_MS;
     // Not even the few synchronous reads of the start run before the caller's next I/O.
-    this.ready = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.start());
+    // Never rejects: nobody has to await it, and an unhandled rejection would end the process.
+    this.ready = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.start())
+      .catch((error: unknown) => this.report.warn("fswatch", `the file system watcher stopped: ${describe(error)}`));
   }
 
   private async start(): Promise<void> {
@@ -273,7 +276,7 @@ class TreeWatcher implements FsWatcher {
   private removeDir(node: DirNode, announce: boolean): void {
     if (node.parent?.dirs.get(node.name) === node) node.parent.dirs.delete(node.name);
     this.forEachNode(node, (each) => {
-      void announce;
+      if (announce) for (const name of each.files.keys()) this.emit(each, name, "delete");
       each.files.clear();
       each.removed = true;
       this.unwatch(each);

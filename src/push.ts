@@ -1,6 +1,7 @@
 import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { createPathPolicy, isInside } from "./paths.js";
+import { reportNotSynced } from "./report.js";
 import { createSyncSession, type SyncOptions, type SyncResult, type SyncTarget } from "./sync/index.js";
 import { entriesFor, readJournal } from "./sync/journal.js";
 import { walkFiles } from "./sync/walk.js";
@@ -121,7 +122,7 @@ export async function runPush(options: PushOptions): Promise<number> {
 
   const result = await session.finish(options.flushTimeoutMs ?? 60_000, { idle: true });
   const notListed = [...result.failed, ...result.skipped];
-  for (const { remote, reason } of notListed) report.error("not-synced", `not synced: ${remote}: ${reason}`, { path: remote, reason });
+  reportNotSynced(report, notListed);
   const summary = pushSummary(result, queued) + (result.journaled > 0 ? `; kept in .uspark/pending.json, retry with: uspark push --pending` : "");
   if (notListed.length > 0 || result.stopped) report.error("summary", summary, { ...result });
   else report.info("summary", summary, { ...result });

@@ -97,3 +97,17 @@ export function colorWanted(isTTY: boolean, env: NodeJS.ProcessEnv = process.env
   if (env.FORCE_COLOR === "0" || env.FORCE_COLOR === "false") return false;
   return isTTY && env.TERM !== "dumb";
 }
+
+/** What was not synced, one line per distinct reason: a 401 with 200 files is one line, not 200. */
+export function reportNotSynced(report: Reporter, entries: readonly { remote: string; reason: string }[]): void {
+  const byReason = new Map<string, string[]>();
+  for (const { remote, reason } of entries) {
+    const paths = byReason.get(reason);
+    if (paths) paths.push(remote);
+    else byReason.set(reason, [remote]);
+  }
+  for (const [reason, paths] of byReason) {
+    const shown = paths.length > 10 ? `${paths.slice(0, 10).join(", ")} and ${paths.length - 10} more` : paths.join(", ");
+    report.error("not-synced", `not synced (${reason}): ${shown}`, { paths, reason });
+  }
+}

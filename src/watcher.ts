@@ -5,7 +5,7 @@ import type { AgentParser, FileChange } from "./agents/types.js";
 import { UsageError } from "./config.js";
 import type { FsWatcher } from "./fswatch.js";
 import { createPathPolicy } from "./paths.js";
-import { Reporter } from "./report.js";
+import { Reporter, reportNotSynced } from "./report.js";
 import { DEFAULT_MAX_LINE_LENGTH, LineSplitter } from "./stream/lines.js";
 import type { SyncResult, SyncSession } from "./sync/index.js";
 
@@ -105,7 +105,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     if (options.dryRun) {
       dryRunPaths.add(decision.remote);
       const note = change.confirmed ? "" : ", unconfirmed: checked by hash";
-      report.info("change", `would push ${decision.remote} (${change.cause}${note})`, fields);
+      report.info("change", `would ${change.kind === "delete" ? "delete" : "push"} ${decision.remote} (${change.cause}${note})`, fields);
       return;
     }
     report.debug("change", `detected ${decision.remote} (${change.cause})`, fields);
@@ -174,7 +174,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
       detected,
       refused: refusedPaths.size,
       sync: result,
-      exitCode: result && (result.failed.length > 0 || result.skipped.length > 0 || result.journaled > 0) ? 1 : 0,
+      exitCode: result && (result.failed.length > 0 || result.skipped.length > 0 || result.journaled > 0 || result.stopped) ? 1 : 0,
     };
     reportSummary(report, summary, dryRunPaths.size);
     return summary;
@@ -211,15 +211,15 @@ function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: num
     report.info("summary", `synced: ${done}`, fields);
     return;
   }
-  for (const { remote, reason } of [...failed, ...skipped]) report.error("not-synced", `not synced: ${remote}: ${reason}`, { path: remote, reason });
-  const why = stopped ? ` (${stopped})` : "";
-  report.error(
-    "summary",
-    `${plural(failed.length + skipped.length, "file")} not synced${why}; ${done}. They are listed in .uspark/pending.json: run \`uspark push --pending\` to retry.`,
-    fields,
-  );
+  reportNotSynced(report, [...failed, ...skipped]);
+  const why = stopped ? ` (syncing stopped: ${stopped})` : "";
+  const journal = summary.sync.journaled
+    ? ` ${plural(summary.sync.journaled, "entry")} written to .uspark/pending.json: run \`uspark push --pending\` to retry.`
+    : "";
+  report.error("summary", `${plural(failed.length + skipped.length, "file")} not synced${why}; ${done}.${journal}`, fields);
 }
 
 function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+  if (count === 1) return `1 ${noun}`;
+  return `${count} ${noun.endsWith("y") ? noun.slice(0, -1) + "ies" : noun + "s"}`;
 }

@@ -18,6 +18,10 @@ export function tooLarge(limit: number): HttpError {
   return new HttpError(413, "too_large", `body exceeds ${limit} bytes`, {}, { connection: "close" });
 }
 
+function cutShort(): HttpError {
+  return new HttpError(400, "invalid_request", "request body was cut short");
+}
+
 export function sendJson(
   res: ServerResponse,
   status: number,
@@ -50,21 +54,22 @@ export function readBody(
 ): Promise<void> {
   const declared = Number(req.headers["content-length"]);
   if (declared > limit) return Promise.reject(tooLarge(limit));
+  // The client may have gone while the caller was busy (its 'close' would never come again).
+  if (req.destroyed) return Promise.reject(cutShort());
 
   return new Promise((resolve, reject) => {
     let received = 0;
     let settled = false;
     let pending: Promise<void> = Promise.resolve();
 
-    const settle = (error?: unknown) => { console.log("settle", error);
+    const settle = (error?: unknown) => {
       if (settled) return;
       settled = true;
       req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
       if (error) reject(error);
       else resolve();
     };
-    req.on("close", () => console.log("req close", req.complete)); req.on("aborted", () => console.log("aborted"));
-    const onData = (chunk: Buffer) => { console.log("data", chunk.length);
+    const onData = (chunk: Buffer) => {
       received += chunk.length;
       if (received > limit) {
         req.pause();
@@ -76,9 +81,10 @@ export function readBody(
       pending.then(() => settled || req.resume(), settle);
     };
     const onEnd = () => pending.then(() => settle(), settle);
-    const onError = () => settle(new HttpError(400, "invalid_request", "request body was cut short"));
+    const onError = () => settle(cutShort());
+    // Closed before 'end' (even with every byte received): what is still buffered is lost.
     const onClose = () => {
-      if (!req.complete) settle(new HttpError(400, "invalid_request", "request body was cut short"));
+      if (!req.readableEnded) settle(cutShort());
     };
 
     req.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);

@@ -98,7 +98,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     port: actualPort,
     close() {
       closing ??= new Promise<void>((done, fail) => {
-        server.close((error) => { console.log("server closed"); return error ? fail(error) : done(); });
+        server.close((error) => (error ? fail(error) : done()));
         server.closeIdleConnections();
       }).then(() => store.close());
       return closing;

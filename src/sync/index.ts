@@ -132,7 +132,7 @@ export function createSyncSession(options: SyncOptions): SyncSession {
   async function runBatch(batch: Map<string, SyncTarget>): Promise<void> {
     const targets = [...batch.values()];
     if (stopped || settled) {
-      for (const t of targets) markUnsynced(t, stopped ?? "not synced");
+      for (const t of targets) markUnsynced(t, stopped ?? "the session had ended");
       return;
     }
     try {
@@ -147,12 +147,12 @@ export function createSyncSession(options: SyncOptions): SyncSession {
         return;
       }
       if (error instanceof ApiError && error.fatal) {
-        for (const t of targets) markUnsynced(t, `not synced: ${error.message}`);
+        for (const t of targets) markUnsynced(t, error.message);
         stop(error.message);
         return;
       }
-      const reason = `not synced: ${describe(error)}`;
-      report.warn("batch-failed", reason, { paths: targets.map((t) => t.remote) });
+      const reason = describe(error);
+      report.warn("batch-failed", `batch not synced: ${reason}`, { paths: targets.map((t) => t.remote) });
       for (const t of targets) engine.fail(t, describe(error), true);
     }
   }
@@ -172,8 +172,8 @@ export function createSyncSession(options: SyncOptions): SyncSession {
       { reason: message },
     );
     queue.close();
-    for (const target of queue.takePending().values()) markUnsynced(target, `not synced: ${message}`);
-    controller.abort(new SyncInterrupted(`not synced: ${message}`));
+    for (const target of queue.takePending().values()) markUnsynced(target, message);
+    controller.abort(new SyncInterrupted(message));
     stopJournal = writeJournal(false).catch((error) => journalError(error));
   }
 
@@ -229,7 +229,7 @@ export function createSyncSession(options: SyncOptions): SyncSession {
   function settle(): Promise<SyncResult> {
     settled ??= (async () => {
       queue.close();
-      const why = controller.signal.aborted ? reasonOf(controller.signal.reason) : "not synced";
+      const why = controller.signal.aborted ? reasonOf(controller.signal.reason) : "the session ended first";
       for (const target of queue.peekInFlight()?.values() ?? []) markUnsynced(target, why);
       for (const target of queue.takePending().values()) markUnsynced(target, why);
       controller.abort(new SyncInterrupted(why));
@@ -280,7 +280,7 @@ export function createSyncSession(options: SyncOptions): SyncSession {
         return;
       }
       if (stopped) {
-        markUnsynced(target, `not synced: ${stopped}`);
+        markUnsynced(target, stopped);
         return;
       }
       queue.add(target.remote, target);
@@ -288,7 +288,7 @@ export function createSyncSession(options: SyncOptions): SyncSession {
 
     finish(timeoutMs, finishOptions = {}) {
       finishing ??= (async () => {
-        const reason = `not synced within the flush timeout (${timeoutMs} ms)`;
+        const reason = `still unsynced when the flush timeout (${timeoutMs} ms) ran out`;
         let timer: ReturnType<typeof setTimeout> | undefined;
         const arm = () => {
           if (timer) clearTimeout(timer);
@@ -320,7 +320,7 @@ export function createSyncSession(options: SyncOptions): SyncSession {
     },
 
     abort() {
-      abortWith("not synced: interrupted");
+      abortWith("interrupted before it was synced");
       return settle();
     },
 
@@ -347,3 +347,4 @@ function describe(error: unknown): string {
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
+

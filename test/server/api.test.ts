@@ -127,12 +127,9 @@ describe("blobs", () => {
     req.on("error", () => {});
     // "100 Continue" means the server has the request in hand.
     await new Promise<void>((resolve) => req.once("continue", resolve));
-    console.log("continued");
     req.write(body.subarray(0, 1000));
     req.destroy();
-    console.log("destroyed");
-    await t.restart();
-    console.log("restarted"); // close() waits for the aborted upload to be cleaned up
+    await t.restart(); // close() waits for the aborted upload to be cleaned up
     expect(await listFiles(join(t.dataDir, "blobs"))).toEqual([]);
     expect((await t.files()).version).toBe(0);
   });

@@ -151,7 +151,7 @@ describe("uspark push", () => {
       expect(code).toBe(1);
       expect(Date.now() - started).toBeLessThan(3000);
       expect((await readJournal(root)).map((e) => e.path)).toEqual(["a.ts"]);
-      expect(log.events("not-synced")[0]!.message).toBe("not synced: a.ts: not synced within the flush timeout (300 ms)");
+      expect(log.events("not-synced")[0]!.message).toBe("not synced (still unsynced when the flush timeout (300 ms) ran out): a.ts");
       expect(log.events("summary")[0]).toMatchObject({ level: "error" });
       expect(log.events("summary")[0]!.message).toMatch(/uspark push --pending/);
     } finally {

@@ -198,36 +198,37 @@ async function runWatchCommand(flags: WatchFlags): Promise<void> {
   }
   if (process.stdin.isTTY) report.warn("tty", "stdin is a terminal: pipe an agent's JSON stream into uspark (Ctrl-D ends)");
 
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals++;
-    if (signals === 1) {
-      report.info("signal", `${signal}: pushing what is pending, then exiting (again to stop at once)`);
-      process.stdin.pause();
-      void watcher.end().then((summary) => exit(summary.exitCode));
-    } else {
-      void watcher.abort().then(() => exit(signal === "SIGINT" ? 130 : 143));
-    }
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-
-  const output = passthrough({
+  const stream = passthrough({
     input: process.stdin,
     output: process.stdout,
     onChunk: (chunk) => watcher.write(chunk),
     onOutputClosed: (error) => report.debug("stdout-closed", `stdout closed (${(error as NodeJS.ErrnoException).code ?? error.message}); still reading stdin and syncing`),
   });
-  const inputEnded = new Promise<void>((resolve) => process.stdin.once("end", resolve));
+
+  // The first signal ends the input as stdin's end would; a second one journals and exits at once.
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals++;
+    if (signals === 1) {
+      report.info("signal", `${signal}: pushing what is pending, then exiting (again to stop at once)`);
+      stream.stop();
+    } else {
+      void watcher.abort().then(() => exit(128 + (signal === "SIGINT" ? 2 : 15)));
+    }
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+
   let summary;
   try {
-    await inputEnded;
-    [summary] = await Promise.all([watcher.end(), output]);
+    // Sync's last flush need not wait for a slow reader of stdout; the exit does.
+    await Promise.race([stream.ended, stream.done]);
+    [summary] = await Promise.all([watcher.end(), stream.done]);
   } catch (error) {
     report.error("stdin", `reading stdin failed: ${(error as Error).message}`);
     summary = await watcher.end();
   }
-  exit(summary.exitCode);
+  if (signals < 2) exit(summary.exitCode);
 }
 
 async function runPushCommand(paths: string[], flags: PushFlags): Promise<void> {

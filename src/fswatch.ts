@@ -100,8 +100,8 @@ interface DirNode {
   rulesText: string | undefined;
   ownRules: RuleSet | undefined;
   rulesLoaded: boolean;
-  /** Regular files by name → their stat signature when polled, else "". */
-  readonly files: Map<string, string>;
+  /** Regular files by name → what lstat said of them when polled, else null. */
+  readonly files: Map<string, FileSig | null>;
   readonly dirs: Map<string, DirNode>;
   watcher: FSWatcher | undefined;
   polled: boolean;
@@ -111,6 +111,14 @@ interface DirNode {
 /** "initial": the first walk, nothing is a change; "new": a directory that appeared, its files are
  * changes; "rescan": after a .gitignore changed, pick up what is no longer ignored, quietly. */
 type ScanMode = "initial" | "new" | "rescan";
+
+/** What tells a polled file changed. */
+interface FileSig {
+  mtimeMs: number;
+  ctimeMs: number;
+  size: number;
+  ino: number;
+}
 
 class TreeWatcher implements FsWatcher {
   readonly ready: Promise<void>;
@@ -357,11 +365,11 @@ class TreeWatcher implements FsWatcher {
         if (node.files.has(name) || this.rules.ignored(node.chain, node.rel, name, false)) continue;
         if (announce || node.polled) {
           // The listing may be older than an event already handled: believe lstat, not it.
-          const st = probe(path.join(node.abs, name));
+          const st = probe(childPath(node, name));
           if (!st?.isFile()) continue;
-          node.files.set(name, node.polled ? signature(st) : "");
+          node.files.set(name, node.polled ? signature(st) : null);
         } else {
-          node.files.set(name, "");
+          node.files.set(name, null);
         }
         if (announce) this.emit(node, name, "write");
       } else if (entry.isDirectory()) {
@@ -456,8 +464,7 @@ class TreeWatcher implements FsWatcher {
 
   /** Compares one entry with what is known of it, and reports the difference. */
   private checkEntry(node: DirNode, name: string): void {
-    const abs = path.join(node.abs, name);
-    const st = probe(abs);
+    const st = probe(childPath(node, name));
     // Cannot tell (EACCES, EIO…): a file that cannot be stat'ed is not a deleted file.
     if (st === undefined) return;
     const knownDir = node.dirs.get(name);
@@ -474,9 +481,11 @@ class TreeWatcher implements FsWatcher {
     if (knownDir) this.removeDir(knownDir, true);
     if (st?.isFile()) {
       if (this.rules.ignored(node.chain, node.rel, name, false)) return;
-      const sig = node.polled ? signature(st) : "";
-      if (node.polled && node.files.get(name) === sig) return;
-      node.files.set(name, sig);
+      if (node.polled) {
+        const before = node.files.get(name);
+        if (before && sameFile(before, st)) return;
+      }
+      node.files.set(name, node.polled ? signature(st) : null);
       this.emit(node, name, "write");
       if (name === ".gitignore") this.reloadRules(node);
       return;
@@ -497,7 +506,7 @@ class TreeWatcher implements FsWatcher {
     if (this.closed) return;
     this.lastActivity = performance.now();
     try {
-      this.onChange({ path: path.join(node.abs, name), kind, cause: "fs", confirmed: true });
+      this.onChange({ path: childPath(node, name), kind, cause: "fs", confirmed: true });
     } catch (error) {
       this.warnOnce("callback", "fswatch", `a file change handler failed: ${describe(error)}`);
     }
@@ -511,7 +520,7 @@ class TreeWatcher implements FsWatcher {
     node.polled = true;
     this.polled.add(node);
     for (const name of [...node.files.keys()]) {
-      const st = probe(path.join(node.abs, name));
+      const st = probe(childPath(node, name));
       if (st?.isFile()) node.files.set(name, signature(st));
     }
     this.schedulePoll();
@@ -573,24 +582,16 @@ class TreeWatcher implements FsWatcher {
   /** Lists one directory and compares every entry with what is known. */
   private pollDir(node: DirNode, done: () => void): void {
     if (!this.live(node)) return done();
-    readdir(node.abs, { withFileTypes: true }, (error, entries) => {
+    // Names only: an entry's type costs more to list than to lstat, and every entry is lstat'ed.
+    readdir(node.abs, (error, names) => {
       if (!this.live(node)) return done();
       if (error) {
         // A directory that vanished is its parent's news.
         if (!isGone(error)) this.unreadable(node, error);
         return done();
       }
-      const seen = new Set<string>();
-      for (const entry of entries) {
-        const name = entry.name;
-        seen.add(name);
-        if (!node.files.has(name) && !node.dirs.has(name)) {
-          // Unknown: leave out what the rules leave out before any stat.
-          if (!entry.isFile() && !entry.isDirectory()) continue;
-          if (this.rules.ignored(node.chain, node.rel, name, entry.isDirectory())) continue;
-        }
-        if (this.live(node)) this.checkEntry(node, name);
-      }
+      const seen = new Set<string>(names);
+      for (const name of names) if (this.live(node)) this.checkEntry(node, name);
       for (const name of [...node.files.keys(), ...node.dirs.keys()]) if (!seen.has(name) && this.live(node)) this.checkEntry(node, name);
       done();
     });
@@ -657,8 +658,17 @@ function probe(abs: string): Stats | null | undefined {
   }
 }
 
-function signature(st: Stats): string {
-  return `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}`;
+function signature(st: Stats): FileSig {
+  return { mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, size: st.size, ino: st.ino };
+}
+
+function sameFile(sig: FileSig, st: Stats): boolean {
+  return sig.mtimeMs === st.mtimeMs && sig.ctimeMs === st.ctimeMs && sig.size === st.size && sig.ino === st.ino;
+}
+
+/** `node.abs` is normalised and a name has no separator: no need for path.join. */
+function childPath(node: DirNode, name: string): string {
+  return node.abs + path.sep + name;
 }
 
 function errorCode(error: unknown): string | undefined {

@@ -192,7 +192,9 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
       return ended;
     },
     abort() {
-      ended ??= finish((session) => session.abort(), false);
+      // Also cuts short an end() under way: the session journals what is left and settles.
+      if (ended) void sync?.then((session) => session.abort());
+      else ended = finish((session) => session.abort(), false);
       return ended;
     },
   };

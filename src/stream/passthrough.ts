@@ -14,8 +14,20 @@ export interface PassthroughOptions {
   onOutputClosed?(error: Error): void;
 }
 
-export function passthrough({ input, output, onChunk, onOutputClosed }: PassthroughOptions): Promise<void> {
-  return new Promise((resolve, reject) => {
+export interface Passthrough {
+  /** Resolves when input has ended, or `stop` was called. */
+  ended: Promise<void>;
+  /** Resolves when input has ended (or `stop` was called) and all output has left the process. */
+  done: Promise<void>;
+  /** Stop reading input (a signal); `done` resolves once what was read is written. */
+  stop(): void;
+}
+
+export function passthrough({ input, output, onChunk, onOutputClosed }: PassthroughOptions): Passthrough {
+  let stop = () => {};
+  let markEnded = () => {};
+  const ended = new Promise<void>((resolve) => (markEnded = resolve));
+  const done = new Promise<void>((resolve, reject) => {
     let outputOpen = true;
     let waitingForDrain = false;
     /** Writes not yet handed to the OS: 'drain' alone does not say when the last one is. */
@@ -59,10 +71,17 @@ export function passthrough({ input, output, onChunk, onOutputClosed }: Passthro
       finishIfEnded();
     });
     input.once("error", reject);
+    stop = () => {
+      input.pause();
+      inputEnded = true;
+      finishIfEnded();
+    };
 
     /** Done when input has ended and everything written has left the process. */
     function finishIfEnded(): void {
+      if (inputEnded) markEnded();
       if (inputEnded && (!outputOpen || unwritten === 0)) resolve();
     }
   });
+  return { ended, done, stop: () => stop() };
 }

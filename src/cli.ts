@@ -186,6 +186,7 @@ async function runWatchCommand(flags: WatchFlags): Promise<void> {
       maxLineLength: flags.maxLineLength,
       report: reporterFor(flags, connection?.token),
       ...connection,
+      insecure: flags.insecure,
       debounceMs: flags.debounce,
       maxWaitMs: flags.maxWait,
       flushTimeoutMs: flags.flushTimeout,

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { isLoopbackHost } from "./loopback.js";
 
 /**
  * Where the connection settings come from, in order: flags, environment
@@ -75,10 +76,6 @@ export function checkApiUrl(raw: string, insecure: boolean): string {
   return url.origin + url.pathname.replace(/\/+$/, "");
 }
 
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, "");
-  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
 
 export function homeConfigPath(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(env.HOME || os.homedir(), ".uspark", "config.json");

@@ -668,7 +668,7 @@ function sameFile(sig: FileSig, st: Stats): boolean {
 
 /** `node.abs` is normalised and a name has no separator: no need for path.join. */
 function childPath(node: DirNode, name: string): string {
-  return node.abs + path.sep + name;
+  return node.abs.endsWith(path.sep) ? node.abs + name : node.abs + path.sep + name;
 }
 
 function errorCode(error: unknown): string | undefined {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { AGENTS, agentNames } from "./agents/index.js";
 import { createAutoParser } from "./agents/detect.js";
 import type { AgentParser, FileChange } from "./agents/types.js";
-import { UsageError } from "./config.js";
+import { checkApiUrl, DEFAULT_API_URL, UsageError } from "./config.js";
 import type { FsWatcher } from "./fswatch.js";
 import { createPathPolicy } from "./paths.js";
 import { Reporter, reportNotSynced } from "./report.js";
@@ -31,9 +31,11 @@ export interface WatcherOptions {
   poll?: number;
   maxLineLength?: number;
   report?: Reporter;
+  /** The project API; default http://127.0.0.1:4400. Plain http only to loopback, unless `insecure`. */
   apiUrl?: string;
   projectId?: string;
   token?: string;
+  insecure?: boolean;
   debounceMs?: number;
   maxWaitMs?: number;
   flushTimeoutMs?: number;
@@ -84,6 +86,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
   if (!options.dryRun && !options.projectId) {
     throw new UsageError("no project id given", "pass --project-id <id> or set USPARK_PROJECT_ID (or use --dry-run)");
   }
+  const apiUrl = checkApiUrl(options.apiUrl ?? DEFAULT_API_URL, options.insecure === true);
   const policy = createPathPolicy({ root: options.root ?? process.cwd(), ignore: options.ignore, prefix: options.prefix });
   const source = { agent: agentName === "auto" ? "unknown" : agentName, sessionId: randomUUID() };
   const refusedPaths = new Set<string>();
@@ -139,7 +142,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     ? undefined
     : import("./sync/index.js").then(({ createSyncSession }) =>
         createSyncSession({
-          apiUrl: options.apiUrl!,
+          apiUrl,
           projectId: options.projectId!,
           token: options.token,
           root: policy.root,

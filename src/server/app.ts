@@ -107,11 +107,13 @@ export function createHandler(options: AppOptions): (req: IncomingMessage, res: 
   async function commit(req: IncomingMessage, res: ServerResponse, projectId: string): Promise<void> {
     const key = req.headers["idempotency-key"];
     if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
-      throw new HttpError(400, "invalid_request", "an Idempotency-Key header of 1-255 visible ASCII characters is required");
+      const message = "an Idempotency-Key header of 1-255 visible ASCII characters is required";
+      throw new HttpError(400, "invalid_request", message);
     }
     const parsed = parseCommitRequest(await readJson(req, options.maxJsonBytes));
     if (!parsed.ok) {
-      throw new HttpError(400, parsed.error, parsed.message, parsed.error === "invalid_path" ? { path: parsed.path } : {});
+      const extra = parsed.error === "invalid_path" ? { path: parsed.path } : {};
+      throw new HttpError(400, parsed.error, parsed.message, extra);
     }
     const { changes, source } = parsed.value;
     const outcome = await store.commit(projectId, key, changes, source);
@@ -125,10 +127,10 @@ export function createHandler(options: AppOptions): (req: IncomingMessage, res: 
         throw new HttpError(422, "missing_blobs", `${outcome.missing.length} blob(s) must be uploaded first`, {
           missing: outcome.missing,
         });
-      case "size_mismatch":
-        throw new HttpError(400, "invalid_request", `${outcome.path}: size ${outcome.size} differs from the blob's ${outcome.actual} bytes`, {
-          path: outcome.path,
-        });
+      case "size_mismatch": {
+        const message = `${outcome.path}: size ${outcome.size} differs from the blob's ${outcome.actual} bytes`;
+        throw new HttpError(400, "invalid_request", message, { path: outcome.path });
+      }
     }
   }
 

@@ -3,9 +3,11 @@
 import { createServer, type Server } from "node:http";
 import { isIP, type AddressInfo } from "node:net";
 import { resolve } from "node:path";
+import { isLoopbackHost } from "../loopback.js";
 import { createHandler, type CommitEvent } from "./app.js";
 import { Store } from "./store.js";
 
+export { isLoopbackHost };
 export { validateProjectPath, validateProjectId, isSha256, parseCommitRequest } from "./validate.js";
 export type { Change, CommitRequest, CommitSource } from "./validate.js";
 export type { CommitEvent } from "./app.js";
@@ -42,14 +44,6 @@ export interface ServeOptions {
   quiet?: boolean;
 }
 
-/** Loopback addresses and `localhost`: the only hosts a server without a token may bind to. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
-  if (bare === "localhost") return true;
-  if (isIP(bare) === 4) return bare.startsWith("127.");
-  if (isIP(bare) === 6) return bare === "::1" || /^::ffff:127\./.test(bare);
-  return false;
-}
 
 function usageError(message: string): Error {
   return Object.assign(new Error(message), { code: "EUSAGE" });
@@ -129,7 +123,7 @@ export async function runServe(options: ServeOptions): Promise<void> {
     dataDir,
     onCommit: options.quiet
       ? undefined
-      : (e) => log(`${e.projectId} is at version ${e.version} (${e.changes} ${e.changes === 1 ? "change" : "changes"})`),
+      : (e) => log(`${e.projectId} is at version ${e.version} (${e.changes} change${e.changes === 1 ? "" : "s"})`),
     onRequest: options.verbose ? (e) => log(`${e.method} ${e.url} ${e.status} ${e.ms}ms`) : undefined,
     onWarning: (message) => log(`warning: ${message}`),
     onError: (error) => log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),

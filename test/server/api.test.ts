@@ -413,13 +413,18 @@ describe("POST /commits", () => {
 });
 
 describe("routing", () => {
-  it.each(["/", "/api", "/api/projects/demo", "/api/projects/demo/files/extra", "/api/projects/demo/blobs", "/api/projects/demo/files/", "/api/other/demo/files"])(
-    "answers 404 not_found for %s",
-    async (path) => {
-      const t = await testServer();
-      await expectError(await fetch(`${t.url}${path}`), 404, "not_found");
-    },
-  );
+  it.each([
+    "/",
+    "/api",
+    "/api/projects/demo",
+    "/api/projects/demo/files/extra",
+    "/api/projects/demo/blobs",
+    "/api/projects/demo/files/",
+    "/api/other/demo/files",
+  ])("answers 404 not_found for %s", async (path) => {
+    const t = await testServer();
+    await expectError(await fetch(`${t.url}${path}`), 404, "not_found");
+  });
 
   it.each([
     ["POST", "/files", "GET, HEAD"],

@@ -95,23 +95,66 @@ export type Action =
   | { kind: "reset" }
   | { kind: "stall" }
   /** Forward, but run `before` first (e.g. touch a file while the commit is in flight). */
-  | { kind: "forward-after"; before: () => Promise<void> | void };
+  | { kind: "forward-after"; before: () => Promise<void> | void }
+  /**
+   * Forward, let the upstream answer in full (so a commit is applied), then cut the client's
+   * connection instead of passing the answer on: the client must retry without applying twice.
+   */
+  | { kind: "drop" };
+
+/** An answer the proxy handed to the client in full (forwarded or made up). */
+export interface DeliveredAnswer {
+  n: number;
+  method: string;
+  url: string;
+  idempotencyKey: string | undefined;
+  status: number;
+  /** The answer's body (JSON answers only; blobs are not kept). */
+  body: string;
+  at: number;
+}
+
+export interface ProxyOptions {
+  /** Listen on this port (default 0: any free port). */
+  port?: number;
+}
 
 /**
  * A small HTTP proxy in front of an upstream (the reference server) that can fail requests on
- * demand: `rule(request)` picks an action; undefined forwards.
+ * demand: `rule(request)` picks an action; undefined forwards. `upstream` may be changed (a
+ * restarted server on a new port); `down()` stops accepting connections (clients get
+ * ECONNREFUSED) and closes the open ones, `up()` listens again on the same port.
+ * `delivered` lists every answer a client received in full.
  */
-export async function startProxy(upstream: string, rule: (req: SeenRequest) => Action | undefined = () => undefined) {
+export async function startProxy(upstream: string, rule: (req: SeenRequest) => Action | undefined = () => undefined, options: ProxyOptions = {}) {
   const seen: SeenRequest[] = [];
+  const delivered: DeliveredAnswer[] = [];
   const sockets = new Set<Socket>();
-  const target = new URL(upstream);
+  let port = options.port ?? 0;
   const proxy = {
     seen,
+    delivered,
     rule,
     url: "",
+    upstream,
+    get isUp() {
+      return server.listening;
+    },
+    /** Stops listening and cuts every open connection. */
+    async down() {
+      if (!server.listening) return;
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
+    /** Listens again, on the same port. */
+    async up() {
+      if (server.listening) return;
+      await listen();
+    },
     async close() {
       for (const s of sockets) s.destroy();
-      await new Promise<void>((r) => server.close(() => r()));
+      if (server.listening) await new Promise<void>((r) => server.close(() => r()));
     },
   };
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -127,12 +170,16 @@ export async function startProxy(upstream: string, rule: (req: SeenRequest) => A
         at: Date.now(),
       };
       seen.push(info);
+      const record = (status: number, body: string) => {
+        const key = info.headers["idempotency-key"];
+        delivered.push({ n: info.n, method: info.method, url: info.url, idempotencyKey: typeof key === "string" ? key : undefined, status, body, at: Date.now() });
+      };
       const action = proxy.rule(info) ?? { kind: "forward" };
       switch (action.kind) {
         case "answer": {
           const body = action.body === undefined ? "" : JSON.stringify(action.body);
           res.writeHead(action.status, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), ...action.headers });
-          res.end(body);
+          res.end(body, () => record(action.status, body));
           return;
         }
         case "reset":
@@ -142,10 +189,13 @@ export async function startProxy(upstream: string, rule: (req: SeenRequest) => A
           return;
         case "forward-after":
           await action.before();
-          forward(info, res);
+          forward(info, res, record);
+          return;
+        case "drop":
+          forward(info, res, record, true);
           return;
         case "forward":
-          forward(info, res);
+          forward(info, res, record);
       }
     });
   });
@@ -153,19 +203,45 @@ export async function startProxy(upstream: string, rule: (req: SeenRequest) => A
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
-  function forward(info: SeenRequest, res: ServerResponse) {
+  function forward(info: SeenRequest, res: ServerResponse, record: (status: number, body: string) => void, drop = false) {
+    const target = new URL(proxy.upstream);
     const headers = { ...info.headers, host: target.host };
     const up = httpRequest({ host: target.hostname, port: target.port, method: info.method, path: info.url, headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      const status = answer.statusCode ?? 502;
+      const json = String(answer.headers["content-type"] ?? "").startsWith("application/json");
+      const parts: Buffer[] = [];
+      answer.on("data", (c: Buffer) => {
+        if (json) parts.push(c);
+      });
+      if (drop) {
+        // The upstream has done the work once its answer is complete; the client never hears of it.
+        answer.on("end", () => res.socket?.destroy());
+        answer.on("error", () => res.socket?.destroy());
+        return;
+      }
+      res.on("finish", () => record(status, Buffer.concat(parts).toString()));
+      res.writeHead(status, answer.headers);
       answer.pipe(res);
     });
     up.on("error", () => res.destroy());
     up.end(info.body);
   }
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  function listen() {
+    return new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => {
+        server.off("error", reject);
+        port = (server.address() as AddressInfo).port;
+        resolve();
+      });
+    });
+  }
+  await listen();
+  proxy.url = `http://127.0.0.1:${port}`;
   return proxy;
 }
+
+export type Proxy = Awaited<ReturnType<typeof startProxy>>;
 
 /** A server that records every request it gets (to prove nothing reaches it). */
 export async function startRecorder() {

@@ -30,7 +30,7 @@ interface ConnectionOptionFlags {
 
 interface TreeFlags {
   root: string;
-  ignore: string[];
+  ignore?: string[];
   prefix?: string;
 }
 
@@ -78,6 +78,13 @@ Settings: --api-url / USPARK_API_URL (default ${DEFAULT_API_URL}), --token / USP
 Exit codes: 0 everything synced, 1 something not synced (listed and journaled in
 <root>/.uspark/pending.json), 2 usage or configuration error.`;
 
+const WATCH_EXAMPLES = `
+Examples:
+  $ claude -p --output-format stream-json --verbose "fix the login bug" | uspark watch-claude --project-id my-app
+  $ gemini --output-format stream-json -p "add tests" | uspark watch --project-id my-app --ignore "*.log"
+  $ uspark watch-claude --dry-run --root ~/src/my-app < session.jsonl
+stdout is stdin, unchanged; progress, warnings and the summary go to stderr.`;
+
 export function buildProgram(): Command {
   const program = new Command("uspark")
     .description("Keep a remote uSpark project in sync with the files an AI coding agent edits.\nstdin is copied to stdout unchanged; the tool's own words go to stderr.")
@@ -90,14 +97,18 @@ export function buildProgram(): Command {
     program
       .command("watch-claude")
       .description("sync the files edited in a Claude Code stream (claude -p --output-format stream-json --verbose)"),
-  ).action((flags: WatchFlags) => runWatchCommand({ ...flags, agent: "claude" }));
+  )
+    .addHelpText("after", WATCH_EXAMPLES)
+    .action((flags: WatchFlags) => runWatchCommand({ ...flags, agent: "claude" }));
 
   addWatchOptions(
     program
       .command("watch")
       .description("sync the files edited in any supported agent's JSON stream")
       .addOption(new Option("--agent <name>", "the agent whose stream this is").choices(["auto", ...agentNames]).default("auto")),
-  ).action((flags: WatchFlags) => runWatchCommand(flags));
+  )
+    .addHelpText("after", WATCH_EXAMPLES)
+    .action((flags: WatchFlags) => runWatchCommand(flags));
 
   addLogOptions(
     addTreeOptions(
@@ -117,7 +128,7 @@ export function buildProgram(): Command {
 
   program
     .command("serve")
-    .description("run the reference project server (the API contract of shared/design.md §3)")
+    .description("run the reference project server: the project API, on this machine, for trying uspark out and for tests")
     .requiredOption("--data <dir>", "where projects, commits and blobs are stored")
     .option("--port <port>", "port to listen on (0: any free port)", int("--port"), 4400)
     .option("--host <host>", "address to bind; other than loopback only with --token", "127.0.0.1")
@@ -158,7 +169,7 @@ function addConnectionOptions(command: Command): Command {
 function addTreeOptions(command: Command): Command {
   return command
     .option("--root <dir>", "the project root; nothing outside it is synced", ".")
-    .option("--ignore <glob>", "never sync files matching this gitignore-style pattern (repeatable)", collect, [])
+    .option("--ignore <glob>", "never sync files matching this gitignore-style pattern (repeatable)", collect)
     .option("--prefix <dir>", "sync only files under <root>/<dir>, stored without that prefix");
 }
 
@@ -249,7 +260,7 @@ async function runPushCommand(paths: string[], flags: PushFlags): Promise<void> 
     paths,
     pending: flags.pending === true,
     delete: flags.delete === true,
-    ignore: flags.ignore,
+    ignore: flags.ignore ?? [],
     prefix: flags.prefix,
     requestTimeoutMs: flags.requestTimeout,
     maxFileSize: flags.maxFileSize,
@@ -311,8 +322,8 @@ function positive(name: string) {
   return (raw: string) => parsePositiveInt(name, raw);
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 function packageVersion(): string {

@@ -1,5 +1,5 @@
 import { needle, pending, PendingCalls } from "./common.js";
-import { isObject, parseEvent } from "./sparse-json.js";
+import { isObject, JsonScanner, LITERAL, OBJECT, ARRAY, SkippedString, STRING, type ScanHandler } from "./sparse-json.js";
 import type { AgentFormat, AgentParser, ChangeSink } from "./types.js";
 
 /**
@@ -16,72 +16,445 @@ export interface ClaudeShape {
 }
 
 export function claudeShaped(shape: ClaudeShape): AgentFormat {
-  const toolNeedles = Object.keys(shape.tools).map(needle);
   return {
     name: shape.name,
     detect: (event) => isObject(event) && shape.detect(event),
-    create: (emit) => new ClaudeShapedParser(shape, toolNeedles, emit),
+    create: (emit) => new ClaudeShapedParser(shape, emit),
   };
 }
 
 const TOOL_USE = needle("tool_use");
 const TOOL_RESULT = needle("tool_result");
 const INIT = needle("init");
+/** How every event Claude Code writes begins: the event type is known from the first bytes. */
+const TYPE_PREFIX = Buffer.from('{"type":"');
+/** Enough of a line to read its type from that prefix ("stream_event" is the longest). */
+const HEAD_BYTES = 32;
+/**
+ * Once a line's tool call is read, the rest of a line that spans chunks is held (not copied)
+ * while it is searched for another `"tool_use"`, up to this many bytes; past that it is read
+ * structurally as it comes, so a line of any length costs no more memory than this.
+ */
+export const HOLD_BYTES = 8 * 1024 * 1024;
 
+// What a line is, from its first bytes.
+const GENERIC = 0; // not in Claude's own layout: decided by needles, read in full
+const ASSISTANT = 1;
+const USER = 2;
+const SYSTEM = 3;
+const OTHER = 4; // stream_event, result, …: never matters
+
+// Where the parser is in the current line.
+const NEW = 0; // between lines
+const HEAD = 1; // too few bytes yet to read the type
+const SKIP = 2; // the rest of this line cannot matter
+const SCAN = 3; // the scanner reads the line
+const TAIL = 4; // the line's tool calls are read; the rest is searched for another "tool_use"
+
+/**
+ * A line is decided from bytes before anything is decoded: its type from the first bytes when
+ * it has Claude's layout, then a needle (`"tool_use"`, a pending call's id, `"init"`). The lines
+ * that pass are read by a `JsonScanner` that decodes only the few fields that matter (types,
+ * ids, tool names, paths, `is_error`) and passes over the rest (file contents, tool output).
+ * Once a tool call's id, name and path are read, and no further `"tool_use"` follows in the line,
+ * the rest is not read at all: a Write of a large file costs one `indexOf` over its content.
+ * Lines that span chunks are read as they come, never joined.
+ */
 class ClaudeShapedParser implements AgentParser {
   private readonly pending = new PendingCalls();
   private cwd: string | undefined;
+  private readonly reader: EventReader;
+  private readonly scanner: JsonScanner;
+  private readonly toolNeedles: Buffer[];
+  private state = NEW;
+  private head: Buffer | undefined;
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  /** The last bytes of the held tail, to find a needle that straddles two pieces. */
+  private edge = Buffer.alloc(0);
+  /** The last byte other than whitespace seen in the tail. */
+  private lastByte = 0;
 
   constructor(
     private readonly shape: ClaudeShape,
-    private readonly toolNeedles: Buffer[],
     private readonly emit: ChangeSink,
-  ) {}
+  ) {
+    this.reader = new EventReader(shape.tools);
+    this.scanner = new JsonScanner(this.reader);
+    this.reader.scanner = this.scanner;
+    this.toolNeedles = Object.keys(shape.tools).map(needle);
+  }
 
   line(line: Buffer): void {
-    // Most lines are text, reads and their results: decide from bytes before decoding anything.
-    if (!this.mayMatter(line)) return;
-    const event = parseEvent(line);
-    if (event === undefined) return;
-    if (event.type === "assistant") this.onAssistant(event);
-    else if (event.type === "user") this.onUser(event);
-    else if (event.type === "system" && event.subtype === "init" && typeof event.cwd === "string" && this.cwd === undefined) {
-      this.cwd = event.cwd;
+    if (this.state !== NEW) this.lineDropped();
+    this.linePart(line, true);
+  }
+
+  /** A piece of a line that spans chunks; `last` with its final piece. */
+  linePart(part: Buffer, last: boolean): void {
+    switch (this.state) {
+      case NEW:
+      case HEAD: {
+        const piece = this.head === undefined ? part : Buffer.concat([this.head, part]);
+        this.head = undefined;
+        if (!last && piece.length < HEAD_BYTES) {
+          this.head = Buffer.from(piece); // a copy: the piece is only ours during this call
+          this.state = HEAD;
+          return;
+        }
+        this.startLine(piece, last);
+        return;
+      }
+      case SKIP:
+        if (last) this.state = NEW;
+        return;
+      case SCAN:
+        if (this.reader.stopsFrom !== Infinity) this.reader.stopsFrom = 0;
+        this.scan(part, 0, last);
+        return;
+      case TAIL:
+        this.tailPart(part, last);
+        return;
     }
+  }
+
+  /** The line in progress was given up (too long): forget it. */
+  lineDropped(): void {
+    this.state = NEW;
+    this.head = undefined;
+    this.dropTail();
   }
 
   end(): void {
     this.pending.flushUnconfirmed(this.emit);
   }
 
-  private mayMatter(line: Buffer): boolean {
-    if (line.includes(TOOL_USE) && this.toolNeedles.some((n) => line.includes(n))) return true;
-    if (this.pending.size > 0 && line.includes(TOOL_RESULT) && this.pending.mentionedIn(line)) return true;
-    return this.cwd === undefined && line.includes(INIT);
+  private startLine(piece: Buffer, whole: boolean): void {
+    if (!this.mayMatter(lineKind(piece), piece, whole)) {
+      this.state = whole ? NEW : SKIP;
+      return;
+    }
+    this.reader.reset();
+    this.scanner.reset();
+    this.state = SCAN;
+    this.scan(piece, 0, whole);
   }
 
-  private onAssistant(event: Record<string, unknown>): void {
-    for (const block of contentBlocks(event)) {
-      if (block.type !== "tool_use" || typeof block.id !== "string" || typeof block.name !== "string") continue;
-      const fields = Object.hasOwn(this.shape.tools, block.name) ? this.shape.tools[block.name] : undefined;
-      if (fields === undefined || !isObject(block.input)) continue;
-      const input = block.input;
-      const path = fields.map((field) => input[field]).find((value) => typeof value === "string" && value !== "");
-      if (typeof path === "string") this.pending.add(block.id, [pending(path, "write", block.name, this.cwd)]);
+  /** Can this line change anything? `whole`: `line` is all of it, else only its first piece. */
+  private mayMatter(kind: number, line: Buffer, whole: boolean): boolean {
+    switch (kind) {
+      case ASSISTANT:
+        return !whole || (line.includes(TOOL_USE) && this.namesATool(line));
+      case USER:
+        return this.pending.size > 0 && (!whole || this.pending.mentionedIn(line));
+      case SYSTEM:
+        return this.cwd === undefined && (!whole || line.includes(INIT));
+      case OTHER:
+        return false;
+      default:
+        if (!whole) return true;
+        if (line.includes(TOOL_USE) && this.namesATool(line)) return true;
+        if (this.pending.size > 0 && line.includes(TOOL_RESULT) && this.pending.mentionedIn(line)) return true;
+        return this.cwd === undefined && line.includes(INIT);
     }
   }
 
-  private onUser(event: Record<string, unknown>): void {
-    for (const block of contentBlocks(event)) {
-      if (block.type !== "tool_result" || typeof block.tool_use_id !== "string") continue;
-      if (block.is_error === true) this.pending.take(block.tool_use_id);
-      else this.pending.confirm(block.tool_use_id, this.emit);
+  /**
+   * Does a line mention one of the tools at all? Only asked of short lines: on a long one each
+   * needle would cross the whole content, and reading the head of the line answers sooner.
+   */
+  private namesATool(line: Buffer): boolean {
+    if (line.length > 4096) return true;
+    for (const n of this.toolNeedles) if (line.includes(n)) return true;
+    return false;
+  }
+
+  private scan(buf: Buffer, from: number, last: boolean): void {
+    let at = this.scanner.write(buf, from);
+    while (at !== -1) {
+      // The reader stopped: either the event is of no interest, or all it holds is read unless
+      // another "tool_use" follows.
+      if (this.reader.discard) {
+        this.state = last ? NEW : SKIP;
+        return;
+      }
+      const hit = buf.indexOf(TOOL_USE, at - 1);
+      if (hit === -1) {
+        if (!last) return this.startTail(buf, at);
+        if (lastByteFrom(buf, at - 1, 0) === 0x7d) this.commit(); // } — as far as we can tell, valid
+        this.state = NEW;
+        return;
+      }
+      this.reader.stopsFrom = hit + TOOL_USE.length;
+      at = this.scanner.write(buf, at);
+    }
+    if (last) {
+      if (this.scanner.end()) this.commit();
+      this.state = NEW;
+    }
+  }
+
+  private startTail(buf: Buffer, at: number): void {
+    const rest = buf.subarray(at);
+    this.state = TAIL;
+    this.held = [rest];
+    this.heldBytes = rest.length;
+    this.edge = Buffer.from(rest.subarray(Math.max(0, rest.length - TOOL_USE.length + 1)));
+    this.lastByte = lastByteFrom(rest, 0, 0);
+  }
+
+  private tailPart(part: Buffer, last: boolean): void {
+    const straddles = this.edge.length > 0 && Buffer.concat([this.edge, part.subarray(0, TOOL_USE.length - 1)]).includes(TOOL_USE);
+    if (straddles || part.includes(TOOL_USE) || this.heldBytes + part.length > HOLD_BYTES) {
+      // Read on from where the reader stopped, with what was held, then this piece.
+      const held = this.held;
+      this.dropTail();
+      this.state = SCAN;
+      this.reader.stopsFrom = Infinity;
+      for (const piece of held) this.scanner.write(piece);
+      this.scan(part, 0, last);
+      return;
+    }
+    this.held.push(part);
+    this.heldBytes += part.length;
+    const tail = part.length >= this.edge.length ? part : Buffer.concat([this.edge, part]);
+    this.edge = Buffer.from(tail.subarray(Math.max(0, tail.length - TOOL_USE.length + 1)));
+    this.lastByte = lastByteFrom(part, 0, this.lastByte);
+    if (!last) return;
+    if (this.lastByte === 0x7d) this.commit();
+    this.dropTail();
+    this.state = NEW;
+  }
+
+  private dropTail(): void {
+    this.held = [];
+    this.heldBytes = 0;
+    this.edge = Buffer.alloc(0);
+    this.lastByte = 0;
+  }
+
+  /** The line was read (and is valid JSON as far as it was read): act on it. */
+  private commit(): void {
+    const { type, blocks } = this.reader;
+    if (type === "assistant") {
+      for (const block of blocks) {
+        if (block.type !== "tool_use" || block.id === undefined || block.name === undefined || block.paths === undefined) continue;
+        const fields = Object.hasOwn(this.shape.tools, block.name) ? this.shape.tools[block.name] : undefined;
+        if (fields === undefined) continue;
+        const path = fields.map((field) => block.paths![field]).find((value) => value !== undefined && value !== "");
+        if (path !== undefined) this.pending.add(block.id, [pending(path, "write", block.name, this.cwd)]);
+      }
+    } else if (type === "user") {
+      for (const block of blocks) {
+        if (block.type !== "tool_result" || block.toolUseId === undefined) continue;
+        if (block.isError === true) this.pending.take(block.toolUseId);
+        else this.pending.confirm(block.toolUseId, this.emit);
+      }
+    } else if (type === "system" && this.reader.subtype === "init" && this.reader.cwd !== undefined && this.cwd === undefined) {
+      this.cwd = this.reader.cwd;
     }
   }
 }
 
-function contentBlocks(event: Record<string, unknown>): Record<string, unknown>[] {
-  const message = event.message;
-  if (!isObject(message) || !Array.isArray(message.content)) return [];
-  return message.content.filter(isObject);
+/** What a line's type prefix says it is. */
+function lineKind(line: Buffer): number {
+  const n = TYPE_PREFIX.length;
+  if (line.length <= n) return GENERIC;
+  for (let i = 0; i < n; i++) if (line[i] !== TYPE_PREFIX[i]) return GENERIC;
+  const close = line.indexOf(0x22, n);
+  if (close === -1 || close > n + 24) return GENERIC;
+  const after = line[close + 1];
+  if (after !== 0x2c && after !== 0x7d) return GENERIC; // , }
+  if (line.indexOf(0x5c, n) !== -1 && line.indexOf(0x5c, n) < close) return GENERIC; // an escape: let the scanner decode it
+  switch (line.toString("latin1", n, close)) {
+    case "assistant":
+      return ASSISTANT;
+    case "user":
+      return USER;
+    case "system":
+      return SYSTEM;
+    default:
+      return OTHER;
+  }
+}
+
+/** The last byte of `buf[from..]` that is not whitespace, or `otherwise`. */
+function lastByteFrom(buf: Buffer, from: number, otherwise: number): number {
+  for (let i = buf.length - 1; i >= from; i--) {
+    const c = buf[i]!;
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return c;
+  }
+  return otherwise;
+}
+
+/** A content block, as far as the parser cares. */
+interface Block {
+  type?: string;
+  id?: string;
+  name?: string;
+  toolUseId?: string;
+  isError?: unknown;
+  /** The input members that may hold a path. */
+  paths?: Record<string, string>;
+}
+
+// Which field the next scalar is.
+const F_NONE = 0;
+const F_TYPE = 1;
+const F_SUBTYPE = 2;
+const F_CWD = 3;
+const B_TYPE = 4;
+const B_ID = 5;
+const B_NAME = 6;
+const B_TOOL_USE_ID = 7;
+const B_IS_ERROR = 8;
+const B_PATH = 9;
+
+/**
+ * Collects from one event what the parser needs: `type`, `subtype`, `cwd`, and of each block of
+ * `message.content` its `type`, `id`, `name`, `tool_use_id`, `is_error` and the path fields of
+ * its `input`. It stops the scan as soon as the rest of the line could only matter by holding
+ * another `"tool_use"` (the parser looks for that needle), or not at all (another event type).
+ */
+class EventReader implements ScanHandler {
+  scanner!: JsonScanner;
+  type: string | undefined;
+  subtype: string | undefined;
+  cwd: string | undefined;
+  blocks: Block[] = [];
+  /** The event is of a type that never matters: the scan stopped for good. */
+  discard = false;
+  /** No stop before this position of the piece being read (a "tool_use" is still ahead). */
+  stopsFrom = 0;
+  private block: Block | undefined;
+  private field = F_NONE;
+  private pathKey = "";
+  private readonly pathFields: Set<string>;
+
+  constructor(private readonly tools: Record<string, readonly string[]>) {
+    this.pathFields = new Set(Object.values(tools).flat());
+  }
+
+  reset(): void {
+    this.type = this.subtype = this.cwd = undefined;
+    this.blocks = [];
+    this.block = undefined;
+    this.discard = false;
+    this.stopsFrom = 0;
+    this.field = F_NONE;
+  }
+
+  begin(depth: number, key: string | number, kind: number): boolean {
+    switch (depth) {
+      case 0:
+        return kind === OBJECT;
+      case 1: // the event's members
+        if (kind === STRING) {
+          if (key === "type") return this.want(F_TYPE);
+          if (key === "subtype") return this.want(F_SUBTYPE);
+          if (key === "cwd") return this.want(F_CWD);
+        }
+        if (key === "message" && kind === OBJECT) return true;
+        return this.skip();
+      case 2: // message's
+        if (key === "content" && kind === ARRAY) return true;
+        return this.skip();
+      case 3: // content's items
+        if (kind !== OBJECT) return this.skip();
+        this.block = {};
+        this.blocks.push(this.block);
+        return true;
+      case 4: {
+        // a block's members
+        const block = this.block!;
+        if (kind === STRING) {
+          if (key === "type") return this.want(B_TYPE);
+          if (key === "id") return this.want(B_ID);
+          if (key === "name") return this.want(B_NAME);
+          if (key === "tool_use_id") return this.want(B_TOOL_USE_ID);
+        } else if (kind === LITERAL && key === "is_error") return this.want(B_IS_ERROR);
+        else if (kind === OBJECT && key === "input" && !this.settled(block)) return true;
+        return this.skip();
+      }
+      case 5: // input's members
+        if (kind === STRING && this.pathFields.has(key as string)) {
+          this.pathKey = key as string;
+          return this.want(B_PATH);
+        }
+        return this.skip();
+      default:
+        return this.skip();
+    }
+  }
+
+  scalar(value: string | number | boolean | null | SkippedString): void {
+    const field = this.field;
+    this.field = F_NONE;
+    if (field === B_IS_ERROR) {
+      this.block!.isError = value;
+      return;
+    }
+    if (typeof value !== "string") return; // a SkippedString: too long to be any of these
+    switch (field) {
+      case F_TYPE:
+        this.type = value;
+        break;
+      case F_SUBTYPE:
+        this.subtype = value;
+        break;
+      case F_CWD:
+        this.cwd = value;
+        break;
+      case B_TYPE:
+        this.block!.type = value;
+        break;
+      case B_ID:
+        this.block!.id = value;
+        break;
+      case B_NAME:
+        this.block!.name = value;
+        break;
+      case B_TOOL_USE_ID:
+        this.block!.toolUseId = value;
+        break;
+      case B_PATH:
+        (this.block!.paths ??= Object.create(null) as Record<string, string>)[this.pathKey] = value;
+        break;
+    }
+  }
+
+  end(depth: number): void {
+    if (depth === 3) this.block = undefined;
+  }
+
+  private want(field: number): true {
+    this.field = field;
+    return true;
+  }
+
+  /** Passes over a value; and stops the scan there if nothing after it can matter but a "tool_use". */
+  private skip(): false {
+    const type = this.type;
+    if (type === undefined) return false;
+    if (type !== "assistant") {
+      if (type !== "user" && type !== "system") {
+        this.discard = true;
+        this.scanner.stop();
+      }
+      return false;
+    }
+    if (this.scanner.position >= this.stopsFrom && (this.block === undefined || this.settled(this.block))) this.scanner.stop();
+    return false;
+  }
+
+  /** Is all read that this block can tell? */
+  private settled(block: Block): boolean {
+    if (block.type === undefined) return false;
+    if (block.type !== "tool_use") return true;
+    if (block.name === undefined) return false;
+    const fields = Object.hasOwn(this.tools, block.name) ? this.tools[block.name]! : undefined;
+    if (fields === undefined) return true;
+    const path = block.paths?.[fields[0]!];
+    return block.id !== undefined && path !== undefined && path !== "";
+  }
 }

@@ -30,8 +30,10 @@ export interface Step {
   apply?: () => void;
   /** Pause after the line, ms (shapes the stream into bursts; never a wait for an outcome). */
   pauseMs?: number;
-  /** This line completes one edit (a successful write/delete, a Bash rm, an unconfirmed call). */
+  /** This line completes one edit (a successful write/delete, a Bash rm). */
   edit?: boolean;
+  /** The project-relative path `apply` changes. */
+  touches?: string;
 }
 
 export interface SessionPlan {
@@ -105,7 +107,7 @@ export function generateSession(root: string, seed: number, shape: SessionShape)
       // Bash rm: no tool event names the file; only the file system watcher sees it.
       const call = toolUse("Bash", { command: `rm ${rel}`, description: "remove a file" }, parent);
       steps.push({ line: call.line });
-      steps.push({ line: toolResult(call.callId, false, parent), apply: () => rmSync(abs(rel), { force: true }), edit: true });
+      steps.push({ line: toolResult(call.callId, false, parent), apply: () => rmSync(abs(rel), { force: true }), edit: true, touches: rel });
       exists.delete(rel);
       touched.add(rel);
       edits++;
@@ -131,6 +133,7 @@ export function generateSession(root: string, seed: number, shape: SessionShape)
     steps.push({
       line: toolResult(call.callId, false, parent),
       edit: true,
+      touches: rel,
       apply: () => {
         mkdirSync(path.dirname(abs(rel)), { recursive: true });
         if (tool === "Write") writeFileSync(abs(rel), next);
@@ -147,6 +150,7 @@ export function generateSession(root: string, seed: number, shape: SessionShape)
     const call = toolUse("Write", { file_path: abs(rel), content: "cut" }, null);
     steps.push({
       line: call.line,
+      touches: rel,
       apply: () => {
         mkdirSync(path.dirname(abs(rel)), { recursive: true });
         writeFileSync(abs(rel), `written by a call whose result never came (${rel})\n`);
@@ -168,25 +172,54 @@ export function generateSession(root: string, seed: number, shape: SessionShape)
   return { steps, touched, edits };
 }
 
-export interface PlayControl {
-  /** Stop writing (the rest of the session is never played). */
-  stopped?: boolean;
+/** Lets a test stop a session half-way (the rest is never played, stdin stays open). */
+export class PlayControl {
+  stopped = false;
+  private onHalt: () => void = () => {};
+  /** Resolves once the player has stopped writing. */
+  readonly halted = new Promise<void>((resolve) => (this.onHalt = resolve));
+
   /** Called before each step; may wait (e.g. for an outage to begin). */
-  beforeStep?: (index: number, elapsedMs: number) => Promise<void> | void;
+  constructor(readonly beforeStep?: (index: number, elapsedMs: number) => Promise<void> | void) {}
+
+  stop(): Promise<void> {
+    this.stopped = true;
+    return this.halted;
+  }
+
+  /** @internal */
+  halt(): void {
+    this.onHalt();
+  }
+}
+
+export interface Played {
+  /** When stdin was closed (or the player stopped), ms since epoch. */
+  endedAt: number;
+  /** Exactly what was written to stdin. */
+  input: Buffer;
+  /** Paths changed on disk by the steps that were played. */
+  touched: Set<string>;
 }
 
 /** Plays the session into the child's stdin (with backpressure), then closes stdin. */
-export async function play(child: ChildProcessWithoutNullStreams, plan: SessionPlan, control: PlayControl = {}): Promise<{ endedAt: number }> {
+export async function play(child: ChildProcessWithoutNullStreams, plan: SessionPlan, control: PlayControl = new PlayControl()): Promise<Played> {
   const started = Date.now();
+  const written: Buffer[] = [];
+  const touched = new Set<string>();
   for (const [index, step] of plan.steps.entries()) {
     await control.beforeStep?.(index, Date.now() - started);
     if (control.stopped) break;
     step.apply?.();
-    if (!child.stdin.write(step.line + "\n")) await new Promise((resolve) => child.stdin.once("drain", resolve));
+    if (step.touches) touched.add(step.touches);
+    const bytes = Buffer.from(step.line + "\n");
+    written.push(bytes);
+    if (!child.stdin.write(bytes)) await new Promise((resolve) => child.stdin.once("drain", resolve));
     if (step.pauseMs) await sleep(step.pauseMs);
   }
   if (!control.stopped) child.stdin.end();
-  return { endedAt: Date.now() };
+  control.halt();
+  return { endedAt: Date.now(), input: Buffer.concat(written), touched };
 }
 
 export interface RemoteListing {

@@ -109,6 +109,7 @@ export interface DeliveredAnswer {
   url: string;
   idempotencyKey: string | undefined;
   status: number;
+  headers: Record<string, string | string[] | undefined>;
   /** The answer's body (JSON answers only; blobs are not kept). */
   body: string;
   at: number;
@@ -170,16 +171,18 @@ export async function startProxy(upstream: string, rule: (req: SeenRequest) => A
         at: Date.now(),
       };
       seen.push(info);
-      const record = (status: number, body: string) => {
+      const record = (status: number, body: string, headers: DeliveredAnswer["headers"], at = Date.now()) => {
         const key = info.headers["idempotency-key"];
-        delivered.push({ n: info.n, method: info.method, url: info.url, idempotencyKey: typeof key === "string" ? key : undefined, status, body, at: Date.now() });
+        delivered.push({ n: info.n, method: info.method, url: info.url, idempotencyKey: typeof key === "string" ? key : undefined, status, headers, body, at });
       };
       const action = proxy.rule(info) ?? { kind: "forward" };
       switch (action.kind) {
         case "answer": {
           const body = action.body === undefined ? "" : JSON.stringify(action.body);
+          // Noted before it is written: the client cannot have it earlier than `at`.
+          const at = Date.now();
           res.writeHead(action.status, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), ...action.headers });
-          res.end(body, () => record(action.status, body));
+          res.end(body, () => record(action.status, body, { ...action.headers }, at));
           return;
         }
         case "reset":
@@ -203,7 +206,7 @@ export async function startProxy(upstream: string, rule: (req: SeenRequest) => A
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
-  function forward(info: SeenRequest, res: ServerResponse, record: (status: number, body: string) => void, drop = false) {
+  function forward(info: SeenRequest, res: ServerResponse, record: (status: number, body: string, headers: DeliveredAnswer["headers"]) => void, drop = false) {
     const target = new URL(proxy.upstream);
     const headers = { ...info.headers, host: target.host };
     const up = httpRequest({ host: target.hostname, port: target.port, method: info.method, path: info.url, headers }, (answer) => {
@@ -219,7 +222,12 @@ export async function startProxy(upstream: string, rule: (req: SeenRequest) => A
         answer.on("error", () => res.socket?.destroy());
         return;
       }
-      res.on("finish", () => record(status, Buffer.concat(parts).toString()));
+      res.on("finish", () => record(status, Buffer.concat(parts).toString(), answer.headers));
+      // The upstream died mid-answer (a killed server): the client sees its connection cut.
+      answer.on("error", () => res.destroy());
+      answer.on("close", () => {
+        if (!answer.complete) res.destroy();
+      });
       res.writeHead(status, answer.headers);
       answer.pipe(res);
     });

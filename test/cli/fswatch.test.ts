@@ -1,0 +1,106 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
+import { remoteFiles, remoteVersion, startRef, tempDir, type RefServer } from "../sync/helpers.js";
+
+let root: string;
+let cleanup: () => Promise<void>;
+let server: RefServer;
+
+beforeEach(async () => {
+  ({ dir: root, cleanup } = await tempDir("uspark-cli-fs-"));
+  server = await startRef();
+});
+afterEach(async () => {
+  await server.stop();
+  await cleanup();
+});
+
+/** The watcher with the file system backstop on, its stdin left open until the test ends it. */
+async function startWatching(...extra: string[]) {
+  const run = startCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", root, "--verbose", "--debounce", "50", ...extra]);
+  await waitForOutput(run.child.stderr, (text) => /watching \d+ directories.*ready in/.test(text));
+  return run;
+}
+
+function git(...args: string[]): void {
+  execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "init.defaultBranch=main", ...args], { cwd: root, stdio: "ignore" });
+}
+
+describe("the file system backstop through the CLI", () => {
+  it("should sync the 20 files a git checkout changes", async () => {
+    mkdirSync(path.join(root, "src"));
+    const files = Array.from({ length: 20 }, (_, i) => `src/f${i}.ts`);
+    for (const file of files) writeFileSync(path.join(root, file), `main ${file}\n`);
+    git("init", "-q");
+    git("add", ".");
+    git("commit", "-qm", "main");
+    git("checkout", "-qb", "feature");
+    for (const file of files) writeFileSync(path.join(root, file), `feature ${file}\n`);
+    git("commit", "-qam", "feature");
+    git("checkout", "-q", "main");
+
+    const { child, result } = await startWatching();
+    git("checkout", "-q", "feature");
+    child.stdin.end();
+    const done = await result;
+    expect(done.code).toBe(0);
+    const remote = await remoteFiles(server.url);
+    expect([...remote.keys()].sort()).toEqual([...files].sort());
+    for (const file of files) expect(remote.get(file)?.toString()).toBe(`feature ${file}\n`);
+  });
+
+  it("should push an edit once when both a tool event and the watcher see it", async () => {
+    const { child, result } = await startWatching("--agent", "claude");
+    const file = path.join(root, "both.ts");
+    writeFileSync(file, "seen twice\n");
+    child.stdin.write(
+      JSON.stringify({ type: "assistant", session_id: "s", message: { content: [{ type: "tool_use", id: "t1", name: "Write", input: { file_path: file, content: "seen twice\n" } }] } }) +
+        "\n" +
+        JSON.stringify({ type: "user", session_id: "s", message: { content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] } }) +
+        "\n",
+    );
+    child.stdin.end();
+    const done = await result;
+    expect(done.code).toBe(0);
+    expect(await remoteVersion(server.url)).toBe(1);
+    expect(server.requests.filter((r) => r.method === "PUT")).toHaveLength(1);
+  });
+
+  it("should sync the edits of an agent that emits no tool events", async () => {
+    const { child, result } = await startWatching();
+    child.stdin.write("Kimi text mode: I will now edit the file.\n");
+    writeFileSync(path.join(root, "notes.md"), "# written without a tool event\n");
+    child.stdin.write("Done.\n");
+    child.stdin.end();
+    const done = await result;
+    expect(done.code).toBe(0);
+    expect(done.stdout.toString()).toBe("Kimi text mode: I will now edit the file.\nDone.\n");
+    expect((await remoteFiles(server.url)).get("notes.md")?.toString()).toBe("# written without a tool event\n");
+  });
+
+  it("should leave .gitignored build output alone", async () => {
+    writeFileSync(path.join(root, ".gitignore"), "build/\n*.log\n");
+    const { child, result } = await startWatching();
+    mkdirSync(path.join(root, "build"));
+    writeFileSync(path.join(root, "build", "out.js"), "generated");
+    writeFileSync(path.join(root, "debug.log"), "noise");
+    writeFileSync(path.join(root, "kept.ts"), "source");
+    child.stdin.end();
+    expect((await result).code).toBe(0);
+    expect([...(await remoteFiles(server.url)).keys()]).toEqual(["kept.ts"]);
+  });
+
+  it("should delete remotely a file removed by a shell command", async () => {
+    writeFileSync(path.join(root, "old.txt"), "old");
+    writeFileSync(path.join(root, "stays.txt"), "stays");
+    expect((await runCli(["push", "--project-id", "p1", "--api-url", server.url, "--root", root])).code).toBe(0);
+    const { child, result } = await startWatching();
+    rmSync(path.join(root, "old.txt"));
+    child.stdin.end();
+    expect((await result).code).toBe(0);
+    expect([...(await remoteFiles(server.url)).keys()]).toEqual(["stays.txt"]);
+  });
+});

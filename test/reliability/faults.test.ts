@@ -1,0 +1,284 @@
+// The fault matrix (issue #6, part 2): a 200-edit Claude session played through the built CLI
+// against the reference server, behind a proxy that injects one kind of fault (or a random mix).
+// At the end every touched file's remote content must equal its local content, or the file must
+// be journaled and the exit code 1; nothing is lost, and no commit is applied twice.
+
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { startRef, type Action, type Proxy, type SeenRequest } from "../sync/helpers.js";
+import { answer, cliEnv, expectNoToken, expectTokenOnlyToApi, faultProxy, newToken, SOAK, watchSession, workspace } from "./harness.js";
+import { commitLog, generateSession, jsonRecords, listRemote, PlayControl, readJournalFile, reconcile, rng } from "./session.js";
+
+const EDITS = 200;
+const OUTAGE_MS = SOAK ? 30_000 : 3_000;
+
+interface Row {
+  fault: string;
+  edits: number;
+  files: number;
+  synced: number;
+  journaled: number;
+  lost: number;
+  duplicates: number;
+  commits: number;
+  injected: number;
+  exit: number | null;
+  seconds: number;
+}
+const rows: Row[] = [];
+
+afterAll(() => {
+  if (rows.length === 0) return;
+  const header = "| fault | edits | files | synced | journaled | lost | duplicate commits | commits | faults injected | exit | s |";
+  const lines = [header, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"];
+  for (const r of rows) {
+    lines.push(`| ${r.fault} | ${r.edits} | ${r.files} | ${r.synced} | ${r.journaled} | ${r.lost} | ${r.duplicates} | ${r.commits} | ${r.injected} | ${r.exit} | ${r.seconds.toFixed(1)} |`);
+  }
+  const table = lines.join("\n");
+  const file = path.join(tmpdir(), `uspark-fault-table${SOAK ? "-soak" : ""}.md`);
+  writeFileSync(file, table + "\n");
+  console.log(`\nFault matrix (${EDITS}-edit sessions; also written to ${file}):\n\n${table}\n`);
+});
+
+interface FaultCase {
+  fault: string;
+  seed: number;
+  /** Per-request fault, given a seeded random number generator. */
+  rule?: (random: () => number) => (req: SeenRequest) => Action | undefined;
+  /** Outage: the proxy goes down `atMs` into the session for `forMs` (Infinity: until the watcher exits). */
+  outage?: { atMs: number; forMs: number };
+  requestTimeoutMs?: number;
+  flushTimeoutMs?: number;
+  durationMs?: number;
+}
+
+/** Answers that count as injected faults (everything but a forward). */
+const injectedKinds = new Set(["answer", "reset", "stall", "drop"]);
+
+const retryAfter = (status: 429 | 503) => answer(status, { "retry-after": "1" });
+
+const CASES: FaultCase[] = [
+  { fault: "none", seed: 1 },
+  { fault: "500", seed: 2, rule: (r) => () => (r() < 0.3 ? answer(500) : undefined) },
+  { fault: "503 + Retry-After: 1", seed: 3, rule: (r) => () => (r() < 0.08 ? retryAfter(503) : undefined) },
+  { fault: "429 + Retry-After: 1", seed: 4, rule: (r) => () => (r() < 0.08 ? retryAfter(429) : undefined) },
+  { fault: "connection reset", seed: 5, rule: (r) => () => (r() < 0.25 ? { kind: "reset" } : undefined) },
+  {
+    fault: "stall past --request-timeout",
+    seed: 6,
+    requestTimeoutMs: 400,
+    rule: (r) => () => (r() < 0.08 ? { kind: "stall" } : undefined),
+  },
+  {
+    fault: "answer dropped after commit",
+    seed: 7,
+    rule: (r) => (req) => {
+      const p = req.method === "POST" ? 0.5 : 0.15;
+      return r() < p ? { kind: "drop" } : undefined;
+    },
+  },
+  {
+    fault: `down ${OUTAGE_MS / 1000} s, then back`,
+    seed: 8,
+    outage: { atMs: 800, forMs: OUTAGE_MS },
+    durationMs: OUTAGE_MS + 2500,
+  },
+  {
+    fault: "random mix (all of the above)",
+    seed: 9,
+    requestTimeoutMs: 400,
+    outage: { atMs: 1200, forMs: 1500 },
+    durationMs: 4000,
+    rule: (r) => (req) => {
+      if (r() >= 0.35) return undefined;
+      const kinds: (() => Action)[] = [
+        () => answer(500),
+        () => answer(502),
+        () => (r() < 0.15 ? retryAfter(503) : answer(503, { "retry-after": "0" })),
+        () => (r() < 0.15 ? retryAfter(429) : answer(429, { "retry-after": "0" })),
+        () => ({ kind: "reset" }),
+        () => (r() < 0.3 ? { kind: "stall" } : { kind: "reset" }),
+        () => ({ kind: "drop" }),
+        () => (req.method === "POST" ? { kind: "drop" } : answer(500)),
+      ];
+      return kinds[Math.floor(r() * kinds.length)]!();
+    },
+  },
+];
+
+async function runCase(c: FaultCase) {
+  const started = Date.now();
+  const token = newToken();
+  const ws = await workspace("uspark-faults-");
+  const server = await startRef(token);
+  let proxy: Proxy | undefined;
+  try {
+    const random = rng(c.seed * 7919);
+    const rule = c.rule?.(random);
+    let injected = 0;
+    proxy = await faultProxy(server.url, (req) => {
+      const action = rule?.(req);
+      if (action && injectedKinds.has(action.kind)) injected++;
+      return action;
+    });
+    const projectId = `faults-${c.seed}`;
+    const plan = generateSession(ws.root, c.seed, { edits: EDITS, durationMs: c.durationMs ?? 3000 });
+
+    let outageStarted = false;
+    let outageOver: Promise<void> | undefined;
+    const p = proxy;
+    const run = await watchSession({
+      root: ws.root,
+      home: ws.home,
+      token,
+      apiUrl: proxy.url,
+      projectId,
+      plan,
+      extraArgs: ["--request-timeout", String(c.requestTimeoutMs ?? 2000), "--flush-timeout", String(c.flushTimeoutMs ?? 60_000)],
+      control: new PlayControl(async (_index, elapsed) => {
+        if (!c.outage || outageStarted || elapsed < c.outage.atMs) return;
+        outageStarted = true;
+        await p.down();
+        if (Number.isFinite(c.outage.forMs)) outageOver = new Promise<void>((resolve) => setTimeout(() => void p.up().then(resolve), c.outage!.forMs));
+      }),
+      timeoutMs: 120_000 + (SOAK ? OUTAGE_MS * 3 : 0),
+    });
+    await outageOver;
+    if (c.outage) expect(outageStarted, "the outage happened during the session").toBe(true);
+    return { run, plan, proxy, server, ws, token, projectId, injected: () => injected, started };
+  } catch (error) {
+    await proxy?.close();
+    await server.stop();
+    await ws.cleanup();
+    throw error;
+  }
+}
+
+describe("fault matrix: 200-edit sessions through a fault-injecting proxy", () => {
+  for (const c of CASES) {
+    it(`${c.fault}: nothing lost, no commit applied twice`, async () => {
+      const { run, plan, proxy, server, ws, token, projectId, injected, started } = await runCase(c);
+      try {
+        const { result, input } = run;
+        // Passthrough is untouched by whatever the network does.
+        expect(result.stdout.equals(input)).toBe(true);
+        expect([0, 1]).toContain(result.code);
+
+        const remote = await listRemote(server.url, projectId, token);
+        const journal = await readJournalFile(ws.root);
+        const state = reconcile(ws.root, plan.touched, remote, journal.entries);
+        const log = await commitLog(server.dataDir, projectId);
+        const records = jsonRecords(result.stderr);
+        const acknowledged = records.filter((r) => r.event === "commit").length;
+
+        expect(state.lost, `lost edits (seed ${c.seed})`).toEqual([]);
+        // Exit 0 only when nothing is journaled; whatever is not synced is journaled, with exit 1.
+        expect(result.code, result.stderr.split("\n").filter((l) => /"level":"(error|warn)"/.test(l)).join("\n")).toBe(journal.entries.length > 0 ? 1 : 0);
+        expect(log.repeatedKeys + log.noOps, "duplicate commits").toBe(0);
+        if (result.code === 0) expect(log.commits, "commits in the server's log = commits the watcher saw acknowledged").toBe(acknowledged);
+        if (c.rule) expect(injected()).toBeGreaterThan(0);
+        // A commit whose answer was dropped was retried with its key and answered from the log.
+        const dropped = proxy.seen.filter((req) => req.method === "POST" && !proxy.delivered.some((d) => d.n === req.n));
+        const replayed = proxy.delivered.filter((d) => d.headers["idempotent-replayed"] === "true");
+        if (c.fault.startsWith("answer dropped")) expect(dropped.length > 0 && replayed.length > 0).toBe(true);
+
+        // Retry-After was honoured (a wait cut short by the end of input is the documented exception).
+        for (const told of proxy.delivered.filter((d) => d.headers["retry-after"] === "1")) {
+          const retried = proxy.seen.find(
+            (req) => req.n > told.n && req.method === told.method && req.url === told.url && req.headers["idempotency-key"] === (told.idempotencyKey ?? req.headers["idempotency-key"]),
+          );
+          if (retried && retried.at < run.endedAt) expect(retried.at - told.at, `${told.method} ${told.url} retried too early`).toBeGreaterThanOrEqual(980);
+        }
+
+        expectTokenOnlyToApi(proxy, token);
+        expectNoToken(token, { stdout: result.stdout, stderr: result.stderr, journal: journal.text });
+
+        rows.push({
+          fault: c.fault,
+          edits: plan.edits,
+          files: state.touched,
+          synced: state.synced,
+          journaled: state.journaled,
+          lost: state.lost.length,
+          duplicates: log.repeatedKeys + log.noOps,
+          commits: log.commits,
+          injected: injected() + (c.outage ? 1 : 0),
+          exit: result.code,
+          seconds: (Date.now() - started) / 1000,
+        });
+      } finally {
+        await proxy.close();
+        await server.stop();
+        await ws.cleanup();
+      }
+    });
+  }
+
+  it("down until the watcher gives up: journaled, exit 1; then push --pending syncs the rest", async () => {
+    const c: FaultCase = { fault: "down at the end (flush timeout)", seed: 10, outage: { atMs: 1500, forMs: Infinity }, flushTimeoutMs: 1000, requestTimeoutMs: 500 };
+    const { run, plan, proxy, server, ws, token, projectId, started } = await runCase(c);
+    try {
+      const { result, input } = run;
+      expect(result.stdout.equals(input)).toBe(true);
+      const journal = await readJournalFile(ws.root);
+      const state = reconcile(ws.root, plan.touched, await listRemote(server.url, projectId, token), journal.entries);
+      expect(state.lost, "lost edits").toEqual([]);
+      expect(state.journaled).toBeGreaterThan(0);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain("uspark push --pending");
+      const log = await commitLog(server.dataDir, projectId);
+      expectNoToken(token, { stdout: result.stdout, stderr: result.stderr, journal: journal.text });
+      rows.push({
+        fault: c.fault,
+        edits: plan.edits,
+        files: state.touched,
+        synced: state.synced,
+        journaled: state.journaled,
+        lost: state.lost.length,
+        duplicates: log.repeatedKeys + log.noOps,
+        commits: log.commits,
+        injected: 1,
+        exit: result.code,
+        seconds: (Date.now() - started) / 1000,
+      });
+
+      // The server is back: the journal is pushed and emptied.
+      const pushStarted = Date.now();
+      await proxy.up();
+      const push = await runCli(["push", "--pending", "--project-id", projectId, "--api-url", proxy.url, "--root", ws.root, "--log-format", "json", "--verbose"], {
+        cwd: ws.root,
+        env: cliEnv(ws.home, token),
+        timeoutMs: 60_000,
+      });
+      expect(push.code, push.stderr).toBe(0);
+      const after = reconcile(ws.root, plan.touched, await listRemote(server.url, projectId, token), (await readJournalFile(ws.root)).entries);
+      expect(after.lost).toEqual([]);
+      expect(after.journaled).toBe(0);
+      expect(after.synced).toBe(after.touched);
+      const logAfter = await commitLog(server.dataDir, projectId);
+      expect(logAfter.repeatedKeys + logAfter.noOps).toBe(0);
+      expectNoToken(token, { stdout: push.stdout, stderr: push.stderr });
+      expectTokenOnlyToApi(proxy, token);
+      rows.push({
+        fault: "… then `uspark push --pending`",
+        edits: plan.edits,
+        files: after.touched,
+        synced: after.synced,
+        journaled: after.journaled,
+        lost: after.lost.length,
+        duplicates: logAfter.repeatedKeys + logAfter.noOps,
+        commits: logAfter.commits,
+        injected: 0,
+        exit: push.code,
+        seconds: (Date.now() - pushStarted) / 1000,
+      });
+    } finally {
+      await proxy.close();
+      await server.stop();
+      await ws.cleanup();
+    }
+  });
+});

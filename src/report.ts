@@ -29,6 +29,7 @@ export class Reporter {
   private readonly stream: NonNullable<ReporterOptions["stream"]>;
   private readonly colors: ReturnType<typeof pc.createColors>;
   private readonly secrets: string[];
+  private readonly warnedKeys = new Set<string>();
 
   constructor(options: ReporterOptions = {}) {
     this.format = options.format ?? "text";
@@ -52,6 +53,16 @@ export class Reporter {
 
   debug(event: string, message: string, fields?: Fields): void {
     this.log("debug", event, message, fields);
+  }
+
+  /**
+   * One warning per key (a file's path) for the whole run, whoever notices the problem first:
+   * the path policy, the sync engine or the file watcher. Later ones only show with --verbose.
+   */
+  warnOnce(key: string, event: string, message: string, fields?: Fields): void {
+    if (this.warnedKeys.has(key)) return this.debug(event, message, fields);
+    this.warnedKeys.add(key);
+    this.warn(event, message, fields);
   }
 
   enabled(level: Level): boolean {

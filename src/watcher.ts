@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import path from "node:path";
 import { AGENTS, agentNames } from "./agents/index.js";
 import { createAutoParser } from "./agents/detect.js";
 import type { AgentParser, FileChange } from "./agents/types.js";
@@ -96,12 +97,12 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
   const onChange = (change: FileChange): void => {
     const decision = policy.resolve(change.path, change.cwd);
     if (!decision.ok) {
-      if (refusedPaths.has(decision.reason)) return;
-      refusedPaths.add(decision.reason);
       const fields = { path: change.path, cause: change.cause };
-      if (decision.severity === "warn") report.warn("refused", decision.reason, fields);
-      else report.debug("skipped", decision.reason, fields);
-      return;
+      if (decision.severity === "skip") return report.debug("skipped", decision.reason, fields);
+      // The path as written (not normalised): two spellings of one file are two agent mistakes.
+      const key = path.isAbsolute(change.path) ? change.path : `${change.cwd ?? policy.root}/${change.path}`;
+      refusedPaths.add(key);
+      return report.warnOnce(key, "refused", decision.reason, fields);
     }
     detected++;
     const fields = { path: decision.remote, cause: change.cause, kind: change.kind, confirmed: change.confirmed };
@@ -128,7 +129,8 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
       : AGENTS[agentName]!.create(onChange);
 
   let warnedLongLine = false;
-  const splitter = new LineSplitter((line) => parser.line(line), {
+  // The parser itself is the sink: a Claude-shaped one takes long lines in pieces and never holds them whole.
+  const splitter = new LineSplitter(parser, {
     maxLineLength: options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH,
     onOverflow: (length) => {
       if (warnedLongLine) return;
@@ -140,7 +142,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
   // Loaded lazily: undici and the watcher cost start-up time the first output byte must not wait for.
   const sync: Promise<SyncSession> | undefined = options.dryRun
     ? undefined
-    : import("./sync/index.js").then(({ createSyncSession }) =>
+    : afterThisTurn(() => import("./sync/index.js")).then(({ createSyncSession }) =>
         createSyncSession({
           apiUrl,
           projectId: options.projectId!,
@@ -158,7 +160,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
   const fsWatcher: Promise<FsWatcher> | undefined =
     options.fsWatch === false
       ? undefined
-      : import("./fswatch.js").then(({ startFsWatcher }) =>
+      : afterThisTurn(() => import("./fswatch.js")).then(({ startFsWatcher }) =>
           startFsWatcher({ root: policy.root, ignore: options.ignore, poll: options.poll, report, onChange }),
         );
 
@@ -222,6 +224,14 @@ function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: num
     ? ` ${plural(summary.sync.journaled, "entry")} written to .uspark/pending.json: run \`uspark push --pending\` to retry.`
     : "";
   report.error("summary", `${plural(failed.length + skipped.length, "file")} not synced${why}; ${done}.${journal}`, fields);
+}
+
+/**
+ * Loads a module once this turn of the event loop is over: stdin bytes that are waiting already
+ * go out first, instead of after the module is read and compiled.
+ */
+function afterThisTurn<T>(load: () => Promise<T>): Promise<T> {
+  return new Promise<void>((resolve) => setImmediate(resolve)).then(load);
 }
 
 function plural(count: number, noun: string): string {

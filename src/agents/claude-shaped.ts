@@ -1,4 +1,4 @@
-import { needle, pending, PendingCalls } from "./common.js";
+import { needle, Needle, pending, PendingCalls } from "./common.js";
 import { isObject, JsonScanner, LITERAL, OBJECT, ARRAY, SkippedString, STRING, type ScanHandler } from "./sparse-json.js";
 import type { AgentFormat, AgentParser, ChangeSink } from "./types.js";
 
@@ -23,7 +23,7 @@ export function claudeShaped(shape: ClaudeShape): AgentFormat {
   };
 }
 
-const TOOL_USE = needle("tool_use");
+const TOOL_USE = new Needle("tool_use");
 const TOOL_RESULT = needle("tool_result");
 const INIT = needle("init");
 /** How every event Claude Code writes begins: the event type is known from the first bytes. */
@@ -76,11 +76,11 @@ class ClaudeShapedParser implements AgentParser {
   private lastByte = 0;
 
   constructor(
-    private readonly shape: ClaudeShape,
+    shape: ClaudeShape,
     private readonly emit: ChangeSink,
   ) {
     this.reader = new EventReader(shape.tools);
-    this.scanner = new JsonScanner(this.reader);
+    this.scanner = new JsonScanner(this.reader, undefined, this.reader.keys);
     this.reader.scanner = this.scanner;
     this.toolNeedles = Object.keys(shape.tools).map(needle);
   }
@@ -144,7 +144,7 @@ class ClaudeShapedParser implements AgentParser {
   private mayMatter(kind: number, line: Buffer, whole: boolean): boolean {
     switch (kind) {
       case ASSISTANT:
-        return !whole || (line.includes(TOOL_USE) && this.namesATool(line));
+        return !whole || (TOOL_USE.in(line) && this.namesATool(line));
       case USER:
         return this.pending.size > 0 && (!whole || this.pending.mentionedIn(line));
       case SYSTEM:
@@ -153,7 +153,7 @@ class ClaudeShapedParser implements AgentParser {
         return false;
       default:
         if (!whole) return true;
-        if (line.includes(TOOL_USE) && this.namesATool(line)) return true;
+        if (TOOL_USE.in(line) && this.namesATool(line)) return true;
         if (this.pending.size > 0 && line.includes(TOOL_RESULT) && this.pending.mentionedIn(line)) return true;
         return this.cwd === undefined && line.includes(INIT);
     }
@@ -178,14 +178,14 @@ class ClaudeShapedParser implements AgentParser {
         this.state = last ? NEW : SKIP;
         return;
       }
-      const hit = buf.indexOf(TOOL_USE, at - 1);
+      const hit = TOOL_USE.indexIn(buf, at - 1);
       if (hit === -1) {
         if (!last) return this.startTail(buf, at);
         if (lastByteFrom(buf, at - 1, 0) === 0x7d) this.commit(); // } — as far as we can tell, valid
         this.state = NEW;
         return;
       }
-      this.reader.stopsFrom = hit + TOOL_USE.length;
+      this.reader.stopsFrom = hit + TOOL_USE.bytes.length;
       at = this.scanner.write(buf, at);
     }
     if (last) {
@@ -199,26 +199,35 @@ class ClaudeShapedParser implements AgentParser {
     this.state = TAIL;
     this.held = [rest];
     this.heldBytes = rest.length;
-    this.edge = Buffer.from(rest.subarray(Math.max(0, rest.length - TOOL_USE.length + 1)));
+    this.edge = Buffer.from(rest.subarray(Math.max(0, rest.length - TOOL_USE.bytes.length + 1)));
     this.lastByte = lastByteFrom(rest, 0, 0);
   }
 
   private tailPart(part: Buffer, last: boolean): void {
-    const straddles = this.edge.length > 0 && Buffer.concat([this.edge, part.subarray(0, TOOL_USE.length - 1)]).includes(TOOL_USE);
-    if (straddles || part.includes(TOOL_USE) || this.heldBytes + part.length > HOLD_BYTES) {
-      // Read on from where the reader stopped, with what was held, then this piece.
+    const needle = TOOL_USE.bytes.length;
+    // Where a "tool_use" ends in this piece, if one starts in the held tail or in this piece.
+    let hitEnd = -1;
+    if (this.edge.length > 0 && Buffer.concat([this.edge, part.subarray(0, needle - 1)]).includes(TOOL_USE.bytes)) hitEnd = needle - 1;
+    else {
+      const hit = TOOL_USE.indexIn(part);
+      if (hit !== -1) hitEnd = hit + needle;
+    }
+    if (hitEnd !== -1 || this.heldBytes + part.length > HOLD_BYTES) {
+      // Read on from where the reader stopped: what was held, then this piece. After a needle
+      // the reader may stop again once past it; after an overflow it reads to the end.
       const held = this.held;
       this.dropTail();
       this.state = SCAN;
       this.reader.stopsFrom = Infinity;
       for (const piece of held) this.scanner.write(piece);
+      this.reader.stopsFrom = hitEnd === -1 ? Infinity : hitEnd;
       this.scan(part, 0, last);
       return;
     }
     this.held.push(part);
     this.heldBytes += part.length;
-    const tail = part.length >= this.edge.length ? part : Buffer.concat([this.edge, part]);
-    this.edge = Buffer.from(tail.subarray(Math.max(0, tail.length - TOOL_USE.length + 1)));
+    const tail = part.length >= needle - 1 ? part : Buffer.concat([this.edge, part]);
+    this.edge = Buffer.from(tail.subarray(Math.max(0, tail.length - needle + 1)));
     this.lastByte = lastByteFrom(part, 0, this.lastByte);
     if (!last) return;
     if (this.lastByte === 0x7d) this.commit();
@@ -239,9 +248,7 @@ class ClaudeShapedParser implements AgentParser {
     if (type === "assistant") {
       for (const block of blocks) {
         if (block.type !== "tool_use" || block.id === undefined || block.name === undefined || block.paths === undefined) continue;
-        const fields = Object.hasOwn(this.shape.tools, block.name) ? this.shape.tools[block.name] : undefined;
-        if (fields === undefined) continue;
-        const path = fields.map((field) => block.paths![field]).find((value) => value !== undefined && value !== "");
+        const path = this.reader.pathOf(block);
         if (path !== undefined) this.pending.add(block.id, [pending(path, "write", block.name, this.cwd)]);
       }
     } else if (type === "user") {
@@ -256,26 +263,32 @@ class ClaudeShapedParser implements AgentParser {
   }
 }
 
+const KNOWN_TYPES: ReadonlyArray<[Buffer, number]> = [
+  [Buffer.from('assistant"'), ASSISTANT],
+  [Buffer.from('user"'), USER],
+  [Buffer.from('system"'), SYSTEM],
+];
+
 /** What a line's type prefix says it is. */
 function lineKind(line: Buffer): number {
   const n = TYPE_PREFIX.length;
-  if (line.length <= n) return GENERIC;
+  if (line.length <= n + 1) return GENERIC;
   for (let i = 0; i < n; i++) if (line[i] !== TYPE_PREFIX[i]) return GENERIC;
-  const close = line.indexOf(0x22, n);
-  if (close === -1 || close > n + 24) return GENERIC;
-  const after = line[close + 1];
-  if (after !== 0x2c && after !== 0x7d) return GENERIC; // , }
-  if (line.indexOf(0x5c, n) !== -1 && line.indexOf(0x5c, n) < close) return GENERIC; // an escape: let the scanner decode it
-  switch (line.toString("latin1", n, close)) {
-    case "assistant":
-      return ASSISTANT;
-    case "user":
-      return USER;
-    case "system":
-      return SYSTEM;
-    default:
-      return OTHER;
+  // The type's closing quote, and what follows it, must be in sight: `{"type":"user","message"…`
+  let close = n;
+  for (; close < line.length && close < n + 32; close++) {
+    const c = line[close];
+    if (c === 0x22) break;
+    if (c === 0x5c) return GENERIC; // an escape: let the scanner decode it
   }
+  const after = line[close + 1];
+  if (line[close] !== 0x22 || (after !== 0x2c && after !== 0x7d)) return GENERIC; // , }
+  next: for (const [name, kind] of KNOWN_TYPES) {
+    if (close + 1 - n !== name.length) continue;
+    for (let i = 0; i < name.length; i++) if (line[n + i] !== name[i]) continue next;
+    return kind;
+  }
+  return OTHER;
 }
 
 /** The last byte of `buf[from..]` that is not whitespace, or `otherwise`. */
@@ -294,8 +307,8 @@ interface Block {
   name?: string;
   toolUseId?: string;
   isError?: unknown;
-  /** The input members that may hold a path. */
-  paths?: Record<string, string>;
+  /** The input members that may hold a path, by their index in `EventReader.pathFields`. */
+  paths?: Array<string | undefined>;
 }
 
 // Which field the next scalar is.
@@ -328,11 +341,29 @@ class EventReader implements ScanHandler {
   stopsFrom = 0;
   private block: Block | undefined;
   private field = F_NONE;
-  private pathKey = "";
-  private readonly pathFields: Set<string>;
+  private pathIndex = 0;
+  /** Every input member that some tool takes its path from. */
+  private readonly pathFields: string[];
+  /** For each tool, the indexes in `pathFields` of its path members, in order of preference. */
+  private readonly toolPaths = new Map<string, number[]>();
+  /** The member names the scanner is to tell apart. */
+  readonly keys: string[];
 
-  constructor(private readonly tools: Record<string, readonly string[]>) {
-    this.pathFields = new Set(Object.values(tools).flat());
+  constructor(tools: Record<string, readonly string[]>) {
+    this.pathFields = [...new Set(Object.values(tools).flat())];
+    for (const [tool, fields] of Object.entries(tools)) this.toolPaths.set(tool, fields.map((field) => this.pathFields.indexOf(field)));
+    this.keys = ["type", "subtype", "cwd", "message", "content", "id", "name", "tool_use_id", "is_error", "input", ...this.pathFields];
+  }
+
+  /** The path a write tool's block names: its first path member that is a non-empty string. */
+  pathOf(block: Block): string | undefined {
+    const indexes = block.name === undefined ? undefined : this.toolPaths.get(block.name);
+    if (indexes === undefined || block.paths === undefined) return undefined;
+    for (const index of indexes) {
+      const path = block.paths[index];
+      if (path !== undefined && path !== "") return path;
+    }
+    return undefined;
   }
 
   reset(): void {
@@ -344,7 +375,7 @@ class EventReader implements ScanHandler {
     this.field = F_NONE;
   }
 
-  begin(depth: number, key: string | number, kind: number): boolean {
+  begin(depth: number, key: string | number | null, kind: number): boolean {
     switch (depth) {
       case 0:
         return kind === OBJECT;
@@ -376,12 +407,13 @@ class EventReader implements ScanHandler {
         else if (kind === OBJECT && key === "input" && !this.settled(block)) return true;
         return this.skip();
       }
-      case 5: // input's members
-        if (kind === STRING && this.pathFields.has(key as string)) {
-          this.pathKey = key as string;
-          return this.want(B_PATH);
-        }
-        return this.skip();
+      case 5: {
+        // input's members
+        const index = kind === STRING && typeof key === "string" ? this.pathFields.indexOf(key) : -1;
+        if (index === -1) return this.skip();
+        this.pathIndex = index;
+        return this.want(B_PATH);
+      }
       default:
         return this.skip();
     }
@@ -418,7 +450,7 @@ class EventReader implements ScanHandler {
         this.block!.toolUseId = value;
         break;
       case B_PATH:
-        (this.block!.paths ??= Object.create(null) as Record<string, string>)[this.pathKey] = value;
+        (this.block!.paths ??= [])[this.pathIndex] = value;
         break;
     }
   }
@@ -452,9 +484,10 @@ class EventReader implements ScanHandler {
     if (block.type === undefined) return false;
     if (block.type !== "tool_use") return true;
     if (block.name === undefined) return false;
-    const fields = Object.hasOwn(this.tools, block.name) ? this.tools[block.name]! : undefined;
-    if (fields === undefined) return true;
-    const path = block.paths?.[fields[0]!];
+    const indexes = this.toolPaths.get(block.name);
+    if (indexes === undefined) return true;
+    // Settled once the preferred path member is read: no later member could take its place.
+    const path = block.paths?.[indexes[0]!];
     return block.id !== undefined && path !== undefined && path !== "";
   }
 }

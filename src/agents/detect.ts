@@ -9,6 +9,7 @@ import { opencode } from "./opencode.js";
 import { qwen } from "./qwen.js";
 import { parseEvent } from "./sparse-json.js";
 import type { AgentFormat, AgentParser, ChangeSink } from "./types.js";
+import type { LineSink } from "../stream/lines.js";
 
 /**
  * The order formats are asked in: the ones with a distinctive event first; then the streams
@@ -43,7 +44,7 @@ export function createAutoParser(
   emit: ChangeSink,
   onDetect: (format: AgentFormat | undefined) => void,
   options: AutoParserOptions = {},
-): AgentParser {
+): AgentParser & LineSink {
   const formats = options.formats ?? DETECTION_ORDER;
   const maxEvents = options.maxEvents ?? DEFAULT_DETECT_MAX_EVENTS;
   const maxBytes = options.maxBytes ?? DEFAULT_DETECT_MAX_BYTES;
@@ -51,7 +52,7 @@ export function createAutoParser(
   let held: Buffer[] = [];
   let events = 0;
   let bytes = 0;
-  let chosen: AgentParser | undefined;
+  let chosen: (AgentParser & LineSink) | undefined;
   let gaveUp = false;
 
   const decide = (format: AgentFormat | undefined): void => {
@@ -83,10 +84,33 @@ export function createAutoParser(
     if (events >= maxEvents || bytes >= maxBytes) decide(undefined);
   };
 
+  // A line that spans chunks: handed on in pieces to a parser that takes them, else joined.
+  let pieces: Buffer[] = [];
+  let forwarding = false;
+
   return {
     line(line: Buffer): void {
       if (chosen !== undefined) chosen.line(line);
       else if (!gaveUp) detecting(line);
+    },
+    linePart(part: Buffer, last: boolean): void {
+      if (pieces.length === 0 && !forwarding) forwarding = chosen?.linePart !== undefined;
+      if (forwarding) {
+        if (last) forwarding = false;
+        chosen!.linePart!(part, last);
+        return;
+      }
+      if (gaveUp) return;
+      pieces.push(part); // a view: the chunks it comes from are never reused
+      if (!last) return;
+      const whole = Buffer.concat(pieces);
+      pieces = [];
+      this.line(whole);
+    },
+    lineDropped(): void {
+      if (forwarding) chosen!.lineDropped?.();
+      forwarding = false;
+      pieces = [];
     },
     end(): void {
       if (chosen === undefined && !gaveUp) decide(undefined);

@@ -330,10 +330,11 @@ export const LITERAL = 5;
 export interface ScanHandler {
   /**
    * A value begins. `depth` is how many containers enclose it (0: the top-level value), `key` its
-   * member name in an object, its index in an array ("" at the top level). Answer true to hear
-   * about it: its `scalar` value, or the `begin`s of its members and its `end`.
+   * member name in an object (null when the scanner was given the keys to tell and this is none
+   * of them), its index in an array ("" at the top level). Answer true to hear about it: its
+   * `scalar` value, or the `begin`s of its members and its `end`.
    */
-  begin(depth: number, key: string | number, kind: number): boolean;
+  begin(depth: number, key: string | number | null, kind: number): boolean;
   /** The value of the string, number, true, false or null just begun; a `SkippedString` for a string longer than the limit. */
   scalar(value: string | number | boolean | null | SkippedString): void;
   /** The object or array begun at this depth ended. */
@@ -371,7 +372,10 @@ export class JsonScanner {
   /** The depth of the outermost container being passed over unannounced; -1: none. */
   private silentFrom = -1;
   /** The member name of the innermost object. */
-  private key = "";
+  private key: string | null = "";
+  /** The member names the handler tells apart, by byte length; undefined: all are decoded. */
+  private readonly keysByLength: Array<Array<{ bytes: Buffer; key: string }>> | undefined;
+  private readonly keySet: Set<string> | undefined;
   // The string being read.
   private stringIsKey = false;
   /** 0: pass over; 1: announce, keep the bytes; 2: announce as a SkippedString (too long). */
@@ -391,10 +395,24 @@ export class JsonScanner {
   private backslashBuf: Buffer | undefined;
   private backslashAt = -1;
 
+  /**
+   * @param keys the member names the handler looks for, if it looks for only a few: they are
+   *   then matched as bytes, nothing is decoded, and every other key is reported as null
+   */
   constructor(
     private readonly handler: ScanHandler,
     private readonly maxStringBytes = DEFAULT_MAX_STRING_BYTES,
-  ) {}
+    keys?: readonly string[],
+  ) {
+    if (keys !== undefined) {
+      this.keySet = new Set(keys);
+      this.keysByLength = [];
+      for (const key of this.keySet) {
+        const bytes = Buffer.from(key);
+        (this.keysByLength[bytes.length] ??= []).push({ bytes, key });
+      }
+    }
+  }
 
   /** Ready for a new text. */
   reset(): void {
@@ -579,7 +597,12 @@ export class JsonScanner {
       pos++;
     }
     const fresh = pos;
-    let quote = buf.indexOf(QUOTE, pos);
+    // Most strings are short (keys, ids, names): looking at a few bytes here costs less than a
+    // call to indexOf. No quote and no backslash before `i`.
+    const near = Math.min(buf.length, pos + 32);
+    let i = pos;
+    while (i < near && buf[i] !== QUOTE && buf[i] !== BACKSLASH) i++;
+    let quote = i < buf.length ? (buf[i] === QUOTE ? i : buf.indexOf(QUOTE, i)) : -1;
     while (quote !== -1) {
       let backslashes = 0;
       while (quote - 1 - backslashes >= fresh && buf[quote - 1 - backslashes] === BACKSLASH) backslashes++;
@@ -606,36 +629,57 @@ export class JsonScanner {
       this.valueDone();
       return quote + 1;
     }
-    let value: string | SkippedString | undefined;
-    if (this.stringWant === 2) value = new SkippedString(this.stringLength);
-    else if (this.stringWant === 1) value = this.decode(buf, start, quote);
     if (this.stringIsKey) {
-      if (value !== undefined) this.key = value as string;
-      this.mode = COLON;
-    } else {
-      this.valueDone();
-      if (value !== undefined && this.mode !== FAILED) this.handler.scalar(value);
+      if (this.stringWant === 1) this.key = this.keysByLength === undefined ? (this.decode(buf, start, quote) ?? "") : this.knownKey(buf, start, quote);
+      if (this.mode !== FAILED) this.mode = COLON;
+      return quote + 1;
     }
+    const value = this.stringWant === 2 ? new SkippedString(this.stringLength) : this.decode(buf, start, quote);
+    if (value === undefined) return quote + 1; // an invalid escape: failed
+    this.valueDone();
+    this.handler.scalar(value);
     return quote + 1;
   }
 
+  /** The key in `buf[start..end]` if it is one of the keys asked for, else null. */
+  private knownKey(buf: Buffer, start: number, end: number): string | null {
+    if (this.stringParts.length > 0 || this.escapedWithin(buf, start, end)) {
+      const key = this.decode(buf, start, end);
+      return key !== undefined && this.keySet!.has(key) ? key : null;
+    }
+    const candidates = this.keysByLength![end - start];
+    if (candidates === undefined) return null;
+    next: for (const { bytes, key } of candidates) {
+      for (let i = 0; i < bytes.length; i++) if (buf[start + i] !== bytes[i]) continue next;
+      return key;
+    }
+    return null;
+  }
+
+  /** Does the string in `buf[start..end]` (all in this piece) hold an escape? */
+  private escapedWithin(buf: Buffer, start: number, end: number): boolean {
+    if (this.stringEscaped) return true;
+    // One search per piece, not per string: a line of many short strings stays linear.
+    if (this.backslashBuf !== buf || (this.backslashAt !== -1 && this.backslashAt < start)) {
+      this.backslashBuf = buf;
+      this.backslashAt = buf.indexOf(BACKSLASH, start);
+    }
+    return this.backslashAt !== -1 && this.backslashAt < end;
+  }
+
   private decode(buf: Buffer, start: number, end: number): string | undefined {
-    let escaped = this.stringEscaped;
-    if (!escaped && this.stringParts.length === 0) {
-      if (this.backslashBuf !== buf || (this.backslashAt !== -1 && this.backslashAt < start)) {
-        this.backslashBuf = buf;
-        this.backslashAt = buf.indexOf(BACKSLASH, start);
-      }
-      escaped = this.backslashAt !== -1 && this.backslashAt < end;
-    }
-    let bytes = buf.subarray(start, end);
-    if (this.stringParts.length > 0) {
-      this.stringParts.push(bytes);
-      bytes = Buffer.concat(this.stringParts);
+    let text: string;
+    let escaped: boolean;
+    if (this.stringParts.length === 0) {
+      escaped = this.escapedWithin(buf, start, end);
+      text = buf.toString("utf8", start, end);
+    } else {
+      this.stringParts.push(buf.subarray(start, end));
+      const bytes = Buffer.concat(this.stringParts);
       this.stringParts = [];
-      escaped ||= bytes.includes(BACKSLASH);
+      escaped = bytes.includes(BACKSLASH);
+      text = bytes.toString("utf8");
     }
-    const text = bytes.toString("utf8");
     if (!escaped) return text;
     try {
       return JSON.parse(`"${text}"`) as string;

@@ -1,7 +1,8 @@
 /**
  * Splits a byte stream into lines without copying: each line is a view into the chunk it came
- * in, unless it spans chunks (then the parts are joined once). Works on bytes, so a chunk
- * boundary inside a multi-byte character cannot corrupt anything.
+ * in. A line that spans chunks is handed on in its pieces as they come (`linePart`) when the
+ * sink can take them, so that nothing holds it whole; otherwise its pieces are joined once.
+ * Works on bytes, so a chunk boundary inside a multi-byte character cannot corrupt anything.
  */
 export interface LineSplitterOptions {
   /** Longest line handed on, in bytes; longer lines are skipped (default 256 MiB). */
@@ -10,8 +11,22 @@ export interface LineSplitterOptions {
   onOverflow?: (length: number) => void;
 }
 
+/** Where lines go. Each buffer is only valid during the call that hands it over. */
+export interface LineSink {
+  /** A whole line, without its "\n" (it may still end in "\r"). */
+  line(line: Buffer): void;
+  /**
+   * Optional: a line that spans chunks, piece by piece in order, `last` set on its final piece
+   * (which may be empty). Without it, the pieces are joined and handed to `line`.
+   */
+  linePart?(part: Buffer, last: boolean): void;
+  /** With `linePart`: the line whose pieces came so far grew too long and is dropped. */
+  lineDropped?(): void;
+}
+
 export const DEFAULT_MAX_LINE_LENGTH = 256 * 1024 * 1024;
 const NEWLINE = 0x0a;
+const EMPTY = Buffer.alloc(0);
 
 export class LineSplitter {
   private readonly parts: Buffer[] = [];
@@ -19,12 +34,22 @@ export class LineSplitter {
   /** True while skipping the rest of a line that grew past the maximum. */
   private overflowing = false;
   private readonly maxLineLength: number;
+  private readonly onLine: (line: Buffer) => void;
+  /** The sink takes lines in pieces: nothing is held here. */
+  private readonly sink: LineSink | undefined;
+  /** A line is under way in pieces. */
+  private streaming = false;
 
   constructor(
-    private readonly onLine: (line: Buffer) => void,
+    sink: LineSink | ((line: Buffer) => void),
     private readonly options: LineSplitterOptions = {},
   ) {
     this.maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
+    if (typeof sink === "function") this.onLine = sink;
+    else {
+      this.onLine = (line) => sink.line(line);
+      if (typeof sink.linePart === "function") this.sink = sink;
+    }
   }
 
   push(chunk: Buffer): void {
@@ -40,32 +65,38 @@ export class LineSplitter {
 
   /** End of input: a last line without a newline is still a line. */
   end(): void {
-    if (this.partLength > 0 && !this.overflowing) this.onLine(this.joinParts());
+    if (this.streaming) {
+      if (!this.overflowing) this.sink!.linePart!(EMPTY, true);
+    } else if (this.partLength > 0 && !this.overflowing) this.onLine(this.joinParts());
     this.reset();
   }
 
   private finishLine(chunk: Buffer, start: number, end: number): void {
-    if (this.partLength === 0 && !this.overflowing) {
+    if (this.partLength === 0 && !this.overflowing && !this.streaming) {
       if (end - start <= this.maxLineLength) this.onLine(chunk.subarray(start, end));
       else this.options.onOverflow?.(end - start);
       return;
     }
-    this.keep(chunk, start, end);
-    if (!this.overflowing) this.onLine(this.joinParts());
+    this.keep(chunk, start, end, true);
+    if (!this.overflowing && !this.streaming) this.onLine(this.joinParts());
     this.reset();
   }
 
-  /** Holds the unfinished part of a line, or drops it once the line is too long. */
-  private keep(chunk: Buffer, start: number, end: number): void {
+  /** Holds (or hands on) the unfinished part of a line, or drops it once the line is too long. */
+  private keep(chunk: Buffer, start: number, end: number, last = false): void {
     if (this.overflowing) return;
     this.partLength += end - start;
     if (this.partLength > this.maxLineLength) {
       this.overflowing = true;
       this.options.onOverflow?.(this.partLength);
       this.parts.length = 0;
+      if (this.streaming) this.sink!.lineDropped?.();
       return;
     }
-    this.parts.push(chunk.subarray(start, end));
+    if (this.sink !== undefined) {
+      this.streaming = true;
+      this.sink.linePart!(chunk.subarray(start, end), last);
+    } else this.parts.push(chunk.subarray(start, end));
   }
 
   private joinParts(): Buffer {
@@ -76,5 +107,6 @@ export class LineSplitter {
     this.parts.length = 0;
     this.partLength = 0;
     this.overflowing = false;
+    this.streaming = false;
   }
 }

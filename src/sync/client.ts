@@ -282,8 +282,10 @@ export class ApiClient {
     json: Record<string, unknown> | undefined,
     blobProbe: boolean,
   ): ApiError {
-    const code = typeof json?.error === "string" ? json.error : `http_${status}`;
-    const serverMessage = typeof json?.message === "string" ? `: ${json.message}` : "";
+    // The server's words end up in logs and in the journal: a server that quotes the request's
+    // Authorization header back must not get the token written to disk.
+    const code = typeof json?.error === "string" ? this.scrub(json.error) : `http_${status}`;
+    const serverMessage = typeof json?.message === "string" ? `: ${this.scrub(json.message)}` : "";
     const project = this.options.projectId;
     const info = { status, code, body: json };
     if (status >= 300 && status < 400) {
@@ -319,6 +321,12 @@ export class ApiClient {
     const retryable = isRetryableStatus(status);
     const retryAfterMs = retryable ? parseRetryAfter(firstHeader(headers["retry-after"])) : undefined;
     return new ApiError(`${label}: ${status} ${code}${serverMessage}`, { ...info, retryable, retryAfterMs });
+  }
+
+  /** Text from the server with the token (if it is quoted back) replaced by `***`. */
+  private scrub(text: string): string {
+    const token = this.options.token;
+    return token ? text.split(token).join("***") : text;
   }
 
   private protocolError(label: string, why: string): ApiError {

@@ -343,13 +343,13 @@ export class SyncEngine {
   }
 
   private skip(target: SyncTarget, reason: string, journal: boolean): void {
-    this.options.report.warn("skipped", `not synced ${target.remote}: ${reason}`, { path: target.remote, reason });
+    this.options.report.warnOnce(target.abs, "skipped", `not synced ${target.remote}: ${reason}`, { path: target.remote, reason });
     this.settle(target, { status: "skipped", reason, journal, target });
   }
 
   /** Not synced, for a reason a later try may not share: it is reported and journaled. */
   fail(target: SyncTarget, reason: string, quiet = false): void {
-    if (!quiet) this.options.report.warn("failed", `not synced ${target.remote}: ${reason}`, { path: target.remote, reason });
+    if (!quiet) this.options.report.warnOnce(target.abs, "failed", `not synced ${target.remote}: ${reason}`, { path: target.remote, reason });
     this.settle(target, { status: "failed", reason, target });
   }
 

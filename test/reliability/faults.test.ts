@@ -9,13 +9,15 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { startRef, type Action, type Proxy, type SeenRequest } from "../sync/helpers.js";
-import { answer, cliEnv, expectNoToken, expectTokenOnlyToApi, faultProxy, newToken, SOAK, watchSession, workspace } from "./harness.js";
+import { answer, cliEnv, expectNoToken, expectTokenOnlyToApi, faultProxy, newToken, SOAK, TIMEOUT_MS, watchSession, workspace } from "./harness.js";
 import { commitLog, generateSession, jsonRecords, listRemote, PlayControl, readJournalFile, reconcile, rng } from "./session.js";
 
 const EDITS = 200;
 const OUTAGE_MS = SOAK ? 30_000 : 3_000;
 
 interface Row {
+  /** Table order (the sessions run concurrently). */
+  order: number;
   fault: string;
   edits: number;
   files: number;
@@ -34,7 +36,7 @@ afterAll(() => {
   if (rows.length === 0) return;
   const header = "| fault | edits | files | synced | journaled | lost | duplicate commits | commits | faults injected | exit | s |";
   const lines = [header, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"];
-  for (const r of rows) {
+  for (const r of [...rows].sort((a, b) => a.order - b.order)) {
     lines.push(`| ${r.fault} | ${r.edits} | ${r.files} | ${r.synced} | ${r.journaled} | ${r.lost} | ${r.duplicates} | ${r.commits} | ${r.injected} | ${r.exit} | ${r.seconds.toFixed(1)} |`);
   }
   const table = lines.join("\n");
@@ -70,14 +72,15 @@ const CASES: FaultCase[] = [
     fault: "stall past --request-timeout",
     seed: 6,
     requestTimeoutMs: 400,
-    rule: (r) => () => (r() < 0.08 ? { kind: "stall" } : undefined),
+    // Half of the stalls come after the server did the work (a commit applied, its answer never sent).
+    rule: (r) => () => (r() < 0.08 ? (r() < 0.5 ? { kind: "stall" } : { kind: "drop", then: "stall" }) : undefined),
   },
   {
     fault: "answer dropped after commit",
     seed: 7,
     rule: (r) => (req) => {
       const p = req.method === "POST" ? 0.5 : 0.15;
-      return r() < p ? { kind: "drop" } : undefined;
+      return r() < p ? { kind: "drop", then: r() < 0.3 ? "half" : "reset" } : undefined;
     },
   },
   {
@@ -86,9 +89,14 @@ const CASES: FaultCase[] = [
     outage: { atMs: 800, forMs: OUTAGE_MS },
     durationMs: OUTAGE_MS + 2500,
   },
-  {
-    fault: "random mix (all of the above)",
-    seed: 9,
+  { fault: "random mix (all of the above)", seed: 9, ...randomMix() },
+  // The soak plays more mixes, each its own seed.
+  ...(SOAK ? Array.from({ length: 10 }, (_, i) => ({ fault: `random mix, seed ${100 + i}`, seed: 100 + i, ...randomMix() })) : []),
+];
+
+/** Every kind of fault at random on a third of the requests, and a short outage half-way. */
+function randomMix(): Omit<FaultCase, "fault" | "seed"> {
+  return {
     requestTimeoutMs: 400,
     outage: { atMs: 1200, forMs: 1500 },
     durationMs: 4000,
@@ -101,13 +109,13 @@ const CASES: FaultCase[] = [
         () => (r() < 0.15 ? retryAfter(429) : answer(429, { "retry-after": "0" })),
         () => ({ kind: "reset" }),
         () => (r() < 0.3 ? { kind: "stall" } : { kind: "reset" }),
-        () => ({ kind: "drop" }),
+        () => ({ kind: "drop", then: r() < 0.2 ? "stall" : r() < 0.5 ? "half" : "reset" }),
         () => (req.method === "POST" ? { kind: "drop" } : answer(500)),
       ];
       return kinds[Math.floor(r() * kinds.length)]!();
     },
-  },
-];
+  };
+}
 
 async function runCase(c: FaultCase) {
   const started = Date.now();
@@ -142,7 +150,7 @@ async function runCase(c: FaultCase) {
         if (!c.outage || outageStarted || elapsed < c.outage.atMs) return;
         outageStarted = true;
         await p.down();
-        if (Number.isFinite(c.outage.forMs)) outageOver = new Promise<void>((resolve) => setTimeout(() => void p.up().then(resolve), c.outage!.forMs));
+        if (Number.isFinite(c.outage.forMs)) outageOver = new Promise<void>((resolve, reject) => setTimeout(() => void p.up().then(resolve, reject), c.outage!.forMs));
       }),
       timeoutMs: 120_000 + (SOAK ? OUTAGE_MS * 3 : 0),
     });
@@ -157,8 +165,10 @@ async function runCase(c: FaultCase) {
   }
 }
 
-describe("fault matrix: 200-edit sessions through a fault-injecting proxy", () => {
-  for (const c of CASES) {
+// The sessions spend most of their time waiting (pauses, backoff, timeouts, the outage): they run
+// a few at a time. Each has its own server, proxy, ports, temp dir and watcher process.
+describe.concurrent("fault matrix: 200-edit sessions through a fault-injecting proxy", { timeout: TIMEOUT_MS }, () => {
+  for (const [order, c] of CASES.entries()) {
     it(`${c.fault}: nothing lost, no commit applied twice`, async () => {
       const { run, plan, proxy, server, ws, token, projectId, injected, started } = await runCase(c);
       try {
@@ -197,6 +207,7 @@ describe("fault matrix: 200-edit sessions through a fault-injecting proxy", () =
         expectNoToken(token, { stdout: result.stdout, stderr: result.stderr, journal: journal.text });
 
         rows.push({
+          order,
           fault: c.fault,
           edits: plan.edits,
           files: state.touched,
@@ -232,6 +243,7 @@ describe("fault matrix: 200-edit sessions through a fault-injecting proxy", () =
       const log = await commitLog(server.dataDir, projectId);
       expectNoToken(token, { stdout: result.stdout, stderr: result.stderr, journal: journal.text });
       rows.push({
+        order: 100,
         fault: c.fault,
         edits: plan.edits,
         files: state.touched,
@@ -263,6 +275,7 @@ describe("fault matrix: 200-edit sessions through a fault-injecting proxy", () =
       expectNoToken(token, { stdout: push.stdout, stderr: push.stderr });
       expectTokenOnlyToApi(proxy, token);
       rows.push({
+        order: 101,
         fault: "… then `uspark push --pending`",
         edits: plan.edits,
         files: after.touched,

@@ -12,6 +12,9 @@ import { play, type PlayControl, type Played, type SessionPlan } from "./session
 /** Soak mode (`npm run soak`): the real 30 s outage and more fuzzing. */
 export const SOAK = process.env.USPARK_SOAK === "1";
 
+/** Per-test bound: generous, since a 2-core CI machine runs several test files at once. */
+export const TIMEOUT_MS = SOAK ? 600_000 : 120_000;
+
 /** A bearer token that must never be printed, journaled or sent anywhere but the API origin. */
 export function newToken(): string {
   return `tok-${randomUUID()}-secret`;

@@ -97,10 +97,12 @@ export type Action =
   /** Forward, but run `before` first (e.g. touch a file while the commit is in flight). */
   | { kind: "forward-after"; before: () => Promise<void> | void }
   /**
-   * Forward, let the upstream answer in full (so a commit is applied), then cut the client's
-   * connection instead of passing the answer on: the client must retry without applying twice.
+   * Forward, let the upstream answer in full (so a commit is applied), then instead of passing
+   * the answer on: cut the client's connection ("reset", the default), never answer ("stall":
+   * the client times out), or send the headers and half the body, then cut ("half"). The
+   * client must retry without the work being applied twice.
    */
-  | { kind: "drop" };
+  | { kind: "drop"; then?: "reset" | "stall" | "half" };
 
 /** An answer the proxy handed to the client in full (forwarded or made up). */
 export interface DeliveredAnswer {
@@ -195,7 +197,7 @@ export async function startProxy(upstream: string, rule: (req: SeenRequest) => A
           forward(info, res, record);
           return;
         case "drop":
-          forward(info, res, record, true);
+          forward(info, res, record, action.then ?? "reset");
           return;
         case "forward":
           forward(info, res, record);
@@ -206,7 +208,7 @@ export async function startProxy(upstream: string, rule: (req: SeenRequest) => A
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
-  function forward(info: SeenRequest, res: ServerResponse, record: (status: number, body: string, headers: DeliveredAnswer["headers"]) => void, drop = false) {
+  function forward(info: SeenRequest, res: ServerResponse, record: (status: number, body: string, headers: DeliveredAnswer["headers"]) => void, drop?: "reset" | "stall" | "half") {
     const target = new URL(proxy.upstream);
     const headers = { ...info.headers, host: target.host };
     const up = httpRequest({ host: target.hostname, port: target.port, method: info.method, path: info.url, headers }, (answer) => {
@@ -218,8 +220,19 @@ export async function startProxy(upstream: string, rule: (req: SeenRequest) => A
       });
       if (drop) {
         // The upstream has done the work once its answer is complete; the client never hears of it.
-        answer.on("end", () => res.socket?.destroy());
+        const all: Buffer[] = [];
+        answer.on("data", (c: Buffer) => all.push(c));
         answer.on("error", () => res.socket?.destroy());
+        answer.on("end", () => {
+          if (drop === "stall") return;
+          if (drop === "half") {
+            const body = Buffer.concat(all);
+            res.writeHead(status, answer.headers);
+            res.write(body.subarray(0, Math.floor(body.length / 2)), () => res.socket?.destroy());
+            return;
+          }
+          res.socket?.destroy();
+        });
         return;
       }
       res.on("finish", () => record(status, Buffer.concat(parts).toString(), answer.headers));

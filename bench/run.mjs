@@ -1,0 +1,256 @@
+#!/usr/bin/env node
+// `npm run bench`: throughput, memory, start-up and sync cost of the built CLI (dist/, so build
+// first; `npm run bench` does), each as a figure with its target, PASS or FAIL. Everything is
+// generated in a temp directory (removed afterwards); the server is the reference server on
+// 127.0.0.1. Raw numbers go to bench/results.json.
+//
+//   node bench/run.mjs                 the full run (200 MiB session; about two minutes)
+//   node bench/run.mjs --smoke         a few MiB and a few edits, seconds (the test suite runs it)
+//   node bench/run.mjs --only throughput,memory,startup,sync
+//   options: --mb N --rounds N --out FILE --keep (leave the temp dir) --strict (exit 1 on a FAIL)
+//            --bin PATH (measure another build's bin/uspark.js, e.g. an older checkout's)
+//            --fswatch (also run bench/fswatch.mjs --smoke and keep its figures)
+//
+// Exit code: 1 when a measurement could not be made or a sanity check failed (wrong files
+// detected, the server not holding the last edits); with --strict also when a target is missed.
+
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { writeBigLineSession, writeClaudeSession } from "./lib/claude-session.mjs";
+import { firstByte, median, MiB, peakRss, sh, timeShell, untilExit } from "./lib/measure.mjs";
+import { measureSyncCost } from "./lib/sync-cost.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, "..");
+const args = process.argv.slice(2);
+const flag = (name) => args.includes(`--${name}`);
+const option = (name, otherwise) => {
+  const i = args.indexOf(`--${name}`);
+  return i === -1 ? otherwise : args[i + 1];
+};
+
+const smoke = flag("smoke");
+// Another build to measure (an older checkout's bin/uspark.js, for before/after figures).
+const bin = path.resolve(option("bin", path.join(repo, "bin", "uspark.js")));
+const config = smoke
+  ? { mb: 2, bigLineMiB: 2, files: 20, rounds: 1, startupRounds: 2, edits: 20, syncFiles: 10, burst: 10, pauseMs: 150, debounceMs: 100, slowMiBps: 400 }
+  : { mb: 200, bigLineMiB: 64, files: 50, rounds: 5, startupRounds: 10, edits: 1000, syncFiles: 100, burst: 50, pauseMs: 400, debounceMs: 300, slowMiBps: 100 };
+config.mb = Number(option("mb", config.mb));
+config.rounds = Number(option("rounds", config.rounds));
+const only = new Set((option("only", "throughput,memory,startup,sync") ?? "").split(","));
+const out = path.resolve(option("out", path.join(here, "results.json")));
+
+if (!existsSync(path.join(repo, "dist", "cli.js"))) {
+  console.error("bench: dist/ is missing: run `npm run build` first (`npm run bench` does)");
+  process.exit(1);
+}
+
+const work = realpathSync(mkdtempSync(path.join(os.tmpdir(), "uspark-bench-")));
+const root = path.join(work, "project");
+const results = {
+  when: new Date().toISOString(),
+  mode: smoke ? "smoke" : "full",
+  node: process.version,
+  cpus: os.availableParallelism?.() ?? os.cpus().length,
+  config,
+  figures: [],
+};
+let sane = true;
+
+const print = (text = "") => process.stdout.write(text + "\n");
+const ms = (s) => `${(s * 1000).toFixed(0)} ms`;
+const mib = (bytes) => `${(bytes / MiB).toFixed(1)} MiB`;
+
+/** One figure with its target: printed, and kept in results.json. */
+function figure(section, name, value, shown, target, pass) {
+  const verdict = pass === undefined ? "" : pass ? "PASS" : "FAIL";
+  results.figures.push({ section, name, value, target: target ?? null, pass: pass ?? null });
+  print(`  ${name.padEnd(50)} ${shown.padStart(22)}   ${(target ?? "").padEnd(30)} ${verdict}`);
+}
+
+function note(text) {
+  print(`  ${text}`);
+}
+
+/** The project the sessions' paths point into, with the files they edit, as an agent would have it. */
+function makeProject(files) {
+  for (let i = 0; i < files; i++) {
+    mkdirSync(path.join(root, "src"), { recursive: true });
+    writeFileSync(path.join(root, "src", `file${i}.ts`), `export const file${i} = ${i};\n`);
+  }
+  mkdirSync(path.join(root, "notebooks"), { recursive: true });
+  for (let i = 0; i < 5; i++) writeFileSync(path.join(root, "notebooks", `analysis${i}.ipynb`), "{}\n");
+  writeFileSync(path.join(root, "src", "big.ts"), "\n");
+}
+
+/** The dry-run summary line: how many files uspark would push. */
+function dryRunFiles(stderrFile) {
+  const text = readFileSync(stderrFile, "utf8");
+  const match = /dry run: (\d+) files? would be pushed/.exec(text);
+  return match ? Number(match[1]) : undefined;
+}
+
+async function throughput(session) {
+  print(`\n1. Throughput: cat SESSION | … > /dev/null, ${mib(session.bytes)} session read from disk, best of ${config.rounds}`);
+  const file = sh(session.path);
+  const err = path.join(work, "uspark.stderr");
+  const commands = {
+    cat: `cat ${file} | cat > /dev/null`,
+    node: `cat ${file} | ${sh(process.execPath)} -e 'process.stdin.pipe(process.stdout)' > /dev/null`,
+    claude: `cat ${file} | ${sh(process.execPath)} ${sh(bin)} watch-claude --dry-run --root ${sh(root)} > /dev/null 2> ${sh(err)}`,
+    claudeNoFs: `cat ${file} | ${sh(process.execPath)} ${sh(bin)} watch-claude --dry-run --no-fs-watch --root ${sh(root)} > /dev/null 2> ${sh(err)}`,
+    auto: `cat ${file} | ${sh(process.execPath)} ${sh(bin)} watch --dry-run --root ${sh(root)} > /dev/null 2> ${sh(err)}`,
+  };
+  const best = Object.fromEntries(Object.keys(commands).map((key) => [key, Infinity]));
+  const detected = {};
+  for (let round = 0; round < config.rounds; round++) {
+    for (const [key, command] of Object.entries(commands)) {
+      best[key] = Math.min(best[key], await timeShell(command));
+      if (key !== "cat" && key !== "node") detected[key] = dryRunFiles(err);
+    }
+  }
+  results.throughput = { bytes: session.bytes, lines: session.lines, seconds: best, detectedFiles: detected, expectedFiles: session.touched.length };
+  const target = "<= 1.5x cat";
+  figure("throughput", "cat | cat", best.cat, ms(best.cat));
+  figure("throughput", "node stdin.pipe(stdout) (Node's floor)", best.node / best.cat, `${ms(best.node)} ${(best.node / best.cat).toFixed(2)}x`, "reference");
+  for (const [key, name] of [
+    ["claude", "uspark watch-claude --dry-run"],
+    ["claudeNoFs", "uspark watch-claude --dry-run --no-fs-watch"],
+    ["auto", "uspark watch --dry-run (auto-detect)"],
+  ]) {
+    const ratio = best[key] / best.cat;
+    figure("throughput", name, ratio, `${ms(best[key])} ${ratio.toFixed(2)}x`, target, ratio <= 1.5);
+  }
+  note(`uspark above Node's floor: ${ms(best.claudeNoFs - best.node)} without, ${ms(best.claude - best.node)} with the file watcher`);
+  for (const [key, files] of Object.entries(detected)) {
+    if (files !== session.touched.length) {
+      sane = false;
+      note(`SANITY: ${key} found ${files} files to push, the session changed ${session.touched.length}`);
+    }
+  }
+}
+
+async function memory(session, bigLine) {
+  print(`\n2. Memory: peak RSS, cat SESSION | uspark … | a reader taking ${config.slowMiBps} MiB/s`);
+  const rssFile = path.join(work, "rss");
+  const slow = `${sh(process.execPath)} ${sh(path.join(here, "lib", "slow-reader.mjs"))} --mibps ${config.slowMiBps}`;
+  const preload = `${sh(process.execPath)} --import ${sh(path.join(here, "lib", "peak-rss.mjs"))}`;
+  const runs = {
+    node: `cat ${sh(session.path)} | ${preload} -e 'process.stdin.pipe(process.stdout)' | ${slow}`,
+    session: `cat ${sh(session.path)} | ${preload} ${sh(bin)} watch-claude --dry-run --root ${sh(root)} 2>/dev/null | ${slow}`,
+    bigLine: `cat ${sh(bigLine.path)} | ${preload} ${sh(bin)} watch-claude --dry-run --root ${sh(root)} 2>/dev/null | ${slow}`,
+    bigLineAuto: `cat ${sh(bigLine.path)} | ${preload} ${sh(bin)} watch --dry-run --root ${sh(root)} 2>/dev/null | ${slow}`,
+  };
+  const peaks = {};
+  for (const [key, command] of Object.entries(runs)) peaks[key] = (await peakRss(command, rssFile)).bytes;
+  results.memory = { peakRssBytes: peaks, slowReaderMiBps: config.slowMiBps, sessionBytes: session.bytes, bigLineBytes: bigLine.bytes };
+  const target = "<= 100 MiB";
+  figure("memory", "node stdin.pipe(stdout) (reference)", peaks.node, mib(peaks.node), "reference");
+  figure("memory", `uspark watch-claude, ${mib(session.bytes)} session`, peaks.session, mib(peaks.session), target, peaks.session <= 100 * MiB);
+  figure("memory", `uspark watch-claude, one ${mib(bigLine.bytes)} line`, peaks.bigLine, mib(peaks.bigLine), target, peaks.bigLine <= 100 * MiB);
+  figure("memory", `uspark watch (auto), one ${mib(bigLine.bytes)} line`, peaks.bigLineAuto, mib(peaks.bigLineAuto), target, peaks.bigLineAuto <= 100 * MiB);
+}
+
+async function startup() {
+  const rounds = config.startupRounds;
+  print(`\n3. Start-up: spawn to the first stdout byte of a one-line input, median of ${rounds}`);
+  const line = JSON.stringify({ type: "system", subtype: "init", cwd: root, session_id: "s", tools: [], uuid: "u" }) + "\n";
+  const samples = { bare: [], node: [], claude: [], claudeNoFs: [], auto: [], syncing: [] };
+  // Syncing for real loads the HTTP client and asks the server for its files at start.
+  const { startServer } = await import(pathToFileURL(path.join(repo, "dist", "server", "index.js")).href);
+  const server = await startServer({ dataDir: path.join(work, "startup-data"), port: 0, host: "127.0.0.1" });
+  try {
+    for (let i = 0; i < rounds; i++) {
+      samples.bare.push(await untilExit(["-e", ""]));
+      samples.node.push(await firstByte(["-e", "process.stdin.pipe(process.stdout)"], line));
+      samples.claude.push(await firstByte([bin, "watch-claude", "--dry-run", "--root", root], line));
+      samples.claudeNoFs.push(await firstByte([bin, "watch-claude", "--dry-run", "--no-fs-watch", "--root", root], line));
+      samples.auto.push(await firstByte([bin, "watch", "--dry-run", "--root", root], line));
+      samples.syncing.push(await firstByte([bin, "watch-claude", "--project-id", "startup", "--api-url", server.url, "--root", root], line));
+    }
+  } finally {
+    await server.close();
+  }
+  const m = Object.fromEntries(Object.entries(samples).map(([key, values]) => [key, median(values)]));
+  results.startup = { medianMs: m, samplesMs: samples };
+  figure("startup", "node -e '' (spawn to exit)", m.bare, `${m.bare.toFixed(0)} ms`);
+  figure("startup", "node stdin.pipe(stdout), first byte", m.node, `${m.node.toFixed(0)} ms`, "reference");
+  for (const [key, name] of [
+    ["claude", "uspark watch-claude --dry-run, first byte"],
+    ["claudeNoFs", "uspark watch-claude --no-fs-watch, first byte"],
+    ["auto", "uspark watch (auto), first byte"],
+    ["syncing", "uspark watch-claude, syncing, first byte"],
+  ]) {
+    figure("startup", name, m[key], `${m[key].toFixed(0)} ms`, "<= 150 ms", m[key] <= 150);
+    figure("startup", `  … above node -e ''`, m[key] - m.bare, `+${(m[key] - m.bare).toFixed(0)} ms`, "<= +60 ms", m[key] - m.bare <= 60);
+  }
+}
+
+async function sync() {
+  const { pauseMs, debounceMs } = config;
+  print(`\n4. Sync cost: ${config.edits} edits of ${config.syncFiles} files in bursts of ${config.burst} (2 ms apart, ${pauseMs} ms between), --debounce ${debounceMs}, reference server on 127.0.0.1`);
+  const cost = await measureSyncCost({ repo, work, edits: config.edits, files: config.syncFiles, burst: config.burst, pauseMs, debounceMs });
+  results.sync = cost;
+  const bursts = Math.ceil(cost.edits / cost.burst);
+  figure("sync", "commits", cost.commits, String(cost.commits), `one per burst: ${bursts}`, cost.commits <= bursts + 1);
+  figure("sync", "requests", cost.requests, `${cost.requests}`, "info");
+  note(`    ${Object.entries(cost.requestsByKind).map(([kind, n]) => `${kind} ${n}`).join(", ")}`);
+  figure("sync", "bytes uploaded", cost.bytesUploaded, mib(cost.bytesUploaded), "info");
+  figure("sync", "  bytes the edits changed", cost.bytesChanged, mib(cost.bytesChanged), "info");
+  figure("sync", "  whole files after every edit (no batching)", cost.bytesWholeFilePerEdit, mib(cost.bytesWholeFilePerEdit), "info");
+  figure("sync", "  uploads of content read mid-write", cost.unknownUploads, String(cost.unknownUploads), "info");
+  const target = cost.debounceMs + 50;
+  figure("sync", "last tool_result to the server's answer", cost.lastResultToAckMs, `${cost.lastResultToAckMs.toFixed(0)} ms`, `<= debounce + 50 = ${target} ms`, cost.lastResultToAckMs <= target);
+  const last = cost.finalFlush;
+  note(
+    `    the last flush: ${last.blobs} blobs and a commit; its first request ${last.firstRequestAfterResultMs.toFixed(0)} ms after the last tool_result, ` +
+      `answered ${last.requestsToAckMs.toFixed(0)} ms later (server time ${last.serverMsSum} ms, summed over parallel requests)`,
+  );
+}
+
+function fswatch() {
+  const script = path.join(here, "fswatch.mjs");
+  if (!existsSync(script)) return;
+  print("\n5. File watcher (bench/fswatch.mjs --smoke)");
+  const run = spawnSync(process.execPath, [script, "--smoke"], { encoding: "utf8" });
+  const last = run.stdout.trim().split("\n").pop();
+  try {
+    results.fswatch = JSON.parse(last);
+    note("figures kept in results.json under fswatch");
+  } catch {
+    note(`bench/fswatch.mjs gave no JSON (exit ${run.status})`);
+  }
+}
+
+try {
+  print(`uspark bench (${results.mode}): node ${process.version}, ${results.cpus} CPUs, ${os.platform()} ${os.arch()}`);
+  makeProject(Math.max(config.files, config.syncFiles));
+  let session;
+  if (only.has("throughput") || only.has("memory")) {
+    const started = performance.now();
+    session = { path: path.join(work, "session.jsonl"), ...writeClaudeSession(path.join(work, "session.jsonl"), { mb: config.mb, root, files: config.files }) };
+    print(`generated a ${mib(session.bytes)} session of ${session.lines} lines in ${ms((performance.now() - started) / 1000)}`);
+  }
+  if (only.has("throughput")) await throughput(session);
+  if (only.has("memory")) {
+    const bigLine = { path: path.join(work, "big-line.jsonl"), ...writeBigLineSession(path.join(work, "big-line.jsonl"), { mib: config.bigLineMiB, root }) };
+    await memory(session, bigLine);
+  }
+  if (only.has("startup")) await startup();
+  if (only.has("sync")) await sync();
+  if (flag("fswatch")) fswatch();
+  results.sane = sane;
+  writeFileSync(out, JSON.stringify(results, null, 2) + "\n");
+  const failed = results.figures.filter((f) => f.pass === false).length;
+  print(`\n${failed === 0 ? "every target met" : `${failed} target(s) missed`}${sane ? "" : "; SANITY CHECKS FAILED"}; raw numbers in ${path.relative(process.cwd(), out) || out}`);
+  process.exitCode = !sane || (flag("strict") && failed > 0) ? 1 : 0;
+} catch (error) {
+  console.error(`bench: ${error.stack ?? error}`);
+  process.exitCode = 1;
+} finally {
+  if (flag("keep")) print(`kept ${work}`);
+  else rmSync(work, { recursive: true, force: true });
+}

@@ -1,0 +1,71 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+
+// `npm run bench` is not part of the test suite (it takes minutes); its smoke mode is, so that
+// the bench cannot rot. Figures are not judged here (a loaded CI machine is no stopwatch): only
+// that every part ran, its numbers are numbers, and its sanity checks held.
+
+const repo = fileURLToPath(new URL("../..", import.meta.url));
+const work = mkdtempSync(path.join(os.tmpdir(), "uspark-bench-test-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+interface Figure {
+  section: string;
+  name: string;
+  value: number;
+  target: string | null;
+  pass: boolean | null;
+}
+
+function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(repo, "bench", "run.mjs"), ...args], { cwd: repo });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.once("error", reject);
+    child.once("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("npm run bench, in smoke mode", () => {
+  it("measures every part and writes sane figures to results.json", async () => {
+    const out = path.join(work, "results.json");
+    const { code, stdout, stderr } = await runBench(["--smoke", "--out", out]);
+    expect(stderr).not.toContain("bench:");
+    expect(code).toBe(0);
+
+    const results = JSON.parse(readFileSync(out, "utf8")) as {
+      mode: string;
+      sane: boolean;
+      figures: Figure[];
+      throughput: { seconds: Record<string, number>; detectedFiles: Record<string, number>; expectedFiles: number };
+      memory: { peakRssBytes: Record<string, number> };
+      startup: { medianMs: Record<string, number> };
+      sync: { commits: number; requests: number; bytesUploaded: number; lastResultToAckMs: number };
+    };
+    expect(results.mode).toBe("smoke");
+    expect(results.sane).toBe(true);
+    expect(new Set(results.figures.map((f) => f.section))).toEqual(new Set(["throughput", "memory", "startup", "sync"]));
+    for (const figure of results.figures) {
+      expect(Number.isFinite(figure.value), figure.name).toBe(true);
+      if (figure.target !== null && figure.target !== "info" && figure.target !== "reference") expect(typeof figure.pass, figure.name).toBe("boolean");
+      expect(stdout).toContain(figure.name);
+    }
+    // Every watch command found exactly the files the generated session changes.
+    for (const files of Object.values(results.throughput.detectedFiles)) expect(files).toBe(results.throughput.expectedFiles);
+    for (const seconds of Object.values(results.throughput.seconds)) expect(seconds).toBeGreaterThan(0);
+    for (const bytes of Object.values(results.memory.peakRssBytes)) expect(bytes).toBeGreaterThan(1024 * 1024);
+    for (const ms of Object.values(results.startup.medianMs)) expect(ms).toBeGreaterThan(0);
+    expect(results.sync.commits).toBeGreaterThan(0);
+    expect(results.sync.requests).toBeGreaterThan(results.sync.commits);
+    expect(results.sync.bytesUploaded).toBeGreaterThan(0);
+    expect(results.sync.lastResultToAckMs).toBeGreaterThan(0);
+    expect(stdout).toMatch(/PASS|FAIL/);
+  }, 60_000);
+});

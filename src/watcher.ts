@@ -142,8 +142,9 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
   // Loaded lazily: undici and the watcher cost start-up time the first output byte must not wait for.
   const sync: Promise<SyncSession> | undefined = options.dryRun
     ? undefined
-    : afterThisTurn(() => import("./sync/index.js")).then(({ createSyncSession }) =>
-        createSyncSession({
+    : afterThisTurn(() => import("./sync/index.js")).then(async ({ createSyncSession, remindOfPending }) => {
+        await remindOfPending(policy.root, apiUrl, options.projectId!, report);
+        return createSyncSession({
           apiUrl,
           projectId: options.projectId!,
           token: options.token,
@@ -155,8 +156,8 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
           maxWaitMs: options.maxWaitMs ?? DEFAULTS.maxWaitMs,
           source,
           report,
-        }),
-      );
+        });
+      });
   const fsWatcher: Promise<FsWatcher> | undefined =
     options.fsWatch === false
       ? undefined

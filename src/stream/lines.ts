@@ -11,13 +11,14 @@ export interface LineSplitterOptions {
   onOverflow?: (length: number) => void;
 }
 
-/** Where lines go. Each buffer is only valid during the call that hands it over. */
+/** Where lines go. */
 export interface LineSink {
-  /** A whole line, without its "\n" (it may still end in "\r"). */
+  /** A whole line, without its "\n" (it may still end in "\r"); only valid during the call. */
   line(line: Buffer): void;
   /**
    * Optional: a line that spans chunks, piece by piece in order, `last` set on its final piece
-   * (which may be empty). Without it, the pieces are joined and handed to `line`.
+   * (which may be empty). Without it, the pieces are joined and handed to `line`. The pieces are
+   * views of the pushed chunks, which the splitter never reuses: a sink may keep one it needs.
    */
   linePart?(part: Buffer, last: boolean): void;
   /** With `linePart`: the line whose pieces came so far grew too long and is dropped. */

@@ -13,6 +13,7 @@ import type { BackoffPolicy } from "./retry.js";
 
 export type { SyncTarget } from "./engine.js";
 export { ApiClient, ApiError } from "./client.js";
+export { remindOfPending } from "./journal.js";
 
 export interface SyncOptions {
   apiUrl: string;

@@ -198,3 +198,17 @@ async function syncDir(dir: string): Promise<void> {
     await handle?.close().catch(() => undefined);
   }
 }
+
+/** At the start of a watch: say so when an earlier run left changes of this project unsynced. */
+export async function remindOfPending(root: string, apiUrl: string, projectId: string, report: Reporter): Promise<void> {
+  try {
+    const pending = entriesFor(await readJournal(root, report), apiUrl, projectId);
+    if (pending.length === 0) return;
+    const files = pending.length === 1 ? "1 file" : `${pending.length} files`;
+    report.warn("pending", `${files} from an earlier run still unsynced (${journalPath(root)}): run \`uspark push --pending\` to retry`, {
+      paths: pending.map((entry) => entry.path),
+    });
+  } catch (error) {
+    report.debug("pending", `could not read ${journalPath(root)}: ${(error as Error).message}`);
+  }
+}

@@ -84,6 +84,9 @@ describe("watch-claude against the reference server", () => {
     expect(journal.entries.map((e) => e.path).sort()).toEqual(["README.md", "docs/notes.md", "notebooks/analysis.ipynb", "src/app.ts", "src/util.ts"]);
     expect(readFileSync(path.join(root, ".uspark", "pending.json"), "utf8")).not.toContain("wrong-token");
 
+    const next = await runCli(watchArgs(server.url, "--token", "right-token"), { input: "" });
+    expect(next.stderr).toContain("5 files from an earlier run still unsynced");
+
     const retry = await runCli(["push", "--pending", "--project-id", "p1", "--api-url", server.url, "--token", "right-token", "--root", root]);
     expect(retry.code).toBe(0);
     expect((await remoteFiles(server.url, "p1", "right-token")).size).toBe(5);

@@ -4,23 +4,26 @@
 // generated in a temp directory (removed afterwards); the server is the reference server on
 // 127.0.0.1. Raw numbers go to bench/results.json.
 //
-//   node bench/run.mjs                 the full run (200 MiB session; about two minutes)
+//   node bench/run.mjs                 the full run (200 MiB session; about a minute)
 //   node bench/run.mjs --smoke         a few MiB and a few edits, seconds (the test suite runs it)
 //   node bench/run.mjs --only throughput,memory,startup,sync
 //   options: --mb N --rounds N --out FILE --keep (leave the temp dir) --strict (exit 1 on a FAIL)
 //            --bin PATH (measure another build's bin/uspark.js, e.g. an older checkout's)
+//            --profile DIR (also run the throughput command once under node --cpu-prof, keep the
+//            profile in DIR and print where the time went)
 //            --fswatch (also run bench/fswatch.mjs --smoke and keep its figures)
 //
 // Exit code: 1 when a measurement could not be made or a sanity check failed (wrong files
 // detected, the server not holding the last edits); with --strict also when a target is missed.
 
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { writeBigLineSession, writeClaudeSession } from "./lib/claude-session.mjs";
 import { firstByte, median, MiB, peakRss, sh, timeShell, untilExit } from "./lib/measure.mjs";
+import { topSelfTime } from "./lib/profile.mjs";
 import { measureSyncCost } from "./lib/sync-cost.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -125,6 +128,18 @@ async function throughput(session) {
     figure("throughput", name, ratio, `${ms(best[key])} ${ratio.toFixed(2)}x`, target, ratio <= 1.5);
   }
   note(`uspark above Node's floor: ${ms(best.claudeNoFs - best.node)} without, ${ms(best.claude - best.node)} with the file watcher`);
+  const profileDir = option("profile");
+  if (profileDir) {
+    const dir = path.resolve(profileDir);
+    mkdirSync(dir, { recursive: true });
+    const before = new Set(readdirSync(dir));
+    await timeShell(`cat ${file} | ${sh(process.execPath)} --cpu-prof --cpu-prof-dir ${sh(dir)} ${sh(bin)} watch-claude --dry-run --no-fs-watch --root ${sh(root)} > /dev/null 2> ${sh(err)}`);
+    const written = readdirSync(dir).find((name) => name.endsWith(".cpuprofile") && !before.has(name));
+    if (written) {
+      note(`profile of uspark watch-claude --dry-run --no-fs-watch: ${path.join(dir, written)}; self time by function:`);
+      for (const { name, where, ms: t } of topSelfTime(path.join(dir, written))) note(`  ${t.toFixed(1).padStart(7)} ms  ${name} ${where}`);
+    }
+  }
   for (const [key, files] of Object.entries(detected)) {
     if (files !== session.touched.length) {
       sane = false;

@@ -71,7 +71,7 @@ class ClaudeShapedParser implements AgentParser {
   private held: Buffer[] = [];
   private heldBytes = 0;
   /** The last bytes of the held tail, to find a needle that straddles two pieces. */
-  private edge = Buffer.alloc(0);
+  private edge: Buffer = Buffer.alloc(0);
   /** The last byte other than whitespace seen in the tail. */
   private lastByte = 0;
 
@@ -206,9 +206,8 @@ class ClaudeShapedParser implements AgentParser {
   private tailPart(part: Buffer, last: boolean): void {
     const needle = TOOL_USE.bytes.length;
     // Where a "tool_use" ends in this piece, if one starts in the held tail or in this piece.
-    let hitEnd = -1;
-    if (this.edge.length > 0 && Buffer.concat([this.edge, part.subarray(0, needle - 1)]).includes(TOOL_USE.bytes)) hitEnd = needle - 1;
-    else {
+    let hitEnd = straddles(this.edge, part, TOOL_USE.bytes) ? needle - 1 : -1;
+    if (hitEnd === -1) {
       const hit = TOOL_USE.indexIn(part);
       if (hit !== -1) hitEnd = hit + needle;
     }
@@ -226,8 +225,8 @@ class ClaudeShapedParser implements AgentParser {
     }
     this.held.push(part);
     this.heldBytes += part.length;
-    const tail = part.length >= needle - 1 ? part : Buffer.concat([this.edge, part]);
-    this.edge = Buffer.from(tail.subarray(Math.max(0, tail.length - needle + 1)));
+    // A view, not a copy: the held pieces are kept anyway.
+    this.edge = part.length >= needle - 1 ? part.subarray(part.length - needle + 1) : Buffer.concat([this.edge, part]).subarray(-(needle - 1));
     this.lastByte = lastByteFrom(part, 0, this.lastByte);
     if (!last) return;
     if (this.lastByte === 0x7d) this.commit();
@@ -289,6 +288,18 @@ function lineKind(line: Buffer): number {
     return kind;
   }
   return OTHER;
+}
+
+/** Does `needle` start within `edge` (the bytes before `part`) and end within `part`? */
+function straddles(edge: Buffer, part: Buffer, needle: Buffer): boolean {
+  // k: how many of the needle's bytes are at the end of the edge.
+  next: for (let k = Math.min(edge.length, needle.length - 1); k >= 1; k--) {
+    if (needle.length - k > part.length) continue;
+    for (let i = 0; i < k; i++) if (edge[edge.length - k + i] !== needle[i]) continue next;
+    for (let i = k; i < needle.length; i++) if (part[i - k] !== needle[i]) continue next;
+    return true;
+  }
+  return false;
 }
 
 /** The last byte of `buf[from..]` that is not whitespace, or `otherwise`. */

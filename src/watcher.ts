@@ -5,7 +5,7 @@ import { createAutoParser } from "./agents/detect.js";
 import type { AgentParser, FileChange } from "./agents/types.js";
 import { checkApiUrl, DEFAULT_API_URL, UsageError } from "./config.js";
 import type { FsWatcher } from "./fswatch.js";
-import { createPathPolicy } from "./paths.js";
+import { createPathPolicy, type PathDecision } from "./paths.js";
 import { Reporter, reportNotSynced } from "./report.js";
 import { DEFAULT_MAX_LINE_LENGTH, LineSplitter } from "./stream/lines.js";
 import type { SyncResult, SyncSession } from "./sync/index.js";
@@ -94,8 +94,21 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
   const dryRunPaths = new Set<string>();
   let detected = 0;
 
-  const onChange = (change: FileChange): void => {
+  // Accepted paths are remembered: resolving symlinks costs more than all the parsing of a
+  // session, and a path that turns bad later is still refused by the sync's read, which checks
+  // the real path of the descriptor it opened.
+  const accepted = new Map<string, PathDecision>();
+  const resolvePath = (change: FileChange): PathDecision => {
+    const key = `${change.cwd ?? ""}\0${change.path}`;
+    const known = accepted.get(key);
+    if (known) return known;
     const decision = policy.resolve(change.path, change.cwd);
+    if (decision.ok) accepted.set(key, decision);
+    return decision;
+  };
+
+  const onChange = (change: FileChange): void => {
+    const decision = resolvePath(change);
     if (!decision.ok) {
       const fields = { path: change.path, cause: change.cause };
       if (decision.severity === "skip") return report.debug("skipped", decision.reason, fields);

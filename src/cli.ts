@@ -1,6 +1,5 @@
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { createRequire } from "node:module";
 import type * as Commander from "commander";
 import { agentNames } from "./agents/index.js";
 import {
@@ -13,12 +12,11 @@ import {
   type Connection,
 } from "./config.js";
 import { type LogFormat, Reporter, type Verbosity } from "./report.js";
+import { requireCjs } from "./cjs.js";
 import { passthrough } from "./stream/passthrough.js";
 import { createWatcher, DEFAULTS, type Watcher } from "./watcher.js";
 
-// commander is CommonJS: require() loads it in a fraction of the time the ESM loader takes for it
-// (which also runs a lexer over it to find its named exports), and start-up is on the clock.
-const { Command, CommanderError, Option } = createRequire(import.meta.url)("commander") as typeof Commander;
+const { Command, CommanderError, Option } = requireCjs("commander") as typeof Commander;
 type Command = Commander.Command;
 
 interface LogFlags {

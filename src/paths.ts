@@ -1,7 +1,10 @@
 import { realpathSync } from "node:fs";
 import path from "node:path";
-import ignore from "ignore";
+import type Ignore from "ignore";
+import { requireCjs } from "./cjs.js";
 import { validateProjectPath } from "./server/validate.js";
+
+const ignore = requireCjs("ignore") as typeof Ignore;
 
 /**
  * The path policy: which local files may be synced, and under which project path. Nothing

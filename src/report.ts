@@ -1,4 +1,7 @@
-import pc from "picocolors";
+import type Picocolors from "picocolors";
+import { requireCjs } from "./cjs.js";
+
+const pc = requireCjs("picocolors") as typeof Picocolors;
 
 /**
  * Everything the tool says goes through here, to stderr: never stdout, which belongs to the

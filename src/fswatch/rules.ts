@@ -1,7 +1,11 @@
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import ignore, { type Ignore } from "ignore";
+import type IgnoreFactory from "ignore";
+import type { Ignore } from "ignore";
+import { requireCjs } from "../cjs.js";
 import { BUILTIN_IGNORES } from "../paths.js";
+
+const ignore = requireCjs("ignore") as typeof IgnoreFactory;
 
 /**
  * Which entries the file system watcher leaves alone: the built-in names (`.git`, `node_modules`,

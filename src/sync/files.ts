@@ -99,10 +99,6 @@ export async function changedSince(abs: string, snap: FileSnapshot): Promise<boo
   }
 }
 
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
-
 function sameStat(a: FileSnapshot, b: FileSnapshot): boolean {
   return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.ino === b.ino;
 }

@@ -135,6 +135,8 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
           if (format) {
             source.agent = format.name;
             report.debug("agent", `detected the ${format.name} stream format`, { agent: format.name });
+          } else if (options.fsWatch === false) {
+            report.warn("agent", "no known agent format in this stream, and the file system watcher is off (--no-fs-watch): no change will be seen");
           } else {
             report.debug("agent", "no known agent format in this stream; relying on the file system watcher");
           }

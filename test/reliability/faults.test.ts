@@ -32,6 +32,28 @@ interface Row {
 }
 const rows: Row[] = [];
 
+/** One row of the table: a session's reconciled state and the server's commit log. */
+function addRow(
+  run: { order: number; fault: string; edits: number; injected: number; exit: number | null; started: number },
+  state: { touched: number; synced: number; journaled: number; lost: unknown[] },
+  log: { repeatedKeys: number; noOps: number; commits: number },
+): void {
+  rows.push({
+    order: run.order,
+    fault: run.fault,
+    edits: run.edits,
+    files: state.touched,
+    synced: state.synced,
+    journaled: state.journaled,
+    lost: state.lost.length,
+    duplicates: log.repeatedKeys + log.noOps,
+    commits: log.commits,
+    injected: run.injected,
+    exit: run.exit,
+    seconds: (Date.now() - run.started) / 1000,
+  });
+}
+
 afterAll(() => {
   if (rows.length === 0) return;
   const header = "| fault | edits | files | synced | journaled | lost | duplicate commits | commits | faults injected | exit | s |";
@@ -206,20 +228,7 @@ describe.concurrent("fault matrix: 200-edit sessions through a fault-injecting p
         expectTokenOnlyToApi(proxy, token);
         expectNoToken(token, { stdout: result.stdout, stderr: result.stderr, journal: journal.text });
 
-        rows.push({
-          order,
-          fault: c.fault,
-          edits: plan.edits,
-          files: state.touched,
-          synced: state.synced,
-          journaled: state.journaled,
-          lost: state.lost.length,
-          duplicates: log.repeatedKeys + log.noOps,
-          commits: log.commits,
-          injected: injected() + (c.outage ? 1 : 0),
-          exit: result.code,
-          seconds: (Date.now() - started) / 1000,
-        });
+        addRow({ order, fault: c.fault, edits: plan.edits, injected: injected() + (c.outage ? 1 : 0), exit: result.code, started }, state, log);
       } finally {
         await proxy.close();
         await server.stop();
@@ -242,20 +251,7 @@ describe.concurrent("fault matrix: 200-edit sessions through a fault-injecting p
       expect(result.stderr).toContain("uspark push --pending");
       const log = await commitLog(server.dataDir, projectId);
       expectNoToken(token, { stdout: result.stdout, stderr: result.stderr, journal: journal.text });
-      rows.push({
-        order: 100,
-        fault: c.fault,
-        edits: plan.edits,
-        files: state.touched,
-        synced: state.synced,
-        journaled: state.journaled,
-        lost: state.lost.length,
-        duplicates: log.repeatedKeys + log.noOps,
-        commits: log.commits,
-        injected: 1,
-        exit: result.code,
-        seconds: (Date.now() - started) / 1000,
-      });
+      addRow({ order: 100, fault: c.fault, edits: plan.edits, injected: 1, exit: result.code, started }, state, log);
 
       // The server is back: the journal is pushed and emptied.
       const pushStarted = Date.now();
@@ -274,20 +270,7 @@ describe.concurrent("fault matrix: 200-edit sessions through a fault-injecting p
       expect(logAfter.repeatedKeys + logAfter.noOps).toBe(0);
       expectNoToken(token, { stdout: push.stdout, stderr: push.stderr });
       expectTokenOnlyToApi(proxy, token);
-      rows.push({
-        order: 101,
-        fault: "… then `uspark push --pending`",
-        edits: plan.edits,
-        files: after.touched,
-        synced: after.synced,
-        journaled: after.journaled,
-        lost: after.lost.length,
-        duplicates: logAfter.repeatedKeys + logAfter.noOps,
-        commits: logAfter.commits,
-        injected: 0,
-        exit: push.code,
-        seconds: (Date.now() - pushStarted) / 1000,
-      });
+      addRow({ order: 101, fault: "… then `uspark push --pending`", edits: plan.edits, injected: 0, exit: push.code, started: pushStarted }, after, logAfter);
     } finally {
       await proxy.close();
       await server.stop();

@@ -41,3 +41,15 @@ export function write(path: string, cause: string, extra: Partial<FileChange> = 
 export function del(path: string, cause: string, extra: Partial<FileChange> = {}): FileChange {
   return { path, kind: "delete", cause, confirmed: true, ...extra };
 }
+
+/** JSON texts both JSON readers must read exactly as JSON.parse does: escapes, nesting, spacing. */
+export const JSON_SAMPLES = [
+  '{"a":1,"b":[true,false,null],"c":{"d":"e"},"f":-1.5e3}',
+  '  [ 1 , "two" , { } , [ ] ]  ',
+  '"caf\\u00e9 \\"quoted\\" \\\\ back"',
+  '{"k":"ünïcode ✓","n":0}',
+  '{"a":"x\\\\"}',
+  '{"a":"\\\\\\"","b":"\\\\\\\\"}',
+  '{"ke\\"y":1}\r',
+  "123",
+];

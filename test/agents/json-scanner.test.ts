@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ARRAY, JsonScanner, LITERAL, NUMBER, OBJECT, type ScanHandler, SkippedString, STRING } from "../../src/agents/sparse-json.js";
+import { JSON_SAMPLES } from "./helpers.js";
 
 /** A handler that wants everything and builds the value back, as JSON.parse would. */
 class Builder implements ScanHandler {
@@ -58,17 +59,7 @@ const everyCut = (text: string) => Array.from({ length: Buffer.byteLength(text) 
 
 describe("JsonScanner", () => {
   it("reads what JSON.parse reads, in one piece or cut anywhere", () => {
-    const samples = [
-      '{"a":1,"b":[true,false,null],"c":{"d":"e"},"f":-1.5e3}',
-      '  [ 1 , "two" , { } , [ ] ]  ',
-      '"caf\\u00e9 \\"quoted\\" \\\\ back"',
-      '{"k":"ünïcode ✓","n":0}',
-      '{"a":"x\\\\"}',
-      '{"a":"\\\\\\"","b":"\\\\\\\\"}',
-      '{"ke\\"y":1}\r',
-      "123",
-    ];
-    for (const text of samples) {
+    for (const text of JSON_SAMPLES) {
       expect(scan(text)).toEqual(JSON.parse(text));
       for (const cut of everyCut(text)) expect(scan(text, [cut])).toEqual(JSON.parse(text));
       expect(scan(text, everyCut(text))).toEqual(JSON.parse(text)); // a byte at a time

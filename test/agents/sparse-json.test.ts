@@ -8,19 +8,13 @@ import {
   SkippedString,
   unescapeJsonString,
 } from "../../src/agents/sparse-json.js";
+import { JSON_SAMPLES } from "./helpers.js";
 
 const parse = (text: string, max?: number) => parseSparse(Buffer.from(text), max);
 
 describe("parseSparse", () => {
   it("should read what JSON.parse reads", () => {
-    const samples = [
-      '{"a":1,"b":[true,false,null],"c":{"d":"e"},"f":-1.5e3}',
-      '  [ 1 , "two" , { } , [ ] ]  ',
-      '"caf\\u00e9 \\"quoted\\" \\\\ back"',
-      '{"k":"ünïcode ✓","n":0}',
-      '{"a":"x\\\\"}',
-    ];
-    for (const text of samples) expect(parse(text)).toEqual(JSON.parse(text));
+    for (const text of JSON_SAMPLES) expect(parse(text)).toEqual(JSON.parse(text));
   });
 
   it("should stand in for long strings with their size", () => {

@@ -47,10 +47,12 @@ export function resolveConnection(
   const apiUrl = flags.apiUrl ?? nonEmpty(env.USPARK_API_URL) ?? home.apiUrl ?? DEFAULT_API_URL;
   const token = flags.token ?? nonEmpty(env.USPARK_TOKEN) ?? home.token;
   const projectId = flags.projectId ?? nonEmpty(env.USPARK_PROJECT_ID) ?? home.projectId;
-  if (!projectId) {
-    throw new UsageError("no project id given", "pass --project-id <id> or set USPARK_PROJECT_ID (or use --dry-run)");
-  }
-  return { apiUrl: checkApiUrl(apiUrl, flags.insecure === true), token, projectId };
+  return { apiUrl: checkApiUrl(apiUrl, flags.insecure === true), token, projectId: requireProjectId(projectId) };
+}
+
+export function requireProjectId(projectId: string | undefined): string {
+  if (!projectId) throw new UsageError("no project id given", "pass --project-id <id> or set USPARK_PROJECT_ID (or use --dry-run)");
+  return projectId;
 }
 
 /** Plain http only to this machine, unless the user says --insecure: the token travels in clear. */

@@ -3,7 +3,7 @@ import path from "node:path";
 import { AGENTS, agentNames } from "./agents/index.js";
 import { createAutoParser } from "./agents/detect.js";
 import type { AgentParser, FileChange } from "./agents/types.js";
-import { checkApiUrl, DEFAULT_API_URL, UsageError } from "./config.js";
+import { checkApiUrl, DEFAULT_API_URL, requireProjectId, UsageError } from "./config.js";
 import type { FsWatcher } from "./fswatch.js";
 import { createPathPolicy, type PathDecision } from "./paths.js";
 import { Reporter, reportNotSynced } from "./report.js";
@@ -84,9 +84,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
   if (agentName !== "auto" && !Object.hasOwn(AGENTS, agentName)) {
     throw new UsageError(`unknown agent ${JSON.stringify(agentName)}`, `choose one of: auto, ${agentNames.join(", ")}`);
   }
-  if (!options.dryRun && !options.projectId) {
-    throw new UsageError("no project id given", "pass --project-id <id> or set USPARK_PROJECT_ID (or use --dry-run)");
-  }
+  const projectId = options.dryRun ? "" : requireProjectId(options.projectId);
   const apiUrl = checkApiUrl(options.apiUrl ?? DEFAULT_API_URL, options.insecure === true);
   const policy = createPathPolicy({ root: options.root ?? process.cwd(), ignore: options.ignore, prefix: options.prefix });
   const source = { agent: agentName === "auto" ? "unknown" : agentName, sessionId: randomUUID() };
@@ -158,10 +156,10 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
   const sync: Promise<SyncSession> | undefined = options.dryRun
     ? undefined
     : afterThisTurn(() => import("./sync/index.js")).then(async ({ createSyncSession, remindOfPending }) => {
-        await remindOfPending(policy.root, apiUrl, options.projectId!, report);
+        await remindOfPending(policy.root, apiUrl, projectId, report);
         return createSyncSession({
           apiUrl,
-          projectId: options.projectId!,
+          projectId,
           token: options.token,
           root: policy.root,
           requestTimeoutMs: options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,

@@ -1,14 +1,13 @@
-import { randomBytes } from "node:crypto";
-import { promises as fsp } from "node:fs";
-import path from "node:path";
 import type { Reporter } from "../report.js";
+import { moveStateFileAside, readStateFile, removeStateFile, STATE_DIR, stateFilePath, withLock, writeStateFile } from "../state-dir.js";
 
 /**
  * The journal of changes that could not be synced: `<root>/.uspark/pending.json`, so that
  * `uspark push --pending` can retry them later. Entries are keyed by API URL + project id + remote
  * path; when two entries share a key the newer one wins. Written atomically (temp file, fsync,
- * rename, fsync of the directory). A corrupt journal is moved aside with a warning, never
- * silently overwritten.
+ * rename, fsync of the directory) through src/state-dir.ts, which refuses symlinks; a
+ * read-merge-write holds a lock, so two sessions on one root never drop each other's entries. A
+ * corrupt journal is moved aside with a warning, never silently overwritten.
  */
 
 export interface JournalEntry {
@@ -29,11 +28,11 @@ export interface JournalFile {
   entries: JournalEntry[];
 }
 
-export const JOURNAL_DIR = ".uspark";
+export const JOURNAL_DIR = STATE_DIR;
 export const JOURNAL_NAME = "pending.json";
 
 export function journalPath(root: string): string {
-  return path.join(root, JOURNAL_DIR, JOURNAL_NAME);
+  return stateFilePath(root, JOURNAL_NAME);
 }
 
 export function journalKey(entry: Pick<JournalEntry, "apiUrl" | "projectId" | "path">): string {
@@ -119,22 +118,18 @@ export function parseJournal(text: string): JournalEntry[] {
  * `pending.json.corrupt-<time>` (with a warning) and read as empty.
  */
 export async function readJournal(root: string, report?: Reporter): Promise<JournalEntry[]> {
-  const file = journalPath(root);
-  let text: string;
-  try {
-    text = await fsp.readFile(file, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
-  }
+  const text = await readStateFile(root, JOURNAL_NAME);
+  if (text === undefined) return [];
   try {
     return parseJournal(text);
   } catch (error) {
-    const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`;
-    await fsp.rename(file, aside).catch(() => undefined);
+    const file = journalPath(root);
+    const aside = await moveStateFileAside(root, JOURNAL_NAME, `${JOURNAL_NAME}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`).catch(
+      () => undefined,
+    );
     report?.warn(
       "journal-corrupt",
-      `the journal ${file} is unreadable (${(error as Error).message}); moved it to ${aside} and started a new one`,
+      `the journal ${file} is unreadable (${(error as Error).message}); ${aside ? `moved it to ${aside} and ` : ""}started a new one`,
       { file, movedTo: aside },
     );
     return [];
@@ -150,53 +145,23 @@ export async function updateJournal(
   change: { add?: readonly JournalEntry[]; synced?: readonly SyncedPath[] },
   report?: Reporter,
 ): Promise<JournalEntry[]> {
-  const before = await readJournal(root, report);
-  let entries = mergeEntries(before, change.add ?? []);
-  if (change.synced?.length) entries = removeSynced(entries, change.synced);
-  if (entries.length === 0) {
-    if (before.length > 0) await fsp.rm(journalPath(root), { force: true });
+  return withLock(root, JOURNAL_NAME, async () => {
+    const before = await readJournal(root, report);
+    let entries = mergeEntries(before, change.add ?? []);
+    if (change.synced?.length) entries = removeSynced(entries, change.synced);
+    if (entries.length === 0) {
+      if (before.length > 0) await removeStateFile(root, JOURNAL_NAME);
+      return entries;
+    }
+    await writeJournal(root, entries);
     return entries;
-  }
-  await writeJournal(root, entries);
-  return entries;
+  });
 }
 
-/** Writes the whole journal atomically: temp file, fsync, rename, fsync of the directory. */
+/** Writes the whole journal atomically (callers that read first hold the lock: see updateJournal). */
 export async function writeJournal(root: string, entries: readonly JournalEntry[]): Promise<void> {
-  const dir = path.join(root, JOURNAL_DIR);
-  await fsp.mkdir(dir, { recursive: true });
-  const target = journalPath(root);
-  const temp = `${target}.${process.pid}-${randomBytes(6).toString("hex")}.tmp`;
   const body: JournalFile = { version: 1, entries: [...entries] };
-  const handle = await fsp.open(temp, "wx", 0o600);
-  try {
-    await handle.writeFile(JSON.stringify(body, null, 2) + "\n", "utf8");
-    await handle.sync();
-  } catch (error) {
-    await handle.close().catch(() => undefined);
-    await fsp.rm(temp, { force: true });
-    throw error;
-  }
-  await handle.close();
-  try {
-    await fsp.rename(temp, target);
-  } catch (error) {
-    await fsp.rm(temp, { force: true });
-    throw error;
-  }
-  await syncDir(dir);
-}
-
-async function syncDir(dir: string): Promise<void> {
-  let handle: fsp.FileHandle | undefined;
-  try {
-    handle = await fsp.open(dir, "r");
-    await handle.sync();
-  } catch {
-    // Not every platform can fsync a directory; the rename is still atomic.
-  } finally {
-    await handle?.close().catch(() => undefined);
-  }
+  await writeStateFile(root, JOURNAL_NAME, JSON.stringify(body, null, 2) + "\n");
 }
 
 /** At the start of a watch: say so when an earlier run left changes of this project unsynced. */

@@ -1,0 +1,192 @@
+import { randomBytes } from "node:crypto";
+import { constants, promises as fsp } from "node:fs";
+import path from "node:path";
+
+/**
+ * Every file of ours under `<root>/.uspark/` (journal, state, spool, cookies) is read and written
+ * here, and only here. A cloned repository may ship `.uspark` as a symlink, or
+ * `.uspark/pending.json` as one, to make us write or print a file outside the project: the
+ * directory must be a real directory and files are opened with O_NOFOLLOW. Writes are atomic
+ * (temp file, fsync, rename, fsync of the directory); `withLock` serialises read-modify-write
+ * cycles of two processes on one root.
+ */
+
+export const STATE_DIR = ".uspark";
+
+/** `.uspark` or one of its files is a symlink or not what it should be: refused, never followed. */
+export class StateDirError extends Error {
+  override readonly name = "StateDirError";
+}
+
+export function stateDirPath(root: string): string {
+  return path.join(root, STATE_DIR);
+}
+
+export function stateFilePath(root: string, name: string): string {
+  return path.join(root, STATE_DIR, name);
+}
+
+/** Throws a StateDirError when `.uspark` exists but is not a real directory. Returns whether it exists. */
+async function checkDir(root: string): Promise<boolean> {
+  const dir = stateDirPath(root);
+  try {
+    const stat = await fsp.lstat(dir);
+    if (stat.isSymbolicLink()) throw new StateDirError(`${dir} is a symlink; refusing to use it (remove it, uspark recreates the directory)`);
+    if (!stat.isDirectory()) throw new StateDirError(`${dir} is not a directory; refusing to use it`);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw error;
+  }
+}
+
+async function ensureDir(root: string): Promise<string> {
+  if (!(await checkDir(root))) {
+    await fsp.mkdir(stateDirPath(root), { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "EEXIST") throw error;
+    });
+    await checkDir(root);
+  }
+  return stateDirPath(root);
+}
+
+function refusedLink(file: string, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  // O_NOFOLLOW on a symlink: ELOOP on Linux, EMLINK on some BSDs.
+  if (code === "ELOOP" || code === "EMLINK") return new StateDirError(`${file} is a symlink; refusing to follow it`);
+  return error;
+}
+
+/** The file's text, or undefined when it (or `.uspark`) does not exist. */
+export async function readStateFile(root: string, name: string): Promise<string | undefined> {
+  if (!(await checkDir(root))) return undefined;
+  const file = stateFilePath(root, name);
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw refusedLink(file, error);
+  }
+  try {
+    if (!(await handle.stat()).isFile()) throw new StateDirError(`${file} is not a regular file; refusing to read it`);
+    return await handle.readFile("utf8");
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Whether the file exists (a symlink in its place counts as absent: it is never ours). */
+export async function stateFileExists(root: string, name: string): Promise<boolean> {
+  if (!(await checkDir(root))) return false;
+  const stat = await fsp.lstat(stateFilePath(root, name)).catch(() => undefined);
+  return stat?.isFile() === true;
+}
+
+/** Writes the whole file atomically: temp file, fsync, rename over the old one, fsync of the directory. */
+export async function writeStateFile(root: string, name: string, text: string): Promise<void> {
+  const dir = await ensureDir(root);
+  const target = path.join(dir, name);
+  const existing = await fsp.lstat(target).catch(() => undefined);
+  // rename() replaces a symlink rather than following it, but a directory in its place is refused.
+  if (existing && !existing.isFile() && !existing.isSymbolicLink()) throw new StateDirError(`${target} is not a regular file; refusing to replace it`);
+  const temp = `${target}.${process.pid}-${randomBytes(6).toString("hex")}.tmp`;
+  const handle = await fsp.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    await handle.writeFile(text, "utf8");
+    await handle.sync();
+    await handle.close();
+    await fsp.rename(temp, target);
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await fsp.rm(temp, { force: true });
+    throw error;
+  }
+  await syncDir(dir);
+}
+
+/** Removes the file if it is there (a symlink in its place is removed, never followed). */
+export async function removeStateFile(root: string, name: string): Promise<void> {
+  if (!(await checkDir(root))) return;
+  await fsp.rm(stateFilePath(root, name), { force: true });
+}
+
+/** Renames a file of ours aside (a corrupt journal), inside `.uspark`. */
+export async function moveStateFileAside(root: string, name: string, asideName: string): Promise<string> {
+  await checkDir(root);
+  const aside = stateFilePath(root, asideName);
+  await fsp.rename(stateFilePath(root, name), aside);
+  return aside;
+}
+
+export interface LockOptions {
+  /** Give up after this long. Default 10 s. */
+  timeoutMs?: number;
+  /** A lock older than this whose holder cannot be checked is taken as stale. Default 60 s. */
+  staleMs?: number;
+}
+
+/**
+ * Runs `work` while holding `<name>.lock` (created with O_EXCL; it holds the owner's pid). A lock
+ * whose process is gone is broken; a live holder is waited for, with a bound.
+ */
+export async function withLock<T>(root: string, name: string, work: () => Promise<T>, options: LockOptions = {}): Promise<T> {
+  const dir = await ensureDir(root);
+  const lock = path.join(dir, `${name}.lock`);
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  for (let wait = 2; ; wait = Math.min(wait * 2, 100)) {
+    try {
+      const handle = await fsp.open(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+      await handle.writeFile(`${process.pid}\n`);
+      await handle.close();
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw refusedLink(lock, error);
+      if (await isStale(lock, options.staleMs ?? 60_000)) {
+        await fsp.rm(lock, { force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new StateDirError(`${lock} is held by another uspark process; gave up waiting`);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    await fsp.rm(lock, { force: true });
+  }
+}
+
+async function isStale(lock: string, staleMs: number): Promise<boolean> {
+  let text: string;
+  let mtime: number;
+  try {
+    const stat = await fsp.lstat(lock);
+    if (!stat.isFile()) return false;
+    mtime = stat.mtimeMs;
+    text = await fsp.readFile(lock, "utf8");
+  } catch {
+    return false; // gone already: the next try takes it
+  }
+  const pid = Number.parseInt(text, 10);
+  if (!Number.isInteger(pid) || pid <= 0) return Date.now() - mtime > Math.min(staleMs, 1000); // half-written, or garbage
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  let handle: fsp.FileHandle | undefined;
+  try {
+    handle = await fsp.open(dir, "r");
+    await handle.sync();
+  } catch {
+    // Not every platform can fsync a directory; the rename is still atomic.
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+}

@@ -6,6 +6,8 @@ import { resolve } from "node:path";
 import { isLoopbackHost } from "../loopback.js";
 import { createHandler, type CommitEvent, type Limits } from "./app.js";
 import { FileStore } from "./file/store.js";
+import { redactUrl } from "./pg/db.js";
+import type { ProjectStore } from "./store.js";
 
 export { isLoopbackHost };
 export { validateProjectPath, validateProjectId, isSha256, parseCommitRequest } from "./validate.js";
@@ -23,7 +25,10 @@ export const DEFAULT_LIMITS: Limits = {
 };
 
 export interface ServerOptions {
-  dataDir: string;
+  /** The file store's directory; ignored when databaseUrl is set. */
+  dataDir?: string;
+  /** postgres://… : keep everything in PostgreSQL (several replicas may share it). */
+  databaseUrl?: string;
   port: number;
   host?: string;
   token?: string;
@@ -47,7 +52,8 @@ export interface RunningServer {
 }
 
 export interface ServeOptions {
-  dataDir: string;
+  dataDir?: string;
+  databaseUrl?: string;
   port: number;
   host?: string;
   token?: string;
@@ -72,7 +78,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     throw usageError(`refusing to listen on ${host} without --token: only loopback hosts may go without one`);
   }
 
-  const store = await FileStore.open(resolve(options.dataDir), { onWarning: options.onWarning });
+  const store = await openStore(options);
   const limits = { ...DEFAULT_LIMITS };
   for (const name of Object.keys(limits) as (keyof Limits)[]) limits[name] = options[name] ?? limits[name];
   const handler = withLatency(options.latencyMs ?? 0, createHandler({
@@ -114,6 +120,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   };
 }
 
+async function openStore(options: ServerOptions): Promise<ProjectStore> {
+  const { databaseUrl, dataDir, onWarning } = options;
+  if (databaseUrl !== undefined) {
+    const { PgStore } = await import("./pg/store.js");
+    return PgStore.open(databaseUrl, { onWarning });
+  }
+  if (dataDir === undefined) throw usageError("give --data <dir> or --db <postgres-url>");
+  return FileStore.open(resolve(dataDir), { onWarning });
+}
+
 function withLatency<A extends unknown[]>(ms: number, handler: (...args: A) => void): (...args: A) => void {
   return ms > 0 ? (...args) => setTimeout(() => handler(...args), ms) : handler;
 }
@@ -135,7 +151,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
  */
 export async function runServe(options: ServeOptions): Promise<void> {
   const log = (line: string) => process.stderr.write(`uspark serve: ${line}\n`);
-  const dataDir = resolve(options.dataDir);
+  const dataDir = options.dataDir === undefined ? undefined : resolve(options.dataDir);
   const server = await startServer({
     ...options,
     dataDir,
@@ -155,6 +171,7 @@ export async function runServe(options: ServeOptions): Promise<void> {
     process.on("SIGINT", stop).on("SIGTERM", stop);
   });
   // Only once the signals are handled: whoever waits for this line may signal at once.
-  log(`listening on ${server.url} (data: ${dataDir}, token: ${options.token ? "required" : "not required"})`);
+  const where = options.databaseUrl !== undefined ? `db: ${redactUrl(options.databaseUrl)}` : `data: ${dataDir}`;
+  log(`listening on ${server.url} (${where}, token: ${options.token ? "required" : "not required"})`);
   await stopped;
 }

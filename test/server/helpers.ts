@@ -142,3 +142,12 @@ export async function testServer(options: TestServerOptions = {}) {
   };
   return t;
 }
+
+/** Polls `check` every 100 ms until it holds (a throw counts as not yet), failing after `ms`. */
+export async function eventually(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { startServer, type RunningServer } from "../../src/server/index.js";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
-import { sha256, testServer } from "./helpers.js";
+import { eventually, sha256, testServer } from "./helpers.js";
 import { usePgCluster } from "./pg-cluster.js";
 
 const pg = usePgCluster();
@@ -28,15 +28,6 @@ function commit(url: string, path: string, blob: { sha256: string; size: number 
     headers: { "content-type": "application/json", "idempotency-key": key },
     body: JSON.stringify({ changes: [{ op: "put", path, ...blob }] }),
   });
-}
-
-/** Polls `check` every 100 ms until it holds, failing after `ms`. */
-async function eventually(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 describe("several replicas on one database", () => {

@@ -6,7 +6,7 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect, it, onTestFinished } from "vitest";
 import { startCli, waitForOutput } from "../helpers/cli.js";
-import { tempDir } from "./helpers.js";
+import { eventually, tempDir } from "./helpers.js";
 import { usePgCluster } from "./pg-cluster.js";
 import { roundRobinProxy } from "./proxy.js";
 
@@ -59,14 +59,6 @@ async function remoteOf(apiUrl: string, project: string): Promise<{ version: num
     files: { path: string; sha256: string }[];
   };
   return { version: body.version, tree: Object.fromEntries(body.files.map((f) => [f.path, f.sha256])) };
-}
-
-async function eventually(check: () => Promise<boolean>, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 it("keeps every watcher's edits, applied once, when one of two replicas is killed mid-run", async () => {

@@ -5,11 +5,14 @@ import { connect, createServer, type Socket } from "node:net";
 
 export interface Proxy {
   url: string;
+  /** Connections handed to each backend so far, by index. */
+  connections: number[];
   close(): Promise<void>;
 }
 
 export async function roundRobinProxy(backends: { host: string; port: number }[]): Promise<Proxy> {
   let next = 0;
+  const connections = backends.map(() => 0);
   const sockets = new Set<Socket>();
   const track = (socket: Socket) => {
     sockets.add(socket);
@@ -21,12 +24,14 @@ export async function roundRobinProxy(backends: { host: string; port: number }[]
     client.pause();
     const tryBackend = (attempt: number) => {
       if (attempt >= backends.length) return client.destroy();
-      const backend = backends[next++ % backends.length]!;
+      const index = next++ % backends.length;
+      const backend = backends[index]!;
       const upstream = connect(backend.port, backend.host);
       track(upstream);
       let connected = false;
       upstream.once("connect", () => {
         connected = true;
+        connections[index]!++;
         upstream.on("error", () => client.destroy());
         client.on("error", () => upstream.destroy());
         // A backend that dies cuts its clients off, as a real load balancer's connection would be.
@@ -46,6 +51,7 @@ export async function roundRobinProxy(backends: { host: string; port: number }[]
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}`,
+    connections,
     close: () =>
       new Promise((resolve) => {
         for (const socket of sockets) socket.destroy();

@@ -75,6 +75,7 @@ it("keeps every watcher's edits, applied once, when one of two replicas is kille
   }, 30_000);
 
   await Promise.all(watchers.map((w) => writeRound(w.root, 2)));
+  expect(proxy.connections[0]).toBeGreaterThan(0); // the replica about to die was serving
   replicas[0]!.child.kill("SIGKILL"); // while round 2 is being pushed
   await Promise.all(watchers.map((w) => writeRound(w.root, 3)));
   for (const w of watchers) w.child.stdin.end();

@@ -3,6 +3,7 @@
 
 import { randomUUID } from "node:crypto";
 import { describe, expect, it, onTestFinished } from "vitest";
+import { requireCjs } from "../../src/cjs.js";
 import { startServer, type RunningServer } from "../../src/server/index.js";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
 import { eventually, sha256, testServer } from "./helpers.js";
@@ -84,6 +85,38 @@ describe("a database that goes away", () => {
     }
     await eventually(async () => (await commit(t.url, "a.txt", blob)).status === 200);
     expect((await t.files()).files.map((f) => f.path)).toEqual(["a.txt"]);
+  });
+
+  it("answers 503, without crashing, when the database goes away in the middle of a commit", async () => {
+    const t = await testServer({ pg });
+    const blob = await t.upload("blocked");
+    await t.write("first.txt", "first");
+    // Hold the project's row lock so that the next commit waits inside its transaction.
+    const { Pool } = requireCjs("pg") as typeof import("pg");
+    const locker = new Pool({ connectionString: t.databaseUrl, max: 1 });
+    locker.on("error", () => {});
+    const holder = await locker.connect();
+    holder.on("error", () => {});
+    await holder.query("BEGIN");
+    await holder.query("SELECT * FROM projects WHERE id = 'demo' FOR UPDATE");
+    const key = randomUUID();
+    const waiting = commit(t.url, "blocked.txt", blob, key);
+    await eventually(async () => {
+      const { rows } = await pg().admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'");
+      return rows[0].n > 0;
+    });
+    await pg().stop();
+    try {
+      const res = await waiting;
+      expect(res.status).toBe(503);
+      expect(res.headers.get("retry-after")).not.toBeNull();
+    } finally {
+      holder.release(true);
+      await locker.end().catch(() => {});
+      await pg().start();
+    }
+    await eventually(async () => (await commit(t.url, "blocked.txt", blob, key)).status === 200);
+    expect((await t.files()).version).toBe(2);
   });
 
   it("starts while the database is down, answers 503, and migrates once it is back", async () => {

@@ -25,25 +25,45 @@ export async function guarded<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Runs `work` on one connection of the pool. A connection lost while checked out is reported as
+ * an 'error' event (the pool only listens on idle ones); unheard, it would end the process. The
+ * query in flight rejects with it anyway, and the connection is not reused.
+ */
+export async function withClient<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let lost = false;
+  const onError = () => {
+    lost = true;
+  };
+  client.on("error", onError);
+  try {
+    return await work(client);
+  } catch (error) {
+    lost ||= isUnreachable(error);
+    throw error;
+  } finally {
+    client.off("error", onError);
+    client.release(lost);
+  }
+}
+
 /** Runs `work` in one transaction on one connection: committed if it returns, rolled back if it throws. */
 export function transaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
-  return guarded(async () => {
-    const client = await pool.connect();
-    let broken = false;
-    try {
-      await client.query("BEGIN");
-      const result = await work(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {
-        broken = true;
-      });
-      throw error;
-    } finally {
-      client.release(broken);
-    }
-  });
+  return guarded(() => withClient(pool, (client) => inTransaction(client, () => work(client))));
+}
+
+/** Runs `work` between BEGIN and COMMIT on `client`; ROLLBACK if it throws. */
+export async function inTransaction<T>(client: PoolClient, work: () => Promise<T>): Promise<T> {
+  await client.query("BEGIN");
+  try {
+    const result = await work();
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  }
 }
 
 /** The URL with its password replaced by ***, for every line we print. */

@@ -2,6 +2,7 @@
 // together apply each migration once. Applied versions are recorded in schema_migrations.
 
 import type { Pool } from "pg";
+import { inTransaction, withClient } from "./db.js";
 
 export const MIGRATIONS: readonly string[] = [
   `
@@ -51,9 +52,8 @@ export const MIGRATIONS: readonly string[] = [
 const LOCK_KEY = 0x75737061726b; // "uspark"
 
 /** Applies the migrations not yet recorded; returns how many it applied. */
-export async function migrate(pool: Pool): Promise<number> {
-  const client = await pool.connect();
-  try {
+export function migrate(pool: Pool): Promise<number> {
+  return withClient(pool, async (client) => {
     await client.query("SELECT pg_advisory_lock($1)", [LOCK_KEY]);
     try {
       await client.query(
@@ -62,23 +62,16 @@ export async function migrate(pool: Pool): Promise<number> {
       const { rows } = await client.query<{ done: number | null }>("SELECT max(version) AS done FROM schema_migrations");
       const done = rows[0]?.done ?? 0;
       for (let version = done + 1; version <= MIGRATIONS.length; version++) {
-        await client.query("BEGIN");
-        try {
+        await inTransaction(client, async () => {
           await client.query(MIGRATIONS[version - 1]!);
           await client.query("INSERT INTO schema_migrations (version) VALUES ($1)", [version]);
-          await client.query("COMMIT");
-        } catch (error) {
-          await client.query("ROLLBACK").catch(() => {});
-          throw error;
-        }
+        });
       }
       return MIGRATIONS.length - done;
     } finally {
       await client.query("SELECT pg_advisory_unlock($1)", [LOCK_KEY]).catch(() => {});
     }
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** Why the schema is not usable yet, or undefined when every migration is applied. */

@@ -31,6 +31,37 @@ function commit(url: string, path: string, blob: { sha256: string; size: number 
   });
 }
 
+/** Holds the row lock of project "demo" from another connection, so that commits to it wait. */
+async function holdProjectLock(databaseUrl: string) {
+  const { Pool } = requireCjs("pg") as typeof import("pg");
+  const pool = new Pool({ connectionString: databaseUrl, max: 1 });
+  pool.on("error", () => {});
+  const holder = await pool.connect();
+  holder.on("error", () => {});
+  await holder.query("BEGIN");
+  await holder.query("SELECT * FROM projects WHERE id = 'demo' FOR UPDATE");
+  let released = false;
+  const release = async () => {
+    if (released) return;
+    released = true;
+    await holder.query("ROLLBACK").catch(() => {});
+    holder.release(true);
+    await pool.end().catch(() => {});
+  };
+  onTestFinished(release);
+  return {
+    release,
+    /** Resolves once another session waits for a lock. */
+    someoneWaits: () =>
+      eventually(async () => {
+        const { rows } = await pg().admin.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'",
+        );
+        return rows[0]!.n > 0;
+      }),
+  };
+}
+
 describe("several replicas on one database", () => {
   it("serializes concurrent commits to one project: versions 1..N, no gap, no duplicate", async () => {
     const url = await pg().freshSchemaUrl();
@@ -91,28 +122,17 @@ describe("a database that goes away", () => {
     const t = await testServer({ pg });
     const blob = await t.upload("blocked");
     await t.write("first.txt", "first");
-    // Hold the project's row lock so that the next commit waits inside its transaction.
-    const { Pool } = requireCjs("pg") as typeof import("pg");
-    const locker = new Pool({ connectionString: t.databaseUrl, max: 1 });
-    locker.on("error", () => {});
-    const holder = await locker.connect();
-    holder.on("error", () => {});
-    await holder.query("BEGIN");
-    await holder.query("SELECT * FROM projects WHERE id = 'demo' FOR UPDATE");
+    const lock = await holdProjectLock(t.databaseUrl!);
     const key = randomUUID();
     const waiting = commit(t.url, "blocked.txt", blob, key);
-    await eventually(async () => {
-      const { rows } = await pg().admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'");
-      return rows[0].n > 0;
-    });
+    await lock.someoneWaits();
     await pg().stop();
     try {
       const res = await waiting;
       expect(res.status).toBe(503);
       expect(res.headers.get("retry-after")).not.toBeNull();
     } finally {
-      holder.release(true);
-      await locker.end().catch(() => {});
+      await lock.release();
       await pg().start();
     }
     await eventually(async () => (await commit(t.url, "blocked.txt", blob, key)).status === 200);
@@ -155,6 +175,29 @@ describe("uspark serve --db", () => {
     expect(code).toBe(0);
     expect(stderr).not.toContain("s3cret-pw");
     expect(stderr).toContain("***");
+  });
+
+  it("on SIGTERM finishes the commit in flight, then exits 0", async () => {
+    const t = await testServer({ pg });
+    const blob = await t.upload("in flight");
+    await t.write("first.txt", "first");
+    await t.close();
+    const { child, result } = startCli(["serve", "--db", t.databaseUrl!, "--port", "0"]);
+    onTestFinished(() => {
+      child.kill("SIGKILL");
+    });
+    const text = await waitForOutput(child.stderr, (seen) => /listening on http:\/\/\S+/.test(seen), 20_000);
+    const url = /listening on (http:\/\/\S+)/.exec(text)![1]!;
+    const lock = await holdProjectLock(t.databaseUrl!);
+    const inFlight = commit(url, "late.txt", blob);
+    await lock.someoneWaits();
+    child.kill("SIGTERM");
+    await waitForOutput(child.stderr, (seen) => seen.includes("SIGTERM received"), 10_000);
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow(); // no longer accepting
+    await lock.release();
+    const res = await inFlight;
+    expect(await res.json()).toEqual({ version: 2 });
+    expect((await result).code).toBe(0);
   });
 
   it("takes the database URL from USPARK_DATABASE_URL", async () => {

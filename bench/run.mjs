@@ -6,7 +6,7 @@
 //
 //   node bench/run.mjs                 the full run (200 MiB session; about a minute)
 //   node bench/run.mjs --smoke         a few MiB and a few edits, seconds (the test suite runs it)
-//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch
+//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch,server
 //   options: --mb N --rounds N --out FILE --keep (leave the temp dir) --strict (exit 1 on a FAIL)
 //            --bin PATH (measure another build's bin/uspark.js, e.g. an older checkout's)
 //            --profile DIR (also run the throughput command once under node --cpu-prof, keep the
@@ -24,6 +24,7 @@ import { writeBigLineSession, writeClaudeSession } from "./lib/claude-session.mj
 import { firstByte, median, MiB, peakRss, sh, timeShell, untilExit } from "./lib/measure.mjs";
 import { topSelfTime } from "./lib/profile.mjs";
 import { measureSyncCost } from "./lib/sync-cost.mjs";
+import { measureServerCommits } from "./lib/server-commits.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
@@ -42,7 +43,8 @@ const config = smoke
   : { mb: 200, bigLineMiB: 64, files: 50, rounds: 5, startupRounds: 10, edits: 1000, syncFiles: 100, burst: 50, pauseMs: 400, debounceMs: 300, slowMiBps: 100 };
 config.mb = Number(option("mb", config.mb));
 config.rounds = Number(option("rounds", config.rounds));
-const only = new Set((option("only", "throughput,memory,startup,sync,fswatch") ?? "").split(","));
+// The server bench starts a PostgreSQL cluster: full runs only, unless asked for with --only.
+const only = new Set((option("only", `throughput,memory,startup,sync,fswatch${smoke ? "" : ",server"}`) ?? "").split(","));
 const out = path.resolve(option("out", path.join(here, "results.json")));
 
 if (!existsSync(path.join(repo, "dist", "cli.js"))) {
@@ -250,6 +252,20 @@ function fswatch() {
   figure("fswatch", "file written right after mkdir -p", ours.deepCaught, all(ours.deepCaught), "5/5", ours.deepCaught === 5 && ours.mkdirCaught === 5);
 }
 
+/** Commits per second and latency of `uspark serve`: --data, and 1 and 2 --db replicas. */
+async function server() {
+  const clients = 8;
+  const commits = smoke ? 10 : 100;
+  print(`\n6. Server: ${clients} clients committing at once, ${commits} commits each, one project per client`);
+  results.server = await measureServerCommits({
+    bin,
+    clients,
+    commits,
+    onRow: (row) =>
+      figure("server", row.name, row.perSecond, `${row.perSecond.toFixed(0)}/s, p50 ${row.p50Ms.toFixed(1)} ms, p99 ${row.p99Ms.toFixed(1)} ms`, "info"),
+  });
+}
+
 try {
   print(`uspark bench (${results.mode}): node ${process.version}, ${results.cpus} CPUs, ${os.platform()} ${os.arch()}`);
   makeProject(Math.max(config.files, config.syncFiles));
@@ -267,6 +283,7 @@ try {
   if (only.has("startup")) await startup();
   if (only.has("sync")) await sync();
   if (only.has("fswatch")) fswatch();
+  if (only.has("server")) await server();
   results.sane = sane;
   writeFileSync(out, JSON.stringify(results, null, 2) + "\n");
   const failed = results.figures.filter((f) => f.pass === false).length;

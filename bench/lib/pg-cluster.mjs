@@ -1,0 +1,84 @@
+// A throwaway PostgreSQL cluster (tests and `npm run bench`): initdb + pg_ctl as the `postgres`
+// system user (the server refuses to run as root) on a free port with its socket in a temp dir.
+// Without the binaries this throws, loudly: install Debian's `postgresql` (.ci/run does).
+
+import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { existsSync, readdirSync } from "node:fs";
+import { chmod, chown, mkdtemp, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { tmpdir, userInfo } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+const require = createRequire(import.meta.url);
+
+function pgBin(name) {
+  const onPath = (process.env.PATH ?? "").split(":").map((dir) => join(dir, name)).find((file) => existsSync(file));
+  if (onPath) return onPath;
+  const root = "/usr/lib/postgresql";
+  const versions = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)) : [];
+  for (const version of versions) {
+    const file = join(root, version, "bin", name);
+    if (existsSync(file)) return file;
+  }
+  throw new Error(
+    `PostgreSQL's ${name} was not found (PATH or /usr/lib/postgresql/*/bin): install it with ` +
+      "`apt-get update && apt-get install -y postgresql` (as .ci/run does)",
+  );
+}
+
+/** Runs a PostgreSQL binary as the postgres user when we are root. */
+function asPostgres(bin, args) {
+  return userInfo().uid === 0 ? run("runuser", ["-u", "postgres", "--", bin, ...args]) : run(bin, args);
+}
+
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export async function startCluster() {
+  const initdb = pgBin("initdb");
+  const pgCtl = pgBin("pg_ctl");
+  const dir = await mkdtemp(join(tmpdir(), "uspark-pg-"));
+  await chmod(dir, 0o755);
+  if (userInfo().uid === 0) {
+    const [{ stdout: uid }, { stdout: gid }] = await Promise.all([run("id", ["-u", "postgres"]), run("id", ["-g", "postgres"])]);
+    await chown(dir, Number(uid), Number(gid));
+  }
+  const data = join(dir, "data");
+  await asPostgres(initdb, ["-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C"]);
+  const port = await freePort();
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;
+  const start = () => asPostgres(pgCtl, ["-D", data, "-o", options, "-l", join(dir, "log"), "-w", "-t", "30", "start"]).then(() => {});
+  const stop = () => asPostgres(pgCtl, ["-D", data, "-m", "immediate", "-w", "stop"]).then(() => {});
+  await start();
+
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const { Pool } = require("pg");
+  const admin = new Pool({ connectionString: url, max: 2 });
+  admin.on("error", () => {});
+  return {
+    url,
+    port,
+    admin,
+    start,
+    stop,
+    async freshSchemaUrl() {
+      const schema = `t_${randomUUID().replaceAll("-", "")}`;
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      return `${url}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    },
+    async destroy() {
+      await admin.end().catch(() => {});
+      await stop().catch(() => {});
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -61,7 +61,7 @@ const TAIL = 4; // the line's tool calls are read; the rest is searched for anot
  * Lines that span chunks are read as they come, never joined.
  */
 class ClaudeShapedParser implements AgentParser {
-  private readonly pending = new PendingCalls();
+  private readonly pending = new PendingCalls((change) => this.emit(change), { idKeys: ["tool_use_id"] });
   private cwd: string | undefined;
   private readonly reader: EventReader;
   private readonly scanner: JsonScanner;

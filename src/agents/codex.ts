@@ -35,7 +35,7 @@ const CAUSE = "apply_patch";
 const FILE_CHANGE = needle("file_change");
 
 class CodexParser implements AgentParser {
-  private readonly pending = new PendingCalls();
+  private readonly pending = new PendingCalls((change) => this.emit(change), { idKeys: ["id"] });
 
   constructor(private readonly emit: ChangeSink) {}
 

@@ -17,6 +17,8 @@ export const BIN = path.join(AGENTS_DIR, "node_modules", ".bin");
 export interface AgentCase {
   /** The `--agent` name of its stream format. */
   agent: string;
+  /** What `uspark watch --agent` is given (default `agent`): "auto" proves detection on the real stream. */
+  watchAs?: string;
   /** The command and arguments, given the prompt. */
   command(prompt: string): [string, string[]];
   /** Environment and config files, in a temp HOME, that point it at `modelUrl` and nowhere else. */
@@ -72,7 +74,7 @@ export async function runAgent(c: AgentCase, prompt: string, watchFlags: string[
     if (pushed.code !== 0) throw new Error(`initial push failed: ${pushed.stderr}`);
     const env = c.setup(home, project, model.url);
     const [cmd, args] = c.command(prompt);
-    const watch = startCli(["watch", "--agent", c.agent, ...cliArgs, "--debounce", "50", ...watchFlags], { cwd: project, timeoutMs: 120_000 });
+    const watch = startCli(["watch", "--agent", c.watchAs ?? c.agent, ...cliArgs, "--debounce", "50", ...watchFlags], { cwd: project, timeoutMs: 120_000 });
     const agent = spawn(cmd, args, { cwd: project, env: { PATH: process.env.PATH, HOME: home, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     const agentOut: Buffer[] = [];
     let agentStderr = "";
@@ -86,6 +88,9 @@ export async function runAgent(c: AgentCase, prompt: string, watchFlags: string[
     clearTimeout(killer);
     watch.child.stdin.end();
     const result = await watch.result;
+    // For a failing case: USPARK_AGENT_DUMP=dir keeps each agent's stdout there.
+    const dump = process.env.USPARK_AGENT_DUMP;
+    if (dump) writeFileSync(path.join(dump, `${c.agent}${watchFlags.join("")}.jsonl`), Buffer.concat(agentOut));
     return {
       agentStdout: Buffer.concat(agentOut),
       watchStdout: result.stdout,

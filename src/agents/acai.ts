@@ -73,7 +73,7 @@ const TOOL_NEEDLES = Object.keys(TOOLS).map(needle);
 const FAILURE_PREFIXES = ["Failed", "Error", "The user rejected"];
 
 class AcaiParser implements AgentParser {
-  private readonly pending = new PendingCalls();
+  private readonly pending = new PendingCalls((change) => this.emit(change), { idKeys: ["call_id"] });
   private cwd: string | undefined;
 
   constructor(private readonly emit: ChangeSink) {}

@@ -8,7 +8,8 @@ import type { AgentFormat, AgentParser, ChangeSink } from "./types.js";
  * `{ id, type: "file_change", changes: [{ path, kind: "add" | "update" | "delete" }], status }`.
  * Newer versions announce the item with `item.started` / `item.updated` (status `in_progress`)
  * before its `item.completed`; older ones send only `item.completed`. Only status `completed`
- * confirms; `failed` (which includes a declined patch) is dropped.
+ * confirms; the paths of a `failed` one (which includes a declined patch) are reported unconfirmed,
+ * since a patch that half applied wrote some of them.
  *
  * The JSONL item does not say where a renamed file went (Codex maps `Update { move_path }` to a
  * bare `update`): the old path is reported as written, and is missing at flush time, so the sync
@@ -35,7 +36,7 @@ const CAUSE = "apply_patch";
 const FILE_CHANGE = needle("file_change");
 
 class CodexParser implements AgentParser {
-  private readonly pending = new PendingCalls();
+  private readonly pending = new PendingCalls((change) => this.emit(change), { idKeys: ["id"] });
 
   constructor(private readonly emit: ChangeSink) {}
 
@@ -52,11 +53,12 @@ class CodexParser implements AgentParser {
         if (id !== undefined) this.pending.add(id, changes);
         break;
       case "item.completed":
-        if (item.status === "completed") {
+        if (item.status === "completed" || item.status === "failed" || item.status === "declined") {
+          // A failed patch may have written some of its files before a hunk did not apply: each
+          // path it named is reported unconfirmed, and the sync checks it by hash.
+          const confirmed = item.status === "completed";
           const announced = id === undefined ? undefined : this.pending.take(id);
-          for (const change of changes.length > 0 ? changes : (announced ?? [])) this.emit({ ...change, confirmed: true });
-        } else if (item.status === "failed" || item.status === "declined") {
-          if (id !== undefined) this.pending.take(id);
+          for (const change of changes.length > 0 ? changes : (announced ?? [])) this.emit({ ...change, confirmed });
         } else if (id !== undefined) {
           this.pending.add(id, changes); // still in progress: its outcome may yet come
         }

@@ -1,5 +1,8 @@
 import { isObject, SkippedString } from "./sparse-json.js";
-import type { ChangeSink, FileChange } from "./types.js";
+import type { FileChange } from "./types.js";
+import type { PendingChange } from "./pending-calls.js";
+
+export { PendingCalls, type PendingChange } from "./pending-calls.js";
 
 /** A FileChange, without a `cwd` key when the agent did not tell us its directory. */
 export function fileChange(
@@ -82,56 +85,6 @@ function commonness(c: number): number {
 export function includesAny(line: Buffer, needles: readonly Buffer[]): boolean {
   for (const n of needles) if (line.includes(n)) return true;
   return false;
-}
-
-/** The changes one tool call will make, waiting for the call's result. */
-export type PendingChange = Omit<FileChange, "confirmed">;
-
-/**
- * Tool calls whose result has not come yet, by call id. A line that answers a call must
- * contain its id, so `mentionedIn` lets a parser skip every other result line unparsed.
- */
-export class PendingCalls {
-  private readonly calls = new Map<string, { id: Buffer; changes: PendingChange[] }>();
-
-  get size(): number {
-    return this.calls.size;
-  }
-
-  add(id: string, changes: PendingChange[]): void {
-    if (changes.length === 0) return;
-    this.calls.delete(id); // a repeated id counts from its latest call
-    // As the id stands in a JSON line: escaped (a quote or backslash in an id is unheard of, but possible).
-    this.calls.set(id, { id: Buffer.from(JSON.stringify(id).slice(1, -1)), changes });
-  }
-
-  has(id: string): boolean {
-    return this.calls.has(id);
-  }
-
-  take(id: string): PendingChange[] | undefined {
-    const call = this.calls.get(id);
-    if (call === undefined) return undefined;
-    this.calls.delete(id);
-    return call.changes;
-  }
-
-  mentionedIn(line: Buffer): boolean {
-    for (const call of this.calls.values()) if (line.includes(call.id)) return true;
-    return false;
-  }
-
-  confirm(id: string, emit: ChangeSink): void {
-    for (const change of this.take(id) ?? []) emit({ ...change, confirmed: true });
-  }
-
-  /** End of input: every call still waiting is reported, unconfirmed, in the order it came. */
-  flushUnconfirmed(emit: ChangeSink): void {
-    for (const { changes } of this.calls.values()) {
-      for (const change of changes) emit({ ...change, confirmed: false });
-    }
-    this.calls.clear();
-  }
 }
 
 /** The changes of a rename: the old path is gone, the new one written. */

@@ -39,7 +39,7 @@ const TOOL_NEEDLES = Object.keys(TOOLS).map(needle);
 const INIT = needle("init");
 
 class CursorParser implements AgentParser {
-  private readonly pending = new PendingCalls();
+  private readonly pending = new PendingCalls((change) => this.emit(change), { idKeys: ["call_id", "toolCallId"] });
   private cwd: string | undefined;
 
   constructor(private readonly emit: ChangeSink) {}

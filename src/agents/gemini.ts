@@ -41,7 +41,7 @@ const TOOL_RESULT = needle("tool_result");
 const TOOL_NEEDLES = Object.keys(TOOLS).map(needle);
 
 class GeminiParser implements AgentParser {
-  private readonly pending = new PendingCalls();
+  private readonly pending = new PendingCalls((change) => this.emit(change), { idKeys: ["tool_id"] });
 
   constructor(private readonly emit: ChangeSink) {}
 

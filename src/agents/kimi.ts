@@ -30,7 +30,7 @@ const TOOL_NEEDLES = TOOLS.map(needle);
 const ERROR = "<system>ERROR";
 
 class KimiParser implements AgentParser {
-  private readonly pending = new PendingCalls();
+  private readonly pending = new PendingCalls((change) => this.emit(change), { idKeys: ["tool_call_id"] });
 
   constructor(private readonly emit: ChangeSink) {}
 

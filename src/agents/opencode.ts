@@ -32,8 +32,12 @@ class OpenCodeParser implements AgentParser {
     const part = event?.part;
     if (event?.type !== "tool_use" || !isObject(part) || typeof part.tool !== "string") return;
     const state = part.state;
-    if (!isObject(state) || state.status !== "completed") return; // "error": nothing was written
-    for (const change of changesOf(part.tool, state)) this.emit(change);
+    if (!isObject(state)) return;
+    if (state.status === "completed") for (const change of changesOf(part.tool, state)) this.emit(change);
+    // An edit or write that failed wrote nothing; a patch that failed may have written its first files.
+    else if (state.status === "error" && part.tool === "apply_patch") {
+      for (const change of changesOf(part.tool, state)) this.emit({ ...change, confirmed: false });
+    }
   }
 
   end(): void {}

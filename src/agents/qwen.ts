@@ -6,13 +6,15 @@ import { claudeShaped } from "./claude-shaped.js";
  * Its `system` events carry `qwen_code_version`, and its init `permission_mode` (Claude's
  * says `permissionMode`): that is how it tells itself apart from Claude.
  */
+export const QWEN_TOOLS = {
+  write_file: ["file_path", "path"],
+  edit: ["file_path", "path"],
+  replace: ["file_path", "path"],
+};
+
 export const qwen = claudeShaped({
   name: "qwen",
-  tools: {
-    write_file: ["file_path", "path"],
-    edit: ["file_path", "path"],
-    replace: ["file_path", "path"],
-  },
+  tools: QWEN_TOOLS,
   detect: (event) =>
     event.type === "system" &&
     (typeof event.qwen_code_version === "string" || (event.subtype === "init" && "permission_mode" in event)),

@@ -10,9 +10,16 @@ describe("the Codex parser", () => {
     expect(run(codex, lines)).toStrictEqual([write("/p/a", "apply_patch"), write("/p/b", "apply_patch"), del("/p/c", "apply_patch")]);
   });
 
-  it("skips a failed or declined patch", () => {
-    const lines = [item("item.completed", "i1", [{ path: "/p/a", kind: "update" }], "failed"), item("item.completed", "i2", [{ path: "/p/b", kind: "update" }], "declined")];
-    expect(run(codex, lines)).toStrictEqual([]);
+  it("reports every path of a failed or declined patch as unconfirmed, since a half-applied one wrote some", () => {
+    const lines = [
+      item("item.completed", "i1", [{ path: "/p/a", kind: "update" }, { path: "/p/b", kind: "add" }], "failed"),
+      item("item.completed", "i2", [{ path: "/p/c", kind: "delete" }], "declined"),
+    ];
+    expect(run(codex, lines)).toStrictEqual([
+      write("/p/a", "apply_patch", { confirmed: false }),
+      write("/p/b", "apply_patch", { confirmed: false }),
+      del("/p/c", "apply_patch", { confirmed: false }),
+    ]);
   });
 
   it("waits through in_progress announcements for the completion", () => {
@@ -29,9 +36,9 @@ describe("the Codex parser", () => {
     expect(run(codex, lines)).toStrictEqual([write("/p/a", "apply_patch", { confirmed: false }), del("/p/gone", "apply_patch", { confirmed: false })]);
   });
 
-  it("forgets a started patch once it failed", () => {
+  it("reports a started patch that then failed once, unconfirmed", () => {
     const lines = [item("item.started", "i1", [{ path: "/p/a", kind: "update" }], "in_progress"), item("item.completed", "i1", [{ path: "/p/a", kind: "update" }], "failed")];
-    expect(run(codex, lines)).toStrictEqual([]);
+    expect(run(codex, lines)).toStrictEqual([write("/p/a", "apply_patch", { confirmed: false })]);
   });
 
   it("reports a codex rename as a delete and a write when the move target is given", () => {

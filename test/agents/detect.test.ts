@@ -88,6 +88,28 @@ describe("auto-detection", () => {
     }
   });
 
+  it("still reports the edits of a Qwen or Amp stream taken for Claude's (an init that does not say who it is)", () => {
+    const { parser, changes, names } = detect();
+    const call = (id: string, name: string, input: object) => ({ type: "assistant", session_id: "s1", message: { content: [{ type: "tool_use", id, name, input }] } });
+    const result = (id: string) => ({ type: "user", session_id: "s1", message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] } });
+    const lines = [
+      { type: "system", subtype: "init", session_id: "s1", cwd: "/p" },
+      call("c1", "write_file", { file_path: "/p/a.txt", content: "x" }),
+      result("c1"),
+      call("c2", "edit", { file_path: "/p/b.txt", old_string: "1", new_string: "2" }),
+      result("c2"),
+      call("c3", "edit_file", { path: "/p/c.txt", old_str: "1", new_str: "2" }),
+      result("c3"),
+    ];
+    feed(parser, lines.map((line) => JSON.stringify(line)));
+    expect(names()).toEqual(["claude"]);
+    expect(changes).toStrictEqual([
+      write("/p/a.txt", "write_file", { cwd: "/p" }),
+      write("/p/b.txt", "edit", { cwd: "/p" }),
+      write("/p/c.txt", "edit_file", { cwd: "/p" }),
+    ]);
+  });
+
   it("survives a format whose detect throws", () => {
     const broken: AgentFormat = { name: "broken", detect: () => { throw new Error("boom"); }, create: () => ({ line() {}, end() {} }) };
     const run = detect({ formats: [broken, AGENTS.codex!] });

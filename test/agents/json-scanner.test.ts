@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ARRAY, JsonScanner, LITERAL, NUMBER, OBJECT, type ScanHandler, SkippedString, STRING } from "../../src/agents/sparse-json.js";
+import { ARRAY, JsonScanner, LITERAL, NUMBER, OBJECT, type ScanHandler, STRING } from "../../src/agents/json-scanner.js";
+import { SkippedString } from "../../src/agents/sparse-json.js";
 import { JSON_SAMPLES } from "./helpers.js";
 
 /** A handler that wants everything and builds the value back, as JSON.parse would. */

@@ -23,6 +23,30 @@ describe("the OpenCode parser", () => {
     expect(run(opencode, [tool("edit", { status: "error", input: { filePath: "/p/a" }, error: "Error: oldString not found" })])).toStrictEqual([]);
   });
 
+  it("reports every file in the input of an apply_patch that errored as unconfirmed, since its first files may be written", () => {
+    const patchText = [
+      "*** Begin Patch",
+      "*** Update File: a.txt",
+      "@@",
+      "-1",
+      "+2",
+      "*** Add File: new.txt",
+      "+x",
+      "*** Update File: old.txt",
+      "*** Move to: moved.txt",
+      "*** Delete File: gone.txt",
+      "*** End Patch",
+    ].join("\n");
+    const error = "Error: apply_patch verification failed: Failed to find expected lines in b.txt";
+    expect(run(opencode, [tool("apply_patch", { status: "error", input: { patchText }, error })])).toStrictEqual([
+      write("a.txt", "apply_patch", { confirmed: false }),
+      write("new.txt", "apply_patch", { confirmed: false }),
+      del("old.txt", "apply_patch", { confirmed: false }),
+      write("moved.txt", "apply_patch", { confirmed: false }),
+      del("gone.txt", "apply_patch", { confirmed: false }),
+    ]);
+  });
+
   it("reports an apply_patch rename as a delete and a write", () => {
     const files = [
       { filePath: "/p/old.ts", relativePath: "new.ts", type: "move", movePath: "/p/new.ts", additions: 1, deletions: 1 },

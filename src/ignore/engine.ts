@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import path from "node:path";
 import { lastMatch, parseLine, parseRules, type IgnoreRule } from "./pattern.js";
 import { findRepository, readText } from "./repository.js";

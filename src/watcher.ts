@@ -186,10 +186,14 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     splitter.end();
     parser.end();
     const watcher = await fsWatcher;
-    // A change made just before the agent exited may still be on its way from the kernel.
+    // A change made just before the agent exited may still be on its way from the kernel: the
+    // watcher's settle barrier (a cookie under .uspark/) says when every earlier event was read.
     if (watcher && settleFs) await watcher.settle();
+    const unsyncable = watcher?.notSynced() ?? [];
     await watcher?.close();
     const result = sync ? await stop(await sync) : undefined;
+    // Files the API cannot name count as not synced (exit 1), like any other.
+    for (const remote of unsyncable) result?.skipped.push({ remote, reason: "the name is not valid UTF-8" });
     const summary: WatchSummary = {
       agent: source.agent === "unknown" ? undefined : source.agent,
       detected,

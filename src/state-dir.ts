@@ -118,7 +118,10 @@ export async function createStateFile(root: string, name: string): Promise<void>
 /** Removes the file if it is there (a symlink in its place is removed, never followed). */
 export async function removeStateFile(root: string, name: string): Promise<void> {
   if (!(await checkDir(root))) return;
-  await fsp.rm(stateFilePath(root, name), { force: true });
+  // unlink, not rm: fs.rm loads a module on first use that costs ~20 ms, on the exit path.
+  await fsp.unlink(stateFilePath(root, name)).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== "ENOENT") throw error;
+  });
 }
 
 /** Renames a file of ours aside (a corrupt journal), inside `.uspark`. */

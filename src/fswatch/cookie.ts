@@ -1,5 +1,6 @@
 import type { FSWatcher } from "node:fs";
-import { createStateFile, ensureDir, removeStateFile } from "../state-dir.js";
+import { lstat } from "node:fs/promises";
+import { createStateFile, ensureDir, removeStateFile, stateDirPath } from "../state-dir.js";
 
 /** `fs.watch` of one directory, with names as the kernel gives them (bytes). */
 export type WatchDirectory = (dir: string, listener: (event: string, filename: Buffer | string | null) => void) => FSWatcher;
@@ -41,6 +42,11 @@ export class CookieBarrier {
     }
   }
 
+  /** Watches `.uspark/` now when it is there already, so that the first barrier costs no set-up. */
+  async arm(): Promise<void> {
+    if (await stateDirReady(this.root)) await this.watch().catch(() => undefined);
+  }
+
   close(): void {
     this.watcher?.close();
     this.watcher = undefined;
@@ -56,4 +62,9 @@ export class CookieBarrier {
     watcher.on("error", () => this.close());
     this.watcher = watcher;
   }
+}
+
+async function stateDirReady(root: string): Promise<boolean> {
+  const st = await lstat(stateDirPath(root)).catch(() => undefined);
+  return st?.isDirectory() === true;
 }

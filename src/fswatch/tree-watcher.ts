@@ -93,6 +93,7 @@ export class TreeWatcher implements FsWatcher {
     await this.tracked(this.walk(this.root, "initial"));
     if (this.closed) return;
     this.poller.start();
+    if (this.mode === "events") await this.cookies.arm();
     const stats = this.stats();
     const how = this.mode === "poll" ? `polling every ${this.interval} ms` : stats.polledDirs > 0 ? `${stats.polledDirs} of them polled` : "native events";
     this.report.debug("fswatch", `watching ${stats.dirs} directories, ${stats.files} files (${how}), ready in ${Math.round(performance.now() - started)} ms`, {

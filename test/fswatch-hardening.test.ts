@@ -3,9 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, 
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { FileChange } from "../src/agents/types.js";
-import { startFsWatcher, type FsWatcher } from "../src/fswatch.js";
-import { Reporter } from "../src/report.js";
+import type { FsWatcher } from "../src/fswatch.js";
+import { startHarness } from "./helpers/fswatch.js";
 
 /** The file watcher under the conditions issue 15 broke it with (defects 1, 6, 7, 8, 9) and the settle barrier. */
 
@@ -35,42 +34,9 @@ function put(root: string, files: Record<string, string>): void {
 }
 
 async function watchTree(root: string) {
-  const changes: FileChange[] = [];
-  const warnings: string[] = [];
-  let waiters: Array<() => void> = [];
-  const report = new Reporter({
-    format: "json",
-    stream: {
-      write(text: string) {
-        const record = JSON.parse(text) as { level: string; message: string };
-        if (record.level === "warn") warnings.push(record.message);
-      },
-    },
-  });
-  const watcher = startFsWatcher({
-    root,
-    report,
-    onChange(change) {
-      changes.push(change);
-      for (const waiter of waiters) waiter();
-    },
-  });
-  watchers.push(watcher);
-  const seen = () => changes.map((change) => `${change.kind} ${path.relative(root, change.path).split(path.sep).join("/")}`);
-  const saw = (change: string) =>
-    new Promise<void>((resolve, reject) => {
-      const check = () => {
-        if (!seen().includes(change)) return;
-        clearTimeout(timer);
-        waiters = waiters.filter((waiter) => waiter !== check);
-        resolve();
-      };
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${change}; reported: ${JSON.stringify(seen().slice(-20))}`)), WAIT_MS);
-      waiters.push(check);
-      check();
-    });
-  await watcher.ready;
-  return { root, watcher, changes, warnings, seen, saw };
+  const h = await startHarness(root, {}, WAIT_MS);
+  watchers.push(h.watcher);
+  return h;
 }
 
 describe("the file watcher under hostile conditions", { timeout: 60_000 }, () => {

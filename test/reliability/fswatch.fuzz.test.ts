@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startCli, waitForOutput } from "../helpers/cli.js";
 import { remoteFiles, startRef, type RefServer } from "../sync/helpers.js";
 import { SOAK, TIMEOUT_MS } from "./harness.js";
+import { rng } from "./session.js";
 
 /** npm test: two short seeds with a small burst; npm run soak: more seeds, longer, bursts past the kernel's queue. */
 const SEEDS = (process.env.USPARK_FUZZ_SEEDS?.split(",").map(Number) ?? (SOAK ? [1, 2, 3, 4, 5, 6] : [7, 11])).filter((seed) => seed > 0);
@@ -31,18 +32,6 @@ afterEach(async () => {
   server = undefined;
   root = undefined;
 });
-
-/** mulberry32: small, seedable, good enough to pick operations. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function maxQueuedEvents(): number {
   try {

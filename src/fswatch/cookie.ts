@@ -1,5 +1,5 @@
 import type { FSWatcher } from "node:fs";
-import { lstat } from "node:fs/promises";
+import { lstat, rmdir } from "node:fs/promises";
 import { createStateFile, ensureDir, removeStateFile, stateDirPath } from "../state-dir.js";
 
 /** `fs.watch` of one directory, with names as the kernel gives them (bytes). */
@@ -29,6 +29,8 @@ export class CookieBarrier {
       this.waiting.set(name, () => resolve(true));
       timer = setTimeout(() => resolve(false), maxMs);
     });
+    // A tree without .uspark/ (a dry run, say) is left without one.
+    const made = !(await stateDirReady(this.root));
     try {
       await this.watch();
       await createStateFile(this.root, name);
@@ -39,7 +41,14 @@ export class CookieBarrier {
       clearTimeout(timer);
       this.waiting.delete(name);
       await removeStateFile(this.root, name).catch(() => undefined);
+      if (made) await this.unmake();
     }
+  }
+
+  /** Removes the `.uspark/` this barrier made, unless something else was put in it meanwhile. */
+  private async unmake(): Promise<void> {
+    this.close();
+    await rmdir(stateDirPath(this.root)).catch(() => undefined);
   }
 
   /** Watches `.uspark/` now when it is there already, so that the first barrier costs no set-up. */

@@ -6,7 +6,7 @@
 //
 //   node bench/run.mjs                 the full run (200 MiB session; about a minute)
 //   node bench/run.mjs --smoke         a few MiB and a few edits, seconds (the test suite runs it)
-//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch,server
+//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch,exit,server
 //   options: --mb N --rounds N --out FILE --keep (leave the temp dir) --strict (exit 1 on a FAIL)
 //            --bin PATH (measure another build's bin/uspark.js, e.g. an older checkout's)
 //            --profile DIR (also run the throughput command once under node --cpu-prof, keep the
@@ -23,6 +23,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { writeBigLineSession, writeClaudeSession } from "./lib/claude-session.mjs";
 import { firstByte, median, MiB, peakRss, sh, timeShell, untilExit } from "./lib/measure.mjs";
 import { topSelfTime } from "./lib/profile.mjs";
+import { endToExit } from "./lib/exit-time.mjs";
 import { measureSyncCost } from "./lib/sync-cost.mjs";
 import { measureServerCommits } from "./lib/server-commits.mjs";
 
@@ -44,7 +45,7 @@ const config = smoke
 config.mb = Number(option("mb", config.mb));
 config.rounds = Number(option("rounds", config.rounds));
 // The server bench starts a PostgreSQL cluster: full runs only, unless asked for with --only.
-const only = new Set((option("only", `throughput,memory,startup,sync,fswatch${smoke ? "" : ",server"}`) ?? "").split(","));
+const only = new Set((option("only", `throughput,memory,startup,sync,fswatch,exit${smoke ? "" : ",server"}`) ?? "").split(","));
 const out = path.resolve(option("out", path.join(here, "results.json")));
 
 if (!existsSync(path.join(repo, "dist", "cli.js"))) {
@@ -256,7 +257,7 @@ function fswatch() {
 async function server() {
   const clients = 8;
   const commits = smoke ? 10 : 100;
-  print(`\n6. Server: ${clients} clients committing at once, ${commits} commits each, one project per client`);
+  print(`\n7. Server: ${clients} clients committing at once, ${commits} commits each, one project per client`);
   results.server = await measureServerCommits({
     bin,
     clients,
@@ -264,6 +265,27 @@ async function server() {
     onRow: (row) =>
       figure("server", row.name, row.perSecond, `${row.perSecond.toFixed(0)}/s, p50 ${row.p50Ms.toFixed(1)} ms, p99 ${row.p99Ms.toFixed(1)} ms`, "info"),
   });
+}
+
+async function exitTime() {
+  const rounds = config.startupRounds;
+  print(`\n6. End of input to exit: uspark watch syncing to the reference server, file watcher ready, nothing pending, median of ${rounds}`);
+  const { startServer } = await import(pathToFileURL(path.join(repo, "dist", "server", "index.js")).href);
+  const server = await startServer({ dataDir: path.join(work, "exit-data"), port: 0, host: "127.0.0.1" });
+  const samples = { watcher: [], noFs: [] };
+  try {
+    const base = [bin, "watch", "--project-id", "exit", "--api-url", server.url, "--root", root, "--verbose"];
+    for (let i = 0; i < rounds; i++) {
+      samples.watcher.push(await endToExit(base));
+      samples.noFs.push(await endToExit([...base, "--no-fs-watch"], { afterMs: 1000 }));
+    }
+  } finally {
+    await server.close();
+  }
+  const m = { watcher: median(samples.watcher), noFs: median(samples.noFs) };
+  results.exit = { medianMs: m, samplesMs: samples };
+  figure("exit", "uspark watch, file watcher on", m.watcher, `${m.watcher.toFixed(0)} ms`, "<= 30 ms", m.watcher <= 30);
+  figure("exit", "uspark watch --no-fs-watch (reference)", m.noFs, `${m.noFs.toFixed(0)} ms`, "reference");
 }
 
 try {
@@ -283,6 +305,7 @@ try {
   if (only.has("startup")) await startup();
   if (only.has("sync")) await sync();
   if (only.has("fswatch")) fswatch();
+  if (only.has("exit")) await exitTime();
   if (only.has("server")) await server();
   results.sane = sane;
   writeFileSync(out, JSON.stringify(results, null, 2) + "\n");

@@ -1,10 +1,8 @@
 import { realpathSync } from "node:fs";
 import path from "node:path";
-import type Ignore from "ignore";
-import { requireCjs } from "./cjs.js";
+import { IgnoreEngine } from "./ignore/engine.js";
+import { describeRule } from "./ignore/pattern.js";
 import { validateProjectPath } from "./server/validate.js";
-
-const ignore = requireCjs("ignore") as typeof Ignore;
 
 /**
  * The path policy: which local files may be synced, and under which project path. Nothing
@@ -18,29 +16,41 @@ export interface PathPolicyOptions {
   ignore?: readonly string[];
   /** Sync only files under this project-relative directory, and strip it remotely. */
   prefix?: string;
+  /** The one ignore engine of the session, shared with the file watcher; made from `ignore` when absent. */
+  ignoreEngine?: IgnoreEngine;
 }
 
 export type PathDecision =
   | { ok: true; /** the real local path */ abs: string; /** relative to the root */ rel: string; /** path in the remote project */ remote: string }
-  | { ok: false; /** one line that names the cause */ reason: string; /** "skip" is the user's own rule, not worth a warning */ severity: "warn" | "skip" };
+  | {
+      ok: false;
+      /** one line that names the cause */
+      reason: string;
+      /** "skip": the user's own rule, not worth a warning; "notice": the same, said once per path (an ignored file a tool wrote) */
+      severity: "warn" | "skip" | "notice";
+    };
 
 /** Never synced, wherever they are in the tree. */
 export const BUILTIN_IGNORES = [".git/", "node_modules/", ".uspark/"] as const;
 
 export interface PathPolicy {
   readonly root: string;
+  /** The ignore engine every source asks. */
+  readonly ignore: IgnoreEngine;
   resolve(agentPath: string, cwd?: string): PathDecision;
 }
 
 export function createPathPolicy(options: PathPolicyOptions): PathPolicy {
   const root = path.resolve(options.root);
   const realRoot = realpathSync.native(root);
-  const builtin = ignore().add([...BUILTIN_IGNORES]);
-  const user = ignore().add([...(options.ignore ?? [])]);
+  const engine = options.ignoreEngine ?? new IgnoreEngine({ root: realRoot, ignore: options.ignore });
   const prefix = options.prefix ? normalizePrefix(options.prefix) : undefined;
+  /** Ignored paths already told about: one notice each. */
+  const noticed = new Set<string>();
 
   return {
     root: realRoot,
+    ignore: engine,
     resolve(agentPath, cwd) {
       if (agentPath.includes("\0")) return refuse(`refused ${JSON.stringify(agentPath)}: the path contains a NUL byte`);
       const abs = path.resolve(cwd ?? realRoot, agentPath);
@@ -53,8 +63,13 @@ export function createPathPolicy(options: PathPolicyOptions): PathPolicy {
 
   function classify(rel: string, real: string, agentPath: string): PathDecision {
     if (rel === "") return refuse(`refused ${agentPath}: it is the project root, not a file`);
-    if (builtin.ignores(rel)) return refuse(`not synced ${rel}: ${BUILTIN_IGNORES.join(", ")} are never synced`);
-    if (user.ignores(rel)) return { ok: false, severity: "skip", reason: `not synced ${rel}: matches --ignore` };
+    const rule = engine.check(rel, false, { fresh: true });
+    if (rule?.source === "built-in") return refuse(`not synced ${rel}: ${BUILTIN_IGNORES.join(", ")} are never synced`);
+    if (rule) {
+      const severity = rule.source === "--ignore" || noticed.has(rel) ? "skip" : "notice";
+      noticed.add(rel);
+      return { ok: false, severity, reason: `not synced ${rel}: ignored by ${describeRule(rule)}` };
+    }
     let remote = rel;
     if (prefix !== undefined) {
       if (!rel.startsWith(prefix + "/")) return { ok: false, severity: "skip", reason: `not synced ${rel}: outside --prefix ${prefix}` };

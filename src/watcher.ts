@@ -97,7 +97,8 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
   // the real path of the descriptor it opened.
   const accepted = new Map<string, PathDecision>();
   const resolvePath = (change: FileChange): PathDecision => {
-    const key = `${change.cwd ?? ""}\0${change.path}`;
+    // A .gitignore that changed makes every remembered decision stale.
+    const key = `${policy.ignore.generation}\0${change.cwd ?? ""}\0${change.path}`;
     const known = accepted.get(key);
     if (known) return known;
     const decision = policy.resolve(change.path, change.cwd);
@@ -110,6 +111,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     if (!decision.ok) {
       const fields = { path: change.path, cause: change.cause };
       if (decision.severity === "skip") return report.debug("skipped", decision.reason, fields);
+      if (decision.severity === "notice") return report.info("skipped", decision.reason, fields);
       // The path as written (not normalised): two spellings of one file are two agent mistakes.
       const key = path.isAbsolute(change.path) ? change.path : `${change.cwd ?? policy.root}/${change.path}`;
       refusedPaths.add(key);
@@ -175,7 +177,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     options.fsWatch === false
       ? undefined
       : afterThisTurn(() => import("./fswatch.js")).then(({ startFsWatcher }) =>
-          startFsWatcher({ root: policy.root, ignore: options.ignore, poll: options.poll, report, onChange }),
+          startFsWatcher({ root: policy.root, ignoreEngine: policy.ignore, poll: options.poll, report, onChange }),
         );
 
   let ended: Promise<WatchSummary> | undefined;
@@ -184,10 +186,14 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     splitter.end();
     parser.end();
     const watcher = await fsWatcher;
-    // A change made just before the agent exited may still be on its way from the kernel.
+    // A change made just before the agent exited may still be on its way from the kernel: the
+    // watcher's settle barrier (a cookie under .uspark/) says when every earlier event was read.
     if (watcher && settleFs) await watcher.settle();
+    const unsyncable = watcher?.notSynced() ?? [];
     await watcher?.close();
     const result = sync ? await stop(await sync) : undefined;
+    // Files the API cannot name count as not synced (exit 1), like any other.
+    for (const remote of unsyncable) result?.skipped.push({ remote, reason: "the name is not valid UTF-8" });
     const summary: WatchSummary = {
       agent: source.agent === "unknown" ? undefined : source.agent,
       detected,

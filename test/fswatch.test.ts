@@ -4,9 +4,9 @@ import { watch } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { FileChange } from "../src/agents/types.js";
 import { startFsWatcher, type FsWatcher, type FsWatcherOptions } from "../src/fswatch.js";
 import { Reporter } from "../src/report.js";
+import { startHarness, type Harness } from "./helpers/fswatch.js";
 
 const WAIT_MS = 10_000;
 
@@ -51,60 +51,10 @@ function put(root: string, files: Record<string, string>): void {
   }
 }
 
-interface Harness {
-  root: string;
-  watcher: FsWatcher;
-  changes: FileChange[];
-  warnings: string[];
-  /** Changes as "write a/b.ts" / "delete a/b.ts", relative to the root. */
-  seen(): string[];
-  /** Resolves once `predicate` holds over the changes so far; rejects after WAIT_MS. */
-  until(predicate: (seen: string[]) => boolean, what: string): Promise<void>;
-  /** Resolves once this change has been reported. */
-  saw(change: string): Promise<void>;
-}
-
 async function watchTree(root: string, options: Partial<FsWatcherOptions> = {}): Promise<Harness> {
-  const changes: FileChange[] = [];
-  const warnings: string[] = [];
-  let waiters: Array<() => void> = [];
-  const report = new Reporter({
-    format: "json",
-    stream: {
-      write(text: string) {
-        const record = JSON.parse(text) as { level: string; message: string };
-        if (record.level === "warn") warnings.push(record.message);
-      },
-    },
-  });
-  const watcher = startFsWatcher({
-    root,
-    report,
-    onChange(change) {
-      changes.push(change);
-      for (const waiter of waiters) waiter();
-    },
-    ...options,
-  });
-  watchers.push(watcher);
-  const seen = () => changes.map((change) => `${change.kind} ${path.relative(root, change.path).split(path.sep).join("/")}`);
-  const until = (predicate: (seen: string[]) => boolean, what: string) =>
-    new Promise<void>((resolve, reject) => {
-      const check = () => {
-        if (!predicate(seen())) return;
-        clearTimeout(timer);
-        waiters = waiters.filter((waiter) => waiter !== check);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        waiters = waiters.filter((waiter) => waiter !== check);
-        reject(new Error(`timed out waiting for ${what}; reported: ${JSON.stringify(seen())}`));
-      }, WAIT_MS);
-      waiters.push(check);
-      check();
-    });
-  await watcher.ready;
-  return { root, watcher, changes, warnings, seen, until, saw: (change) => until((list) => list.includes(change), change) };
+  const h = await startHarness(root, options, WAIT_MS);
+  watchers.push(h.watcher);
+  return h;
 }
 
 /** Every change is a confirmed "fs" change to an absolute path inside the root. */

@@ -108,27 +108,27 @@ function snapshot(stat: Stats): FileSnapshot {
 }
 
 /**
- * The real path of the open file: /proc/self/fd/N on Linux; elsewhere the realpath of `abs`,
- * accepted only when it is the same inode as the descriptor. Undefined when the file was removed
- * or replaced after it was opened.
+ * The real path of the open file: /proc/self/fd/N on Linux; elsewhere the realpath of `abs`.
+ * Either is accepted only when the file at that path is the inode of the descriptor (same dev
+ * and ino): undefined when the file was removed or replaced after it was opened. (The kernel
+ * marks a removed file's link with " (deleted)", but a file may really be named so: the inode
+ * decides, never the text.)
  */
 async function descriptorPath(handle: fsp.FileHandle, abs: string): Promise<string | undefined> {
+  let where: string | undefined;
   if (procFdWorks !== false) {
     try {
-      const link = await fsp.readlink(`/proc/self/fd/${handle.fd}`);
+      where = await fsp.readlink(`/proc/self/fd/${handle.fd}`);
       procFdWorks = true;
-      if (link.endsWith(" (deleted)")) return undefined;
-      return link;
     } catch {
       if (procFdWorks === true) return undefined;
       procFdWorks = false;
     }
   }
   try {
-    const real = await fsp.realpath(abs);
-    const [byPath, byFd] = await Promise.all([fsp.stat(real), handle.stat()]);
-    if (byPath.ino !== byFd.ino || byPath.dev !== byFd.dev) return undefined;
-    return path.resolve(real);
+    where ??= path.resolve(await fsp.realpath(abs));
+    const [byPath, byFd] = await Promise.all([fsp.lstat(where), handle.stat()]);
+    return byPath.ino === byFd.ino && byPath.dev === byFd.dev ? where : undefined;
   } catch {
     return undefined;
   }

@@ -1,13 +1,16 @@
-import { promises as fsp } from "node:fs";
+import { promises as fsp, type Dirent } from "node:fs";
 import path from "node:path";
-import ignore, { type Ignore } from "ignore";
-import { BUILTIN_IGNORES, isInside } from "../paths.js";
+import { IgnoreEngine } from "../ignore/engine.js";
+import { isInside } from "../paths.js";
 import type { Reporter } from "../report.js";
+import { utf8Name } from "../fswatch/names.js";
 
 /**
- * Every file under a directory that `uspark push` should consider: regular files only, symlinks
- * never followed, the built-in ignores, `.gitignore` files (at every level, the deeper one
- * deciding, as git does) and --ignore globs. Ignored directories are not entered.
+ * Every file under a directory that `uspark push` (or a scan) should consider: regular files
+ * only, symlinks never followed, and nothing the one ignore engine excludes (built-ins,
+ * `.gitignore` files at every level, `.git/info/exclude`, --ignore). Ignored directories are not
+ * entered. A name that is not valid UTF-8 cannot be a project path: it is named in a warning and
+ * passed to `onUnsyncable`.
  */
 
 export interface WalkOptions {
@@ -15,15 +18,13 @@ export interface WalkOptions {
   root: string;
   /** The real path of the directory to walk (the root or a directory inside it). */
   start?: string;
-  /** Extra gitignore-style patterns, relative to the root. */
+  /** Extra gitignore-style patterns, relative to the root (when no `ignoreEngine` is given). */
   ignore?: readonly string[];
+  /** The session's ignore engine (shared with the path policy and the watcher). */
+  ignoreEngine?: IgnoreEngine;
   report?: Reporter;
-}
-
-interface Level {
-  /** Directory of the .gitignore, relative to the root ("" for the root). */
-  dir: string;
-  rules: Ignore;
+  /** A file that can never be synced: its name is not valid UTF-8 (given escaped, root-relative). */
+  onUnsyncable?: (escapedRel: string) => void;
 }
 
 /** Yields the absolute paths of the files, depth first, in name order. */
@@ -31,74 +32,42 @@ export async function* walkFiles(options: WalkOptions): AsyncGenerator<string> {
   const root = options.root;
   const start = options.start ?? root;
   if (!isInside(root, start)) throw new Error(`${start} is outside the project root ${root}`);
-  const builtin = ignore().add([...BUILTIN_IGNORES]);
-  const user = ignore().add([...(options.ignore ?? [])]);
+  const engine = options.ignoreEngine ?? new IgnoreEngine({ root, ignore: options.ignore });
+  const startRel = path.relative(root, start).split(path.sep).join("/");
+  if (startRel !== "" && engine.check(startRel, true, { fresh: true })) return;
+  yield* walk(startRel);
 
-  // .gitignore files above the start directory apply too.
-  const levels: Level[] = [];
-  const startRel = toPosix(path.relative(root, start));
-  const ancestors = startRel === "" ? [""] : ["", ...startRel.split("/").map((_, i, all) => all.slice(0, i + 1).join("/"))];
-  for (const dir of ancestors.slice(0, -1)) {
-    const level = await loadGitignore(root, dir);
-    if (level) levels.push(level);
-  }
-  if (startRel !== "" && isIgnored(startRel, true)) return;
-
-  yield* walk(startRel, levels);
-
-  async function* walk(dir: string, inherited: Level[]): AsyncGenerator<string> {
-    const own = await loadGitignore(root, dir);
-    const active = own ? [...inherited, own] : inherited;
-    let entries;
+  async function* walk(dir: string): AsyncGenerator<string> {
+    let entries: Dirent<Buffer>[];
     try {
-      entries = await fsp.readdir(path.join(root, dir), { withFileTypes: true });
+      entries = await fsp.readdir(path.join(root, dir), { withFileTypes: true, encoding: "buffer" });
     } catch (error) {
       options.report?.warn("walk", `cannot read directory ${dir || "."}: ${(error as NodeJS.ErrnoException).code ?? error}`);
       return;
     }
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    entries.sort((a, b) => Buffer.compare(a.name, b.name));
     for (const entry of entries) {
-      const rel = dir === "" ? entry.name : `${dir}/${entry.name}`;
+      const isDir = entry.isDirectory();
+      if (!isDir && !entry.isFile() && !entry.isSymbolicLink()) continue;
+      const name = utf8Name(entry.name);
+      if (name.valid === false) {
+        const rel = dir === "" ? name.escaped : `${dir}/${name.escaped}`;
+        if (!engine.checkEntry(dir, name.escaped, isDir)) unsyncable(isDir ? `${rel}/` : rel);
+        continue;
+      }
+      const rel = dir === "" ? name.name : `${dir}/${name.name}`;
       if (entry.isSymbolicLink()) {
         options.report?.debug("walk", `not followed: ${rel} is a symlink`, { path: rel });
         continue;
       }
-      const isDir = entry.isDirectory();
-      if (!isDir && !entry.isFile()) continue;
-      if (isIgnoredBy(rel, isDir, active)) continue;
-      if (isDir) yield* walk(rel, active);
+      if (engine.checkEntry(dir, name.name, isDir)) continue;
+      if (isDir) yield* walk(rel);
       else yield path.join(root, ...rel.split("/"));
     }
   }
 
-  function isIgnored(rel: string, isDir: boolean): boolean {
-    return isIgnoredBy(rel, isDir, levels);
+  function unsyncable(rel: string): void {
+    options.report?.warn("unsyncable", `not synced ${rel}: the name is not valid UTF-8, and project paths must be`, { path: rel });
+    options.onUnsyncable?.(rel);
   }
-
-  function isIgnoredBy(rel: string, isDir: boolean, active: Level[]): boolean {
-    const probe = isDir ? `${rel}/` : rel;
-    if (builtin.ignores(probe) || user.ignores(probe)) return true;
-    let ignored = false;
-    for (const level of active) {
-      const local = level.dir === "" ? probe : probe.slice(level.dir.length + 1);
-      const verdict = level.rules.test(local);
-      if (verdict.ignored) ignored = true;
-      else if (verdict.unignored) ignored = false;
-    }
-    return ignored;
-  }
-}
-
-async function loadGitignore(root: string, dir: string): Promise<Level | undefined> {
-  let text: string;
-  try {
-    text = await fsp.readFile(path.join(root, dir, ".gitignore"), "utf8");
-  } catch {
-    return undefined;
-  }
-  return { dir, rules: ignore().add(text) };
-}
-
-function toPosix(p: string): string {
-  return p.split(path.sep).join("/");
 }

@@ -104,3 +104,35 @@ describe("the file system backstop through the CLI", () => {
     expect([...(await remoteFiles(server.url)).keys()]).toEqual(["stays.txt"]);
   });
 });
+
+describe("one ignore decision and every unsynced file counted (issue 15)", () => {
+  const toolWrite = (id: string, file: string) =>
+    JSON.stringify({ type: "assistant", session_id: "s", message: { content: [{ type: "tool_use", id, name: "Write", input: { file_path: file, content: "x" } }] } }) +
+    "\n" +
+    JSON.stringify({ type: "user", session_id: "s", message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] } }) +
+    "\n";
+
+  it("should not push a gitignored file a tool wrote, and say so once naming the rule (defect 2)", async () => {
+    writeFileSync(path.join(root, ".gitignore"), "# secrets\n*.pem\n/.env\n");
+    writeFileSync(path.join(root, ".env"), "SECRET=1\n");
+    writeFileSync(path.join(root, "key.pem"), "-----BEGIN\n");
+    writeFileSync(path.join(root, "app.ts"), "ok\n");
+    const input = toolWrite("t1", path.join(root, ".env")) + toolWrite("t2", path.join(root, ".env")) + toolWrite("t3", path.join(root, "key.pem")) + toolWrite("t4", path.join(root, "app.ts"));
+    const done = await runCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", root, "--agent", "claude", "--no-fs-watch", "--debounce", "20"], { input });
+    expect(done.code).toBe(0);
+    expect([...(await remoteFiles(server.url)).keys()]).toEqual(["app.ts"]);
+    expect(done.stderr.match(/not synced \.env: ignored by \.gitignore:3 \(\/\.env\)/g)).toHaveLength(1);
+    expect(done.stderr).toContain("not synced key.pem: ignored by .gitignore:2 (*.pem)");
+  });
+
+  it("should count a file whose name is not valid UTF-8 as not synced: named in the summary, exit 1 (defect 9)", async () => {
+    const { child, result } = await startWatching();
+    writeFileSync(Buffer.from(path.join(root, "caf\xe9.txt"), "latin1"), "x");
+    writeFileSync(path.join(root, "fine.txt"), "x");
+    child.stdin.end();
+    const done = await result;
+    expect(done.code).toBe(1);
+    expect(done.stderr).toMatch(/not synced \(the name is not valid UTF-8\): caf\\xe9\.txt/);
+    expect([...(await remoteFiles(server.url)).keys()]).toEqual(["fine.txt"]);
+  });
+});

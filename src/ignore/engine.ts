@@ -1,0 +1,171 @@
+import { statSync } from "node:fs";
+import path from "node:path";
+import { lastMatch, parseLine, parseRules, type IgnoreRule } from "./pattern.js";
+import { findRepository, readText } from "./repository.js";
+
+/**
+ * The one ignore decision of uspark, for every source (tool events through the path policy, the
+ * file watcher, `push`'s walk, scans): is this root-relative path ignored, and by which rule?
+ * Answers as `git check-ignore --no-index` does, in git's order of precedence:
+ *
+ * 1. the built-in names `.git`, `node_modules`, `.uspark` at any depth, then `--ignore` globs;
+ * 2. the `.gitignore` of the entry's directory, then of each directory above it up to the root,
+ *    then those above the root inside the same repository: the deepest file that has a matching
+ *    line decides, and within a file the last matching line;
+ * 3. the repository's `.git/info/exclude`.
+ *
+ * A directory that is excluded hides everything below it: nothing in it can be re-included.
+ * Each directory's `.gitignore` is read once and kept; `reload(dir)` (the watcher, on an event)
+ * or `check(rel, isDir, { fresh: true })` (the policy: a stat per directory on the path) notices
+ * that it changed mid-session.
+ */
+
+export interface IgnoreEngineOptions {
+  /** The real path of the project root. */
+  root: string;
+  /** The user's gitignore-style globs (`--ignore`), relative to the root. */
+  ignore?: readonly string[];
+}
+
+/** One rule file as read: its rules and what tells it changed. */
+interface RuleFile {
+  readonly file: string;
+  /** For files above the root: the root's path below their directory, with a trailing slash. */
+  readonly prefix: string;
+  rules: IgnoreRule[];
+  stamp: string;
+}
+
+const BUILTIN_NAMES = [".git", "node_modules", ".uspark"] as const;
+const BUILTIN_RULES: ReadonlyMap<string, IgnoreRule> = new Map(BUILTIN_NAMES.map((name, i) => [name, parseLine(`${name}/`, "built-in", i + 1)!]));
+
+export class IgnoreEngine {
+  readonly root: string;
+  /** Grows whenever a rule file's content changed: decisions remembered before may be stale. */
+  generation = 0;
+  private readonly user: IgnoreRule[];
+  /** The `.gitignore` of each directory asked about, by its root-relative path ("" for the root). */
+  private readonly levels = new Map<string, RuleFile>();
+  /** The `.gitignore` files above the root, deepest first, then `.git/info/exclude`. */
+  private readonly outer: RuleFile[] = [];
+
+  constructor(options: IgnoreEngineOptions) {
+    this.root = options.root;
+    this.user = (options.ignore ?? []).flatMap((glob, i) => parseLine(glob, "--ignore", i + 1) ?? []);
+    const repo = findRepository(this.root);
+    if (!repo) return;
+    const prefixFor = (dir: string) => {
+      const rel = toPosix(path.relative(dir, this.root));
+      return rel === "" ? "" : `${rel}/`;
+    };
+    for (const dir of repo.above) this.outer.push(this.load(path.join(dir, ".gitignore"), prefixFor(dir)));
+    this.outer.push(this.load(repo.excludeFile, prefixFor(repo.top)));
+  }
+
+  /**
+   * The rule that excludes `rel` (root-relative, `/`-separated), or undefined when it is not
+   * ignored. Its parent directories are checked first: an excluded one decides. `fresh`: re-read
+   * the rule files on the way whose stat changed.
+   */
+  check(rel: string, isDir: boolean, options: { fresh?: boolean } = {}): IgnoreRule | undefined {
+    if (options.fresh) this.refresh(rel);
+    let dir = "";
+    for (let slash = rel.indexOf("/"); slash >= 0; slash = rel.indexOf("/", slash + 1)) {
+      const name = rel.slice(dir === "" ? 0 : dir.length + 1, slash);
+      const rule = this.checkEntry(dir, name, true);
+      if (rule) return rule;
+      dir = rel.slice(0, slash);
+    }
+    return this.checkEntry(dir, rel.slice(dir === "" ? 0 : dir.length + 1), isDir);
+  }
+
+  /** The same for an entry of a directory known not to be ignored (a walk never enters one). */
+  checkEntry(dirRel: string, name: string, isDir: boolean): IgnoreRule | undefined {
+    const builtin = BUILTIN_RULES.get(name);
+    if (builtin && (isDir || name === ".git")) return builtin;
+    const rel = dirRel === "" ? name : `${dirRel}/${name}`;
+    const user = lastMatch(this.user, rel, name, isDir);
+    if (user) return user.negative ? undefined : user;
+    for (let dir: string | undefined = dirRel; dir !== undefined; dir = parentOf(dir)) {
+      const level = this.level(dir);
+      if (level.rules.length === 0) continue;
+      const rule = lastMatch(level.rules, dir === "" ? rel : rel.slice(dir.length + 1), name, isDir);
+      if (rule) return rule.negative ? undefined : rule;
+    }
+    for (const file of this.outer) {
+      const rule = lastMatch(file.rules, file.prefix + rel, name, isDir);
+      if (rule) return rule.negative ? undefined : rule;
+    }
+    return undefined;
+  }
+
+  /** Re-reads the `.gitignore` of `dirRel`; true when its rules changed. */
+  reload(dirRel: string): boolean {
+    const known = this.levels.get(dirRel);
+    if (!known) {
+      this.level(dirRel);
+      return this.levels.get(dirRel)!.rules.length > 0;
+    }
+    return this.reread(known, dirRel === "" ? ".gitignore" : `${dirRel}/.gitignore`);
+  }
+
+  /** Re-reads the rule files that apply to `rel` whose stat changed. */
+  private refresh(rel: string): void {
+    for (const file of this.outer) if (stampOf(file.file) !== file.stamp) this.reread(file, toPosix(path.relative(this.root, file.file)));
+    for (let dir: string | undefined = parentOf(rel); dir !== undefined; dir = parentOf(dir)) {
+      const known = this.levels.get(dir);
+      if (known && stampOf(known.file) !== known.stamp) this.reload(dir);
+    }
+  }
+
+  private level(dirRel: string): RuleFile {
+    let level = this.levels.get(dirRel);
+    if (!level) {
+      const file = dirRel === "" ? path.join(this.root, ".gitignore") : path.join(this.root, ...dirRel.split("/"), ".gitignore");
+      level = this.load(file, "", dirRel === "" ? ".gitignore" : `${dirRel}/.gitignore`);
+      this.levels.set(dirRel, level);
+    }
+    return level;
+  }
+
+  private load(file: string, prefix: string, source = toPosix(path.relative(this.root, file))): RuleFile {
+    const stamp = stampOf(file);
+    return { file, prefix, stamp, rules: stamp === MISSING ? [] : parseRules(readText(file), source) };
+  }
+
+  private reread(known: RuleFile, source: string): boolean {
+    const fresh = this.load(known.file, known.prefix, source);
+    known.stamp = fresh.stamp;
+    if (sameRules(known.rules, fresh.rules)) return false;
+    known.rules = fresh.rules;
+    this.generation++;
+    return true;
+  }
+}
+
+const MISSING = "missing";
+
+/** What tells a rule file changed: its inode, size and times; MISSING when it is not a file. */
+function stampOf(file: string): string {
+  try {
+    const st = statSync(file, { throwIfNoEntry: false });
+    return st?.isFile() ? `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}` : MISSING;
+  } catch {
+    return MISSING;
+  }
+}
+
+function sameRules(a: readonly IgnoreRule[], b: readonly IgnoreRule[]): boolean {
+  return a.length === b.length && a.every((rule, i) => rule.pattern === b[i]!.pattern && rule.line === b[i]!.line);
+}
+
+/** "a/b" → "a", "a" → "", "" → undefined. */
+function parentOf(rel: string): string | undefined {
+  if (rel === "") return undefined;
+  const slash = rel.lastIndexOf("/");
+  return slash < 0 ? "" : rel.slice(0, slash);
+}
+
+function toPosix(p: string): string {
+  return p.split(path.sep).join("/");
+}

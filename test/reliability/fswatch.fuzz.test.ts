@@ -1,0 +1,189 @@
+// File-tree fuzzing (issue 15): seeded random sequences of shell operations (create, edit,
+// rename, rm -rf, mkdir reusing a name, .gitignore changes, a burst past the inotify queue)
+// against the built CLI with its file watcher on and the reference server on loopback. At exit
+// the remote must equal the tree minus what git itself says is ignored.
+
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startCli, waitForOutput } from "../helpers/cli.js";
+import { remoteFiles, startRef, type RefServer } from "../sync/helpers.js";
+import { SOAK, TIMEOUT_MS } from "./harness.js";
+import { rng } from "./session.js";
+
+/** npm test: two seeds that failed on the old main (2, 7), a small burst; npm run soak: four seeds (all four lose files on the old main), 300 steps, a burst past the kernel's queue. USPARK_FUZZ_SEEDS=1,2 picks them. */
+const SEEDS = (process.env.USPARK_FUZZ_SEEDS?.split(",").map(Number) ?? (SOAK ? [1, 2, 4, 7] : [2, 7])).filter((seed) => seed > 0);
+const STEPS = SOAK ? 300 : 60;
+const BURST_FILES = SOAK ? Math.max(25_000, maxQueuedEvents() + 8000) : 1500;
+
+const DIRS = ["a", "b", "a/c", "tmp", "b/d"];
+const NAMES = ["f0.ts", "f1.ts", "notes.md", "app.log", "keep.log", ".env", "x.pem"];
+const RULES = ["*.log", "!keep.log", "/.env", "tmp/", "b/d/", "*.pem", "/a/f1.ts", "c/", "# comment", "notes.*"];
+/** Never matched by a rule in RULES: the burst's files must all arrive. */
+const BURST_DIR = "burst";
+
+let server: RefServer | undefined;
+let root: string | undefined;
+afterEach(async () => {
+  await server?.stop();
+  if (root) rmSync(root, { recursive: true, force: true });
+  server = undefined;
+  root = undefined;
+});
+
+function maxQueuedEvents(): number {
+  try {
+    return Number(readFileSync("/proc/sys/fs/inotify/max_queued_events", "utf8").trim()) || 16384;
+  } catch {
+    return 16384;
+  }
+}
+
+/** Every regular file under the root but .git/ and .uspark/, root-relative. */
+function treeFiles(dir: string, rel = ""): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+    const child = rel === "" ? entry.name : `${rel}/${entry.name}`;
+    if (entry.name === ".git" || entry.name === ".uspark") continue;
+    if (entry.isDirectory()) out.push(...treeFiles(dir, child));
+    else if (entry.isFile()) out.push(child);
+  }
+  return out;
+}
+
+/** The paths git says are ignored (a negated match is not ignored). */
+function gitIgnored(dir: string, rels: string[]): Set<string> {
+  if (rels.length === 0) return new Set();
+  // Exit status 1 means "none of them is ignored"; the output says the same.
+  const answer = spawnSync("git", ["check-ignore", "--no-index", "-v", "-n", "-z", "--stdin"], {
+    cwd: dir,
+    input: rels.join("\0") + "\0",
+    env: { ...process.env, HOME: dir, XDG_CONFIG_HOME: path.join(dir, ".no-config"), GIT_CONFIG_NOSYSTEM: "1" },
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  if (answer.status !== 0 && answer.status !== 1) throw new Error(`git check-ignore failed: ${answer.stderr}`);
+  const out = answer.stdout.toString();
+  const fields = out.split("\0");
+  const ignored = new Set<string>();
+  for (let i = 0; i + 3 < fields.length; i += 4) if (fields[i] !== "" && !fields[i + 2]!.startsWith("!")) ignored.add(fields[i + 3]!);
+  return ignored;
+}
+
+interface Ops {
+  dir: string;
+  pick<T>(list: readonly T[]): T;
+  random: () => number;
+  log: string[];
+}
+
+function write(ops: Ops, rel: string, content: string): void {
+  mkdirSync(path.dirname(path.join(ops.dir, rel)), { recursive: true });
+  writeFileSync(path.join(ops.dir, rel), content);
+}
+
+/** One random shell-like operation; returns a line for the failure message. */
+function step(ops: Ops, n: number, burstDone: { value: boolean }): string {
+  const { dir, pick, random } = ops;
+  const files = treeFiles(dir).filter((rel) => !rel.startsWith(`${BURST_DIR}/`) && !rel.endsWith(".gitignore"));
+  const roll = random();
+  if (roll < 0.3 || files.length === 0) {
+    const rel = `${random() < 0.3 ? "" : `${pick(DIRS)}/`}${pick(NAMES)}`;
+    write(ops, rel, `created at step ${n}\n`);
+    return `create ${rel}`;
+  }
+  if (roll < 0.5) {
+    const rel = pick(files);
+    writeFileSync(path.join(dir, rel), `edited at step ${n}\n`, { flag: "a" });
+    return `edit ${rel}`;
+  }
+  if (roll < 0.6) {
+    const from = pick(files);
+    const to = `${pick(DIRS)}/${pick(NAMES)}`;
+    if (from === to) return "rename (same)";
+    mkdirSync(path.dirname(path.join(dir, to)), { recursive: true });
+    renameSync(path.join(dir, from), path.join(dir, to));
+    return `mv ${from} ${to}`;
+  }
+  if (roll < 0.67) {
+    const rel = pick(DIRS);
+    rmSync(path.join(dir, rel), { recursive: true, force: true });
+    return `rm -rf ${rel}`;
+  }
+  if (roll < 0.75) {
+    // The same name, often the same inode: the case of defect 6.
+    const rel = pick(DIRS);
+    execFileSync("sh", ["-c", `rm -rf ${rel} && mkdir -p ${rel} && echo reborn-${n} > ${rel}/${pick(NAMES)}`], { cwd: dir });
+    return `rm -rf ${rel} && mkdir ${rel}`;
+  }
+  if (roll < 0.85) {
+    const where = random() < 0.7 ? "" : `${pick(DIRS)}/`;
+    const lines = RULES.filter(() => random() < 0.3);
+    write(ops, `${where}.gitignore`, lines.join("\n") + "\n");
+    return `${where}.gitignore = ${JSON.stringify(lines)}`;
+  }
+  if (roll < 0.93) {
+    const rel = pick(files);
+    rmSync(path.join(dir, rel), { force: true });
+    return `rm ${rel}`;
+  }
+  if (!burstDone.value) {
+    burstDone.value = true;
+    mkdirSync(path.join(dir, BURST_DIR), { recursive: true });
+    // Few distinct contents: the watcher sees every file, the server stores a handful of blobs.
+    for (let i = 0; i < BURST_FILES; i++) writeFileSync(path.join(dir, BURST_DIR, `g${i}.txt`), `gen ${i % 16}\n`);
+    return `burst of ${BURST_FILES} files`;
+  }
+  return "nothing";
+}
+
+async function runSeed(seed: number): Promise<void> {
+  const random = rng(seed);
+  const base = existsSync("/dev/shm") ? "/dev/shm" : os.tmpdir();
+  root = realpathSync(mkdtempSync(path.join(base, `uspark-fsfuzz-${seed}-`)));
+  const dir = root;
+  execFileSync("git", ["init", "-q"], { cwd: dir });
+  server = await startRef();
+  const ops: Ops = { dir, random, log: [], pick: (list) => list[Math.floor(random() * list.length)]! };
+  // The paths that existed while not ignored: one the rules turned ignored later may stay remote
+  // (ignoring is not deleting). Its content may even be one it got after it turned ignored: the
+  // sync reads a file when it flushes, and does not ask the rules again then (a known gap, see
+  // the closing note of the branch). A path never visible must never be there.
+  const visible = new Set<string>();
+  const observe = () => {
+    const files = treeFiles(dir).filter((rel) => !rel.startsWith(`${BURST_DIR}/`));
+    const ignored = gitIgnored(dir, files);
+    for (const rel of files) if (!ignored.has(rel)) visible.add(rel);
+  };
+
+  const run = startCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", dir, "--verbose", "--debounce", "30"], { timeoutMs: TIMEOUT_MS });
+  await waitForOutput(run.child.stderr, (text) => /watching \d+ directories.*ready in/.test(text), 30_000);
+  const burstDone = { value: false };
+  for (let n = 0; n < STEPS; n++) {
+    ops.log.push(step(ops, n, burstDone));
+    observe();
+    // Now and then let the watcher catch up, else everything lands in one window.
+    if (random() < 0.3) await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 40)));
+  }
+  run.child.stdin.end();
+  const done = await run.result;
+
+  const files = treeFiles(dir);
+  const ignored = gitIgnored(dir, files);
+  const expected = new Map(files.filter((rel) => !ignored.has(rel)).map((rel) => [rel, readFileSync(path.join(dir, rel)).toString()]));
+  const remote = await remoteFiles(server.url);
+  const context = `seed ${seed}; operations:\n${ops.log.join("\n")}\nstderr (tail):\n${done.stderr.slice(-3000)}`;
+  const missing = [...expected].filter(([rel, content]) => remote.get(rel)?.toString() !== content).map(([rel]) => rel);
+  const extra = [...remote.keys()].filter((rel) => !expected.has(rel) && !visible.has(rel));
+  expect({ missing: missing.slice(0, 20), extra: extra.slice(0, 20) }, context).toEqual({ missing: [], extra: [] });
+  expect(done.code, context).toBe(0);
+}
+
+describe("the file watcher under random shell operations", () => {
+  for (const seed of SEEDS) {
+    it(`should leave the remote equal to the tree minus ignored files (seed ${seed})`, { timeout: TIMEOUT_MS }, async () => {
+      await runSeed(seed);
+    });
+  }
+});

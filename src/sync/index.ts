@@ -1,4 +1,5 @@
 import type { Reporter } from "../report.js";
+import { BaseKeeper, type BaseView } from "./base-keeper.js";
 import { ApiClient, ApiError } from "./client.js";
 import { drainWithDeadline } from "./deadline.js";
 import { SyncEngine, type SyncTarget } from "./engine.js";
@@ -15,6 +16,7 @@ import { createSessionJournal, describe, type Unsynced } from "./session-journal
 
 export type { SyncTarget } from "./engine.js";
 export type { SyncResult } from "./outcome.js";
+export type { BaseView } from "./base-keeper.js";
 export { ApiClient, ApiError } from "./client.js";
 export { remindOfPending } from "./journal.js";
 
@@ -40,6 +42,10 @@ export interface SyncOptions {
   backoff?: BackoffPolicy;
   /** Clock for the queue (tests). */
   timers?: Timers;
+  /** When the watch started (ms since the epoch): without a base, older files count as synced. Default: now. */
+  startedAt?: number;
+  /** A "nothing to do" is decided on a remote listing at most this old (ms). Default 5000. */
+  remoteMaxAgeMs?: number;
 }
 
 export interface FinishOptions {
@@ -68,6 +74,11 @@ export interface SyncSession {
    * by its commits). Rejects when syncing stopped or the session ended.
    */
   listRemote(): Promise<string[]>;
+  /**
+   * What this machine last synced or pulled (state.json), kept up to date by this session's
+   * commits: what a scan compares the tree with.
+   */
+  base(): Promise<BaseView>;
 }
 
 /** Why a batch was cut short: the end-of-input deadline, or an interrupt. */
@@ -95,7 +106,10 @@ export function createSyncSession(options: SyncOptions): SyncSession {
     report,
     backoff: options.backoff,
     onProgress: () => onProgress?.(),
+    onSynced: (changes, version) => void keeper.then((base) => base.record(changes, version)),
+    remoteMaxAgeMs: options.remoteMaxAgeMs,
   });
+  const keeper = BaseKeeper.load({ root, apiUrl: options.apiUrl, projectId: options.projectId, report, startedAt: options.startedAt ?? Date.now() });
   const unsynced: Unsynced = new Map();
   const journal = createSessionJournal({ apiUrl: options.apiUrl, projectId: options.projectId, root, report, engine, unsynced });
   let stopped: string | undefined;
@@ -185,6 +199,7 @@ export function createSyncSession(options: SyncOptions): SyncSession {
         journal.failed(error);
       }
       await client.close();
+      await (await keeper).close();
       return summarize(engine, unsynced, journaled, stopped);
     })();
     return settled;
@@ -224,6 +239,10 @@ export function createSyncSession(options: SyncOptions): SyncSession {
     abort() {
       abortWith("interrupted before it was synced");
       return settle();
+    },
+
+    base() {
+      return keeper;
     },
 
     async listRemote() {

@@ -46,6 +46,8 @@ export class BaseKeeper implements BaseView {
   private dirty = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private saving: Promise<void> = Promise.resolve();
+  /** Writes of state.json started so far. */
+  saves = 0;
 
   private constructor(
     private readonly options: BaseKeeperOptions,
@@ -88,6 +90,7 @@ export class BaseKeeper implements BaseView {
   private save(): void {
     if (!this.dirty) return;
     this.dirty = false;
+    this.saves++;
     const { root, apiUrl, projectId, report } = this.options;
     const base: Base = { version: this.version, files: new Map(this.files) };
     if (!this.complete) base.partial = true;

@@ -1,0 +1,103 @@
+import { existsSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
+import { remoteFiles, startRef, tempDir, type RefServer } from "../sync/helpers.js";
+
+let root: string;
+let cleanup: () => Promise<void>;
+let server: RefServer;
+
+beforeEach(async () => {
+  ({ dir: root, cleanup } = await tempDir("uspark-cli-scan-"));
+  server = await startRef();
+});
+afterEach(async () => {
+  await server.stop();
+  await cleanup();
+});
+
+const watch = (...extra: string[]) => ["watch", "--project-id", "p1", "--api-url", server.url, "--root", root, "--debounce", "20", ...extra];
+const text = async () => new Map([...(await remoteFiles(server.url))].map(([k, v]) => [k, v.toString()]));
+const hourAgo = () => new Date(Date.now() - 3600_000);
+
+/** `sed -i`: the new content goes to a temp file that is renamed over the old one. */
+function sedInPlace(file: string, content: string): void {
+  writeFileSync(`${file}.sedtmp`, content);
+  renameSync(`${file}.sedtmp`, file);
+}
+
+describe("scans through the built CLI", () => {
+  it("syncs a sed -i made 0 ms after spawn, before the file watcher is ready", async () => {
+    const file = path.join(root, "config.ini");
+    writeFileSync(file, "mode=old\n");
+    utimesSync(file, hourAgo(), hourAgo());
+    const { child, result } = startCli(watch());
+    sedInPlace(file, "mode=new\n");
+    child.stdin.end();
+    const done = await result;
+    expect(done.stderr).not.toMatch(/not synced/);
+    expect(done.code).toBe(0);
+    expect((await text()).get("config.ini")).toBe("mode=new\n");
+  });
+
+  it("pushes an offline edit and an offline delete at the next watch, by hash, whatever the mtime", async () => {
+    writeFileSync(path.join(root, "kept.txt"), "v1\n");
+    writeFileSync(path.join(root, "gone.txt"), "bye\n");
+    const first = await runCli(watch("--no-fs-watch"));
+    expect(first.code).toBe(0);
+    expect([...(await text()).keys()].sort()).toEqual(["gone.txt", "kept.txt"]);
+    const state = readFileSync(path.join(root, ".uspark", "state.json"), "utf8");
+    expect(state).toContain("kept.txt");
+
+    // While nothing runs: an edit that keeps an old mtime, and a delete.
+    writeFileSync(path.join(root, "kept.txt"), "v2\n");
+    utimesSync(path.join(root, "kept.txt"), hourAgo(), hourAgo());
+    rmSync(path.join(root, "gone.txt"));
+    const second = await runCli(watch("--no-fs-watch"));
+    expect(second.code).toBe(0);
+    expect(second.stderr).toMatch(/synced: 1 file pushed, 1 deleted/);
+    expect(await text()).toEqual(new Map([["kept.txt", "v2\n"]]));
+
+    // Nothing changed: the third watch has nothing to do.
+    const third = await runCli(watch("--no-fs-watch"));
+    expect(third.stderr).toMatch(/synced: 0 files pushed, 0 deleted, 0 unchanged in 0 commits/);
+  });
+
+  it("syncs at the end of the session an edit no event announced", async () => {
+    const { child, result } = startCli(watch("--no-fs-watch", "--verbose"));
+    await waitForOutput(child.stderr, (t) => /start scan: /.test(t));
+    writeFileSync(path.join(root, "quiet.txt"), "made by a shell, seen by no watcher\n");
+    child.stdin.end();
+    const done = await result;
+    expect(done.code).toBe(0);
+    expect((await text()).get("quiet.txt")).toBe("made by a shell, seen by no watcher\n");
+  });
+
+  it("exits 1 and names a file the API cannot store (a backslash in its name)", async () => {
+    const { child, result } = startCli(watch("--verbose"));
+    await waitForOutput(child.stderr, (t) => /start scan: /.test(t));
+    writeFileSync(path.join(root, "a\\b.txt"), "x");
+    writeFileSync(path.join(root, "fine.txt"), "x");
+    child.stdin.end();
+    const done = await result;
+    expect(done.code).toBe(1);
+    expect(done.stderr).toContain("not synced (a backslash in the name cannot be stored remotely): a\\b.txt");
+    expect(done.stderr).toMatch(/1 file not synced; 1 file pushed/);
+    expect((await text()).get("fine.txt")).toBe("x");
+  });
+
+  it("does not count a tool call's path outside the root: a warning, exit 0", async () => {
+    const outside = path.join(path.dirname(root), "elsewhere.txt");
+    const id = "toolu_out";
+    const events =
+      JSON.stringify({ type: "assistant", session_id: "s", message: { content: [{ type: "tool_use", id, name: "Write", input: { file_path: outside, content: "x" } }] } }) +
+      "\n" +
+      JSON.stringify({ type: "user", session_id: "s", message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] } }) +
+      "\n";
+    const done = await runCli(watch("--no-fs-watch", "--agent", "claude"), { input: events });
+    expect(done.stderr).toMatch(/outside the project root/);
+    expect(done.code).toBe(0);
+    expect(existsSync(path.join(root, ".uspark", "pending.json"))).toBe(false);
+  });
+});

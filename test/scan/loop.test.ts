@@ -1,37 +1,26 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createPathPolicy } from "../../src/paths.js";
 import { ScanLoop } from "../../src/scan/loop.js";
 import { createTreeScanner } from "../../src/scan/scanner.js";
 import { createSyncSession } from "../../src/sync/index.js";
-import { captureReporter, remoteFiles, startRef, syncOptions, tempDir, waitFor, type RefServer } from "../sync/helpers.js";
+import { captureReporter, remoteFiles, syncOptions, useTestProject, waitFor } from "../sync/helpers.js";
 
-let root: string;
-let cleanup: () => Promise<void>;
-let server: RefServer;
-
-beforeEach(async () => {
-  ({ dir: root, cleanup } = await tempDir("uspark-loop-"));
-  server = await startRef();
-});
-afterEach(async () => {
-  await server.stop();
-  await cleanup();
-});
+const project = useTestProject({ prefix: "uspark-loop-" });
 
 function startLoop(everyMs: number) {
   const log = captureReporter();
-  const session = createSyncSession(syncOptions(root, server.url, log.reporter, { startedAt: Date.now() }));
-  const scanner = createTreeScanner({ root, policy: createPathPolicy({ root }), maxFileSize: 1 << 20, report: log.reporter });
+  const session = createSyncSession(syncOptions(project.root, project.server.url, log.reporter, { startedAt: Date.now() }));
+  const scanner = createTreeScanner({ root: project.root, policy: createPathPolicy({ root: project.root }), maxFileSize: 1 << 20, report: log.reporter });
   return { session, log, loop: new ScanLoop({ scanner, session, report: log.reporter, everyMs }) };
 }
 
 describe("the scan loop", () => {
   it("syncs, on the next periodic rescan, a file no event announced", async () => {
     const { session, loop, log } = startLoop(50);
-    await writeFile(path.join(root, "unseen.txt"), "found by a rescan");
-    await waitFor(async () => (await remoteFiles(server.url)).has("unseen.txt"), 10_000, "the rescan's commit");
+    await writeFile(path.join(project.root, "unseen.txt"), "found by a rescan");
+    await waitFor(async () => (await remoteFiles(project.server.url)).has("unseen.txt"), 10_000, "the rescan's commit");
     loop.stop();
     await session.finish(5000);
     expect(log.events("scan").every((r) => r.cause === "rescan")).toBe(true);
@@ -39,7 +28,7 @@ describe("the scan loop", () => {
 
   it("reads no file again on a rescan of a tree that did not change", async () => {
     const { session, loop, log } = startLoop(0);
-    await writeFile(path.join(root, "a.txt"), "a");
+    await writeFile(path.join(project.root, "a.txt"), "a");
     await loop.run("start");
     await session.finish(5000);
     await loop.run("rescan");

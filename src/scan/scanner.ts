@@ -77,8 +77,11 @@ export function createTreeScanner(options: ScannerOptions): TreeScanner {
         for await (const abs of walkFiles({ root, start: prefixDir, ignore: options.ignore, report: options.report })) {
           const decision = policy.resolve(abs);
           if (!decision.ok) {
+            // Only a name the API cannot hold counts here; anything else the policy refuses (a
+            // directory swapped for a symlink mid-walk) is not a file of this tree.
             const remote = path.relative(prefixDir, abs).split(path.sep).join("/");
-            if (decision.severity === "warn") unrepresentable.push({ ...unrepresentableFile(remote), abs });
+            const why = decision.severity === "warn" ? unrepresentableFile(remote) : undefined;
+            if (why) unrepresentable.push({ ...why, abs });
             continue;
           }
           const stat = await fsp.lstat(decision.abs).catch(() => undefined);
@@ -101,11 +104,13 @@ export function createTreeScanner(options: ScannerOptions): TreeScanner {
   };
 }
 
-/** Why the API cannot hold this path, in the user's words. */
-export function unrepresentableFile(remote: string): { remote: string; reason: string } {
-  if (remote.includes("\\")) return { remote, reason: "a backslash in the name cannot be stored remotely" };
+/** Why the API cannot hold this path, in the user's words; undefined when it can. */
+export function unrepresentableFile(remote: string): { remote: string; reason: string } | undefined {
+  const invalid = validateProjectPath(remote);
+  if (invalid === undefined) return undefined;
   if (Buffer.byteLength(remote) > MAX_PATH_BYTES) return { remote, reason: `a path over ${MAX_PATH_BYTES} bytes cannot be stored remotely` };
-  return { remote, reason: `${validateProjectPath(remote) ?? "an invalid path"}: it cannot be stored remotely` };
+  if (remote.includes("\\")) return { remote, reason: "a backslash in the name cannot be stored remotely" };
+  return { remote, reason: `${invalid}: it cannot be stored remotely` };
 }
 
 async function isDirectory(abs: string): Promise<boolean> {

@@ -220,9 +220,9 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     if (watcher && settleFs) await watcher.settle();
     await watcher?.close();
     const loop = await scans;
-    loop?.stop();
     // Whatever the events missed is synced and counted before the exit code is decided.
-    if (loop && settleFs) await loop.run("end");
+    if (loop && settleFs) await loop.end();
+    else loop?.stop();
     const result = sync ? await stop(await sync) : undefined;
     const unrepresentable = (loop?.unrepresentable ?? []).map(({ remote, reason }) => ({ remote, reason }));
     const summary: WatchSummary = {

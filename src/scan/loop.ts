@@ -26,6 +26,7 @@ export interface ScanLoopOptions {
 export class ScanLoop {
   private running: Promise<void> = Promise.resolve();
   private busy = false;
+  private closed = false;
   private timer: ReturnType<typeof setInterval> | undefined;
   private lastUnrepresentable: ScanResult["unrepresentable"] = [];
 
@@ -45,12 +46,21 @@ export class ScanLoop {
 
   /** Runs a scan after the one under way; never rejects (a failed scan is a warning). */
   run(cause: ScanCause): Promise<void> {
+    if (this.closed) return this.running;
     this.running = this.running.then(() => this.scanOnce(cause));
     return this.running;
   }
 
-  /** No more periodic scans. */
+  /** The last scan (after the last events), then no more: a late "ready" must not follow it. */
+  end(): Promise<void> {
+    const last = this.run("end");
+    this.stop();
+    return last;
+  }
+
+  /** No more scans (one under way finishes). */
   stop(): void {
+    this.closed = true;
     clearInterval(this.timer);
   }
 

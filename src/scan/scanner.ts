@@ -1,8 +1,9 @@
 import { promises as fsp } from "node:fs";
 import path from "node:path";
-import type { PathPolicy } from "../paths.js";
+import type { PathDecision, PathPolicy } from "../paths.js";
 import type { Reporter } from "../report.js";
 import { MAX_PATH_BYTES, validateProjectPath } from "../server/validate.js";
+import { mapLimit } from "../sync/engine.js";
 import { readLocal } from "../sync/files.js";
 import { walkFiles } from "../sync/walk.js";
 import { diffTree, type DiffBase, type SnapshotEntry } from "./diff.js";
@@ -12,6 +13,9 @@ import { diffTree, type DiffBase, type SnapshotEntry } from "./diff.js";
  * file, hash only what the base knows and only when its size, mtime or inode moved since the
  * last scan of this session (periodic rescans of a quiet tree read no file), then diff.
  */
+
+const CHUNK = 256;
+const CONCURRENCY = 16;
 
 export interface ScanTarget {
   remote: string;
@@ -67,30 +71,55 @@ export function createTreeScanner(options: ScannerOptions): TreeScanner {
     return read.sha256;
   }
 
+  /**
+   * Walked path → the policy's answer. An accepted path stays accepted for the session, as in the
+   * watcher (the engine's read checks the real path of what it opens): rescans skip the realpath.
+   */
+  const decisions = new Map<string, PathDecision>();
+  const decide = (abs: string): PathDecision => {
+    const known = decisions.get(abs);
+    if (known) return known;
+    const decision = policy.resolve(abs);
+    if (decision.ok) decisions.set(abs, decision);
+    return decision;
+  };
+
   return {
     async scan(base) {
       const snapshot = new Map<string, SnapshotEntry>();
       const where = new Map<string, string>();
       const unrepresentable: ScanResult["unrepresentable"] = [];
       hashed = 0;
-      if (await isDirectory(prefixDir)) {
-        for await (const abs of walkFiles({ root, start: prefixDir, ignore: options.ignore, report: options.report })) {
-          const decision = policy.resolve(abs);
-          if (!decision.ok) {
-            // Only a name the API cannot hold counts here; anything else the policy refuses (a
-            // directory swapped for a symlink mid-walk) is not a file of this tree.
-            const remote = path.relative(prefixDir, abs).split(path.sep).join("/");
-            const why = decision.severity === "warn" ? unrepresentableFile(remote) : undefined;
-            if (why) unrepresentable.push({ ...why, abs });
-            continue;
-          }
-          const stat = await fsp.lstat(decision.abs).catch(() => undefined);
-          if (!stat?.isFile()) continue;
-          const entry: SnapshotEntry = { size: stat.size, mtimeMs: stat.mtimeMs };
-          if (base.files.has(decision.remote)) entry.sha256 = await hashOf(decision.abs, stat.size, stat.mtimeMs, stat.ino);
-          snapshot.set(decision.remote, entry);
-          where.set(decision.remote, decision.abs);
+
+      const look = async (abs: string): Promise<void> => {
+        const decision = decide(abs);
+        if (!decision.ok) {
+          // Only a name the API cannot hold counts here; anything else the policy refuses (a
+          // directory swapped for a symlink mid-walk) is not a file of this tree.
+          const remote = path.relative(prefixDir, abs).split(path.sep).join("/");
+          const why = decision.severity === "warn" ? unrepresentableFile(remote) : undefined;
+          if (why) unrepresentable.push({ ...why, abs });
+          return;
         }
+        const stat = await fsp.lstat(decision.abs).catch(() => undefined);
+        if (!stat?.isFile()) return;
+        const entry: SnapshotEntry = { size: stat.size, mtimeMs: stat.mtimeMs };
+        if (base.files.has(decision.remote)) entry.sha256 = await hashOf(decision.abs, stat.size, stat.mtimeMs, stat.ino);
+        snapshot.set(decision.remote, entry);
+        where.set(decision.remote, decision.abs);
+      };
+
+      if (await isDirectory(prefixDir)) {
+        // In chunks, stat'ed and hashed in parallel; the awaits between them keep the agent's
+        // output flowing while a large tree is scanned.
+        let chunk: string[] = [];
+        for await (const abs of walkFiles({ root, start: prefixDir, ignore: options.ignore, report: options.report })) {
+          chunk.push(abs);
+          if (chunk.length < CHUNK) continue;
+          await mapLimit(chunk, CONCURRENCY, look);
+          chunk = [];
+        }
+        await mapLimit(chunk, CONCURRENCY, look);
       }
       const targets: ScanTarget[] = [];
       for (const { remote, kind } of diffTree(snapshot, base)) {

@@ -50,6 +50,7 @@ interface WatchFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
   fsWatch: boolean;
   poll?: number | true;
   maxLineLength?: number;
+  rescan: number;
 }
 
 interface PushFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
@@ -163,6 +164,7 @@ function addWatchOptions(command: Command): Command {
         .option("--concurrency <n>", "parallel blob uploads", positive("--concurrency"), DEFAULTS.concurrency)
         .option("--no-fs-watch", "do not watch the file system for changes made outside tool events")
         .option("--poll [ms]", "poll the file system (bind mounts in containers where native events never come)", int("--poll"))
+        .option("--rescan <ms>", "compare the whole tree with what was synced this often (0: only at start and end)", int("--rescan"), DEFAULTS.rescanMs)
         .option("--max-line-length <bytes>", "pass longer lines through without parsing them", positive("--max-line-length")),
     ),
   );
@@ -214,6 +216,8 @@ async function runWatchCommand(flags: WatchFlags): Promise<void> {
       requestTimeoutMs: flags.requestTimeout,
       maxFileSize: flags.maxFileSize,
       concurrency: flags.concurrency,
+      rescanMs: flags.rescan,
+      startedAt: performance.timeOrigin,
     });
   } catch (error) {
     return usageFailure(report, error);

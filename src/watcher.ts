@@ -8,6 +8,7 @@ import type { FsWatcher } from "./fswatch.js";
 import { createPathPolicy, type PathDecision } from "./paths.js";
 import { Reporter, reportNotSynced } from "./report.js";
 import { DEFAULT_MAX_LINE_LENGTH, LineSplitter } from "./stream/lines.js";
+import type { ScanLoop } from "./scan/loop.js";
 import type { SyncResult, SyncSession } from "./sync/index.js";
 
 /**
@@ -43,6 +44,13 @@ export interface WatcherOptions {
   requestTimeoutMs?: number;
   maxFileSize?: number;
   concurrency?: number;
+  /**
+   * Compare the tree with the base every this many ms (0: never; the scans at start, when the file
+   * watcher is ready and at the end always run). Without the file watcher: none. Default 30000.
+   */
+  rescanMs?: number;
+  /** When the watch started (ms since the epoch); without a base, files modified since are pushed. Default: now. */
+  startedAt?: number;
 }
 
 export interface WatchSummary {
@@ -52,6 +60,8 @@ export interface WatchSummary {
   detected: number;
   /** Distinct paths refused by the path policy. */
   refused: number;
+  /** In-root files the API cannot represent (the end scan's findings): not synced, exit code 1. */
+  unrepresentable: { remote: string; reason: string }[];
   /** What the sync did; absent in a dry run. */
   sync?: SyncResult;
   /** 0: everything synced; 1: something was not (it is journaled). */
@@ -76,6 +86,7 @@ export const DEFAULTS = {
   requestTimeoutMs: 30_000,
   maxFileSize: 50 * 1024 * 1024,
   concurrency: 4,
+  rescanMs: 30_000,
 } as const;
 
 export function createWatcher(options: WatcherOptions = {}): Watcher {
@@ -91,6 +102,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
   const refusedPaths = new Set<string>();
   const dryRunPaths = new Set<string>();
   let detected = 0;
+  const startedAt = options.startedAt ?? Date.now();
 
   // Accepted paths are remembered: resolving symlinks costs more than all the parsing of a
   // session, and a path that turns bad later is still refused by the sync's read, which checks
@@ -171,14 +183,34 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
           maxWaitMs: options.maxWaitMs ?? DEFAULTS.maxWaitMs,
           source,
           report,
+          startedAt,
         });
       });
+  // Events are hints, the tree is the truth: scans compare it with the base and feed the same queue.
+  const scans: Promise<ScanLoop> | undefined = sync?.then(async (session) => {
+    const [{ createTreeScanner }, { ScanLoop }] = await Promise.all([import("./scan/scanner.js"), import("./scan/loop.js")]);
+    const scanner = createTreeScanner({
+      root: policy.root,
+      policy,
+      ignore: options.ignore,
+      prefix: options.prefix,
+      maxFileSize: options.maxFileSize ?? DEFAULTS.maxFileSize,
+      report,
+    });
+    const loop = new ScanLoop({ scanner, session, report, everyMs: options.fsWatch === false ? 0 : (options.rescanMs ?? DEFAULTS.rescanMs) });
+    void loop.run("start");
+    return loop;
+  });
   const fsWatcher: Promise<FsWatcher> | undefined =
     options.fsWatch === false
       ? undefined
       : afterThisTurn(() => import("./fswatch.js")).then(({ startFsWatcher }) =>
           startFsWatcher({ root: policy.root, ignoreEngine: policy.ignore, poll: options.poll, report, onChange }),
         );
+  void fsWatcher?.then(async (watcher) => {
+    await watcher.ready;
+    await (await scans)?.run("ready");
+  });
 
   let ended: Promise<WatchSummary> | undefined;
 
@@ -191,15 +223,23 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     if (watcher && settleFs) await watcher.settle();
     const unsyncable = watcher?.notSynced() ?? [];
     await watcher?.close();
+    const loop = await scans;
+    // Whatever the events missed is synced and counted before the exit code is decided.
+    if (loop && settleFs) await loop.end();
+    else loop?.stop();
     const result = sync ? await stop(await sync) : undefined;
-    // Files the API cannot name count as not synced (exit 1), like any other.
-    for (const remote of unsyncable) result?.skipped.push({ remote, reason: "the name is not valid UTF-8" });
+    // In-root files the API cannot name (not UTF-8, a backslash, too long) count as not synced (exit 1).
+    const unrepresentable = uniqueByRemote([
+      ...(loop?.unrepresentable ?? []).map(({ remote, reason }) => ({ remote, reason })),
+      ...unsyncable.map((remote) => ({ remote, reason: "the name is not valid UTF-8" })),
+    ]);
     const summary: WatchSummary = {
       agent: source.agent === "unknown" ? undefined : source.agent,
       detected,
       refused: refusedPaths.size,
+      unrepresentable,
       sync: result,
-      exitCode: result && (result.failed.length > 0 || result.skipped.length > 0 || result.journaled > 0 || result.stopped) ? 1 : 0,
+      exitCode: result && (notSynced(result) > 0 || result.journaled > 0 || result.stopped || unrepresentable.length > 0) ? 1 : 0,
     };
     reportSummary(report, summary, dryRunPaths.size);
     return summary;
@@ -232,18 +272,23 @@ function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: num
     report.info("summary", `dry run: ${plural(dryRunFiles, "file")} would be pushed (${plural(summary.detected, "change")}${refused})`, fields);
     return;
   }
-  const { commits, pushed, deleted, unchanged, failed, skipped, stopped } = summary.sync;
+  const { commits, pushed, deleted, unchanged, stopped } = summary.sync;
+  const notListed = [...summary.sync.failed, ...summary.sync.skipped, ...summary.unrepresentable];
   const done = `${plural(pushed, "file")} pushed, ${deleted} deleted, ${unchanged} unchanged in ${plural(commits, "commit")}${refused}`;
   if (summary.exitCode === 0) {
     report.info("summary", `synced: ${done}`, fields);
     return;
   }
-  reportNotSynced(report, [...failed, ...skipped]);
+  reportNotSynced(report, notListed);
   const why = stopped ? ` (syncing stopped: ${stopped})` : "";
   const journal = summary.sync.journaled
     ? ` ${plural(summary.sync.journaled, "entry")} written to .uspark/pending.json: run \`uspark push --pending\` to retry.`
     : "";
-  report.error("summary", `${plural(failed.length + skipped.length, "file")} not synced${why}; ${done}.${journal}`, fields);
+  report.error("summary", `${plural(notListed.length, "file")} not synced${why}; ${done}.${journal}`, fields);
+}
+
+function notSynced(result: SyncResult): number {
+  return result.failed.length + result.skipped.length;
 }
 
 /**
@@ -257,4 +302,8 @@ function afterThisTurn<T>(load: () => Promise<T>): Promise<T> {
 function plural(count: number, noun: string): string {
   if (count === 1) return `1 ${noun}`;
   return `${count} ${noun.endsWith("y") ? noun.slice(0, -1) + "ies" : noun + "s"}`;
+}
+
+function uniqueByRemote<T extends { remote: string }>(entries: readonly T[]): T[] {
+  return [...new Map(entries.map((entry) => [entry.remote, entry])).values()];
 }

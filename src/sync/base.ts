@@ -18,6 +18,13 @@ export interface Base {
   version: number;
   /** Remote path → sha256 of its content. */
   files: Map<string, string>;
+  /**
+   * Only the paths a watch or push synced, not the whole project (no pull or base came first):
+   * a local file missing from it is new only if written after `savedAt`.
+   */
+  partial?: true;
+  /** When a partial base was written (ms since the epoch). */
+  savedAt?: number;
 }
 
 interface StoredProject {
@@ -25,6 +32,7 @@ interface StoredProject {
   projectId: string;
   version: number;
   files: Record<string, string>;
+  partial?: true;
   updatedAt: string;
 }
 
@@ -60,14 +68,19 @@ function sameProject(stored: StoredProject, apiUrl: string, projectId: string): 
 /** The base of one project in a parsed state file, if there is one. */
 export function baseIn(state: StateFile, apiUrl: string, projectId: string): Base | undefined {
   const stored = state.projects.find((p) => sameProject(p, apiUrl, projectId));
-  return stored && { version: stored.version, files: new Map(Object.entries(stored.files)) };
+  if (!stored) return undefined;
+  const base: Base = { version: stored.version, files: new Map(Object.entries(stored.files)) };
+  if (stored.partial) Object.assign(base, { partial: true, savedAt: Date.parse(stored.updatedAt) || 0 });
+  return base;
 }
 
 /** The state file with one project's base replaced (others kept as they were). */
 export function withBase(state: StateFile | undefined, apiUrl: string, projectId: string, base: Base, now = new Date()): StateFile {
   const others = (state?.projects ?? []).filter((p) => !sameProject(p, apiUrl, projectId));
   const files = Object.fromEntries([...base.files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  return { format: FORMAT, projects: [...others, { apiUrl: normalizeApiUrl(apiUrl), projectId, version: base.version, files, updatedAt: now.toISOString() }] };
+  const stored: StoredProject = { apiUrl: normalizeApiUrl(apiUrl), projectId, version: base.version, files, updatedAt: now.toISOString() };
+  if (base.partial) stored.partial = true;
+  return { format: FORMAT, projects: [...others, stored] };
 }
 
 async function readState(root: string, report?: Reporter): Promise<StateFile | undefined> {

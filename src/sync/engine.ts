@@ -33,6 +33,17 @@ export interface EngineOptions {
   maxRequeues?: number;
   /** Something went through: a request was answered with success. */
   onProgress?: () => void;
+  /**
+   * The server holds this content at these paths (sha256 undefined: nothing), as acknowledged by
+   * a commit (with its version) or seen in the remote picture: the base follows it.
+   */
+  onSynced?: (changes: readonly { path: string; sha256?: string }[], version?: number) => void;
+  /**
+   * "Nothing to do" for a path is decided on a remote picture at most this old; an older one is
+   * listed again first (at most once per this interval), so another writer's change is seen.
+   * Default 5000.
+   */
+  remoteMaxAgeMs?: number;
 }
 
 export type Outcome =
@@ -56,6 +67,7 @@ const KEEP_BUDGET = 64 * 1024 * 1024;
 const HEAD_FIRST_ABOVE = 1024 * 1024;
 const READ_CONCURRENCY = 8;
 const MAX_BLOB_ROUNDS = 5;
+const REMOTE_MAX_AGE_MS = 5000;
 
 export class SyncEngine {
   commits = 0;
@@ -67,6 +79,9 @@ export class SyncEngine {
 
   private remote: Map<string, string> | undefined;
   private remoteLoading: Promise<Map<string, string>> | undefined;
+  /** The version our picture shows, and when it was listed. */
+  private remoteVersion = 0;
+  private listedAt = 0;
   private readonly blobs = new Set<string>();
   private readonly requeues = new Map<string, number>();
   private failing = false;
@@ -96,7 +111,7 @@ export class SyncEngine {
   /** Syncs one batch. Throws a fatal ApiError (401/403/404/redirect) or the signal's reason. */
   async syncBatch(targets: readonly SyncTarget[], signal: AbortSignal): Promise<BatchResult> {
     const { report } = this.options;
-    const remote = await this.remoteTree(signal);
+    let remote = await this.remoteTree(signal);
     const requeue: SyncTarget[] = [];
     const puts: Planned[] = [];
     const deletes: { target: SyncTarget; readAt: number }[] = [];
@@ -110,12 +125,16 @@ export class SyncEngine {
       if (read.kind === "file" && read.bytes) budget -= read.bytes.length;
       return { target, read, readAt };
     });
+    if (reads.some(({ target, read }) => nothingToDo(remote, target, read)) && this.pictureIsOld()) {
+      remote = await this.relist(signal, "to confirm a change that looks already synced");
+    }
     for (const { target, read, readAt } of reads) {
       signal.throwIfAborted();
       switch (read.kind) {
         case "file":
           if (remote.get(target.remote) === read.sha256) {
             this.settle(target, { status: "synced", at: readAt });
+            this.options.onSynced?.([{ path: target.remote, sha256: read.sha256 }]);
             this.unchanged++;
             report.debug("unchanged", `unchanged ${target.remote}`, { path: target.remote });
           } else {
@@ -127,6 +146,7 @@ export class SyncEngine {
             deletes.push({ target, readAt });
           } else {
             this.settle(target, { status: "synced", at: readAt });
+            this.options.onSynced?.([{ path: target.remote }]);
             this.unchanged++;
             report.debug("unchanged", `${target.remote} is gone here and not in the project`, { path: target.remote });
           }
@@ -200,11 +220,16 @@ export class SyncEngine {
     return { requeue };
   }
 
-  /** The remote tree, fetched on first use; afterwards kept up to date by our own commits. */
+  /**
+   * The remote tree, fetched on first use; afterwards kept up to date by our own commits, and
+   * fetched again when a commit shows another writer or a "nothing to do" needs a fresh look.
+   */
   private remoteTree(signal: AbortSignal): Promise<Map<string, string>> {
     if (this.remote) return Promise.resolve(this.remote);
     this.remoteLoading ??= this.call(() => this.client.listFiles(signal), signal).then(
       (tree) => {
+        this.remoteVersion = tree.version;
+        this.listedAt = Date.now();
         const map = new Map<string, string>();
         for (const file of tree.files) {
           map.set(file.path, file.sha256);
@@ -215,6 +240,7 @@ export class SyncEngine {
           files: tree.files.length,
         });
         this.remote = map;
+        this.remoteLoading = undefined;
         return map;
       },
       (error: unknown) => {
@@ -223,6 +249,17 @@ export class SyncEngine {
       },
     );
     return this.remoteLoading;
+  }
+
+  private pictureIsOld(): boolean {
+    return Date.now() - this.listedAt >= (this.options.remoteMaxAgeMs ?? REMOTE_MAX_AGE_MS);
+  }
+
+  /** Drops the remote picture and lists the project again. */
+  private relist(signal: AbortSignal, why: string): Promise<Map<string, string>> {
+    this.options.report.debug("remote", `listing the project again ${why}`);
+    this.remote = undefined;
+    return this.remoteTree(signal);
   }
 
   /** The remote paths the engine believes exist (after the first fetch). */
@@ -295,6 +332,9 @@ export class SyncEngine {
 
   private committed(version: number, puts: Planned[], deletes: { target: SyncTarget; readAt: number }[]): void {
     const remote = this.remote!;
+    // Our commit moves the version by one: more means someone else wrote; list again next batch.
+    const otherWriter = version > this.remoteVersion + 1;
+    this.remoteVersion = version;
     for (const { target, read, readAt } of puts) {
       remote.set(target.remote, read.sha256);
       this.settle(target, { status: "synced", at: readAt });
@@ -302,6 +342,14 @@ export class SyncEngine {
     for (const { target, readAt } of deletes) {
       remote.delete(target.remote);
       this.settle(target, { status: "synced", at: readAt });
+    }
+    this.options.onSynced?.(
+      [...puts.map(({ target, read }) => ({ path: target.remote, sha256: read.sha256 })), ...deletes.map(({ target }) => ({ path: target.remote }))],
+      version,
+    );
+    if (otherWriter) {
+      this.options.report.debug("remote", `the project moved to v${version}: another writer; its listing is fetched again`, { version });
+      this.remote = undefined;
     }
     this.commits++;
     this.pushed += puts.length;
@@ -364,6 +412,12 @@ export class SyncEngine {
     this.options.report.debug("requeue", `${target.remote} changed during the flush; it goes into the next batch`, { path: target.remote });
     requeue.push(target);
   }
+}
+
+/** Would this read need no request, judging by `remote`? (Then the picture must be fresh enough.) */
+function nothingToDo(remote: Map<string, string>, target: SyncTarget, read: LocalRead): boolean {
+  if (read.kind === "file") return remote.get(target.remote) === read.sha256;
+  return read.kind === "missing" && !remote.has(target.remote);
 }
 
 /** `committed v8: 3 files (src/a.ts, src/b.ts, old.txt deleted)` */

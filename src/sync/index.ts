@@ -1,10 +1,13 @@
-import { access } from "node:fs/promises";
 import type { Reporter } from "../report.js";
+import { BaseKeeper, type BaseView } from "./base-keeper.js";
 import { ApiClient, ApiError } from "./client.js";
+import { drainWithDeadline } from "./deadline.js";
 import { SyncEngine, type SyncTarget } from "./engine.js";
-import { journalPath, updateJournal, type JournalEntry, type SyncedPath } from "./journal.js";
+import { journalPath } from "./journal.js";
+import { summarize, type SyncResult } from "./outcome.js";
 import { ChangeQueue, type Timers } from "./queue.js";
 import type { BackoffPolicy } from "./retry.js";
+import { createSessionJournal, describe, type Unsynced } from "./session-journal.js";
 
 /**
  * A sync session: the change queue in front of the engine, the deadline at the end, and the
@@ -12,6 +15,8 @@ import type { BackoffPolicy } from "./retry.js";
  */
 
 export type { SyncTarget } from "./engine.js";
+export type { SyncResult } from "./outcome.js";
+export type { BaseView } from "./base-keeper.js";
 export { ApiClient, ApiError } from "./client.js";
 export { remindOfPending } from "./journal.js";
 
@@ -37,25 +42,10 @@ export interface SyncOptions {
   backoff?: BackoffPolicy;
   /** Clock for the queue (tests). */
   timers?: Timers;
-}
-
-export interface SyncResult {
-  /** Commits made. */
-  commits: number;
-  /** File contents committed (a file committed three times counts three times). */
-  pushed: number;
-  /** Remote files deleted. */
-  deleted: number;
-  /** Changes that needed no request: the remote already had that content, or nothing to delete. */
-  unchanged: number;
-  /** Not synced by rule: too large, a symlink, not a regular file. Final state per path. */
-  skipped: { remote: string; reason: string }[];
-  /** Not synced because something went wrong, or time ran out. Final state per path. */
-  failed: { remote: string; reason: string }[];
-  /** Entries this session wrote to the journal. */
-  journaled: number;
-  /** Why syncing stopped early (401/403/404/redirect), if it did. */
-  stopped?: string;
+  /** When the watch started (ms since the epoch): without a base, older files count as synced. Default: now. */
+  startedAt?: number;
+  /** A "nothing to do" is decided on a remote listing at most this old (ms). Default 5000. */
+  remoteMaxAgeMs?: number;
 }
 
 export interface FinishOptions {
@@ -84,6 +74,11 @@ export interface SyncSession {
    * by its commits). Rejects when syncing stopped or the session ended.
    */
   listRemote(): Promise<string[]>;
+  /**
+   * What this machine last synced or pulled (state.json), kept up to date by this session's
+   * commits: what a scan compares the tree with.
+   */
+  base(): Promise<BaseView>;
 }
 
 /** Why a batch was cut short: the end-of-input deadline, or an interrupt. */
@@ -92,8 +87,7 @@ export class SyncInterrupted extends Error {
 }
 
 export function createSyncSession(options: SyncOptions): SyncSession {
-  const { report } = options;
-  const root = options.root;
+  const { report, root } = options;
   const controller = new AbortController();
   const client = new ApiClient({
     apiUrl: options.apiUrl,
@@ -112,14 +106,16 @@ export function createSyncSession(options: SyncOptions): SyncSession {
     report,
     backoff: options.backoff,
     onProgress: () => onProgress?.(),
+    onSynced: (changes, version) => void keeper.then((base) => base.record(changes, version)),
+    remoteMaxAgeMs: options.remoteMaxAgeMs,
   });
-  /** Not synced because time ran out or syncing stopped: remote path → why. */
-  const unsynced = new Map<string, { target: SyncTarget; reason: string }>();
+  const keeper = BaseKeeper.load({ root, apiUrl: options.apiUrl, projectId: options.projectId, report, startedAt: options.startedAt ?? Date.now() });
+  const unsynced: Unsynced = new Map();
+  const journal = createSessionJournal({ apiUrl: options.apiUrl, projectId: options.projectId, root, report, engine, unsynced });
   let stopped: string | undefined;
   let settled: Promise<SyncResult> | undefined;
   let finishing: Promise<SyncResult> | undefined;
   let stopJournal: Promise<unknown> = Promise.resolve();
-  let journaledKeys = new Set<string>();
 
   const queue = new ChangeQueue<SyncTarget>({
     debounceMs: options.debounceMs,
@@ -143,19 +139,23 @@ export function createSyncSession(options: SyncOptions): SyncSession {
       const waiting = queue.peekPending();
       for (const target of requeue) if (!waiting.has(target.remote)) queue.add(target.remote, target);
     } catch (error) {
-      if (controller.signal.aborted) {
-        for (const t of targets) markUnsynced(t, reasonOf(controller.signal.reason));
-        return;
-      }
-      if (error instanceof ApiError && error.fatal) {
-        for (const t of targets) markUnsynced(t, error.message);
-        stop(error.message);
-        return;
-      }
-      const reason = describe(error);
-      report.warn("batch-failed", `batch not synced: ${reason}`, { paths: targets.map((t) => t.remote) });
-      for (const t of targets) engine.fail(t, describe(error), true);
+      batchFailed(targets, error);
     }
+  }
+
+  function batchFailed(targets: SyncTarget[], error: unknown): void {
+    if (controller.signal.aborted) {
+      for (const t of targets) markUnsynced(t, reasonOf(controller.signal.reason));
+      return;
+    }
+    if (error instanceof ApiError && error.fatal) {
+      for (const t of targets) markUnsynced(t, error.message);
+      stop(error.message);
+      return;
+    }
+    const reason = describe(error);
+    report.warn("batch-failed", `batch not synced: ${reason}`, { paths: targets.map((t) => t.remote) });
+    for (const t of targets) engine.fail(t, reason, true);
   }
 
   function markUnsynced(target: SyncTarget, reason: string): void {
@@ -175,55 +175,11 @@ export function createSyncSession(options: SyncOptions): SyncSession {
     queue.close();
     for (const target of queue.takePending().values()) markUnsynced(target, message);
     controller.abort(new SyncInterrupted(message));
-    stopJournal = writeJournal(false).catch((error) => journalError(error));
+    stopJournal = journal.write(false).catch((error) => journal.failed(error));
   }
 
   function abortWith(reason: string): void {
     if (!controller.signal.aborted) controller.abort(new SyncInterrupted(reason));
-  }
-
-  /** Journals what is not synced (adding the newest), and clears entries settled by this session. */
-  async function writeJournal(final: boolean): Promise<number> {
-    const now = new Date().toISOString();
-    const add: JournalEntry[] = [];
-    const entry = (target: SyncTarget, reason: string): JournalEntry => ({
-      apiUrl: options.apiUrl,
-      projectId: options.projectId,
-      path: target.remote,
-      local: target.abs,
-      reason,
-      time: now,
-    });
-    for (const [remote, outcome] of engine.outcomes) {
-      if (outcome.status === "failed" || (outcome.status === "skipped" && outcome.journal)) {
-        if (!unsynced.has(remote)) add.push(entry(outcome.target, outcome.reason));
-      }
-    }
-    for (const { target, reason } of unsynced.values()) add.push(entry(target, reason));
-    const synced: SyncedPath[] = [];
-    if (final) {
-      for (const [remote, outcome] of engine.outcomes) {
-        if (outcome.status === "synced" && !unsynced.has(remote)) {
-          synced.push({ apiUrl: options.apiUrl, projectId: options.projectId, path: remote, at: outcome.at });
-        }
-      }
-    }
-    if (add.length === 0 && synced.length === 0) return 0;
-    if (add.length === 0 && !(await journalExists())) return 0;
-    await updateJournal(root, { add, synced }, report);
-    journaledKeys = new Set([...journaledKeys, ...add.map((e) => e.path)]);
-    return add.length;
-  }
-
-  async function journalExists(): Promise<boolean> {
-    return access(journalPath(root)).then(
-      () => true,
-      () => false,
-    );
-  }
-
-  function journalError(error: unknown): void {
-    report.error("journal-failed", `could not write the journal ${journalPath(root)}: ${describe(error)}`);
   }
 
   /** Once: everything not synced by now is unsynced; journal it, close the client, sum up. */
@@ -237,37 +193,16 @@ export function createSyncSession(options: SyncOptions): SyncSession {
       await stopJournal;
       let journaled = 0;
       try {
-        await writeJournal(true);
-        journaled = journaledKeys.size;
+        await journal.write(true);
+        journaled = journal.count;
       } catch (error) {
-        journalError(error);
+        journal.failed(error);
       }
       await client.close();
-      return summary(journaled);
+      await (await keeper).close();
+      return summarize(engine, unsynced, journaled, stopped);
     })();
     return settled;
-  }
-
-  function summary(journaled: number): SyncResult {
-    const skipped: SyncResult["skipped"] = [];
-    const failed: SyncResult["failed"] = [];
-    for (const [remote, outcome] of engine.outcomes) {
-      if (unsynced.has(remote)) continue;
-      if (outcome.status === "skipped") skipped.push({ remote, reason: outcome.reason });
-      if (outcome.status === "failed") failed.push({ remote, reason: outcome.reason });
-    }
-    for (const [remote, { reason }] of unsynced) failed.push({ remote, reason });
-    const result: SyncResult = {
-      commits: engine.commits,
-      pushed: engine.pushed,
-      deleted: engine.deleted,
-      unchanged: engine.unchanged,
-      skipped,
-      failed,
-      journaled,
-    };
-    if (stopped) result.stopped = stopped;
-    return result;
   }
 
   return {
@@ -288,41 +223,26 @@ export function createSyncSession(options: SyncOptions): SyncSession {
     },
 
     finish(timeoutMs, finishOptions = {}) {
-      finishing ??= (async () => {
-        const reason = `still unsynced when the flush timeout (${timeoutMs} ms) ran out`;
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const arm = () => {
-          if (timer) clearTimeout(timer);
-          timer = setTimeout(() => {
-            // Idle mode: a request is under way and nothing is failing: that is progress.
-            if (finishOptions.idle && client.active > 0 && !engine.degraded) arm();
-            else abortWith(reason);
-          }, timeoutMs);
-        };
-        if (finishOptions.idle) onProgress = arm;
-        arm();
-        const aborted = new Promise<void>((resolve) => {
-          if (controller.signal.aborted) resolve();
-          controller.signal.addEventListener("abort", () => resolve(), { once: true });
-        });
-        engine.wake(); // a retry waiting out its backoff tries again now
-        try {
-          await Promise.race([queue.drain(), aborted]);
-          // An interrupted batch gives up quickly (its requests and waits are aborted); let it
-          // record what it was doing, but never wait long for it.
-          if (controller.signal.aborted) await Promise.race([queue.idle(), delay(1000)]);
-        } finally {
-          clearTimeout(timer);
-          onProgress = undefined;
-        }
-        return settle();
-      })();
+      finishing ??= drainWithDeadline({
+        queue,
+        engine,
+        signal: controller.signal,
+        timeoutMs,
+        idle: finishOptions.idle === true,
+        active: () => client.active,
+        onProgress: (rearm) => (onProgress = rearm),
+        expire: abortWith,
+      }).then(settle);
       return finishing;
     },
 
     abort() {
       abortWith("interrupted before it was synced");
       return settle();
+    },
+
+    base() {
+      return keeper;
     },
 
     async listRemote() {
@@ -340,12 +260,3 @@ export function createSyncSession(options: SyncOptions): SyncSession {
 function reasonOf(reason: unknown): string {
   return reason instanceof Error ? reason.message : String(reason);
 }
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
@@ -83,6 +83,9 @@ describe("the file system backstop through the CLI", () => {
 
   it("should leave .gitignored build output alone", async () => {
     writeFileSync(path.join(root, ".gitignore"), "build/\n*.log\n");
+    // Written long before the watch: with no base, the start scan pushes only recent files.
+    const hourAgo = new Date(Date.now() - 3600_000);
+    utimesSync(path.join(root, ".gitignore"), hourAgo, hourAgo);
     const { child, result } = await startWatching();
     mkdirSync(path.join(root, "build"));
     writeFileSync(path.join(root, "build", "out.js"), "generated");

@@ -216,16 +216,19 @@ describe("hostile paths in the agent's stream: never pushed, never followed, one
 
   it("backslashes in the path (a legal file name here, never a project path)", async () => {
     const evil = "sub\\..\\..\\outside\\secret.txt";
-    const outcome = await session([{ filePath: path.join(root, evil) }]);
+    // An in-root file the API cannot hold is not synced: exit 1, listed (defect 10).
+    const outcome = await session([{ filePath: path.join(root, evil) }], { exitCode: 1 });
     expectRefusedOnce(outcome, /path contains a backslash/);
+    expect(outcome.stderr).toContain("a backslash in the name cannot be stored remotely");
   });
 
   it("an overlong path: a real file over the API's 1024-byte limit", async () => {
     const dirs = Array.from({ length: 5 }, (_, i) => `${String(i).repeat(200)}`);
     mkdirSync(path.join(root, ...dirs), { recursive: true });
     const evil = path.join(root, ...dirs, "x".repeat(100) + ".txt");
-    const outcome = await session([{ filePath: evil }]);
+    const outcome = await session([{ filePath: evil }], { exitCode: 1 });
     expectRefusedOnce(outcome, /longer than 1024 bytes/);
+    expect(outcome.stderr).toContain("a path over 1024 bytes cannot be stored remotely");
   });
 
   it("an overlong path: longer than the system allows (ENAMETOOLONG)", async () => {
@@ -316,9 +319,10 @@ describe("hostile paths in the agent's stream: never pushed, never followed, one
       { filePath: path.join(root, ...Array.from({ length: 30 }, () => "d".repeat(250)), "f.txt"), apply: () => {} },
       { filePath: path.join(root, ".git", "config") },
     ];
-    const outcome = await session(writes, { format: "text" });
+    // The backslash file is in the root: not synced, so exit 1; the rest are the agent's mistakes.
+    const outcome = await session(writes, { format: "text", exitCode: 1 });
     expect(outcome.remote).toEqual(["ok.txt"]);
     expect(outcome.warnings).toHaveLength(writes.length);
-    expect(outcome.stderr).toMatch(/synced: 1 file pushed/);
+    expect(outcome.stderr).toMatch(/1 file not synced; 1 file pushed/);
   });
 });

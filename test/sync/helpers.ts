@@ -4,6 +4,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { afterEach, beforeEach } from "vitest";
 import { Reporter } from "../../src/report.js";
 import { startServer, type RunningServer } from "../../src/server/index.js";
 import type { SyncOptions } from "../../src/sync/index.js";
@@ -319,4 +320,29 @@ export async function remoteVersion(apiUrl: string, projectId = "p1", token?: st
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   const listing = (await (await fetch(`${apiUrl}/api/projects/${projectId}/files`, { headers })).json()) as { version: number };
   return listing.version;
+}
+
+export interface TestProject {
+  /** A fresh real temp dir per test. */
+  root: string;
+  /** The reference server per test. */
+  server: RefServer;
+  /** A capturing reporter per test (masking the token). */
+  log: ReturnType<typeof captureReporter>;
+}
+
+/** Registers, for each test of the file, its own temp root, reference server and reporter. */
+export function useTestProject(options: { token?: string; prefix?: string } = {}): TestProject {
+  const project = {} as TestProject;
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => {
+    ({ dir: project.root, cleanup } = await tempDir(options.prefix));
+    project.server = await startRef(options.token);
+    project.log = captureReporter(options.token ? [options.token] : []);
+  });
+  afterEach(async () => {
+    await project.server.stop();
+    await cleanup();
+  });
+  return project;
 }

@@ -1,0 +1,44 @@
+/**
+ * The pure half of a scan: which paths of the tree differ from the base. No I/O: the snapshot
+ * and the base are plain values, and so is the answer.
+ */
+
+export interface SnapshotEntry {
+  size: number;
+  mtimeMs: number;
+  /** Present when the scan hashed the file (it does for every path the base knows). */
+  sha256?: string;
+}
+
+/** Remote path → what is on disk there. */
+export type TreeSnapshot = ReadonlyMap<string, SnapshotEntry>;
+
+export interface DiffBase {
+  /** Remote path → sha256 last synced or pulled. */
+  files: ReadonlyMap<string, string>;
+  /** False when `files` holds only what was synced: then unknown files are new only if recent. */
+  complete: boolean;
+  /** An unknown file modified at or after this (ms) is new, when the base is not complete. */
+  since: number;
+}
+
+export interface DiffTarget {
+  remote: string;
+  kind: "write" | "delete";
+}
+
+/**
+ * Every local file whose content differs from the base (an unhashed one differs), every file the
+ * base does not know (with an incomplete base: only if modified at or after `since`), and every
+ * base file that is gone (a delete).
+ */
+export function diffTree(snapshot: TreeSnapshot, base: DiffBase): DiffTarget[] {
+  const targets: DiffTarget[] = [];
+  for (const [remote, entry] of snapshot) {
+    const known = base.files.get(remote);
+    const changed = known !== undefined ? entry.sha256 !== known : base.complete || entry.mtimeMs >= base.since;
+    if (changed) targets.push({ remote, kind: "write" });
+  }
+  for (const remote of base.files.keys()) if (!snapshot.has(remote)) targets.push({ remote, kind: "delete" });
+  return targets;
+}

@@ -1,0 +1,93 @@
+import { access } from "node:fs/promises";
+import type { Reporter } from "../report.js";
+import type { SyncEngine, SyncTarget } from "./engine.js";
+import { journalPath, updateJournal, type JournalEntry, type SyncedPath } from "./journal.js";
+
+/**
+ * The session's side of the journal: what this session could not sync is added (the newest
+ * wins), and at the end the entries its successes settle are cleared.
+ */
+
+/** Not synced because time ran out or syncing stopped: remote path → why. */
+export type Unsynced = Map<string, { target: SyncTarget; reason: string }>;
+
+export interface SessionJournalOptions {
+  apiUrl: string;
+  projectId: string;
+  root: string;
+  report: Reporter;
+  engine: SyncEngine;
+  unsynced: Unsynced;
+}
+
+export interface SessionJournal {
+  /** Journals what is not synced; `final` also clears entries settled by this session. */
+  write(final: boolean): Promise<void>;
+  /** Distinct paths this session has journaled so far. */
+  readonly count: number;
+  /** Says once, as an error, that the journal could not be written. */
+  failed(error: unknown): void;
+}
+
+export function createSessionJournal(options: SessionJournalOptions): SessionJournal {
+  const { apiUrl, projectId, root, engine, unsynced } = options;
+  const journaled = new Set<string>();
+
+  const entry = (target: SyncTarget, reason: string, time: string): JournalEntry => ({
+    apiUrl,
+    projectId,
+    path: target.remote,
+    local: target.abs,
+    reason,
+    time,
+  });
+
+  function unsyncedEntries(time: string): JournalEntry[] {
+    const add: JournalEntry[] = [];
+    for (const [remote, outcome] of engine.outcomes) {
+      if (outcome.status === "failed" || (outcome.status === "skipped" && outcome.journal)) {
+        if (!unsynced.has(remote)) add.push(entry(outcome.target, outcome.reason, time));
+      }
+    }
+    for (const { target, reason } of unsynced.values()) add.push(entry(target, reason, time));
+    return add;
+  }
+
+  function syncedPaths(): SyncedPath[] {
+    const synced: SyncedPath[] = [];
+    for (const [remote, outcome] of engine.outcomes) {
+      if (outcome.status === "synced" && !unsynced.has(remote)) synced.push({ apiUrl, projectId, path: remote, at: outcome.at });
+    }
+    return synced;
+  }
+
+  return {
+    get count() {
+      return journaled.size;
+    },
+
+    async write(final) {
+      const add = unsyncedEntries(new Date().toISOString());
+      const synced = final ? syncedPaths() : [];
+      if (add.length === 0 && synced.length === 0) return;
+      if (add.length === 0 && !(await exists(journalPath(root)))) return;
+      await updateJournal(root, { add, synced }, options.report);
+      for (const e of add) journaled.add(e.path);
+    },
+
+    failed(error) {
+      options.report.error("journal-failed", `could not write the journal ${journalPath(root)}: ${describe(error)}`);
+    },
+  };
+}
+
+function exists(file: string): Promise<boolean> {
+  return access(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+export function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

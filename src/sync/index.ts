@@ -21,7 +21,10 @@ export interface SyncOptions {
   token?: string;
   /** The real path of the project root. */
   root: string;
-  /** Request timeout for headers and body (idle), ms. Default 30000. */
+  /**
+   * Request timeout, ms (default 30000): the idle limit for headers and body, and the least hard
+   * deadline of a whole request (larger transfers get more: see requestDeadlineMs).
+   */
   requestTimeoutMs: number;
   /** Bytes; larger files are not synced (reported, journaled). Default 50 MiB. */
   maxFileSize: number;
@@ -61,8 +64,8 @@ export interface SyncResult {
 export interface FinishOptions {
   /**
    * The timeout counts from the last request that went through, not from the call, and does
-   * not cut off a healthy transfer (push: a large tree takes as long as it takes, but a server
-   * that stays down ends it).
+   * not cut off a large transfer within its own hard deadline (push: a large tree takes as long
+   * as it takes, but a server that stays down, or trickles its answers, ends it).
    */
   idle?: boolean;
 }
@@ -291,15 +294,17 @@ export function createSyncSession(options: SyncOptions): SyncSession {
       finishing ??= (async () => {
         const reason = `still unsynced when the flush timeout (${timeoutMs} ms) ran out`;
         let timer: ReturnType<typeof setTimeout> | undefined;
-        const arm = () => {
+        const arm = (ms = timeoutMs) => {
           if (timer) clearTimeout(timer);
           timer = setTimeout(() => {
-            // Idle mode: a request is under way and nothing is failing: that is progress.
-            if (finishOptions.idle && client.active > 0 && !engine.degraded) arm();
+            // Idle mode: a large transfer under way (within its own hard deadline) while nothing
+            // fails is progress; a small request that trickles its answer is not (defect 18).
+            const until = finishOptions.idle && !engine.degraded ? client.longTransferDeadline() : undefined;
+            if (until !== undefined && until > Date.now()) arm(until - Date.now());
             else abortWith(reason);
-          }, timeoutMs);
+          }, ms);
         };
-        if (finishOptions.idle) onProgress = arm;
+        if (finishOptions.idle) onProgress = () => arm();
         arm();
         const aborted = new Promise<void>((resolve) => {
           if (controller.signal.aborted) resolve();

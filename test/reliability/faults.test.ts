@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { startRef, type Action, type Proxy, type SeenRequest } from "../sync/helpers.js";
+import { isCommit, startRef, type Action, type Proxy, type SeenRequest } from "../sync/helpers.js";
 import { answer, cliEnv, expectNoToken, expectTokenOnlyToApi, faultProxy, newToken, SOAK, TIMEOUT_MS, watchSession, workspace } from "./harness.js";
 import { commitLog, generateSession, jsonRecords, listRemote, PlayControl, readJournalFile, reconcile, rng } from "./session.js";
 
@@ -101,7 +101,7 @@ const CASES: FaultCase[] = [
     fault: "answer dropped after commit",
     seed: 7,
     rule: (r) => (req) => {
-      const p = req.method === "POST" ? 0.5 : 0.15;
+      const p = isCommit(req) ? 0.5 : 0.15;
       return r() < p ? { kind: "drop", then: r() < 0.3 ? "half" : "reset" } : undefined;
     },
   },
@@ -132,7 +132,7 @@ function randomMix(): Omit<FaultCase, "fault" | "seed"> {
         () => ({ kind: "reset" }),
         () => (r() < 0.3 ? { kind: "stall" } : { kind: "reset" }),
         () => ({ kind: "drop", then: r() < 0.2 ? "stall" : r() < 0.5 ? "half" : "reset" }),
-        () => (req.method === "POST" ? { kind: "drop" } : answer(500)),
+        () => (isCommit(req) ? { kind: "drop" } : answer(500)),
       ];
       return kinds[Math.floor(r() * kinds.length)]!();
     },
@@ -213,7 +213,7 @@ describe.concurrent("fault matrix: 200-edit sessions through a fault-injecting p
         if (result.code === 0) expect(log.commits, "commits in the server's log = commits the watcher saw acknowledged").toBe(acknowledged);
         if (c.rule) expect(injected()).toBeGreaterThan(0);
         // A commit whose answer was dropped was retried with its key and answered from the log.
-        const dropped = proxy.seen.filter((req) => req.method === "POST" && !proxy.delivered.some((d) => d.n === req.n));
+        const dropped = proxy.seen.filter((req) => isCommit(req) && !proxy.delivered.some((d) => d.n === req.n));
         const replayed = proxy.delivered.filter((d) => d.headers["idempotent-replayed"] === "true");
         if (c.fault.startsWith("answer dropped")) expect(dropped.length > 0 && replayed.length > 0).toBe(true);
 

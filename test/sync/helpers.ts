@@ -320,3 +320,6 @@ export async function remoteVersion(apiUrl: string, projectId = "p1", token?: st
   const listing = (await (await fetch(`${apiUrl}/api/projects/${projectId}/files`, { headers })).json()) as { version: number };
   return listing.version;
 }
+
+/** A commit request (POST /commits), not a v1.1 blob pack (POST /blobs, POST /blobs/get). */
+export const isCommit = (req: { method: string; url: string }) => req.method === "POST" && /\/commits(\?|$)/.test(req.url);

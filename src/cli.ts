@@ -68,6 +68,7 @@ interface ServeFlags {
   token?: string;
   quiet?: boolean;
   verbose?: boolean;
+  latency?: number;
 }
 
 const EXAMPLES = `
@@ -141,6 +142,7 @@ export function buildProgram(): Command {
     .option("--token <token>", "require this bearer token on every request")
     .option("--quiet", "print errors only")
     .option("--verbose", "print every request")
+    .addOption(new Option("--latency <ms>", "delay every answer (benchmarks)").hideHelp().argParser(int("--latency")))
     .action((flags: ServeFlags) => runServeCommand(flags));
 
   return program;
@@ -283,7 +285,7 @@ async function runPushCommand(paths: string[], flags: PushFlags): Promise<void> 
 async function runServeCommand(flags: ServeFlags): Promise<void> {
   const { runServe } = await import("./server/index.js");
   try {
-    await runServe({ dataDir: path.resolve(flags.data), port: flags.port, host: flags.host, token: flags.token, quiet: flags.quiet, verbose: flags.verbose });
+    await runServe({ dataDir: path.resolve(flags.data), port: flags.port, host: flags.host, token: flags.token, quiet: flags.quiet, verbose: flags.verbose, latencyMs: flags.latency });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EUSAGE") return usageFailure(new Reporter(), new UsageError((error as Error).message));
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {

@@ -4,8 +4,8 @@ import { createServer, type Server } from "node:http";
 import { isIP, type AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { isLoopbackHost } from "../loopback.js";
-import { createHandler, type CommitEvent } from "./app.js";
-import { Store } from "./store.js";
+import { createHandler, type CommitEvent, type Limits } from "./app.js";
+import { FileStore } from "./file/store.js";
 
 export { isLoopbackHost };
 export { validateProjectPath, validateProjectId, isSha256, parseCommitRequest } from "./validate.js";
@@ -14,6 +14,13 @@ export type { CommitEvent } from "./app.js";
 
 export const DEFAULT_MAX_BLOB_BYTES = 100 * 1024 * 1024;
 export const DEFAULT_MAX_JSON_BYTES = 10 * 1024 * 1024;
+export const DEFAULT_LIMITS: Limits = {
+  maxBlobBytes: DEFAULT_MAX_BLOB_BYTES,
+  maxJsonBytes: DEFAULT_MAX_JSON_BYTES,
+  maxBatchBytes: 64 * 1024 * 1024,
+  maxBatchParts: 1000,
+  maxEventsBytes: 8 * 1024 * 1024,
+};
 
 export interface ServerOptions {
   dataDir: string;
@@ -22,6 +29,11 @@ export interface ServerOptions {
   token?: string;
   maxBlobBytes?: number;
   maxJsonBytes?: number;
+  maxBatchBytes?: number;
+  maxBatchParts?: number;
+  maxEventsBytes?: number;
+  /** Delay before handling each request, to measure clients over a slow link (benchmarks). */
+  latencyMs?: number;
   onCommit?: (event: CommitEvent) => void;
   onRequest?: (event: { method: string; url: string; status: number; ms: number }) => void;
   onWarning?: (message: string) => void;
@@ -40,6 +52,7 @@ export interface ServeOptions {
   host?: string;
   token?: string;
   maxBlobBytes?: number;
+  latencyMs?: number;
   verbose?: boolean;
   quiet?: boolean;
 }
@@ -59,15 +72,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     throw usageError(`refusing to listen on ${host} without --token: only loopback hosts may go without one`);
   }
 
-  const store = await Store.open(resolve(options.dataDir), { onWarning: options.onWarning });
-  const handler = createHandler({
+  const store = await FileStore.open(resolve(options.dataDir), { onWarning: options.onWarning });
+  const limits = { ...DEFAULT_LIMITS };
+  for (const name of Object.keys(limits) as (keyof Limits)[]) limits[name] = options[name] ?? limits[name];
+  const handler = withLatency(options.latencyMs ?? 0, createHandler({
     store,
     token,
-    maxBlobBytes: options.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES,
-    maxJsonBytes: options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES,
+    limits,
     onCommit: options.onCommit,
     onError: options.onError,
-  });
+  }));
 
   let closing: Promise<void> | undefined;
   const server = createServer((req, res) => {
@@ -98,6 +112,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       return closing;
     },
   };
+}
+
+function withLatency<A extends unknown[]>(ms: number, handler: (...args: A) => void): (...args: A) => void {
+  return ms > 0 ? (...args) => setTimeout(() => handler(...args), ms) : handler;
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

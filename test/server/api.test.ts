@@ -418,7 +418,7 @@ describe("routing", () => {
     "/api",
     "/api/projects/demo",
     "/api/projects/demo/files/extra",
-    "/api/projects/demo/blobs",
+    "/api/projects/demo/sessions/s1",
     "/api/projects/demo/files/",
     "/api/other/demo/files",
   ])("answers 404 not_found for %s", async (path) => {
@@ -428,6 +428,9 @@ describe("routing", () => {
 
   it.each([
     ["POST", "/files", "GET, HEAD"],
+    ["GET", "/blobs", "POST"],
+    ["GET", "/blobs/get", "POST"],
+    ["POST", "/sessions/s1/events", "GET, HEAD, PUT"],
     ["DELETE", `/blobs/${MISSING}`, "GET, HEAD, PUT"],
     ["POST", `/blobs/${MISSING}`, "GET, HEAD, PUT"],
     ["GET", "/commits", "POST"],

@@ -52,7 +52,7 @@ export type TestServer = Awaited<ReturnType<typeof testServer>>;
  */
 export async function testServer(options: Partial<ServerOptions> = {}) {
   const dataDir = options.dataDir ?? (await tempDir());
-  const start = () => startServer({ port: 0, host: "127.0.0.1", ...options, dataDir });
+  const start = (more: Partial<ServerOptions> = {}) => startServer({ port: 0, host: "127.0.0.1", ...options, ...more, dataDir });
   let server: RunningServer = await start();
   onTestFinished(() => server.close());
 
@@ -100,9 +100,10 @@ export async function testServer(options: Partial<ServerOptions> = {}) {
       if (res.status !== 200) throw new Error(`commit answered ${res.status}: ${await res.text()}`);
       return ((await res.json()) as { version: number }).version;
     },
-    async restart(): Promise<void> {
+    /** Closes and starts again over the same data, with `more` options for the new start. */
+    async restart(more: Partial<ServerOptions> = {}): Promise<void> {
       await server.close();
-      server = await start();
+      server = await start(more);
     },
     close: () => server.close(),
   };

@@ -5,6 +5,7 @@ import { createSyncSession, type SyncOptions } from "../../src/sync/index.js";
 import { journalPath, readJournal } from "../../src/sync/journal.js";
 import {
   captureReporter,
+  isBlobUpload,
   isCommit,
   remoteFiles,
   remoteVersion,
@@ -157,9 +158,9 @@ describe("sync session against the reference server", () => {
     await writeFile(path.join(root, "m.txt"), "missing at first");
     let faked = false;
     const proxy = await startProxy(server.url, (req) => {
-      if (req.method === "PUT" && !faked) {
+      if (isBlobUpload(req) && !faked) {
         faked = true; // pretend it was stored
-        return { kind: "answer", status: 201, body: {} };
+        return { kind: "answer", status: 200, body: { stored: [sha256("missing at first")], present: [] } };
       }
       return undefined;
     });
@@ -171,7 +172,7 @@ describe("sync session against the reference server", () => {
       const posts = proxy.seen.filter(isCommit);
       expect(posts).toHaveLength(2);
       expect(posts[0]!.headers["idempotency-key"]).toBe(posts[1]!.headers["idempotency-key"]);
-      expect(proxy.seen.filter((r) => r.method === "PUT")).toHaveLength(2);
+      expect(proxy.seen.filter(isBlobUpload)).toHaveLength(2);
       expect((await remoteFiles(server.url, "p1", TOKEN)).get("m.txt")!.toString()).toBe("missing at first");
     } finally {
       await proxy.close();
@@ -284,13 +285,13 @@ describe("sync session under failures", () => {
   it("an upload stalled past the request timeout is retried", async () => {
     await writeFile(path.join(root, "a.txt"), "a");
     let stalled = 0;
-    const proxy = await startProxy(server.url, (req) => (req.method === "PUT" && stalled++ === 0 ? { kind: "stall" } : undefined));
+    const proxy = await startProxy(server.url, (req) => (isBlobUpload(req) && stalled++ === 0 ? { kind: "stall" } : undefined));
     try {
       const session = createSyncSession(options({ requestTimeoutMs: 300 }, proxy.url));
       session.add(target("a.txt"));
       const result = await session.finish(10_000);
       expect(result).toMatchObject({ commits: 1, pushed: 1 });
-      expect(proxy.seen.filter((r) => r.method === "PUT")).toHaveLength(2);
+      expect(proxy.seen.filter(isBlobUpload)).toHaveLength(2);
       expect(log.events("retry")[0]!.code).toBe("timeout");
     } finally {
       await proxy.close();

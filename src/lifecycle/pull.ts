@@ -9,7 +9,7 @@ import { Transfer } from "../sync/transfer.js";
 import { snapshotLocal, type LocalEntry } from "./local.js";
 import { nextBase, pathRefusal, planPull, type PathReason, type PullPlan } from "./plan.js";
 import { ProgressLine } from "./progress.js";
-import { LocalChanged, removeUnchanged, writeAtomic, WriteRefused } from "./write.js";
+import { LocalChanged, removeUnchanged, syncDirectories, writeAtomic, WriteRefused } from "./write.js";
 
 /**
  * `uspark pull` (design.md §2b): the remote project onto the disk under --root. Only files whose
@@ -126,6 +126,7 @@ async function apply(root: string, dir: string, plan: PullPlan, local: Map<strin
       note(outcome, report, rel, error);
     }
   }
+  await syncDirectories([...outcome.written, ...outcome.deleted].map((rel) => path.dirname(localPath(rel))));
   return outcome;
 }
 

@@ -8,7 +8,8 @@ import { changedSince, type FileSnapshot } from "../sync/files.js";
  * Writing a pulled file without ever leaving the root: directories are created one by one, each
  * checked with lstat (a symlink is never followed); the bytes go to a temp file in the same
  * directory, opened with O_EXCL|O_NOFOLLOW, fsynced, checked to be inside the root by the kernel's
- * own path of the descriptor, and renamed into place; then the directory is fsynced.
+ * own path of the descriptor, and renamed into place. The caller fsyncs the directories once
+ * all is written (syncDirectories), before it records the pull as done.
  */
 
 /** The path may not be written (a symlink or a file in the way). */
@@ -44,7 +45,6 @@ export async function writeAtomic(root: string, abs: string, bytes: Uint8Array, 
     }
     await fsp.rename(temp, abs);
     renamed = true;
-    await syncDirectory(dir);
   } finally {
     await handle.close().catch(() => undefined);
     if (!renamed) await fsp.unlink(temp).catch(() => undefined);
@@ -55,7 +55,6 @@ export async function writeAtomic(root: string, abs: string, bytes: Uint8Array, 
 export async function removeUnchanged(abs: string, expected: FileSnapshot): Promise<void> {
   if (await changedSince(abs, expected)) throw new LocalChanged("it changed here while the pull ran: kept");
   await fsp.unlink(abs);
-  await syncDirectory(path.dirname(abs));
 }
 
 /** Creates the directories above `abs` one at a time, never descending through a symlink or a file. */
@@ -78,9 +77,12 @@ async function makeParents(root: string, abs: string): Promise<void> {
   }
 }
 
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await fsp.open(dir, constants.O_RDONLY).catch(() => undefined);
-  if (!handle) return;
-  await handle.sync().catch(() => undefined);
-  await handle.close();
+/** Makes the renames and unlinks in these directories durable. */
+export async function syncDirectories(dirs: Iterable<string>): Promise<void> {
+  for (const dir of new Set(dirs)) {
+    const handle = await fsp.open(dir, constants.O_RDONLY | constants.O_DIRECTORY).catch(() => undefined);
+    if (!handle) continue;
+    await handle.sync().catch(() => undefined);
+    await handle.close();
+  }
 }

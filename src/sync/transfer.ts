@@ -40,6 +40,7 @@ export interface TransferOptions {
 export const MAX_PARTS = 1000;
 export const MAX_PACK_BYTES = 64 * 1024 * 1024;
 const PACK_BYTES = 16 * 1024 * 1024;
+const DELIVER_CONCURRENCY = 8;
 /** Larger blobs are asked about (HEAD) before they are sent: cheaper than sending them twice. */
 const HEAD_FIRST_ABOVE = 1024 * 1024;
 
@@ -195,7 +196,8 @@ export class Transfer {
       const bytes = asking.reduce((sum, blob) => sum + blob.size, 0);
       try {
         const got = await this.options.call(() => this.client.getBlobs(hashes, bytes, signal), signal);
-        for (const sha of hashes) await deliver(sha, got.get(sha));
+        // Handed on several at a time: the receiver's writes (fsync) overlap.
+        await mapLimit(hashes, DELIVER_CONCURRENCY, (sha) => deliver(sha, got.get(sha)));
         return [];
       } catch (error) {
         if (this.isUnsupported(error)) continue;

@@ -292,15 +292,9 @@ async function runWatchCommand(flags: WatchFlags): Promise<void> {
 }
 
 async function runPushCommand(paths: string[], flags: PushFlags): Promise<void> {
-  const report = reporterFor(flags);
-  let connection: Connection;
-  let root: string;
-  try {
-    root = checkRoot(flags.root);
-    connection = connect(flags);
-  } catch (error) {
-    return usageFailure(report, error);
-  }
+  const target = rootAndConnection(flags);
+  if (!target) return;
+  const { root, connection } = target;
   const { runPush } = await import("./push.js");
   const code = await runPush({
     ...connection,
@@ -323,15 +317,9 @@ async function runPushCommand(paths: string[], flags: PushFlags): Promise<void> 
 }
 
 async function runPullCommand(flags: PullFlags): Promise<void> {
-  const report = reporterFor(flags);
-  let connection: Connection;
-  let root: string;
-  try {
-    root = checkRoot(flags.root);
-    connection = connect(flags);
-  } catch (error) {
-    return usageFailure(report, error);
-  }
+  const target = rootAndConnection(flags);
+  if (!target) return;
+  const { root, connection } = target;
   const { runPull } = await import("./lifecycle/pull.js");
   exit(
     await runPull({
@@ -362,6 +350,16 @@ async function runServeCommand(flags: ServeFlags): Promise<void> {
     throw error;
   }
   exit(0);
+}
+
+/** The checked --root and connection settings; undefined after a usage error was reported. */
+function rootAndConnection(flags: LogFlags & ConnectionOptionFlags & TreeFlags): { root: string; connection: Connection } | undefined {
+  try {
+    return { root: checkRoot(flags.root), connection: connect(flags) };
+  } catch (error) {
+    usageFailure(reporterFor(flags), error);
+    return undefined;
+  }
 }
 
 function connect(flags: ConnectionOptionFlags): Connection {

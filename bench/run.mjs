@@ -6,7 +6,7 @@
 //
 //   node bench/run.mjs                 the full run (200 MiB session; about a minute)
 //   node bench/run.mjs --smoke         a few MiB and a few edits, seconds (the test suite runs it)
-//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch,exit,server
+//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch,exit,transfer,server
 //   options: --mb N --rounds N --out FILE --keep (leave the temp dir) --strict (exit 1 on a FAIL)
 //            --bin PATH (measure another build's bin/uspark.js, e.g. an older checkout's)
 //            --profile DIR (also run the throughput command once under node --cpu-prof, keep the
@@ -26,6 +26,7 @@ import { topSelfTime } from "./lib/profile.mjs";
 import { endToExit } from "./lib/exit-time.mjs";
 import { measureSyncCost } from "./lib/sync-cost.mjs";
 import { measureServerCommits } from "./lib/server-commits.mjs";
+import { measureTransfer } from "./lib/transfer.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
@@ -40,12 +41,12 @@ const smoke = flag("smoke");
 // Another build to measure (an older checkout's bin/uspark.js, for before/after figures).
 const bin = path.resolve(option("bin", path.join(repo, "bin", "uspark.js")));
 const config = smoke
-  ? { mb: 2, bigLineMiB: 2, files: 20, rounds: 1, startupRounds: 2, edits: 20, syncFiles: 10, burst: 10, pauseMs: 150, debounceMs: 100, slowMiBps: 400 }
-  : { mb: 200, bigLineMiB: 64, files: 50, rounds: 5, startupRounds: 10, edits: 1000, syncFiles: 100, burst: 50, pauseMs: 400, debounceMs: 300, slowMiBps: 100 };
+  ? { mb: 2, bigLineMiB: 2, files: 20, rounds: 1, startupRounds: 2, edits: 20, syncFiles: 10, burst: 10, pauseMs: 150, debounceMs: 100, slowMiBps: 400, transferFiles: 20 }
+  : { mb: 200, bigLineMiB: 64, files: 50, rounds: 5, startupRounds: 10, edits: 1000, syncFiles: 100, burst: 50, pauseMs: 400, debounceMs: 300, slowMiBps: 100, transferFiles: 1000 };
 config.mb = Number(option("mb", config.mb));
 config.rounds = Number(option("rounds", config.rounds));
 // The server bench starts a PostgreSQL cluster: full runs only, unless asked for with --only.
-const only = new Set((option("only", `throughput,memory,startup,sync,fswatch,exit${smoke ? "" : ",server"}`) ?? "").split(","));
+const only = new Set((option("only", `throughput,memory,startup,sync,fswatch,exit,transfer${smoke ? "" : ",server"}`) ?? "").split(","));
 const out = path.resolve(option("out", path.join(here, "results.json")));
 
 if (!existsSync(path.join(repo, "dist", "cli.js"))) {
@@ -223,9 +224,29 @@ async function sync() {
   figure("sync", "last tool_result to the server's answer", cost.lastResultToAckMs, `${cost.lastResultToAckMs.toFixed(0)} ms`, `<= debounce + 50 = ${target} ms`, cost.lastResultToAckMs <= target);
   const last = cost.finalFlush;
   note(
-    `    the last flush: ${last.blobs} blobs and a commit; its first request ${last.firstRequestAfterResultMs.toFixed(0)} ms after the last tool_result, ` +
+    `    the last flush: ${last.blobs} blob requests and a commit; its first request ${last.firstRequestAfterResultMs.toFixed(0)} ms after the last tool_result, ` +
       `answered ${last.requestsToAckMs.toFixed(0)} ms later (server time ${last.serverMsSum} ms, summed over parallel requests)`,
   );
+}
+
+/** Push and pull of many changed files, at 0 ms and 50 ms of server latency, side by side. */
+async function transfer() {
+  const latency = 50;
+  print(`\n7. Transfer: uspark push of ${config.transferFiles} changed files, then uspark pull of them into an empty directory; reference server on 127.0.0.1 answering after 0 and ${latency} ms; median seconds of ${smoke ? 1 : 3} rounds`);
+  const runs = await measureTransfer({ repo, work, files: config.transferFiles, latencies: [0, latency], rounds: smoke ? 1 : 3 });
+  results.transfer = runs;
+  const [near, far] = runs;
+  print(`  ${"".padEnd(24)} ${"0 ms".padStart(22)} ${`${latency} ms`.padStart(22)}`);
+  for (const way of ["push", "pull"]) {
+    print(`  ${`${way} seconds`.padEnd(24)} ${near[way].seconds.toFixed(2).padStart(22)} ${far[way].seconds.toFixed(2).padStart(22)}`);
+    print(`  ${`${way} requests`.padEnd(24)} ${String(near[way].requests).padStart(22)} ${String(far[way].requests).padStart(22)}`);
+    note(`    ${way} at ${latency} ms: ${Object.entries(far[way].kinds).map(([kind, n]) => `${kind} ${n}`).join(", ")}`);
+  }
+  for (const way of ["push", "pull"]) {
+    const ratio = far[way].seconds / near[way].seconds;
+    figure("transfer", `${way} ${config.transferFiles} files: ${latency} ms latency vs 0 ms`, ratio, `${ratio.toFixed(2)}x`, "<= 1.5x", ratio <= 1.5);
+    figure("transfer", `  ${way} requests at ${latency} ms`, far[way].requests, String(far[way].requests), "info");
+  }
 }
 
 /** The file watcher candidates side by side (bench/fswatch.mjs), and the issue's targets for ours. */
@@ -257,7 +278,7 @@ function fswatch() {
 async function server() {
   const clients = 8;
   const commits = smoke ? 10 : 100;
-  print(`\n7. Server: ${clients} clients committing at once, ${commits} commits each, one project per client`);
+  print(`\n8. Server: ${clients} clients committing at once, ${commits} commits each, one project per client`);
   results.server = await measureServerCommits({
     bin,
     clients,
@@ -306,6 +327,7 @@ try {
   if (only.has("sync")) await sync();
   if (only.has("fswatch")) fswatch();
   if (only.has("exit")) await exitTime();
+  if (only.has("transfer")) await transfer();
   if (only.has("server")) await server();
   results.sane = sane;
   writeFileSync(out, JSON.stringify(results, null, 2) + "\n");

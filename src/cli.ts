@@ -62,6 +62,15 @@ interface PushFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
   concurrency: number;
 }
 
+interface PullFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
+  force?: boolean;
+  delete?: boolean;
+  dryRun?: boolean;
+  timeout: number;
+  requestTimeout: number;
+  concurrency: number;
+}
+
 interface ServeFlags {
   data?: string;
   db?: string;
@@ -79,6 +88,7 @@ Examples:
   $ codex exec --json "add tests" | uspark watch --project-id my-app
   $ uspark watch-claude --dry-run < session.jsonl          # what would be pushed, nothing sent
   $ uspark push --pending --project-id my-app                # retry what an earlier run could not sync
+  $ uspark pull --project-id my-app                          # the remote project onto the disk
   $ uspark serve --data ./uspark-data                        # a local reference server on port 4400
 
 Settings: --api-url / USPARK_API_URL (default ${DEFAULT_API_URL}), --token / USPARK_TOKEN,
@@ -92,6 +102,18 @@ Examples:
   $ gemini --output-format stream-json -p "add tests" | uspark watch --project-id my-app --ignore "*.log"
   $ uspark watch-claude --dry-run --root ~/src/my-app < session.jsonl
 stdout is stdin, unchanged; progress, warnings and the summary go to stderr.`;
+
+const PULL_HELP = `
+A local file is a conflict, kept and reported (exit 1), when it changed since the last pull or
+sync; with no earlier pull or sync of this project here, every local file that differs from the
+remote is a conflict. Paths that would land outside the root, in .git/ or .uspark/, or through a
+symlink are refused (exit 1).
+
+Examples:
+  $ uspark pull --project-id my-app                  # the remote project into the current directory
+  $ uspark pull --project-id my-app --dry-run        # what would change; nothing written
+  $ uspark pull --project-id my-app --delete --root ~/src/my-app
+  $ uspark pull --project-id my-app --prefix vendor/app --ignore "*.log"`;
 
 export function buildProgram(): Command {
   const program = new Command("uspark")
@@ -134,6 +156,24 @@ export function buildProgram(): Command {
       ),
     ),
   ).action((paths: string[], flags: PushFlags) => runPushCommand(paths, flags));
+
+  addLogOptions(
+    addTreeOptions(
+      addConnectionOptions(
+        program
+          .command("pull")
+          .description("write the remote project's files under the root: only what differs, never over local changes")
+          .option("--force", "overwrite local files that changed since the last pull or sync (conflicts)")
+          .option("--delete", "also delete local files the remote no longer has (only those unchanged since the last pull or sync)")
+          .option("--dry-run", "print what would be pulled and deleted; change nothing")
+          .option("--timeout <ms>", "give up when the server has not answered for this long", int("--timeout"), DEFAULTS.flushTimeoutMs)
+          .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs)
+          .option("--concurrency <n>", "requests in flight", positive("--concurrency"), DEFAULTS.concurrency),
+      ),
+    ),
+  )
+    .addHelpText("after", PULL_HELP)
+    .action((flags: PullFlags) => runPullCommand(flags));
 
   program
     .command("serve")
@@ -258,15 +298,9 @@ async function runWatchCommand(flags: WatchFlags): Promise<void> {
 }
 
 async function runPushCommand(paths: string[], flags: PushFlags): Promise<void> {
-  const report = reporterFor(flags);
-  let connection: Connection;
-  let root: string;
-  try {
-    root = checkRoot(flags.root);
-    connection = connect(flags);
-  } catch (error) {
-    return usageFailure(report, error);
-  }
+  const target = rootAndConnection(flags);
+  if (!target) return;
+  const { root, connection } = target;
   const { runPush } = await import("./push.js");
   const code = await runPush({
     ...connection,
@@ -288,6 +322,28 @@ async function runPushCommand(paths: string[], flags: PushFlags): Promise<void> 
   exit(code);
 }
 
+async function runPullCommand(flags: PullFlags): Promise<void> {
+  const target = rootAndConnection(flags);
+  if (!target) return;
+  const { root, connection } = target;
+  const { runPull } = await import("./lifecycle/pull.js");
+  exit(
+    await runPull({
+      ...connection,
+      root,
+      ignore: flags.ignore ?? [],
+      prefix: flags.prefix,
+      force: flags.force === true,
+      delete: flags.delete === true,
+      dryRun: flags.dryRun === true,
+      giveUpAfterMs: flags.timeout,
+      requestTimeoutMs: flags.requestTimeout,
+      concurrency: flags.concurrency,
+      report: reporterFor(flags, connection.token),
+    }),
+  );
+}
+
 async function runServeCommand(flags: ServeFlags): Promise<void> {
   const { runServe } = await import("./server/index.js");
   try {
@@ -304,6 +360,16 @@ async function runServeCommand(flags: ServeFlags): Promise<void> {
     throw error;
   }
   exit(0);
+}
+
+/** The checked --root and connection settings; undefined after a usage error was reported. */
+function rootAndConnection(flags: LogFlags & ConnectionOptionFlags & TreeFlags): { root: string; connection: Connection } | undefined {
+  try {
+    return { root: checkRoot(flags.root), connection: connect(flags) };
+  } catch (error) {
+    usageFailure(reporterFor(flags), error);
+    return undefined;
+  }
 }
 
 function connect(flags: ConnectionOptionFlags): Connection {

@@ -3,7 +3,7 @@
 // agent would apply them (file first, then its tool_result line).
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
@@ -44,7 +44,7 @@ export async function measureSyncCost({ repo, work, edits = 1000, files = 100, b
     onRequest: (event) => {
       const request = { ...event, at: performance.now() };
       requests.push(request);
-      if (event.method === "POST" && event.status === 200) for (const waiter of commitWaiters) waiter(request);
+      if (event.method === "POST" && event.url.endsWith("/commits") && event.status === 200) for (const waiter of commitWaiters) waiter(request);
     },
   });
   try {
@@ -52,6 +52,7 @@ export async function measureSyncCost({ repo, work, edits = 1000, files = 100, b
     const pushed = await exitOf(spawn(process.execPath, [bin, "push", ...connection, "--quiet"], { stdio: ["ignore", "ignore", "inherit"] }));
     if (pushed !== 0) throw new Error(`uspark push of the starting tree exited with ${pushed}`);
     const firstRequest = requests.length;
+    const blobsBefore = storedBlobs(path.join(work, "sync-data"));
 
     const child = spawn(process.execPath, [bin, "watch-claude", ...connection, "--debounce", String(debounceMs), ...watchArgs], { stdio: ["pipe", "pipe", "pipe"] });
     let stderr = "";
@@ -122,19 +123,23 @@ export async function measureSyncCost({ repo, work, edits = 1000, files = 100, b
     if (code !== 0) throw new Error(`uspark watch-claude exited with ${code}:\n${stderr.slice(-3000)}`);
 
     const session = requests.slice(firstRequest);
-    const kinds = { "GET files": 0, "HEAD blob": 0, "PUT blob": 0, "POST commit": 0, other: 0 };
-    let uploaded = 0;
-    let unknownUploads = 0;
+    const kinds = { "GET files": 0, "HEAD blob": 0, "PUT blob": 0, "POST blobs": 0, "POST commit": 0, other: 0 };
     for (const request of session) {
       const blob = /\/blobs\/([0-9a-f]{64})$/.exec(request.url)?.[1];
       if (request.method === "GET" && request.url.endsWith("/files")) kinds["GET files"]++;
       else if (request.method === "HEAD" && blob) kinds["HEAD blob"]++;
-      else if (request.method === "PUT" && blob) {
-        kinds["PUT blob"]++;
-        if (sizes.has(blob)) uploaded += sizes.get(blob);
-        else unknownUploads++;
-      } else if (request.method === "POST" && request.url.endsWith("/commits")) kinds["POST commit"]++;
+      else if (request.method === "PUT" && blob) kinds["PUT blob"]++;
+      else if (request.method === "POST" && request.url.endsWith("/blobs")) kinds["POST blobs"]++;
+      else if (request.method === "POST" && request.url.endsWith("/commits")) kinds["POST commit"]++;
       else kinds.other++;
+    }
+    // What was uploaded: the blobs the server stored during the session (packs carry several).
+    let uploaded = 0;
+    let unknownUploads = 0;
+    for (const [sha] of storedBlobs(path.join(work, "sync-data"))) {
+      if (blobsBefore.has(sha)) continue;
+      if (sizes.has(sha)) uploaded += sizes.get(sha);
+      else unknownUploads++;
     }
     // The bench's own looks at the remote state are requests too: leave them out.
     kinds["GET files"] -= checks.count;
@@ -169,7 +174,7 @@ function finalFlush(requests, lastResultAt, ack) {
   const started = Math.min(...flush.map((request) => request.at - request.ms));
   return {
     requests: flush.length,
-    blobs: flush.filter((request) => request.method === "PUT").length,
+    blobs: flush.filter((request) => request.method === "PUT" || (request.method === "POST" && request.url.endsWith("/blobs"))).length,
     firstRequestAfterResultMs: started - lastResultAt,
     requestsToAckMs: ack.at - started,
     serverMsSum: flush.reduce((sum, request) => sum + request.ms, 0),
@@ -183,6 +188,20 @@ async function remoteMatches(url, expected, checks) {
   const { files } = await answer.json();
   if (files.length !== expected.size) return false;
   return files.every((file) => expected.get(file.path) === file.sha256);
+}
+
+/** sha256 → size of every blob in the reference server's data dir (blobs/ab/cdef…). */
+function storedBlobs(dataDir) {
+  const blobs = new Map();
+  const dir = path.join(dataDir, "blobs");
+  if (!existsSync(dir)) return blobs;
+  for (const fan of readdirSync(dir)) {
+    if (!/^[0-9a-f]{2}$/.test(fan)) continue;
+    for (const rest of readdirSync(path.join(dir, fan))) {
+      if (/^[0-9a-f]{62}$/.test(rest)) blobs.set(fan + rest, statSync(path.join(dir, fan, rest)).size);
+    }
+  }
+  return blobs;
 }
 
 function exitOf(child) {

@@ -81,6 +81,41 @@ interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   json: Record<string, unknown> | undefined;
+  /** The parts of a multipart answer (`multipart: true`). */
+  form?: Undici.FormData;
+  /** The bytes of a raw answer (`raw: true`). */
+  raw?: Uint8Array;
+}
+
+type Method = "GET" | "HEAD" | "PUT" | "POST";
+
+interface RequestInit {
+  signal?: AbortSignal;
+  ok: number[];
+  body?: string | Uint8Array | ((undici: typeof Undici) => Undici.FormData);
+  headers?: Record<string, string>;
+  maxBody?: number;
+  /** A 404 means "no such blob", not "no such project". */
+  blobProbe?: boolean;
+  /** A v1.1 route: 404/405 mean "this server does not have it" (code `unsupported`). */
+  optional?: boolean;
+  /** A successful answer is multipart/form-data, parsed by the platform. */
+  multipart?: boolean;
+  /** A successful answer is raw bytes. */
+  raw?: boolean;
+  /** Bytes this request moves (body sent or answer expected), for its deadline. */
+  bytes?: number;
+}
+
+/**
+ * The slowest transfer rate a request is allowed before its hard deadline: 256 KiB/s (about
+ * 2 Mbit/s). Every request, whatever it carries, gets at least the request timeout in total.
+ */
+export const MIN_BYTES_PER_SECOND = 256 * 1024;
+
+/** A request's hard deadline, ms: max(request timeout, what its bytes take at the slowest allowed rate). */
+export function requestDeadlineMs(requestTimeoutMs: number, bytes = 0): number {
+  return Math.max(requestTimeoutMs, Math.ceil((bytes / MIN_BYTES_PER_SECOND) * 1000));
 }
 
 const MAX_ERROR_BODY = 64 * 1024;
@@ -101,6 +136,8 @@ export class ApiClient {
   private closed = false;
   /** Requests under way right now. */
   active = 0;
+  /** Hard deadlines (epoch ms) of the requests under way that were given more than the request timeout. */
+  private readonly longDeadlines = new Set<number>();
 
   constructor(private readonly options: ApiClientOptions) {
     const url = new URL(options.apiUrl);
@@ -149,6 +186,74 @@ export class ApiClient {
     return answer.status === 201 ? "created" : "present";
   }
 
+  /**
+   * POST /blobs (v1.1): one multipart part per blob, named by its sha256. Answers which were
+   * stored and which the server already had. ApiError `unsupported`: a v1 server.
+   */
+  async postBlobs(blobs: readonly { sha256: string; bytes: Uint8Array }[], signal?: AbortSignal): Promise<{ stored: string[]; present: string[] }> {
+    const answer = await this.request("POST", "/blobs", {
+      signal,
+      ok: [200],
+      optional: true,
+      bytes: blobs.reduce((sum, b) => sum + b.bytes.length, 0),
+      // Built per attempt: a sent body is consumed.
+      body: ({ FormData }) => {
+        const form = new FormData();
+        for (const { sha256, bytes } of blobs) form.append(sha256, new Blob([bytes]), sha256);
+        return form;
+      },
+    });
+    const stored = answer.json?.stored;
+    const present = answer.json?.present;
+    if (!isShaList(stored) || !isShaList(present)) throw this.protocolError("POST /blobs", "the answer is not { stored, present }");
+    return { stored, present };
+  }
+
+  /**
+   * POST /blobs/get (v1.1): the blobs as multipart parts named by sha256 (not yet verified).
+   * ApiError `unsupported`: a v1 server; 404 `not_found` with body.missing; 413 ask for fewer.
+   */
+  async getBlobs(hashes: readonly string[], expectedBytes: number, signal?: AbortSignal): Promise<Map<string, Uint8Array>> {
+    const answer = await this.request("POST", "/blobs/get", {
+      signal,
+      ok: [200],
+      optional: true,
+      multipart: true,
+      bytes: expectedBytes,
+      maxBody: Math.max(expectedBytes * 2, MAX_SMALL_BODY) + 1024 * 1024,
+      body: JSON.stringify({ sha256: hashes }),
+      headers: { "content-type": "application/json", accept: "multipart/form-data, application/json" },
+    });
+    const blobs = new Map<string, Uint8Array>();
+    for (const [name, value] of answer.form ?? []) {
+      if (typeof value === "string") throw this.protocolError("POST /blobs/get", `part ${shortPath(name)} is not a file`);
+      blobs.set(name, new Uint8Array(await value.arrayBuffer()));
+    }
+    return blobs;
+  }
+
+  /** GET /blobs/{sha256}: the blob's bytes (not yet verified). */
+  async getBlob(sha256: string, expectedBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
+    const answer = await this.request("GET", `/blobs/${sha256}`, {
+      signal,
+      ok: [200],
+      raw: true,
+      blobProbe: true,
+      bytes: expectedBytes,
+      maxBody: expectedBytes,
+      headers: { accept: "application/octet-stream, application/json" },
+    });
+    return answer.raw!;
+  }
+
+  /**
+   * The latest hard deadline among requests under way that were given more time than the request
+   * timeout (large transfers), or undefined. A trickling small request never extends a flush.
+   */
+  longTransferDeadline(): number | undefined {
+    return this.longDeadlines.size === 0 ? undefined : Math.max(...this.longDeadlines);
+  }
+
   /** POST /commits. Errors: 422 `missing_blobs` (body.missing), 400 `invalid_path` (body.path), … */
   async commit(changes: Change[], source: CommitSource, idempotencyKey: string, signal?: AbortSignal): Promise<{ version: number }> {
     const answer = await this.request("POST", "/commits", {
@@ -191,18 +296,7 @@ export class ApiClient {
     return this.pool;
   }
 
-  private async request(
-    method: "GET" | "HEAD" | "PUT" | "POST",
-    sub: string,
-    init: {
-      signal?: AbortSignal;
-      ok: number[];
-      body?: string | Uint8Array;
-      headers?: Record<string, string>;
-      maxBody?: number;
-      blobProbe?: boolean;
-    },
-  ): Promise<Answer> {
+  private async request(method: Method, sub: string, init: RequestInit): Promise<Answer> {
     if (this.closed) throw new ApiError("the API client is closed", { code: "closed" });
     init.signal?.throwIfAborted();
     const label = `${method} ${shortPath(sub)}`;
@@ -210,30 +304,40 @@ export class ApiClient {
     const headers: Record<string, string> = { accept: "application/json", ...init.headers };
     if (this.options.token !== undefined) headers.authorization = `Bearer ${this.options.token}`;
 
+    // The whole request, answer included, has a hard deadline: idle timeouts alone let a server
+    // that trickles one byte a second hold a request (and the flush behind it) forever.
+    const deadlineMs = requestDeadlineMs(this.options.requestTimeoutMs, init.bytes);
+    const deadline = AbortSignal.timeout(deadlineMs);
+    const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
+    const until = Date.now() + deadlineMs;
+    const long = deadlineMs > this.options.requestTimeoutMs;
+    if (long) this.longDeadlines.add(until);
     this.active++;
     try {
-      return await this.attempt(method, sub, init, label, started, headers);
+      return await this.attempt(method, sub, { ...init, signal }, label, started, headers);
+    } catch (error) {
+      if (init.signal?.aborted) throw init.signal.reason;
+      if (deadline.aborted) {
+        this.debug(label, "deadline", started);
+        throw new ApiError(`${label}: no complete answer within ${deadlineMs} ms`, { code: "timeout", retryable: true, cause: error });
+      }
+      throw error;
     } finally {
       this.active--;
+      if (long) this.longDeadlines.delete(until);
     }
   }
 
-  private async attempt(
-    method: "GET" | "HEAD" | "PUT" | "POST",
-    sub: string,
-    init: { signal?: AbortSignal; ok: number[]; body?: string | Uint8Array; maxBody?: number; blobProbe?: boolean },
-    label: string,
-    started: number,
-    headers: Record<string, string>,
-  ): Promise<Answer> {
+  private async attempt(method: Method, sub: string, init: RequestInit, label: string, started: number, headers: Record<string, string>): Promise<Answer> {
     let response: Undici.Dispatcher.ResponseData;
     try {
+      const undici = await loadUndici();
       const pool = await this.getPool();
       response = await pool.request({
         method,
         path: this.base + sub,
         headers,
-        body: init.body,
+        body: typeof init.body === "function" ? init.body(undici) : init.body,
         signal: init.signal,
         headersTimeout: this.options.requestTimeoutMs,
         bodyTimeout: this.options.requestTimeoutMs,
@@ -246,21 +350,12 @@ export class ApiClient {
     }
 
     const status = response.statusCode;
-    let json: Record<string, unknown> | undefined;
+    const ok = init.ok.includes(status);
+    const answer: Answer = { status, headers: response.headers, json: undefined };
     try {
-      const ok = init.ok.includes(status);
-      const limit = ok ? (init.maxBody ?? MAX_SMALL_BODY) : MAX_ERROR_BODY;
-      const text = method === "HEAD" ? "" : await readText(response.body, limit, !ok);
-      if (text !== "") {
-        try {
-          const parsed: unknown = JSON.parse(text);
-          if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) json = parsed as Record<string, unknown>;
-        } catch {
-          if (ok && method !== "PUT") throw this.protocolError(label, "the answer is not JSON");
-        }
-      } else if (method === "HEAD") {
-        await response.body.dump();
-      }
+      if (ok && init.raw) answer.raw = await readBytes(response.body, init.maxBody ?? MAX_SMALL_BODY, false);
+      else if (ok && init.multipart) answer.form = await this.readForm(label, response, init.maxBody ?? MAX_SMALL_BODY);
+      else answer.json = await this.readJson(label, method, response, ok, init.maxBody);
     } catch (error) {
       if (init.signal?.aborted) throw init.signal.reason;
       if (error instanceof ApiError) throw error;
@@ -271,8 +366,41 @@ export class ApiClient {
 
     this.options.onAnswer?.();
     this.debug(label, String(status), started);
-    if (init.ok.includes(status)) return { status, headers: response.headers, json };
-    throw this.httpError(label, status, response.headers, json, init.blobProbe === true);
+    if (ok) return answer;
+    throw this.httpError(label, status, response.headers, answer.json, init);
+  }
+
+  private async readJson(label: string, method: Method, response: Undici.Dispatcher.ResponseData, ok: boolean, maxBody?: number): Promise<Record<string, unknown> | undefined> {
+    if (method === "HEAD") {
+      await response.body.dump();
+      return undefined;
+    }
+    const limit = ok ? (maxBody ?? MAX_SMALL_BODY) : MAX_ERROR_BODY;
+    const text = (await readBytes(response.body, limit, !ok)).toString("utf8");
+    if (text === "") return undefined;
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    } catch {
+      if (ok && method !== "PUT") throw this.protocolError(label, "the answer is not JSON");
+    }
+    return undefined;
+  }
+
+  /** A multipart answer, size-checked, parsed by undici's Response.formData(). */
+  private async readForm(label: string, response: Undici.Dispatcher.ResponseData, limit: number): Promise<Undici.FormData> {
+    const type = firstHeader(response.headers["content-type"]) ?? "";
+    if (!type.toLowerCase().startsWith("multipart/form-data")) {
+      await response.body.dump();
+      throw this.protocolError(label, `the answer is ${type || "untyped"}, not multipart/form-data`);
+    }
+    const bytes = await readBytes(response.body, limit, false);
+    const { Response } = await loadUndici();
+    try {
+      return await new Response(bytes, { headers: { "content-type": type } }).formData();
+    } catch (error) {
+      throw this.protocolError(label, `the multipart answer cannot be parsed (${(error as Error).message})`);
+    }
   }
 
   private httpError(
@@ -280,7 +408,7 @@ export class ApiClient {
     status: number,
     headers: Record<string, string | string[] | undefined>,
     json: Record<string, unknown> | undefined,
-    blobProbe: boolean,
+    init: RequestInit,
   ): ApiError {
     // The server's words end up in logs and in the journal: a server that quotes the request's
     // Authorization header back must not get the token written to disk.
@@ -311,7 +439,10 @@ export class ApiClient {
     if (status === 403) {
       return new ApiError(`403 forbidden: the token has no access to project ${project}`, { ...info, fatal: true });
     }
-    if (status === 404 && !blobProbe) {
+    if (init.optional && (status === 405 || (status === 404 && code !== "project_not_found" && !Array.isArray(json?.missing)))) {
+      return new ApiError(`${label}: ${status}, the server does not have this route (an API v1 server)`, { ...info, code: "unsupported" });
+    }
+    if (status === 404 && !init.blobProbe && !(init.optional && Array.isArray(json?.missing))) {
       const why =
         code === "project_not_found"
           ? `unknown project id ${project} (check --project-id)`
@@ -359,8 +490,8 @@ function networkError(label: string, error: unknown, timeoutMs: number): ApiErro
   return new ApiError(`${label}: network error (${detail})`, { code: "network", retryable: true, cause: error });
 }
 
-/** The body as text; past `limit` bytes it is cut off (`truncate`) or refused. */
-async function readText(body: Undici.Dispatcher.ResponseData["body"], limit: number, truncate: boolean): Promise<string> {
+/** The body's bytes; past `limit` bytes it is cut off (`truncate`) or refused. */
+async function readBytes(body: Undici.Dispatcher.ResponseData["body"], limit: number, truncate: boolean): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -372,5 +503,9 @@ async function readText(body: Undici.Dispatcher.ResponseData["body"], limit: num
     }
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
+}
+
+function isShaList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every(isSha256);
 }

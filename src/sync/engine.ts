@@ -2,7 +2,9 @@ import { randomUUID } from "node:crypto";
 import type { Reporter } from "../report.js";
 import { ApiError, type ApiClient, type Change, type CommitSource } from "./client.js";
 import { changedSince, readLocal, type LocalRead } from "./files.js";
+import { mapLimit } from "./limit.js";
 import { retry, type BackoffPolicy } from "./retry.js";
+import { Transfer, type UploadItem } from "./transfer.js";
 
 /**
  * One batch, end to end: read and hash every file at flush time, compare with what the remote
@@ -64,7 +66,6 @@ interface Planned {
 
 const KEEP_BYTES = 4 * 1024 * 1024;
 const KEEP_BUDGET = 64 * 1024 * 1024;
-const HEAD_FIRST_ABOVE = 1024 * 1024;
 const READ_CONCURRENCY = 8;
 const MAX_BLOB_ROUNDS = 5;
 const REMOTE_MAX_AGE_MS = 5000;
@@ -88,10 +89,20 @@ export class SyncEngine {
   private wakeUp!: () => void;
   private woken: Promise<void> = this.nextWake();
 
+  /** Blobs go up through the transfer layer (packs on v1.1, one request each on v1). */
+  private readonly transfer: Transfer;
+
   constructor(
     private readonly client: ApiClient,
     private readonly options: EngineOptions,
-  ) {}
+  ) {
+    this.transfer = new Transfer(client, {
+      concurrency: options.concurrency,
+      report: options.report,
+      known: this.blobs,
+      call: (run, signal) => this.call(run, signal),
+    });
+  }
 
   /** Cuts every retry wait short: they try again at once (stdin ended, flush now). */
   wake(): void {
@@ -280,54 +291,38 @@ export class SyncEngine {
       list.push(plan);
       bySha.set(sha, list);
     }
+    const items = [...bySha].map(([sha, plans]) => this.uploadItem(sha, plans[0]!));
+    const outcomes = await this.transfer.uploadBlobs(items, signal, { force: only !== undefined });
     const dropped = new Set<Planned>();
-    await mapLimit([...bySha], this.options.concurrency, async ([sha, plans]) => {
-      const result = await this.uploadOne(sha, plans, signal, only !== undefined);
-      if (result === "ok") {
-        this.blobs.add(sha);
-        return;
-      }
+    for (const [sha, plans] of bySha) {
+      const result = outcomes.get(sha) ?? "ok";
+      if (result === "ok") continue;
       for (const plan of plans) {
         dropped.add(plan);
         if (result === "changed") this.requeueOrFail(plan.target, requeue, "it kept changing while it was uploaded");
         else if (result === "too-large") this.skip(plan.target, "the server refused it as too large (413)", true);
         else this.fail(plan.target, result.reason);
       }
-    });
+    }
     for (const plan of puts) if (!dropped.has(plan)) plan.read.bytes = undefined;
     return puts.filter((plan) => !dropped.has(plan));
   }
 
-  private async uploadOne(
-    sha: string,
-    plans: Planned[],
-    signal: AbortSignal,
-    force: boolean,
-  ): Promise<"ok" | "changed" | "too-large" | { reason: string }> {
-    const first = plans[0]!;
-    let bytes = first.read.bytes;
-    if (!force && first.read.size > HEAD_FIRST_ABOVE && (await this.call(() => this.client.hasBlob(sha, signal), signal))) {
-      return "ok";
-    }
-    if (!bytes) {
-      // Too big to keep from the hashing pass: read it again, the same safe way, and check it.
-      const again = await readLocal(first.target.abs, {
-        root: this.options.root,
-        maxFileSize: this.options.maxFileSize,
-        keepBytesUpTo: Number.MAX_SAFE_INTEGER,
-      });
-      if (again.kind !== "file" || again.sha256 !== sha || !again.bytes) return "changed";
-      bytes = again.bytes;
-    }
-    try {
-      await this.call(() => this.client.putBlob(sha, bytes, signal), signal);
-      return "ok";
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.fatal || signal.aborted) throw error;
-      if (error.code === "hash_mismatch") return "changed";
-      if (error.status === 413) return "too-large";
-      return { reason: `upload failed: ${error.message}` };
-    }
+  /** A blob for the transfer layer: the bytes kept from hashing, or a safe re-read checked against the hash. */
+  private uploadItem(sha: string, first: Planned): UploadItem {
+    return {
+      sha256: sha,
+      size: first.read.size,
+      bytes: first.read.bytes,
+      load: async () => {
+        const again = await readLocal(first.target.abs, {
+          root: this.options.root,
+          maxFileSize: this.options.maxFileSize,
+          keepBytesUpTo: Number.MAX_SAFE_INTEGER,
+        });
+        return again.kind === "file" && again.sha256 === sha ? again.bytes : undefined;
+      },
+    };
   }
 
   private committed(version: number, puts: Planned[], deletes: { target: SyncTarget; readAt: number }[]): void {
@@ -436,18 +431,4 @@ export function formatBytes(bytes: number): string {
 
 function formatMs(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
-}
-
-/** Maps with at most `limit` calls running at once; results in input order. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, run: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const workers = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await run(items[i]!);
-    }
-  });
-  await Promise.all(workers);
-  return results;
 }

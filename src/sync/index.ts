@@ -26,7 +26,10 @@ export interface SyncOptions {
   token?: string;
   /** The real path of the project root. */
   root: string;
-  /** Request timeout for headers and body (idle), ms. Default 30000. */
+  /**
+   * Request timeout, ms (default 30000): the idle limit for headers and body, and the least hard
+   * deadline of a whole request (larger transfers get more: see requestDeadlineMs).
+   */
   requestTimeoutMs: number;
   /** Bytes; larger files are not synced (reported, journaled). Default 50 MiB. */
   maxFileSize: number;
@@ -51,8 +54,8 @@ export interface SyncOptions {
 export interface FinishOptions {
   /**
    * The timeout counts from the last request that went through, not from the call, and does
-   * not cut off a healthy transfer (push: a large tree takes as long as it takes, but a server
-   * that stays down ends it).
+   * not cut off a large transfer within its own hard deadline (push: a large tree takes as long
+   * as it takes, but a server that stays down, or trickles its answers, ends it).
    */
   idle?: boolean;
 }
@@ -229,7 +232,7 @@ export function createSyncSession(options: SyncOptions): SyncSession {
         signal: controller.signal,
         timeoutMs,
         idle: finishOptions.idle === true,
-        active: () => client.active,
+        longTransferDeadline: () => client.longTransferDeadline(),
         onProgress: (rearm) => (onProgress = rearm),
         expire: abortWith,
       }).then(settle);

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { spawnServe, type ServeChild } from "../server/child.js";
-import { remoteFiles, tempDir, waitFor, type Proxy } from "../sync/helpers.js";
+import { isCommit, remoteFiles, tempDir, waitFor, type Proxy } from "../sync/helpers.js";
 import { cliEnv, expectNoToken, expectTokenOnlyToApi, faultProxy, newToken, TIMEOUT_MS, watchSession, workspace } from "./harness.js";
 import { commitLog, generateSession, jsonRecords, listRemote, PlayControl, readJournalFile, reconcile, rng, sha256 } from "./session.js";
 
@@ -56,7 +56,7 @@ async function crashableServer(token: string) {
 function acknowledgedCommits(proxy: Proxy): Map<string, number> {
   const acked = new Map<string, number>();
   for (const d of proxy.delivered) {
-    if (d.method !== "POST" || d.status !== 200 || !d.idempotencyKey) continue;
+    if (!isCommit(d) || d.status !== 200 || !d.idempotencyKey) continue;
     acked.set(d.idempotencyKey, (JSON.parse(d.body) as { version: number }).version);
   }
   return acked;
@@ -73,7 +73,7 @@ describe("crash safety", { timeout: TIMEOUT_MS }, () => {
     let duringCommit = 0;
     const proxy = await faultProxy(server.url, (req) => {
       // Kills timed to land while a commit (or an upload) is being written and fsynced.
-      if (req.method === "POST" && [2, 5, 9].includes(++posts)) {
+      if (isCommit(req) && [2, 5, 9].includes(++posts)) {
         duringCommit++;
         setTimeout(() => void server.crash(), Math.floor(random() * 4));
       }
@@ -160,7 +160,7 @@ describe("crash safety", { timeout: TIMEOUT_MS }, () => {
       let touchedSoFar: () => Set<string> = () => new Set();
       const proxy = await faultProxy(server.url, (req) => {
         if (stalling) return { kind: "stall" };
-        if (req.method !== "POST" || ++posts !== 4) return undefined;
+        if (!isCommit(req) || ++posts !== 4) return undefined;
         if (mode === "healthy") return { kind: "forward-after", before: () => (signalled = signal()) };
         stalling = true;
         signalled = signal();

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { startRef, type Action, type Proxy, type SeenRequest } from "../sync/helpers.js";
+import { isCommit, startRef, v1Only, type Action, type Proxy, type SeenRequest } from "../sync/helpers.js";
 import { answer, cliEnv, expectNoToken, expectTokenOnlyToApi, faultProxy, newToken, SOAK, TIMEOUT_MS, watchSession, workspace } from "./harness.js";
 import { commitLog, generateSession, jsonRecords, listRemote, PlayControl, readJournalFile, reconcile, rng } from "./session.js";
 
@@ -84,11 +84,17 @@ const injectedKinds = new Set(["answer", "reset", "stall", "drop"]);
 
 const retryAfter = (status: 429 | 503) => answer(status, { "retry-after": "1" });
 
+/** The fault on a share of the requests, and always on the second (v1.1 sessions make few requests). */
+function atLeastOnce(random: () => number, share: number, fault: () => Action): (req: SeenRequest) => Action | undefined {
+  let n = 0;
+  return () => (random() < share || ++n === 2 ? fault() : undefined);
+}
+
 const CASES: FaultCase[] = [
   { fault: "none", seed: 1 },
   { fault: "500", seed: 2, rule: (r) => () => (r() < 0.3 ? answer(500) : undefined) },
-  { fault: "503 + Retry-After: 1", seed: 3, rule: (r) => () => (r() < 0.08 ? retryAfter(503) : undefined) },
-  { fault: "429 + Retry-After: 1", seed: 4, rule: (r) => () => (r() < 0.08 ? retryAfter(429) : undefined) },
+  { fault: "503 + Retry-After: 1", seed: 3, rule: (r) => atLeastOnce(r, 0.08, () => retryAfter(503)) },
+  { fault: "429 + Retry-After: 1", seed: 4, rule: (r) => atLeastOnce(r, 0.08, () => retryAfter(429)) },
   { fault: "connection reset", seed: 5, rule: (r) => () => (r() < 0.25 ? { kind: "reset" } : undefined) },
   {
     fault: "stall past --request-timeout",
@@ -101,7 +107,7 @@ const CASES: FaultCase[] = [
     fault: "answer dropped after commit",
     seed: 7,
     rule: (r) => (req) => {
-      const p = req.method === "POST" ? 0.5 : 0.15;
+      const p = isCommit(req) ? 0.5 : 0.15;
       return r() < p ? { kind: "drop", then: r() < 0.3 ? "half" : "reset" } : undefined;
     },
   },
@@ -132,14 +138,18 @@ function randomMix(): Omit<FaultCase, "fault" | "seed"> {
         () => ({ kind: "reset" }),
         () => (r() < 0.3 ? { kind: "stall" } : { kind: "reset" }),
         () => ({ kind: "drop", then: r() < 0.2 ? "stall" : r() < 0.5 ? "half" : "reset" }),
-        () => (req.method === "POST" ? { kind: "drop" } : answer(500)),
+        () => (isCommit(req) ? { kind: "drop" } : answer(500)),
       ];
       return kinds[Math.floor(r() * kinds.length)]!();
     },
   };
 }
 
-async function runCase(c: FaultCase) {
+/** The API the server speaks: v1.1 (the reference server), or v1 (the proxy answers 404 on the v1.1 routes). */
+type Api = "v1.1" | "v1";
+const APIS: Api[] = ["v1.1", "v1"];
+
+async function runCase(c: FaultCase, api: Api) {
   const started = Date.now();
   const token = newToken();
   const ws = await workspace("uspark-faults-");
@@ -150,6 +160,8 @@ async function runCase(c: FaultCase) {
     const rule = c.rule?.(random);
     let injected = 0;
     proxy = await faultProxy(server.url, (req) => {
+      const asV1 = api === "v1" ? v1Only(req) : undefined;
+      if (asV1) return asV1;
       const action = rule?.(req);
       if (action && injectedKinds.has(action.kind)) injected++;
       return action;
@@ -189,10 +201,12 @@ async function runCase(c: FaultCase) {
 
 // The sessions spend most of their time waiting (pauses, backoff, timeouts, the outage): they run
 // a few at a time. Each has its own server, proxy, ports, temp dir and watcher process.
-describe.concurrent("fault matrix: 200-edit sessions through a fault-injecting proxy", { timeout: TIMEOUT_MS }, () => {
+// Every case runs on both API versions: v1.1 (blob packs) and v1 (one request per blob, after
+// the client's fallback), with the same guarantees.
+describe.concurrent.each(APIS)("fault matrix (API %s): 200-edit sessions through a fault-injecting proxy", { timeout: TIMEOUT_MS }, (api) => {
   for (const [order, c] of CASES.entries()) {
     it(`${c.fault}: nothing lost, no commit applied twice`, async () => {
-      const { run, plan, proxy, server, ws, token, projectId, injected, started } = await runCase(c);
+      const { run, plan, proxy, server, ws, token, projectId, injected, started } = await runCase(c, api);
       try {
         const { result, input } = run;
         // Passthrough is untouched by whatever the network does.
@@ -205,6 +219,8 @@ describe.concurrent("fault matrix: 200-edit sessions through a fault-injecting p
         const log = await commitLog(server.dataDir, projectId);
         const records = jsonRecords(result.stderr);
         const acknowledged = records.filter((r) => r.event === "commit").length;
+        // The v1 fallback is said once, and only to a v1 server.
+        expect(records.filter((r) => r.event === "api-v1").length).toBe(api === "v1" ? 1 : 0);
 
         expect(state.lost, `lost edits (seed ${c.seed})`).toEqual([]);
         // Exit 0 only when nothing is journaled; whatever is not synced is journaled, with exit 1.
@@ -213,7 +229,7 @@ describe.concurrent("fault matrix: 200-edit sessions through a fault-injecting p
         if (result.code === 0) expect(log.commits, "commits in the server's log = commits the watcher saw acknowledged").toBe(acknowledged);
         if (c.rule) expect(injected()).toBeGreaterThan(0);
         // A commit whose answer was dropped was retried with its key and answered from the log.
-        const dropped = proxy.seen.filter((req) => req.method === "POST" && !proxy.delivered.some((d) => d.n === req.n));
+        const dropped = proxy.seen.filter((req) => isCommit(req) && !proxy.delivered.some((d) => d.n === req.n));
         const replayed = proxy.delivered.filter((d) => d.headers["idempotent-replayed"] === "true");
         if (c.fault.startsWith("answer dropped")) expect(dropped.length > 0 && replayed.length > 0).toBe(true);
 
@@ -228,7 +244,7 @@ describe.concurrent("fault matrix: 200-edit sessions through a fault-injecting p
         expectTokenOnlyToApi(proxy, token);
         expectNoToken(token, { stdout: result.stdout, stderr: result.stderr, journal: journal.text });
 
-        addRow({ order, fault: c.fault, edits: plan.edits, injected: injected() + (c.outage ? 1 : 0), exit: result.code, started }, state, log);
+        addRow({ order: order + (api === "v1" ? 1000 : 0), fault: `${api}: ${c.fault}`, edits: plan.edits, injected: injected() + (c.outage ? 1 : 0), exit: result.code, started }, state, log);
       } finally {
         await proxy.close();
         await server.stop();
@@ -239,7 +255,7 @@ describe.concurrent("fault matrix: 200-edit sessions through a fault-injecting p
 
   it("down until the watcher gives up: journaled, exit 1; then push --pending syncs the rest", async () => {
     const c: FaultCase = { fault: "down at the end (flush timeout)", seed: 10, outage: { atMs: 1500, forMs: Infinity }, flushTimeoutMs: 1000, requestTimeoutMs: 500 };
-    const { run, plan, proxy, server, ws, token, projectId, started } = await runCase(c);
+    const { run, plan, proxy, server, ws, token, projectId, started } = await runCase(c, api);
     try {
       const { result, input } = run;
       expect(result.stdout.equals(input)).toBe(true);
@@ -251,7 +267,7 @@ describe.concurrent("fault matrix: 200-edit sessions through a fault-injecting p
       expect(result.stderr).toContain("uspark push --pending");
       const log = await commitLog(server.dataDir, projectId);
       expectNoToken(token, { stdout: result.stdout, stderr: result.stderr, journal: journal.text });
-      addRow({ order: 100, fault: c.fault, edits: plan.edits, injected: 1, exit: result.code, started }, state, log);
+      addRow({ order: 100 + (api === "v1" ? 1000 : 0), fault: `${api}: ${c.fault}`, edits: plan.edits, injected: 1, exit: result.code, started }, state, log);
 
       // The server is back: the journal is pushed and emptied.
       const pushStarted = Date.now();
@@ -270,7 +286,7 @@ describe.concurrent("fault matrix: 200-edit sessions through a fault-injecting p
       expect(logAfter.repeatedKeys + logAfter.noOps).toBe(0);
       expectNoToken(token, { stdout: push.stdout, stderr: push.stderr });
       expectTokenOnlyToApi(proxy, token);
-      addRow({ order: 101, fault: "… then `uspark push --pending`", edits: plan.edits, injected: 0, exit: push.code, started: pushStarted }, after, logAfter);
+      addRow({ order: 101 + (api === "v1" ? 1000 : 0), fault: `${api}: … then \`uspark push --pending\``, edits: plan.edits, injected: 0, exit: push.code, started: pushStarted }, after, logAfter);
     } finally {
       await proxy.close();
       await server.stop();

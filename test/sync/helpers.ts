@@ -346,3 +346,17 @@ export function useTestProject(options: { token?: string; prefix?: string } = {}
   });
   return project;
 }
+/** A commit request (POST /commits), not a v1.1 blob pack (POST /blobs, POST /blobs/get). */
+export const isCommit = (req: { method: string; url: string }) => req.method === "POST" && /\/commits(\?|$)/.test(req.url);
+
+/** A blob upload: PUT /blobs/{sha} (v1) or a pack, POST /blobs (v1.1). */
+export const isBlobUpload = (req: { method: string; url: string }) =>
+  (req.method === "PUT" && /\/blobs\/[0-9a-f]{64}$/.test(req.url)) || (req.method === "POST" && /\/blobs$/.test(req.url));
+
+/** A blob download: GET /blobs/{sha} (v1) or a pack, POST /blobs/get (v1.1). */
+export const isBlobDownload = (req: { method: string; url: string }) =>
+  (req.method === "GET" && /\/blobs\/[0-9a-f]{64}$/.test(req.url)) || (req.method === "POST" && /\/blobs\/get$/.test(req.url));
+
+/** The v1.1 routes answered 404 as a v1 server would (a fault-proxy rule). */
+export const v1Only = (req: { method: string; url: string }): Action | undefined =>
+  req.method === "POST" && /\/blobs(\/get)?$/.test(req.url) ? { kind: "answer", status: 404, body: { error: "not_found", message: "no such route" } } : undefined;

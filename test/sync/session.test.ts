@@ -5,6 +5,8 @@ import { createSyncSession, type SyncOptions } from "../../src/sync/index.js";
 import { journalPath, readJournal } from "../../src/sync/journal.js";
 import {
   captureReporter,
+  isBlobUpload,
+  isCommit,
   remoteFiles,
   remoteVersion,
   sha256,
@@ -36,7 +38,7 @@ afterEach(async () => {
 
 const target = (rel: string, cause = "Write") => ({ remote: rel, abs: path.join(root, rel), cause });
 const options = (extra: Partial<SyncOptions> = {}, apiUrl = server.url) => syncOptions(root, apiUrl, log.reporter, { token: TOKEN, ...extra });
-const commitsSeen = () => server.requests.filter((r) => r.method === "POST").length;
+const commitsSeen = () => server.requests.filter(isCommit).length;
 
 describe("sync session against the reference server", () => {
   it("pushes files: the server's bytes equal the local bytes; one line per commit", async () => {
@@ -108,7 +110,7 @@ describe("sync session against the reference server", () => {
     const gate = new Promise<void>((r) => (release = r));
     let held = false;
     const proxy = await startProxy(server.url, (req) => {
-      if (req.method === "POST" && !held) {
+      if (isCommit(req) && !held) {
         held = true;
         return { kind: "forward-after", before: () => gate };
       }
@@ -123,7 +125,7 @@ describe("sync session against the reference server", () => {
       release();
       const result = await session.finish(10_000);
       expect(result.commits).toBe(2);
-      const bodies = proxy.seen.filter((r) => r.method === "POST").map((r) => JSON.parse(r.body.toString()).changes.map((c: { path: string }) => c.path));
+      const bodies = proxy.seen.filter(isCommit).map((r) => JSON.parse(r.body.toString()).changes.map((c: { path: string }) => c.path));
       expect(bodies).toEqual([["a.txt"], ["b.txt"]]);
     } finally {
       await proxy.close();
@@ -135,7 +137,7 @@ describe("sync session against the reference server", () => {
     await writeFile(file, "old");
     let touched = false;
     const proxy = await startProxy(server.url, (req) => {
-      if (req.method === "POST" && !touched) {
+      if (isCommit(req) && !touched) {
         touched = true;
         return { kind: "forward-after", before: () => writeFile(file, "newer content") };
       }
@@ -156,9 +158,9 @@ describe("sync session against the reference server", () => {
     await writeFile(path.join(root, "m.txt"), "missing at first");
     let faked = false;
     const proxy = await startProxy(server.url, (req) => {
-      if (req.method === "PUT" && !faked) {
+      if (isBlobUpload(req) && !faked) {
         faked = true; // pretend it was stored
-        return { kind: "answer", status: 201, body: {} };
+        return { kind: "answer", status: 200, body: { stored: [sha256("missing at first")], present: [] } };
       }
       return undefined;
     });
@@ -167,10 +169,10 @@ describe("sync session against the reference server", () => {
       session.add(target("m.txt"));
       const result = await session.finish(10_000);
       expect(result).toMatchObject({ commits: 1, pushed: 1, failed: [] });
-      const posts = proxy.seen.filter((r) => r.method === "POST");
+      const posts = proxy.seen.filter(isCommit);
       expect(posts).toHaveLength(2);
       expect(posts[0]!.headers["idempotency-key"]).toBe(posts[1]!.headers["idempotency-key"]);
-      expect(proxy.seen.filter((r) => r.method === "PUT")).toHaveLength(2);
+      expect(proxy.seen.filter(isBlobUpload)).toHaveLength(2);
       expect((await remoteFiles(server.url, "p1", TOKEN)).get("m.txt")!.toString()).toBe("missing at first");
     } finally {
       await proxy.close();
@@ -222,7 +224,7 @@ describe("sync session under failures", () => {
     await writeFile(path.join(root, "a.txt"), "a");
     let failed = 0;
     const proxy = await startProxy(server.url, (req) => {
-      if (req.method === "POST" && failed++ === 0) {
+      if (isCommit(req) && failed++ === 0) {
         return { kind: "answer", status: 503, headers: { "retry-after": "1" }, body: { error: "unavailable", message: "busy" } };
       }
       return undefined;
@@ -232,7 +234,7 @@ describe("sync session under failures", () => {
       session.add(target("a.txt"));
       const result = await session.finish(10_000);
       expect(result).toMatchObject({ commits: 1, pushed: 1, failed: [] });
-      const posts = proxy.seen.filter((r) => r.method === "POST");
+      const posts = proxy.seen.filter(isCommit);
       expect(posts).toHaveLength(2);
       expect(posts[1]!.at - posts[0]!.at).toBeGreaterThanOrEqual(950);
       expect(posts[1]!.headers["idempotency-key"]).toBe(posts[0]!.headers["idempotency-key"]);
@@ -248,7 +250,7 @@ describe("sync session under failures", () => {
     await writeFile(path.join(root, "a.txt"), "a");
     let failed = 0;
     const proxy = await startProxy(server.url, (req) =>
-      req.method === "POST" && failed++ === 0 ? { kind: "answer", status: 503, headers: { "retry-after": "30" }, body: {} } : undefined,
+      isCommit(req) && failed++ === 0 ? { kind: "answer", status: 503, headers: { "retry-after": "30" }, body: {} } : undefined,
     );
     try {
       const session = createSyncSession(options({}, proxy.url));
@@ -266,13 +268,13 @@ describe("sync session under failures", () => {
   it("a connection reset during the commit is retried with the same key; applied once", async () => {
     await writeFile(path.join(root, "a.txt"), "a");
     let resets = 0;
-    const proxy = await startProxy(server.url, (req) => (req.method === "POST" && resets++ < 2 ? { kind: "reset" } : undefined));
+    const proxy = await startProxy(server.url, (req) => (isCommit(req) && resets++ < 2 ? { kind: "reset" } : undefined));
     try {
       const session = createSyncSession(options({}, proxy.url));
       session.add(target("a.txt"));
       const result = await session.finish(10_000);
       expect(result.commits).toBe(1);
-      const keys = new Set(proxy.seen.filter((r) => r.method === "POST").map((r) => r.headers["idempotency-key"]));
+      const keys = new Set(proxy.seen.filter(isCommit).map((r) => r.headers["idempotency-key"]));
       expect(keys.size).toBe(1);
       expect(await remoteVersion(server.url, "p1", TOKEN)).toBe(1);
     } finally {
@@ -283,13 +285,13 @@ describe("sync session under failures", () => {
   it("an upload stalled past the request timeout is retried", async () => {
     await writeFile(path.join(root, "a.txt"), "a");
     let stalled = 0;
-    const proxy = await startProxy(server.url, (req) => (req.method === "PUT" && stalled++ === 0 ? { kind: "stall" } : undefined));
+    const proxy = await startProxy(server.url, (req) => (isBlobUpload(req) && stalled++ === 0 ? { kind: "stall" } : undefined));
     try {
       const session = createSyncSession(options({ requestTimeoutMs: 300 }, proxy.url));
       session.add(target("a.txt"));
       const result = await session.finish(10_000);
       expect(result).toMatchObject({ commits: 1, pushed: 1 });
-      expect(proxy.seen.filter((r) => r.method === "PUT")).toHaveLength(2);
+      expect(proxy.seen.filter(isBlobUpload)).toHaveLength(2);
       expect(log.events("retry")[0]!.code).toBe("timeout");
     } finally {
       await proxy.close();

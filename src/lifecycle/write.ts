@@ -1,0 +1,88 @@
+import { randomBytes } from "node:crypto";
+import { constants, promises as fsp } from "node:fs";
+import path from "node:path";
+import { isInside } from "../paths.js";
+import { changedSince, type FileSnapshot } from "../sync/files.js";
+
+/**
+ * Writing a pulled file without ever leaving the root: directories are created one by one, each
+ * checked with lstat (a symlink is never followed); the bytes go to a temp file in the same
+ * directory, opened with O_EXCL|O_NOFOLLOW, fsynced, checked to be inside the root by the kernel's
+ * own path of the descriptor, and renamed into place. The caller fsyncs the directories once
+ * all is written (syncDirectories), before it records the pull as done.
+ */
+
+/** The path may not be written (a symlink or a file in the way). */
+export class WriteRefused extends Error {
+  override readonly name = "WriteRefused";
+}
+
+/** The local file changed after it was looked at: it is kept. */
+export class LocalChanged extends Error {
+  override readonly name = "LocalChanged";
+}
+
+const { O_WRONLY, O_CREAT, O_EXCL } = constants;
+const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+
+/** `expected`: the local file as it was planned (its stat), or "missing". */
+export async function writeAtomic(root: string, abs: string, bytes: Uint8Array, expected: FileSnapshot | "missing"): Promise<void> {
+  await makeParents(root, abs);
+  const dir = path.dirname(abs);
+  const existing = await fsp.lstat(abs).catch(() => undefined);
+  const temp = path.join(dir, `.${path.basename(abs).slice(0, 200)}.uspark-${randomBytes(6).toString("hex")}.tmp`);
+  const handle = await fsp.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o666);
+  let renamed = false;
+  try {
+    if (existing?.isFile()) await handle.chmod(existing.mode & 0o7777);
+    await handle.writeFile(bytes);
+    await handle.sync();
+    const where = await fsp.readlink(`/proc/self/fd/${handle.fd}`).catch(() => temp);
+    if (!isInside(root, where)) throw new WriteRefused(`it would be written outside the project root (${where})`);
+    await handle.close();
+    if (expected === "missing" ? existing !== undefined : await changedSince(abs, expected)) {
+      throw new LocalChanged("it changed here while the pull ran: kept");
+    }
+    await fsp.rename(temp, abs);
+    renamed = true;
+  } finally {
+    await handle.close().catch(() => undefined);
+    if (!renamed) await fsp.unlink(temp).catch(() => undefined);
+  }
+}
+
+/** Removes a file the base says is ours, unless it changed since it was looked at. */
+export async function removeUnchanged(abs: string, expected: FileSnapshot): Promise<void> {
+  if (await changedSince(abs, expected)) throw new LocalChanged("it changed here while the pull ran: kept");
+  await fsp.unlink(abs);
+}
+
+/** Creates the directories above `abs` one at a time, never descending through a symlink or a file. */
+async function makeParents(root: string, abs: string): Promise<void> {
+  const parts = path.relative(root, path.dirname(abs)).split(path.sep).filter((part) => part !== "");
+  let current = root;
+  for (const part of parts) {
+    current = path.join(current, part);
+    const rel = path.relative(root, current).split(path.sep).join("/");
+    let stat = await fsp.lstat(current).catch(() => undefined);
+    if (!stat) {
+      // mkdir never follows a symlink in its last component: a link made meanwhile is an EEXIST.
+      await fsp.mkdir(current).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "EEXIST") throw error;
+      });
+      stat = await fsp.lstat(current);
+    }
+    if (stat.isSymbolicLink()) throw new WriteRefused(`it would be written through the symlink ${rel}`);
+    if (!stat.isDirectory()) throw new WriteRefused(`${rel} is a file here, not a directory`);
+  }
+}
+
+/** Makes the renames and unlinks in these directories durable. */
+export async function syncDirectories(dirs: Iterable<string>): Promise<void> {
+  for (const dir of new Set(dirs)) {
+    const handle = await fsp.open(dir, constants.O_RDONLY | constants.O_DIRECTORY).catch(() => undefined);
+    if (!handle) continue;
+    await handle.sync().catch(() => undefined);
+    await handle.close();
+  }
+}

@@ -1,0 +1,177 @@
+// `uspark pull` end to end: the built CLI as a child process against the reference server (v1.1,
+// and v1 behind a proxy that answers 404 on the v1.1 routes) or a hostile server on 127.0.0.1.
+
+import { lstat, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { cliEnv, newToken, workspace } from "../reliability/harness.js";
+import { isBlobDownload, startProxy, startRef, v1Only, type RefServer } from "../sync/helpers.js";
+import { commitFiles, startHostileServer } from "./helpers.js";
+
+const PROJECT = "pull-test";
+let ws: Awaited<ReturnType<typeof workspace>>;
+let server: RefServer;
+let token: string;
+
+beforeEach(async () => {
+  ws = await workspace("uspark-pull-");
+  token = newToken();
+  server = await startRef(token);
+});
+
+afterEach(async () => {
+  await server.stop();
+  await ws.cleanup();
+});
+
+function pull(apiUrl: string, ...args: string[]) {
+  return runCli(["pull", "--project-id", PROJECT, "--api-url", apiUrl, "--root", ws.root, "--log-format", "json", "--verbose", ...args], {
+    cwd: ws.root,
+    env: cliEnv(ws.home, token),
+    timeoutMs: 60_000,
+  });
+}
+
+const events = (stderr: string, event: string) =>
+  stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { event: string; path?: string; message: string }).filter((r) => r.event === event);
+
+const binary = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 31 + (i >> 8)) & 0xff));
+const FILES: Record<string, Buffer> = {
+  "README.md": Buffer.from("# hello\n"),
+  "src/deep/nested/dir/a.ts": Buffer.from("export const a = 1;\r\n"),
+  "docs/日本語/ünïcödé 名前.txt": Buffer.from("unicode ✓\n"),
+  "assets/blob.bin": binary,
+  "empty.txt": Buffer.alloc(0),
+  "same-content-1.txt": Buffer.from("twin"),
+  "same-content-2.txt": Buffer.from("twin"),
+};
+
+async function expectTree(files: Record<string, Buffer>) {
+  for (const [rel, bytes] of Object.entries(files)) expect((await readFile(path.join(ws.root, rel))).equals(bytes), rel).toBe(true);
+}
+
+describe.each(["v1.1", "v1"] as const)("uspark pull (API %s)", (api) => {
+  async function apiUrl(): Promise<{ url: string; close: () => Promise<void> }> {
+    if (api === "v1.1") return { url: server.url, close: async () => {} };
+    const proxy = await startProxy(server.url, v1Only);
+    return { url: proxy.url, close: () => proxy.close() };
+  }
+
+  it("writes nested, unicode, binary and empty files byte-exact; a second pull downloads nothing", async () => {
+    await commitFiles(server.url, PROJECT, token, FILES);
+    const target = await apiUrl();
+    try {
+      const first = await pull(target.url);
+      expect(first.code, first.stderr).toBe(0);
+      await expectTree(FILES);
+      expect(events(first.stderr, "summary")[0]!.message).toBe("pulled 7 files, 0 unchanged");
+      expect(events(first.stderr, "api-v1")).toHaveLength(api === "v1" ? 1 : 0);
+      const downloads = server.requests.filter(isBlobDownload).length;
+      // Six distinct blobs: one pack on v1.1, one GET each on v1.
+      expect(downloads).toBe(api === "v1.1" ? 1 : 6);
+
+      const second = await pull(target.url);
+      expect(second.code, second.stderr).toBe(0);
+      expect(events(second.stderr, "summary")[0]!.message).toBe("pulled 0 files, 7 unchanged");
+      expect(server.requests.filter(isBlobDownload).length).toBe(downloads);
+    } finally {
+      await target.close();
+    }
+  });
+});
+
+describe("uspark pull: local changes", () => {
+  it("a file changed since the last pull is a conflict: kept without --force, overwritten with it", async () => {
+    await commitFiles(server.url, PROJECT, token, { "a.txt": "v1\n", "b.txt": "b1\n" });
+    expect((await pull(server.url)).code).toBe(0);
+    await writeFile(path.join(ws.root, "a.txt"), "my local edit\n");
+    await commitFiles(server.url, PROJECT, token, { "a.txt": "v2\n", "b.txt": "b2\n" });
+
+    const kept = await pull(server.url);
+    expect(kept.code).toBe(1);
+    expect(await readFile(path.join(ws.root, "a.txt"), "utf8")).toBe("my local edit\n");
+    expect(await readFile(path.join(ws.root, "b.txt"), "utf8")).toBe("b2\n");
+    expect(events(kept.stderr, "pull-conflict").map((r) => r.path)).toEqual(["a.txt"]);
+    expect(events(kept.stderr, "summary")[0]!.message).toBe("pulled 1 file, 0 unchanged, 1 conflict");
+
+    // Still a conflict the next time: the base keeps what the file was.
+    expect((await pull(server.url)).code).toBe(1);
+    const forced = await pull(server.url, "--force");
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(await readFile(path.join(ws.root, "a.txt"), "utf8")).toBe("v2\n");
+  });
+
+  it("without a base, a local file that differs from the remote is a conflict", async () => {
+    await commitFiles(server.url, PROJECT, token, { "a.txt": "remote\n" });
+    await writeFile(path.join(ws.root, "a.txt"), "local\n");
+    const result = await pull(server.url);
+    expect(result.code).toBe(1);
+    expect(await readFile(path.join(ws.root, "a.txt"), "utf8")).toBe("local\n");
+  });
+
+  it("--delete removes files the remote no longer has, but spares the ones changed here", async () => {
+    await commitFiles(server.url, PROJECT, token, { "gone.txt": "g\n", "edited.txt": "e\n", "stays.txt": "s\n" });
+    expect((await pull(server.url)).code).toBe(0);
+    await writeFile(path.join(ws.root, "edited.txt"), "changed here\n");
+    await commitFiles(server.url, PROJECT, token, { "gone.txt": null, "edited.txt": null });
+
+    const without = await pull(server.url);
+    expect(without.code).toBe(0);
+    expect((await readdir(ws.root)).sort()).toEqual([".uspark", "edited.txt", "gone.txt", "stays.txt"]);
+
+    const result = await pull(server.url, "--delete");
+    expect(result.code).toBe(1);
+    expect((await readdir(ws.root)).sort()).toEqual([".uspark", "edited.txt", "stays.txt"]);
+    expect(await readFile(path.join(ws.root, "edited.txt"), "utf8")).toBe("changed here\n");
+    expect(events(result.stderr, "summary")[0]!.message).toBe("pulled 0 files, 1 unchanged, 1 deleted, 1 conflict");
+  });
+
+  it("--dry-run prints the plan and touches nothing", async () => {
+    await commitFiles(server.url, PROJECT, token, { "a.txt": "a\n", "d/b.txt": "b\n" });
+    const result = await pull(server.url, "--dry-run");
+    expect(result.code, result.stderr).toBe(0);
+    expect(events(result.stderr, "pull-plan").map((r) => r.path).sort()).toEqual(["a.txt", "d/b.txt"]);
+    expect(await readdir(ws.root)).toEqual([]);
+    expect(server.requests.filter(isBlobDownload)).toEqual([]);
+  });
+
+  it("--prefix and --ignore: only under the prefix, ignored files left out", async () => {
+    await commitFiles(server.url, PROJECT, token, { "a.txt": "a\n", "debug.log": "log\n" });
+    const result = await pull(server.url, "--prefix", "vendor/app", "--ignore", "*.log");
+    expect(result.code, result.stderr).toBe(0);
+    expect(await readFile(path.join(ws.root, "vendor/app/a.txt"), "utf8")).toBe("a\n");
+    expect((await readdir(ws.root)).sort()).toEqual([".uspark", "vendor"]);
+    expect(await readdir(path.join(ws.root, "vendor/app"))).toEqual(["a.txt"]);
+  });
+});
+
+describe("uspark pull: a hostile listing", () => {
+  it("writes nothing outside the root, nothing in .git/ or .uspark/, nothing through a symlink; exit 1", async () => {
+    const outside = path.join(ws.base, "outside");
+    await mkdir(outside);
+    await mkdir(path.join(ws.root, ".git"));
+    await writeFile(path.join(ws.root, ".git/config"), "[core]\n");
+    await symlink(outside, path.join(ws.root, "link"));
+    const evil = Buffer.from("pwned\n");
+    const hostilePaths = ["../x", "/abs", ".git/config", ".uspark/state.json", "link/x", "nul\0.txt", "back\\slash.txt", `${"l".repeat(1030)}.txt`, "dup.txt", "dup.txt", "clash", "clash/inner.txt"];
+    const hostile = await startHostileServer([...hostilePaths.map((p) => ({ path: p, content: evil })), { path: "ok.txt", content: Buffer.from("fine\n") }]);
+    try {
+      const result = await pull(hostile.url);
+      expect(result.code).toBe(1);
+      expect(await readFile(path.join(ws.root, "ok.txt"), "utf8")).toBe("fine\n");
+      expect(await readdir(outside)).toEqual([]);
+      expect(await readFile(path.join(ws.root, ".git/config"), "utf8")).toBe("[core]\n");
+      expect(await readFile(path.join(ws.root, ".uspark/state.json"), "utf8")).not.toContain("pwned");
+      await expect(lstat(path.join(ws.base, "x"))).rejects.toThrow();
+      await expect(lstat("/abs")).rejects.toThrow();
+      expect((await readdir(ws.root)).sort()).toEqual([".git", ".uspark", "link", "ok.txt"]);
+      // One warning per refused path (the duplicate is one path).
+      const refused = events(result.stderr, "pull-refused").map((r) => r.path);
+      expect(new Set(refused).size).toBe(new Set(hostilePaths).size);
+      expect(events(result.stderr, "summary")[0]!.message).toContain("refused");
+    } finally {
+      await hostile.close();
+    }
+  });
+});

@@ -1,0 +1,77 @@
+// Defect 18: a server that answers one byte at a time must not hold `uspark push` forever. Every
+// request has a hard deadline, and the flush's deadline is not extended by a small request that
+// trickles (idle timeouts alone never fire: a byte keeps arriving).
+
+import { writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { cliEnv, newToken, workspace } from "../reliability/harness.js";
+
+/** Answers every request with 200 and headers at once, then one space every `everyMs`, never ending. */
+async function startDripServer(everyMs: number) {
+  const sockets = new Set<Socket>();
+  const timers = new Set<ReturnType<typeof setInterval>>();
+  let requests = 0;
+  const server: Server = createServer((req, res) => {
+    requests++;
+    req.resume();
+    res.writeHead(200, { "content-type": "application/json" });
+    res.write("{");
+    const timer = setInterval(() => res.write(" "), everyMs);
+    timers.add(timer);
+    res.on("close", () => {
+      clearInterval(timer);
+      timers.delete(timer);
+    });
+  });
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get requests() {
+      return requests;
+    },
+    async close() {
+      for (const timer of timers) clearInterval(timer);
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+let ws: Awaited<ReturnType<typeof workspace>>;
+let drip: Awaited<ReturnType<typeof startDripServer>>;
+
+beforeEach(async () => {
+  ws = await workspace("uspark-drip-");
+  drip = await startDripServer(200);
+});
+
+afterEach(async () => {
+  await drip.close();
+  await ws.cleanup();
+});
+
+describe("push against a server that trickles its answers", () => {
+  it("gives up at the flush timeout, journals the file and exits 1", async () => {
+    await writeFile(path.join(ws.root, "a.txt"), "a\n");
+    const started = Date.now();
+    const result = await runCli(
+      ["push", "--project-id", "drip", "--api-url", drip.url, "--root", ws.root, "--request-timeout", "2000", "--flush-timeout", "1500"],
+      { cwd: ws.root, env: cliEnv(ws.home, newToken()), timeoutMs: 30_000 },
+    );
+    const seconds = (Date.now() - started) / 1000;
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain("flush timeout (1500 ms)");
+    expect(result.stderr).toContain("uspark push --pending");
+    // The flush timeout plus the process's start and the journal write; far from "forever".
+    expect(seconds).toBeLessThan(15);
+    expect(drip.requests).toBeGreaterThan(0);
+  });
+});

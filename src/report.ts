@@ -131,7 +131,7 @@ const URL_USERINFO = /(:\/\/?)[^\s/?#@"'<>]+@/g;
 // `user:password@host` with no scheme at all.
 const BARE_USERINFO = /(^|[\s"'(<=,;])[^\s/?#@"'<>:]+:[^\s/?#@"'<>]*@(?=[^\s@])/g;
 // `?token=…`, `&api_key=…`, `;password=…`: any query parameter named like a credential.
-const SECRET_PARAM = /([?&;][\w.-]*(?:token|key|secret|password|passwd|pwd|auth|sig|signature|credential)[\w.-]*=)[^&#\s"'<>]*/gi;
+const SECRET_PARAM = /([?&;][\w.-]*(?:token|key|secret|password|passwd|pwd|auth|sig|signature|credential)[\w.-]*=)[^&;#\s"'<>]*/gi;
 
 /** Credentials in URLs masked: userinfo and credential-like query parameters become `***`. */
 export function redactCredentials(text: string): string {

@@ -91,7 +91,9 @@ function passThrough({ input, output, watcher, report }: SessionOptions): Sessio
 
 /** No stream (--no-stdin): the session lasts until a signal. */
 function waitForSignal(): SessionStream {
+  // The file watcher does not hold the process open (a stream did, until now): this does.
+  const keepAlive = setInterval(() => {}, 1 << 30);
   let stop = () => {};
-  const ended = new Promise<void>((resolve) => (stop = resolve));
+  const ended = new Promise<void>((resolve) => (stop = resolve)).then(() => clearInterval(keepAlive));
   return { ended, done: ended, stop: () => stop(), outputFailed: () => false };
 }

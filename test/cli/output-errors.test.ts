@@ -1,26 +1,15 @@
 import { spawn, type StdioOptions } from "node:child_process";
 import { closeSync, existsSync, openSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { CLI, runCli } from "../helpers/cli.js";
-import { remoteFiles, startRef, tempDir, type RefServer } from "../sync/helpers.js";
-import { journaledPaths, UNREACHABLE, writeEvents } from "./helpers.js";
+import { remoteFiles, startRef } from "../sync/helpers.js";
+import { journaledPaths, perTest, UNREACHABLE, writeEvents } from "./helpers.js";
 
-let root: string;
-let cleanup: () => Promise<void>;
-let server: RefServer | undefined;
-
-beforeEach(async () => {
-  ({ dir: root, cleanup } = await tempDir("uspark-cli-io-"));
-});
-afterEach(async () => {
-  await server?.stop();
-  server = undefined;
-  await cleanup();
-});
+const t = perTest("uspark-cli-io-");
 
 function watchArgs(apiUrl: string, ...extra: string[]): string[] {
-  return ["watch-claude", "--project-id", "p1", "--api-url", apiUrl, "--root", root, "--no-fs-watch", ...extra];
+  return ["watch-claude", "--project-id", "p1", "--api-url", apiUrl, "--root", t.root, "--no-fs-watch", ...extra];
 }
 
 interface Run {
@@ -60,42 +49,42 @@ function withFullDevice<T>(use: (fd: number) => Promise<T>): Promise<T> {
 
 describe("write errors on our own streams", () => {
   it("should exit 74 with an error, not 0, when stdout fails with ENOSPC, and still sync (defect 15)", async () => {
-    server = await startRef();
-    const file = path.join(root, "a.txt");
+    t.server = await startRef();
+    const file = path.join(t.root, "a.txt");
     writeFileSync(file, "still synced\n");
-    const run = await withFullDevice((fd) => runWith(watchArgs(server!.url), writeEvents(file), ["pipe", fd, "pipe"]));
+    const run = await withFullDevice((fd) => runWith(watchArgs(t.server!.url), writeEvents(file), ["pipe", fd, "pipe"]));
     expect(run.stderr).toMatch(/error: writing stdout failed \(ENOSPC\)/);
     expect(run.code).toBe(74);
-    expect((await remoteFiles(server.url)).get("a.txt")?.toString()).toBe("still synced\n");
+    expect((await remoteFiles(t.server!.url)).get("a.txt")?.toString()).toBe("still synced\n");
   });
 
   it("should keep going when stderr's reader goes away (EPIPE): stdout whole, journal written, exit 1 (defect 14)", async () => {
-    const file = path.join(root, "a.txt");
+    const file = path.join(t.root, "a.txt");
     writeFileSync(file, "x");
     const input = writeEvents(file) + "plain line\n".repeat(1000);
     const run = await runWith(watchArgs(UNREACHABLE, "--flush-timeout", "300", "--verbose"), input, ["pipe", "pipe", "pipe"], (child) => child.stderr!.destroy());
     expect(run.signal).toBeNull();
     expect(run.stdout).toBe(input);
     expect(run.code).toBe(1);
-    expect(journaledPaths(root)).toEqual(["a.txt"]);
+    expect(journaledPaths(t.root)).toEqual(["a.txt"]);
   });
 
   it("should exit 74 when stdout fails even with nothing to sync", async () => {
-    server = await startRef();
-    const run = await withFullDevice((fd) => runWith(watchArgs(server!.url), "just text\n", ["pipe", fd, "pipe"]));
+    t.server = await startRef();
+    const run = await withFullDevice((fd) => runWith(watchArgs(t.server!.url), "just text\n", ["pipe", fd, "pipe"]));
     expect(run.code).toBe(74);
-    expect(existsSync(path.join(root, ".uspark", "pending.json"))).toBe(false);
+    expect(existsSync(path.join(t.root, ".uspark", "pending.json"))).toBe(false);
   });
 
   it("should not exit 0 when stderr fails with ENOSPC, though everything synced", async () => {
-    server = await startRef();
-    const file = path.join(root, "a.txt");
+    t.server = await startRef();
+    const file = path.join(t.root, "a.txt");
     writeFileSync(file, "x");
     const input = writeEvents(file);
-    const run = await withFullDevice((fd) => runWith(watchArgs(server!.url), input, ["pipe", "pipe", fd]));
+    const run = await withFullDevice((fd) => runWith(watchArgs(t.server!.url), input, ["pipe", "pipe", fd]));
     expect(run.stdout).toBe(input);
     expect(run.code).toBe(74);
-    expect((await remoteFiles(server.url)).has("a.txt")).toBe(true);
+    expect((await remoteFiles(t.server!.url)).has("a.txt")).toBe(true);
   });
 });
 
@@ -103,7 +92,7 @@ describe("names and URLs in what we print", () => {
   const forged = "/outside/evil\u001b[31m\nuspark: synced: 9 files pushed\u202e.txt";
 
   it("should escape control characters of a file name in text lines (defect 5)", async () => {
-    const result = await runCli(["watch-claude", "--dry-run", "--root", root, "--no-fs-watch"], { input: writeEvents(forged) });
+    const result = await runCli(["watch-claude", "--dry-run", "--root", t.root, "--no-fs-watch"], { input: writeEvents(forged) });
     expect(result.code).toBe(0);
     expect(result.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f\u202e]/);
     expect(result.stderr.split("\n").filter((line) => line.startsWith("uspark: synced"))).toEqual([]);
@@ -111,14 +100,14 @@ describe("names and URLs in what we print", () => {
   });
 
   it("should keep the exact name in the JSON log", async () => {
-    const result = await runCli(["watch-claude", "--dry-run", "--root", root, "--no-fs-watch", "--log-format", "json"], { input: writeEvents(forged) });
+    const result = await runCli(["watch-claude", "--dry-run", "--root", t.root, "--no-fs-watch", "--log-format", "json"], { input: writeEvents(forged) });
     const records = result.stderr.trimEnd().split("\n").map((line) => JSON.parse(line) as { path?: string });
     expect(records.some((record) => record.path === forged)).toBe(true);
   });
 
   it("should never print the credentials of an API URL with a typo (defect 4)", async () => {
     for (const url of ["http://bob:hunter2@example.com:99999/", "htps://bob:hunter2@example.com/", "https://example.com:99999/?token=hunter2"]) {
-      const result = await runCli(["watch-claude", "--project-id", "p1", "--api-url", url, "--root", root]);
+      const result = await runCli(["watch-claude", "--project-id", "p1", "--api-url", url, "--root", t.root]);
       expect(result.code, url).toBe(2);
       expect(result.stderr, url).toMatch(/invalid API URL|unsupported API URL scheme/);
       expect(result.stderr, url).not.toContain("hunter2");

@@ -1,30 +1,19 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startCli, waitForOutput } from "../helpers/cli.js";
-import { remoteFiles, startRef, tempDir, type RefServer } from "../sync/helpers.js";
-import { journaledPaths, UNREACHABLE, writeEvents } from "./helpers.js";
+import { remoteFiles, startRef } from "../sync/helpers.js";
+import { journaledPaths, perTest, UNREACHABLE, writeEvents } from "./helpers.js";
 
-let root: string;
-let cleanup: () => Promise<void>;
-let server: RefServer | undefined;
-
-beforeEach(async () => {
-  ({ dir: root, cleanup } = await tempDir("uspark-cli-signals-"));
-});
-afterEach(async () => {
-  await server?.stop();
-  server = undefined;
-  await cleanup();
-});
+const t = perTest("uspark-cli-signals-");
 
 function watchArgs(apiUrl: string, ...extra: string[]): string[] {
-  return ["watch-claude", "--project-id", "p1", "--api-url", apiUrl, "--root", root, "--no-fs-watch", "--verbose", ...extra];
+  return ["watch-claude", "--project-id", "p1", "--api-url", apiUrl, "--root", t.root, "--no-fs-watch", "--verbose", ...extra];
 }
 
 /** A watch that has seen a Write of `name` and is still reading stdin. */
 async function watchingAWrite(apiUrl: string, name: string, ...extra: string[]) {
-  const file = path.join(root, name);
+  const file = path.join(t.root, name);
   writeFileSync(file, "written before the terminal closed\n");
   const cli = startCli(watchArgs(apiUrl, ...extra));
   cli.child.stdin.write(writeEvents(file));
@@ -39,16 +28,16 @@ describe("SIGHUP: the terminal closed, ssh dropped (defect 13)", () => {
     const done = await result;
     expect(done.signal).toBeNull();
     expect(done.code).toBe(1);
-    expect(journaledPaths(root)).toEqual(["a.txt"]);
+    expect(journaledPaths(t.root)).toEqual(["a.txt"]);
   });
 
   it("should push what is pending and exit 0 when the server is up", async () => {
-    server = await startRef();
-    const { child, result } = await watchingAWrite(server.url, "a.txt", "--debounce", "60000", "--max-wait", "60000");
+    t.server = await startRef();
+    const { child, result } = await watchingAWrite(t.server!.url, "a.txt", "--debounce", "60000", "--max-wait", "60000");
     child.kill("SIGHUP");
     const done = await result;
     expect(done.code).toBe(0);
-    expect((await remoteFiles(server.url)).get("a.txt")?.toString()).toBe("written before the terminal closed\n");
+    expect((await remoteFiles(t.server!.url)).get("a.txt")?.toString()).toBe("written before the terminal closed\n");
   });
 
   it("should journal at once and exit 129 on a second SIGHUP", async () => {
@@ -58,6 +47,6 @@ describe("SIGHUP: the terminal closed, ssh dropped (defect 13)", () => {
     child.kill("SIGHUP");
     const done = await result;
     expect(done.code).toBe(129);
-    expect(journaledPaths(root)).toEqual(["stuck.txt"]);
+    expect(journaledPaths(t.root)).toEqual(["stuck.txt"]);
   });
 });

@@ -1,27 +1,17 @@
-import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
-import { remoteFiles, startRef, tempDir, type RefServer } from "../sync/helpers.js";
+import { perTest } from "../cli/helpers.js";
+import { remoteFiles } from "../sync/helpers.js";
 
 const FAKE_AGENT = path.join(import.meta.dirname, "fake-agent.mjs");
 
-let root: string;
-let cleanup: () => Promise<void>;
-let server: RefServer;
-
-beforeEach(async () => {
-  ({ dir: root, cleanup } = await tempDir("uspark-run-"));
-  server = await startRef();
-});
-afterEach(async () => {
-  await server.stop();
-  await cleanup();
-});
+const t = perTest("uspark-run-", { server: true });
 
 /** `uspark run … -- node fake-agent.mjs <how> -- <files>`. */
 function runArgs(how: string, files: string[], ...extra: string[]): string[] {
-  return ["run", "--project-id", "p1", "--api-url", server.url, "--root", root, ...extra, "--", process.execPath, FAKE_AGENT, how, "--", ...files.map((f) => path.join(root, f))];
+  return ["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, ...extra, "--", process.execPath, FAKE_AGENT, how, "--", ...files.map((f) => path.join(t.root, f))];
 }
 
 describe("uspark run -- <agent>", () => {
@@ -29,21 +19,21 @@ describe("uspark run -- <agent>", () => {
     const result = await runCli(runArgs("0", ["a.txt", "b.txt"]));
     expect(result.code).toBe(0);
     expect(result.stdout.toString().split("\n").filter(Boolean).map((line) => JSON.parse(line).type)).toEqual(["assistant", "user", "assistant", "user"]);
-    const remote = await remoteFiles(server.url);
-    expect(remote.get("a.txt")?.toString()).toBe(readFileSync(path.join(root, "a.txt"), "utf8"));
+    const remote = await remoteFiles(t.server!.url);
+    expect(remote.get("a.txt")?.toString()).toBe(readFileSync(path.join(t.root, "a.txt"), "utf8"));
     expect(remote.has("b.txt")).toBe(true);
   });
 
   it("should exit with the agent's code 3 after syncing its writes", async () => {
     const result = await runCli(runArgs("3", ["a.txt"]));
     expect(result.code).toBe(3);
-    expect((await remoteFiles(server.url)).has("a.txt")).toBe(true);
+    expect((await remoteFiles(t.server!.url)).has("a.txt")).toBe(true);
   });
 
   it("should exit 130 and 143 when the agent died of SIGINT or SIGTERM", async () => {
     expect((await runCli(runArgs("SIGINT", ["a.txt"]))).code).toBe(130);
     expect((await runCli(runArgs("SIGTERM", ["b.txt"]))).code).toBe(143);
-    expect([...(await remoteFiles(server.url)).keys()].sort()).toEqual(["a.txt", "b.txt"]);
+    expect([...(await remoteFiles(t.server!.url)).keys()].sort()).toEqual(["a.txt", "b.txt"]);
   });
 
   it("should pass SIGTERM on to the agent and sync the write of its SIGTERM handler", async () => {
@@ -52,26 +42,26 @@ describe("uspark run -- <agent>", () => {
     child.kill("SIGTERM");
     const done = await result;
     expect(done.code).toBe(143);
-    expect((await remoteFiles(server.url)).get("last.txt")?.toString()).toBe(`last words ${path.join(root, "last.txt")}\n`);
+    expect((await remoteFiles(t.server!.url)).get("last.txt")?.toString()).toBe(`last words ${path.join(t.root, "last.txt")}\n`);
   });
 
   it("should say a command that is not found in one line and exit 127", async () => {
-    const result = await runCli(["run", "--project-id", "p1", "--api-url", server.url, "--root", root, "--", "no-such-agent-here", "-p"]);
+    const result = await runCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--", "no-such-agent-here", "-p"]);
     expect(result.code).toBe(127);
     expect(result.stderr.trimEnd().split("\n")).toEqual(["uspark: error: command not found: no-such-agent-here"]);
   });
 
   it("should warn once when a known agent lacks its stream flag, never change its arguments, and still sync by the file watcher", async () => {
     // A `claude` that prints its arguments and writes a file, with no stream at all.
-    const bin = path.join(root, "bin");
+    const bin = path.join(t.root, "bin");
     const claude = path.join(bin, "claude");
-    await import("node:fs/promises").then((fs) => fs.mkdir(bin));
-    writeFileSync(claude, `#!${process.execPath}\nrequire("fs").writeFileSync(${JSON.stringify(path.join(root, "out.txt"))}, "by the shell\\n");\nconsole.log(JSON.stringify(process.argv.slice(2)));\n`);
+    mkdirSync(bin);
+    writeFileSync(claude, `#!${process.execPath}\nrequire("fs").writeFileSync(${JSON.stringify(path.join(t.root, "out.txt"))}, "by the shell\\n");\nconsole.log(JSON.stringify(process.argv.slice(2)));\n`);
     chmodSync(claude, 0o755);
-    const result = await runCli(["run", "--project-id", "p1", "--api-url", server.url, "--root", root, "--ignore", "bin/", "--", claude, "fix", "the bug"]);
+    const result = await runCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--ignore", "bin/", "--", claude, "fix", "the bug"]);
     expect(result.code).toBe(0);
     expect(result.stdout.toString()).toBe('["fix","the bug"]\n');
     expect(result.stderr.match(/warning: claude was started without -p --output-format stream-json --verbose/g)).toHaveLength(1);
-    expect((await remoteFiles(server.url)).get("out.txt")?.toString()).toBe("by the shell\n");
+    expect((await remoteFiles(t.server!.url)).get("out.txt")?.toString()).toBe("by the shell\n");
   });
 });

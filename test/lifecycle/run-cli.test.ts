@@ -18,7 +18,9 @@ describe("uspark run -- <agent>", () => {
   it("should pass the agent's stdout through byte for byte, sync its writes and exit 0", async () => {
     const result = await runCli(runArgs("0", ["a.txt", "b.txt"]));
     expect(result.code).toBe(0);
-    expect(result.stdout.toString().split("\n").filter(Boolean).map((line) => JSON.parse(line).type)).toEqual(["assistant", "user", "assistant", "user"]);
+    const lines = result.stdout.subarray(0, result.stdout.length - 6).toString().split("\n").filter(Boolean);
+    expect(lines.map((line) => JSON.parse(line).type)).toEqual(["assistant", "user", "assistant", "user"]);
+    expect(result.stdout.subarray(-6)).toEqual(Buffer.from([0xff, 0xfe, 0x0d, 0x0a, 0x00, 0x41]));
     const remote = await remoteFiles(t.server!.url);
     expect(remote.get("a.txt")?.toString()).toBe(readFileSync(path.join(t.root, "a.txt"), "utf8"));
     expect(remote.has("b.txt")).toBe(true);

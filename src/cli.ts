@@ -3,6 +3,7 @@ import path from "node:path";
 import type * as Commander from "commander";
 import { agentNames } from "./agents/index.js";
 import {
+  checkPrefix,
   DEFAULT_API_URL,
   loadHomeConfig,
   parseNonNegativeInt,
@@ -11,9 +12,12 @@ import {
   UsageError,
   type Connection,
 } from "./config.js";
-import { type LogFormat, Reporter, type Verbosity } from "./report.js";
+import { EXIT } from "./exit-codes.js";
+import { agentForCommand, commandName, missingStreamFlags } from "./lifecycle/run.js";
+import { runSession } from "./lifecycle/session.js";
+import { MASS_DELETE_TEXT } from "./push-guard.js";
+import { type LogFormat, Reporter, stderrFailure, stderrOutput, type Verbosity } from "./report.js";
 import { requireCjs } from "./cjs.js";
-import { passthrough } from "./stream/passthrough.js";
 import { createWatcher, DEFAULTS, type Watcher } from "./watcher.js";
 
 const { Command, CommanderError, Option } = requireCjs("commander") as typeof Commander;
@@ -51,11 +55,20 @@ interface WatchFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
   poll?: number | true;
   maxLineLength?: number;
   rescan: number;
+  /** false with --no-stdin: no stream, the file watcher alone. */
+  stdin?: boolean;
+}
+
+interface RunFlags extends Omit<WatchFlags, "agent" | "stdin"> {
+  agent?: string;
+  pull?: boolean;
 }
 
 interface PushFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
   pending?: boolean;
   delete?: boolean;
+  force?: boolean;
+  dryRun?: boolean;
   flushTimeout: number;
   requestTimeout: number;
   maxFileSize: number;
@@ -87,6 +100,8 @@ Examples:
   $ claude -p --output-format stream-json --verbose "fix the login bug" | uspark watch-claude --project-id my-app
   $ codex exec --json "add tests" | uspark watch --project-id my-app
   $ uspark watch-claude --dry-run < session.jsonl          # what would be pushed, nothing sent
+  $ uspark run --project-id my-app -- claude -p --output-format stream-json --verbose "fix the login bug"
+  $ uspark watch --no-stdin --project-id my-app              # no agent stream: sync the tree until a signal
   $ uspark push --pending --project-id my-app                # retry what an earlier run could not sync
   $ uspark pull --project-id my-app                          # the remote project onto the disk
   $ uspark serve --data ./uspark-data                        # a local reference server on port 4400
@@ -94,7 +109,9 @@ Examples:
 Settings: --api-url / USPARK_API_URL (default ${DEFAULT_API_URL}), --token / USPARK_TOKEN,
 --project-id / USPARK_PROJECT_ID, or ~/.uspark/config.json { "token": "...", "apiUrl": "..." }.
 Exit codes: 0 everything synced, 1 something not synced (listed and journaled in
-<root>/.uspark/pending.json), 2 usage or configuration error.`;
+<root>/.uspark/pending.json), 2 usage or configuration error, ${EXIT.outputError} writing stdout or stderr
+failed (not a closed pipe), 127 run: agent command not found; run passes on the agent's own
+non-zero code (128+n when signal n ended it).`;
 
 const WATCH_EXAMPLES = `
 Examples:
@@ -115,12 +132,20 @@ Examples:
   $ uspark pull --project-id my-app --delete --root ~/src/my-app
   $ uspark pull --project-id my-app --prefix vendor/app --ignore "*.log"`;
 
+const RUN_EXAMPLES = `
+Examples:
+  $ uspark run --project-id my-app -- claude -p --output-format stream-json --verbose "fix the login bug"
+  $ uspark run --project-id my-app -- codex exec --json "add tests"
+  $ uspark run --project-id my-app --agent claude -- ./my-agent.sh    # a wrapper that prints Claude's stream
+The agent's stdout is passed through unchanged; its stdin and stderr are yours. Signals are passed
+on to it. Exit code: the agent's when it fails (128+n when signal n ended it), else the sync's.`;
+
 export function buildProgram(): Command {
   const program = new Command("uspark")
     .description("Keep a remote uSpark project in sync with the files an AI coding agent edits.\nstdin is copied to stdout unchanged; the tool's own words go to stderr.")
     .version(packageVersion(), "-V, --version")
-    .showHelpAfterError("(run with --help for usage)")
     .addHelpText("after", EXAMPLES)
+    .configureOutput({ outputError: (text) => reportCommanderError(text) })
     .exitOverride();
 
   addWatchOptions(
@@ -135,10 +160,23 @@ export function buildProgram(): Command {
     program
       .command("watch")
       .description("sync the files edited in any supported agent's JSON stream")
-      .addOption(new Option("--agent <name>", "the agent whose stream this is").choices(["auto", ...agentNames]).default("auto")),
+      .addOption(new Option("--agent <name>", "the agent whose stream this is").choices(["auto", ...agentNames]).default("auto"))
+      .option("--no-stdin", "read no stream: watch the tree and sync until SIGINT/SIGTERM/SIGHUP (a dev container's daemon)"),
   )
     .addHelpText("after", WATCH_EXAMPLES)
     .action((flags: WatchFlags) => runWatchCommand(flags));
+
+  addWatchOptions(
+    program
+      .command("run")
+      .description("start an agent, pass its stdout through and sync what it changes; exit with its code when it fails")
+      .usage("[options] -- <agent command ...>")
+      .argument("<command...>", "the agent command and its arguments, after --")
+      .addOption(new Option("--agent <name>", "the agent's stream format (default: from the command's name)").choices(["auto", ...agentNames]))
+      .option("--pull", "pull the remote project first; a conflict (or any failed pull) stops before the agent starts"),
+  )
+    .addHelpText("after", RUN_EXAMPLES)
+    .action((command: string[], flags: RunFlags) => runRunCommand(command, flags));
 
   addLogOptions(
     addTreeOptions(
@@ -149,6 +187,8 @@ export function buildProgram(): Command {
           .argument("[paths...]", "files to push (default: every file under the root that is not ignored)")
           .option("--pending", "retry what earlier runs journaled in <root>/.uspark/pending.json")
           .option("--delete", "with no paths: also delete remote files that are missing locally")
+          .option("--force", `with --delete: allow deleting more than ${MASS_DELETE_TEXT} of the remote project`)
+          .option("--dry-run", "list what would be pushed and deleted; send nothing")
           .option("--flush-timeout <ms>", "give up when the server has not answered for this long", int("--flush-timeout"), DEFAULTS.flushTimeoutMs)
           .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs)
           .option("--max-file-size <bytes>", "skip larger files", int("--max-file-size"), DEFAULTS.maxFileSize)
@@ -234,71 +274,81 @@ function addLogOptions(command: Command): Command {
 
 async function runWatchCommand(flags: WatchFlags): Promise<void> {
   const report = reporterFor(flags);
+  const stdin = flags.stdin !== false;
   let watcher: Watcher;
   try {
-    const root = checkRoot(flags.root);
-    const connection = flags.dryRun ? undefined : connect(flags);
-    watcher = createWatcher({
-      root,
-      agent: flags.agent,
-      ignore: flags.ignore,
-      prefix: flags.prefix,
-      dryRun: flags.dryRun,
-      fsWatch: flags.fsWatch,
-      poll: flags.poll === true ? 1000 : flags.poll,
-      maxLineLength: flags.maxLineLength,
-      report: reporterFor(flags, connection?.token),
-      ...connection,
-      insecure: flags.insecure,
-      debounceMs: flags.debounce,
-      maxWaitMs: flags.maxWait,
-      flushTimeoutMs: flags.flushTimeout,
-      requestTimeoutMs: flags.requestTimeout,
-      maxFileSize: flags.maxFileSize,
-      concurrency: flags.concurrency,
-      rescanMs: flags.rescan,
-      startedAt: performance.timeOrigin,
-    });
+    if (!stdin && !flags.fsWatch) throw new UsageError("--no-stdin with --no-fs-watch would see no change at all", "drop --no-fs-watch");
+    watcher = watcherFor(flags);
   } catch (error) {
     return usageFailure(report, error);
   }
-  if (process.stdin.isTTY) report.warn("tty", "stdin is a terminal: pipe an agent's JSON stream into uspark (Ctrl-D ends)");
+  if (stdin && process.stdin.isTTY) report.warn("tty", "stdin is a terminal: pipe an agent's JSON stream into uspark (Ctrl-D ends), or use --no-stdin");
+  const end = await runSession({ watcher, report, input: stdin ? process.stdin : undefined, output: process.stdout });
+  exit(end.exitCode);
+}
 
-  const stream = passthrough({
-    input: process.stdin,
-    output: process.stdout,
-    onChunk: (chunk) => watcher.write(chunk),
-    onOutputClosed: (error) => report.debug("stdout-closed", `stdout closed (${(error as NodeJS.ErrnoException).code ?? error.message}); still reading stdin and syncing`),
-  });
-
-  // The first signal ends the input as stdin's end would; a second one journals and exits at once.
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals++;
-    if (signals === 1) {
-      report.info("signal", `${signal}: pushing what is pending, then exiting (again to stop at once)`);
-      stream.stop();
-    } else {
-      void watcher.abort().then(() => exit(128 + (signal === "SIGINT" ? 2 : 15)));
-    }
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-
-  let summary;
-  try {
-    // Sync's last flush need not wait for a slow reader of stdout; the exit does.
-    await Promise.race([stream.ended, stream.done]);
-    [summary] = await Promise.all([watcher.end(), stream.done]);
-  } catch (error) {
-    report.error("stdin", `reading stdin failed: ${(error as Error).message}`);
-    summary = await watcher.end();
+async function runRunCommand([command, ...args]: string[], flags: RunFlags): Promise<void> {
+  const report = reporterFor(flags);
+  // Before the watcher starts, so that the pulled files are the base, not local edits.
+  if (flags.pull) {
+    const code = await pullBeforeRun(flags);
+    if (code !== EXIT.ok) return exit(code);
   }
-  if (signals < 2) exit(summary.exitCode);
+  let watcher: Watcher;
+  try {
+    watcher = watcherFor({ ...flags, agent: flags.agent ?? agentForCommand(command!) });
+  } catch (error) {
+    return usageFailure(report, error);
+  }
+  const missing = missingStreamFlags(command!, args);
+  if (missing) {
+    report.warn("stream-flag", `${commandName(command!)} was started without ${missing}: its tool events cannot be read, only the file watcher syncs (uspark never changes the agent's arguments)`);
+  }
+  const { runAgent } = await import("./lifecycle/agent-process.js");
+  exit(await runAgent({ command: command!, args, watcher, report }));
+}
+
+async function pullBeforeRun(flags: RunFlags): Promise<number> {
+  const target = rootAndConnection(flags, { prefixMustExist: false });
+  if (!target) return EXIT.usage;
+  const { root, connection } = target;
+  const { runPull } = await import("./lifecycle/pull.js");
+  const report = reporterFor(flags, connection.token);
+  const code = await runPull({ ...connection, root, ignore: flags.ignore ?? [], prefix: flags.prefix, requestTimeoutMs: flags.requestTimeout, concurrency: flags.concurrency, report });
+  if (code !== EXIT.ok) report.error("run", "the pull did not complete cleanly; the agent was not started (resolve the conflicts, or pull with --force)");
+  return code;
+}
+
+/** A watcher from the command line's flags; throws a UsageError for bad ones. */
+function watcherFor(flags: WatchFlags): Watcher {
+  const root = checkRoot(flags.root);
+  checkPrefix(root, flags.prefix);
+  const connection = flags.dryRun ? undefined : connect(flags);
+  return createWatcher({
+    root,
+    agent: flags.agent,
+    ignore: flags.ignore,
+    prefix: flags.prefix,
+    dryRun: flags.dryRun,
+    fsWatch: flags.fsWatch,
+    poll: flags.poll === true ? 1000 : flags.poll,
+    maxLineLength: flags.maxLineLength,
+    report: reporterFor(flags, connection?.token),
+    ...connection,
+    insecure: flags.insecure,
+    debounceMs: flags.debounce,
+    maxWaitMs: flags.maxWait,
+    flushTimeoutMs: flags.flushTimeout,
+    requestTimeoutMs: flags.requestTimeout,
+    maxFileSize: flags.maxFileSize,
+    concurrency: flags.concurrency,
+    rescanMs: flags.rescan,
+    startedAt: performance.timeOrigin,
+  });
 }
 
 async function runPushCommand(paths: string[], flags: PushFlags): Promise<void> {
-  const target = rootAndConnection(flags);
+  const target = rootAndConnection(flags, { prefixMustExist: true });
   if (!target) return;
   const { root, connection } = target;
   const { runPush } = await import("./push.js");
@@ -308,6 +358,8 @@ async function runPushCommand(paths: string[], flags: PushFlags): Promise<void> 
     paths,
     pending: flags.pending === true,
     delete: flags.delete === true,
+    force: flags.force === true,
+    dryRun: flags.dryRun === true,
     ignore: flags.ignore ?? [],
     prefix: flags.prefix,
     flushTimeoutMs: flags.flushTimeout,
@@ -323,7 +375,7 @@ async function runPushCommand(paths: string[], flags: PushFlags): Promise<void> 
 }
 
 async function runPullCommand(flags: PullFlags): Promise<void> {
-  const target = rootAndConnection(flags);
+  const target = rootAndConnection(flags, { prefixMustExist: false });
   if (!target) return;
   const { root, connection } = target;
   const { runPull } = await import("./lifecycle/pull.js");
@@ -363,9 +415,15 @@ async function runServeCommand(flags: ServeFlags): Promise<void> {
 }
 
 /** The checked --root and connection settings; undefined after a usage error was reported. */
-function rootAndConnection(flags: LogFlags & ConnectionOptionFlags & TreeFlags): { root: string; connection: Connection } | undefined {
+function rootAndConnection(
+  flags: LogFlags & ConnectionOptionFlags & TreeFlags,
+  options: { prefixMustExist: boolean },
+): { root: string; connection: Connection } | undefined {
   try {
-    return { root: checkRoot(flags.root), connection: connect(flags) };
+    const root = checkRoot(flags.root);
+    // push reads under the prefix (a typo there would delete the whole remote); pull creates it.
+    if (options.prefixMustExist) checkPrefix(root, flags.prefix);
+    return { root, connection: connect(flags) };
   } catch (error) {
     usageFailure(reporterFor(flags), error);
     return undefined;
@@ -396,7 +454,13 @@ function reporterFor(flags: LogFlags, token?: string): Reporter {
 function usageFailure(report: Reporter, error: unknown): void {
   if (!(error instanceof UsageError)) throw error;
   report.error("usage", error.hint ? `${error.message} (${error.hint})` : error.message);
-  exit(2);
+  exit(EXIT.usage);
+}
+
+/** Commander's own complaints (unknown flag, missing argument), as one line through the reporter. */
+function reportCommanderError(text: string): void {
+  const message = text.trim().replace(/^error: /, "").replace(/\s*\n\s*/g, " ");
+  new Reporter().error("usage", `${message} (run with --help for usage)`);
 }
 
 function int(name: string) {
@@ -416,10 +480,15 @@ function packageVersion(): string {
   return pkg.version;
 }
 
-/** Exit once stderr has taken our last words; stdout was drained before we got here. */
+/**
+ * Exit once stderr has taken our last words; stdout was drained before we got here. A failed
+ * stderr (not EPIPE) makes a clean exit code an output error: words were lost.
+ */
 function exit(code: number): void {
-  process.exitCode = code;
-  process.stderr.write("", () => process.exit(code));
+  const final = code === EXIT.ok && stderrFailure() ? EXIT.outputError : code;
+  process.exitCode = final;
+  if (stderrOutput().state !== "open") process.exit(final);
+  else process.stderr.write("", () => process.exit(final));
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -429,11 +498,11 @@ export async function main(argv: string[]): Promise<void> {
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version are not errors; everything else commander rejects is a usage error.
-      exit(error.exitCode === 0 || error.code === "commander.helpDisplayed" || error.code === "commander.version" ? 0 : 2);
+      exit(error.exitCode === 0 || error.code === "commander.helpDisplayed" || error.code === "commander.version" ? EXIT.ok : EXIT.usage);
       return;
     }
     if (error instanceof UsageError) return usageFailure(new Reporter(), error);
-    process.stderr.write(`uspark: internal error: ${(error as Error).stack ?? String(error)}\n`);
-    exit(70);
+    new Reporter().internalError(error);
+    exit(EXIT.internal);
   }
 }

@@ -1,7 +1,9 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { isLoopbackHost } from "./loopback.js";
+import { isInside } from "./paths.js";
+import { redactCredentials } from "./report.js";
 
 /**
  * Where the connection settings come from, in order: flags, environment
@@ -61,10 +63,11 @@ export function checkApiUrl(raw: string, insecure: boolean): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new UsageError(`invalid API URL ${JSON.stringify(raw)}`, "use a full URL such as https://uspark.example.com");
+    // The URL is shown to help find the typo, but never the credentials in it.
+    throw new UsageError(`invalid API URL ${JSON.stringify(redactCredentials(raw))}`, "use a full URL such as https://uspark.example.com");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new UsageError(`unsupported API URL scheme ${url.protocol} in ${raw}`, "use http:// or https://");
+    throw new UsageError(`unsupported API URL scheme ${url.protocol} in ${redactCredentials(raw)}`, "use http:// or https://");
   }
   if (url.username || url.password) {
     throw new UsageError("the API URL must not carry credentials", "pass the token with --token or USPARK_TOKEN");
@@ -78,6 +81,21 @@ export function checkApiUrl(raw: string, insecure: boolean): string {
   return url.origin + url.pathname.replace(/\/+$/, "");
 }
 
+/**
+ * `--prefix` must name a directory under the root: a typo would otherwise sync nothing (watch)
+ * or take every remote file for a local delete (push --delete).
+ */
+export function checkPrefix(root: string, prefix: string | undefined): void {
+  if (prefix === undefined) return;
+  const dir = path.resolve(root, prefix);
+  let isDirectory = false;
+  try {
+    isDirectory = isInside(root, dir) && statSync(dir).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!isDirectory) throw new UsageError(`--prefix ${prefix} is not a directory under the root ${root}`, "check its spelling; it is relative to --root");
+}
 
 export function homeConfigPath(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(env.HOME || os.homedir(), ".uspark", "config.json");

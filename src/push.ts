@@ -1,6 +1,7 @@
 import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { createPathPolicy, isInside } from "./paths.js";
+import { isMassDelete, MASS_DELETE_TEXT } from "./push-guard.js";
 import { reportNotSynced } from "./report.js";
 import { createSyncSession, type SyncOptions, type SyncResult, type SyncTarget } from "./sync/index.js";
 import { entriesFor, readJournal } from "./sync/journal.js";
@@ -13,15 +14,21 @@ import { walkFiles } from "./sync/walk.js";
  *   no paths     every file under the root (or --prefix) that is not ignored
  *   paths        those files; a directory is walked like the root
  *   --pending    the journal's entries for this API URL + project, removed once synced
- *   --delete     also delete remote files that no longer exist locally (in the walked scope)
+ *   --delete     also delete remote files that no longer exist locally (in the walked scope);
+ *                more than MASS_DELETE of the remote only with --force (see push-guard.ts)
+ *   --dry-run    list what would be pushed (if changed) and deleted; send nothing
  *
- * Exit code: 0 all synced, 1 something not synced (journaled), 2 bad usage.
+ * Exit code: 0 all synced, 1 something not synced (journaled) or a mass delete refused
+ * (nothing deleted, the rest pushed), 2 bad usage.
  */
 
 export interface PushOptions extends SyncOptions {
   paths: string[];
   pending: boolean;
   delete: boolean;
+  /** Allow a --delete of more than MASS_DELETE of the remote. */
+  force?: boolean;
+  dryRun?: boolean;
   ignore: string[];
   prefix?: string;
   /** Give up (and journal) after this long without a request going through. Default 60000. */
@@ -58,10 +65,13 @@ export async function runPush(options: PushOptions): Promise<number> {
   });
   const cwd = options.cwd ?? process.cwd();
   let refused = 0;
+  let refusedDeletes = 0;
   let queued = 0;
   const add = (target: SyncTarget) => {
     queued++;
-    session.add(target);
+    if (!options.dryRun) return session.add(target);
+    const verb = target.cause === DELETE_CAUSE ? "delete" : "push (if changed)";
+    report.info("change", `would ${verb} ${target.remote}`, { path: target.remote, cause: target.cause });
   };
 
   try {
@@ -121,12 +131,16 @@ export async function runPush(options: PushOptions): Promise<number> {
   }
 
   const result = await session.finish(options.flushTimeoutMs ?? 60_000, { idle: true });
+  if (options.dryRun) {
+    report.info("summary", `dry run: ${queued} considered; nothing sent`, { considered: queued });
+    return result.stopped ? 1 : 0;
+  }
   const notListed = [...result.failed, ...result.skipped];
   reportNotSynced(report, notListed);
   const summary = pushSummary(result, queued) + (result.journaled > 0 ? `; kept in .uspark/pending.json, retry with: uspark push --pending` : "");
   if (notListed.length > 0 || result.stopped) report.error("summary", summary, { ...result });
   else report.info("summary", summary, { ...result });
-  const notSynced = result.failed.length + result.skipped.length + refused;
+  const notSynced = result.failed.length + result.skipped.length + refused + refusedDeletes;
   return result.stopped || notSynced > 0 ? 1 : 0;
 
   /** Remote files in scope with nothing at their local path become deletes. */
@@ -137,6 +151,7 @@ export async function runPush(options: PushOptions): Promise<number> {
     } catch {
       return; // stopped: finish() reports why
     }
+    const deletes: SyncTarget[] = [];
     for (const remote of remotePaths) {
       if (seen.has(remote)) continue;
       if (!scopes.some((scope) => scope === "" || remote === scope || remote.startsWith(scope + "/"))) continue;
@@ -148,10 +163,23 @@ export async function runPush(options: PushOptions): Promise<number> {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "ENOENT" && (error as NodeJS.ErrnoException).code !== "ENOTDIR") continue;
       }
-      add({ remote, abs: local, cause: "push --delete" });
+      deletes.push({ remote, abs: local, cause: DELETE_CAUSE });
     }
+    if (isMassDelete(deletes.length, remotePaths.length) && !options.force) {
+      const what = `${deletes.length} of the ${remotePaths.length} remote files have no local copy under ${path.join(root, options.prefix ?? "")}`;
+      const hint = `deleting more than ${MASS_DELETE_TEXT} of the project needs --force; check --root and --prefix`;
+      if (options.dryRun) report.warn("mass-delete", `${what}: push --delete would refuse to delete them (${hint})`, { deletes: deletes.length, remote: remotePaths.length });
+      else {
+        report.error("mass-delete", `${what}: not deleting them (${hint}; see the list with --dry-run)`, { deletes: deletes.length, remote: remotePaths.length });
+        refusedDeletes = deletes.length;
+        return;
+      }
+    }
+    for (const target of deletes) add(target);
   }
 }
+
+const DELETE_CAUSE = "push --delete";
 
 export function pushSummary(result: SyncResult, considered: number): string {
   const parts = [

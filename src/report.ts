@@ -5,7 +5,11 @@ const pc = requireCjs("picocolors") as typeof Picocolors;
 
 /**
  * Everything the tool says goes through here, to stderr: never stdout, which belongs to the
- * agent. Text for people, NDJSON for machines; secrets are masked in both.
+ * agent. Text for people, NDJSON for machines; secrets and credentials in URLs are masked in
+ * both. Text lines show control characters escaped (a file name cannot forge a line or colour
+ * the terminal); JSON keeps every string exact, as JSON escapes. A write error on stderr never
+ * crashes the run: EPIPE (its reader went away) silences it, any other error silences it and
+ * makes the exit code non-zero (see `stderrFailure`).
  */
 export type LogFormat = "text" | "json";
 export type Verbosity = "quiet" | "normal" | "verbose";
@@ -15,7 +19,7 @@ export type Fields = Record<string, unknown>;
 export interface ReporterOptions {
   format?: LogFormat;
   verbosity?: Verbosity;
-  /** Where to write; stderr by default. */
+  /** Where to write; stderr (guarded, see `stderrOutput`) by default. */
   stream?: { write(text: string): unknown; isTTY?: boolean };
   /** Colour text output; by default on a TTY, as NO_COLOR and FORCE_COLOR allow. */
   color?: boolean;
@@ -37,7 +41,7 @@ export class Reporter {
   constructor(options: ReporterOptions = {}) {
     this.format = options.format ?? "text";
     this.verbosity = options.verbosity ?? "normal";
-    this.stream = options.stream ?? process.stderr;
+    this.stream = options.stream ?? stderrOutput();
     this.colors = pc.createColors(options.color ?? colorWanted(this.stream.isTTY === true));
     this.secrets = (options.secrets ?? []).filter((secret) => secret.length > 0);
   }
@@ -68,6 +72,12 @@ export class Reporter {
     this.warn(event, message, fields);
   }
 
+  /** An error we did not foresee: its stack, line by line, escaped like any other line. */
+  internalError(error: unknown): void {
+    const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    for (const line of text.split("\n")) this.error("internal", line);
+  }
+
   enabled(level: Level): boolean {
     // Errors are said even with --quiet.
     return LEVEL_RANK[level] <= Math.max(VERBOSITY_RANK[this.verbosity], LEVEL_RANK.error);
@@ -75,8 +85,8 @@ export class Reporter {
 
   private log(level: Level, event: string, message: string, fields?: Fields): void {
     if (!this.enabled(level)) return;
-    const text = this.format === "json" ? this.json(level, event, message, fields) : this.text(level, message);
-    this.stream.write(this.mask(text) + "\n");
+    const text = this.format === "json" ? this.json(level, event, message, fields) : this.text(level, escapeControl(message));
+    this.stream.write(redactCredentials(this.mask(text)) + "\n");
   }
 
   private json(level: Level, event: string, message: string, fields?: Fields): string {
@@ -102,6 +112,90 @@ export class Reporter {
     for (const secret of this.secrets) masked = masked.split(secret).join("***");
     return masked;
   }
+}
+
+// C0 and C1 controls, DEL, and the bidi marks and overrides that reorder what a terminal shows.
+const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const NAMED_ESCAPES: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/** Text safe for one terminal line: every control or bidi character shown as an escape (`\x1b`, `\n`, `\u{202e}`). */
+export function escapeControl(text: string): string {
+  return text.replace(UNSAFE_CHARS, (char) => {
+    const code = char.codePointAt(0)!;
+    return NAMED_ESCAPES[char] ?? (code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u{${code.toString(16)}}`);
+  });
+}
+
+// `scheme://user:password@` or `scheme:/token@` (a misspelt URL is still a URL to hide).
+const URL_USERINFO = /(:\/\/?)[^\s/?#@"'<>]+@/g;
+// `user:password@host` with no scheme at all.
+const BARE_USERINFO = /(^|[\s"'(<=,;])[^\s/?#@"'<>:]+:[^\s/?#@"'<>]*@(?=[^\s@])/g;
+// `?token=…`, `&api_key=…`, `;password=…`: any query parameter named like a credential.
+const SECRET_PARAM = /([?&;][\w.-]*(?:token|key|secret|password|passwd|pwd|auth|sig|signature|credential)[\w.-]*=)[^&;#\s"'<>]*/gi;
+
+/** Credentials in URLs masked: userinfo and credential-like query parameters become `***`. */
+export function redactCredentials(text: string): string {
+  return text.replace(URL_USERINFO, "$1***@").replace(BARE_USERINFO, "$1***@").replace(SECRET_PARAM, "$1***");
+}
+
+export type OutputState = "open" | "closed" | "failed";
+
+/** A stream we write to that may break under us; how it broke decides what we do next. */
+export interface GuardedOutput {
+  write(text: string): void;
+  readonly isTTY: boolean;
+  /** "closed": its reader went away (EPIPE); "failed": any other write error. */
+  readonly state: OutputState;
+  readonly error?: NodeJS.ErrnoException;
+}
+
+/** EPIPE: the reader went away (`| head`, a closed terminal pane). Not our failure. */
+export function isReaderGone(error: NodeJS.ErrnoException): boolean {
+  return error.code === "EPIPE";
+}
+
+/** Writes until the stream breaks, then stops quietly and remembers why. Never throws. */
+export function guardOutput(stream: NodeJS.WritableStream & { isTTY?: boolean }): GuardedOutput {
+  let state: OutputState = "open";
+  let failure: NodeJS.ErrnoException | undefined;
+  const fail = (error: NodeJS.ErrnoException) => {
+    if (state !== "open") return;
+    failure = error;
+    state = isReaderGone(error) ? "closed" : "failed";
+  };
+  stream.on("error", fail);
+  return {
+    write(text) {
+      if (state !== "open") return;
+      try {
+        stream.write(text);
+      } catch (error) {
+        fail(error as NodeJS.ErrnoException); // a file stream's synchronous write throws
+      }
+    },
+    get isTTY() {
+      return stream.isTTY === true;
+    },
+    get state() {
+      return state;
+    },
+    get error() {
+      return failure;
+    },
+  };
+}
+
+let stderr: GuardedOutput | undefined;
+
+/** The process's stderr, guarded: shared by every Reporter, so one failure silences them all. */
+export function stderrOutput(): GuardedOutput {
+  stderr ??= guardOutput(process.stderr);
+  return stderr;
+}
+
+/** A write error on stderr other than EPIPE, if one happened: the run must not exit 0. */
+export function stderrFailure(): NodeJS.ErrnoException | undefined {
+  return stderr?.state === "failed" ? stderr.error : undefined;
 }
 
 /** NO_COLOR wins over a TTY; FORCE_COLOR (other than "0") wins over a pipe. */

@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkApiUrl, loadHomeConfig, parseNonNegativeInt, resolveConnection, UsageError } from "../src/config.js";
+import { checkApiUrl, checkPrefix, loadHomeConfig, parseNonNegativeInt, resolveConnection, UsageError } from "../src/config.js";
 
 describe("resolveConnection", () => {
   it("should prefer flags over the environment over the home config", () => {
@@ -81,5 +81,36 @@ describe("parseNonNegativeInt", () => {
   it("should take whole numbers only", () => {
     expect(parseNonNegativeInt("--debounce", "50")).toBe(50);
     for (const bad of ["-1", "1.5", "5s", "", "abc"]) expect(() => parseNonNegativeInt("--debounce", bad)).toThrow(/--debounce/);
+  });
+});
+
+describe("credentials in API URL errors", () => {
+  it("should never repeat the password of a URL it cannot parse or use", () => {
+    for (const raw of ["http://bob:hunter2@example.com:99999/x", "htps://bob:hunter2@example.com", "ftp://bob:hunter2@example.com", "https://h:99999/?token=hunter2&x=1"]) {
+      let message = "";
+      try {
+        checkApiUrl(raw, false);
+      } catch (error) {
+        message = (error as UsageError).message + " " + (error as UsageError).hint;
+      }
+      expect(message, raw).not.toBe("");
+      expect(message, raw).not.toContain("hunter2");
+    }
+  });
+});
+
+describe("checkPrefix", () => {
+  it("should accept a directory under the root and refuse a typo, a file or a way out", () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), "uspark-prefix-"));
+    try {
+      mkdirSync(path.join(root, "docs"));
+      writeFileSync(path.join(root, "file.txt"), "x");
+      expect(() => checkPrefix(root, undefined)).not.toThrow();
+      expect(() => checkPrefix(root, "docs")).not.toThrow();
+      expect(() => checkPrefix(root, "./docs/")).not.toThrow();
+      for (const bad of ["dcos", "file.txt", "..", "/tmp"]) expect(() => checkPrefix(root, bad), bad).toThrow(/--prefix .* is not a directory under the root/);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

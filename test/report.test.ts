@@ -1,5 +1,6 @@
+import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { colorWanted, Reporter, type ReporterOptions } from "../src/report.js";
+import { colorWanted, escapeControl, guardOutput, redactCredentials, Reporter, type ReporterOptions } from "../src/report.js";
 
 function capture(options: ReporterOptions = {}) {
   const lines: string[] = [];
@@ -55,5 +56,92 @@ describe("colorWanted", () => {
     expect(colorWanted(false, { FORCE_COLOR: "1" })).toBe(true);
     expect(colorWanted(true, { FORCE_COLOR: "0" })).toBe(false);
     expect(colorWanted(true, { TERM: "dumb" })).toBe(false);
+  });
+});
+
+describe("names in human-readable lines", () => {
+  it("should escape ESC, newline, CR, other controls, DEL and bidi overrides", () => {
+    expect(escapeControl("a\u001b[31mred")).toBe("a\\x1b[31mred");
+    expect(escapeControl("x\ny\rz\tw")).toBe("x\\ny\\rz\\tw");
+    expect(escapeControl("\u0000\u007f\u009b")).toBe("\\x00\\x7f\\x9b");
+    expect(escapeControl("evil\u202etxt.exe")).toBe("evil\\u{202e}txt.exe");
+    expect(escapeControl("café/日本.txt")).toBe("café/日本.txt");
+  });
+
+  it("should keep a forged log line on the line of the real one, uncoloured", () => {
+    const { report, lines } = capture();
+    report.warn("refused", "not synced a\nuspark: synced: everything\u001b[0m.txt");
+    expect(lines).toEqual(["uspark: warning: not synced a\\nuspark: synced: everything\\x1b[0m.txt\n"]);
+  });
+
+  it("should keep the exact name in the JSON log, as a JSON string", () => {
+    const { report, lines } = capture({ format: "json" });
+    const name = "a\nb\u001b[31m.txt";
+    report.warn("refused", `not synced ${name}`, { path: name });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.trimEnd()).not.toMatch(/[\u0000-\u001f]/);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ message: `not synced ${name}`, path: name });
+  });
+});
+
+describe("redactCredentials", () => {
+  it("should hide userinfo in URLs, also misspelt ones", () => {
+    expect(redactCredentials("http://bob:hunter2@example.com:99999/x")).toBe("http://***@example.com:99999/x");
+    expect(redactCredentials("htps://bob:hunter2@example.com")).toBe("htps://***@example.com");
+    expect(redactCredentials("http:/bob:hunter2@example.com")).toBe("http:/***@example.com");
+    expect(redactCredentials('invalid API URL "bob:hunter2@example.com"')).toBe('invalid API URL "***@example.com"');
+    expect(redactCredentials("https://ghp_abc@host/p")).toBe("https://***@host/p");
+  });
+
+  it("should hide credential-like query parameters and keep the rest", () => {
+    expect(redactCredentials("https://h/p?token=abc&page=2")).toBe("https://h/p?token=***&page=2");
+    expect(redactCredentials("https://h/p?a=1&api_key=k1;access_token=t2#x")).toBe("https://h/p?a=1&api_key=***;access_token=***#x");
+    expect(redactCredentials("https://h/p?PASSWORD=pw")).toBe("https://h/p?PASSWORD=***");
+  });
+
+  it("should leave ordinary text alone", () => {
+    const text = "pushed src/a.ts to https://uspark.example.com/api (mail me at a@b.c, 10:30)";
+    expect(redactCredentials(text)).toBe(text);
+  });
+
+  it("should be applied to every line the reporter writes", () => {
+    for (const format of ["text", "json"] as const) {
+      const { report, lines } = capture({ format });
+      report.error("x", "cannot reach http://u:pw@h:1/?token=t", { url: "http://u:pw@h:1/" });
+      expect(lines.join("")).not.toMatch(/pw|token=t/);
+    }
+  });
+});
+
+describe("guardOutput", () => {
+  function failingStream(code: string) {
+    const stream = new Writable({ write: (_chunk, _encoding, callback) => callback(Object.assign(new Error(code), { code })) });
+    return stream;
+  }
+
+  it("should stop quietly on EPIPE: the reader went away", async () => {
+    const output = guardOutput(failingStream("EPIPE"));
+    output.write("one\n");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(output.state).toBe("closed");
+    expect(() => output.write("two\n")).not.toThrow();
+  });
+
+  it("should remember any other write error as a failure", async () => {
+    const output = guardOutput(failingStream("ENOSPC"));
+    output.write("one\n");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(output.state).toBe("failed");
+    expect(output.error?.code).toBe("ENOSPC");
+  });
+
+  it("should catch a write that throws", () => {
+    const stream = new Writable();
+    stream.write = () => {
+      throw Object.assign(new Error("EIO"), { code: "EIO" });
+    };
+    const output = guardOutput(stream);
+    expect(() => output.write("x")).not.toThrow();
+    expect(output.state).toBe("failed");
   });
 });

@@ -2,16 +2,17 @@ import type { Readable, Writable } from "node:stream";
 
 /**
  * Copies input to output byte for byte, with backpressure, and hands each chunk to `onChunk`
- * after it was written: detection sees the same bytes but can never hold them up. If the
- * reader of the output goes away (EPIPE, `| head -1`), output stops quietly and input is still
- * read to the end, so detection and sync go on.
+ * after it was written: detection sees the same bytes but can never hold them up. If writing
+ * the output fails (its reader went away: EPIPE, `| head -1`; or a full disk: ENOSPC, EIO),
+ * output stops and input is still read to the end, so detection and sync go on. What the
+ * failure means (quiet for EPIPE, an error otherwise) is the caller's call: `onOutputError`.
  */
 export interface PassthroughOptions {
   input: Readable;
   output: Writable;
   onChunk(chunk: Buffer): void;
-  /** Called once when the output's reader went away. */
-  onOutputClosed?(error: Error): void;
+  /** Called once when writing the output failed; nothing more is written to it. */
+  onOutputError?(error: NodeJS.ErrnoException): void;
 }
 
 export interface Passthrough {
@@ -23,7 +24,7 @@ export interface Passthrough {
   stop(): void;
 }
 
-export function passthrough({ input, output, onChunk, onOutputClosed }: PassthroughOptions): Passthrough {
+export function passthrough({ input, output, onChunk, onOutputError }: PassthroughOptions): Passthrough {
   let stop = () => {};
   let markEnded = () => {};
   const ended = new Promise<void>((resolve) => (markEnded = resolve));
@@ -45,7 +46,7 @@ export function passthrough({ input, output, onChunk, onOutputClosed }: Passthro
     output.on("error", (error: NodeJS.ErrnoException) => {
       if (!outputOpen) return;
       outputOpen = false;
-      onOutputClosed?.(error);
+      onOutputError?.(error);
       if (waitingForDrain) resumeInput();
       finishIfEnded();
     });

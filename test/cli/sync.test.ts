@@ -3,6 +3,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { play, sessionLines } from "../../scripts/play-session.mjs";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
+import { writeEvents } from "./helpers.js";
 import { remoteFiles, remoteVersion, startRef, tempDir, type RefServer } from "../sync/helpers.js";
 
 const FIXTURE = path.join(import.meta.dirname, "..", "..", "fixtures", "claude", "session.jsonl");
@@ -29,18 +30,6 @@ async function playedSession(): Promise<string> {
 
 function watchArgs(apiUrl: string, ...extra: string[]): string[] {
   return ["watch-claude", "--project-id", "p1", "--api-url", apiUrl, "--root", root, "--no-fs-watch", ...extra];
-}
-
-let nextId = 0;
-/** One Claude Write call and its successful result, as two stream-json lines. */
-function writeEvents(file: string, content = "x"): string {
-  const id = `toolu_${++nextId}`;
-  return (
-    JSON.stringify({ type: "assistant", session_id: "s", message: { content: [{ type: "tool_use", id, name: "Write", input: { file_path: file, content } }] } }) +
-    "\n" +
-    JSON.stringify({ type: "user", session_id: "s", message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] } }) +
-    "\n"
-  );
 }
 
 describe("watch-claude against the reference server", () => {

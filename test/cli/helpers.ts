@@ -1,0 +1,48 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach } from "vitest";
+import { startRef, tempDir, type RefServer } from "../sync/helpers.js";
+
+/** Nothing listens on this port (discard): every request is refused, and retried until the flush timeout. */
+export const UNREACHABLE = "http://127.0.0.1:9";
+
+let nextId = 0;
+/** One Claude Write call and its successful result, as two stream-json lines. */
+export function writeEvents(file: string, content = "x"): string {
+  const id = `toolu_${++nextId}`;
+  return (
+    JSON.stringify({ type: "assistant", session_id: "s", message: { content: [{ type: "tool_use", id, name: "Write", input: { file_path: file, content } }] } }) +
+    "\n" +
+    JSON.stringify({ type: "user", session_id: "s", message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] } }) +
+    "\n"
+  );
+}
+
+/** The remote paths in `<root>/.uspark/pending.json`. */
+export function journaledPaths(root: string): string[] {
+  const journal = JSON.parse(readFileSync(path.join(root, ".uspark", "pending.json"), "utf8")) as { entries: { path: string }[] };
+  return journal.entries.map((entry) => entry.path).sort();
+}
+
+export interface PerTest {
+  /** This test's temp project root. */
+  root: string;
+  /** The reference server, when the test (or `perTest`'s `server` option) started one; stopped after the test. */
+  server: RefServer | undefined;
+}
+
+/** A fresh temp root for each test (and a reference server with `{ server: true }`), removed after it. */
+export function perTest(prefix: string, options: { server?: boolean } = {}): PerTest {
+  const state: PerTest = { root: "", server: undefined };
+  let cleanup = async () => {};
+  beforeEach(async () => {
+    ({ dir: state.root, cleanup } = await tempDir(prefix));
+    if (options.server) state.server = await startRef();
+  });
+  afterEach(async () => {
+    await state.server?.stop();
+    state.server = undefined;
+    await cleanup();
+  });
+  return state;
+}

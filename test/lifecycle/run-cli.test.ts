@@ -1,0 +1,69 @@
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
+import { perTest } from "../cli/helpers.js";
+import { remoteFiles } from "../sync/helpers.js";
+
+const FAKE_AGENT = path.join(import.meta.dirname, "fake-agent.mjs");
+
+const t = perTest("uspark-run-", { server: true });
+
+/** `uspark run … -- node fake-agent.mjs <how> -- <files>`. */
+function runArgs(how: string, files: string[], ...extra: string[]): string[] {
+  return ["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, ...extra, "--", process.execPath, FAKE_AGENT, how, "--", ...files.map((f) => path.join(t.root, f))];
+}
+
+describe("uspark run -- <agent>", () => {
+  it("should pass the agent's stdout through byte for byte, sync its writes and exit 0", async () => {
+    const result = await runCli(runArgs("0", ["a.txt", "b.txt"]));
+    expect(result.code).toBe(0);
+    const lines = result.stdout.subarray(0, result.stdout.length - 6).toString().split("\n").filter(Boolean);
+    expect(lines.map((line) => JSON.parse(line).type)).toEqual(["assistant", "user", "assistant", "user"]);
+    expect(result.stdout.subarray(-6)).toEqual(Buffer.from([0xff, 0xfe, 0x0d, 0x0a, 0x00, 0x41]));
+    const remote = await remoteFiles(t.server!.url);
+    expect(remote.get("a.txt")?.toString()).toBe(readFileSync(path.join(t.root, "a.txt"), "utf8"));
+    expect(remote.has("b.txt")).toBe(true);
+  });
+
+  it("should exit with the agent's code 3 after syncing its writes", async () => {
+    const result = await runCli(runArgs("3", ["a.txt"]));
+    expect(result.code).toBe(3);
+    expect((await remoteFiles(t.server!.url)).has("a.txt")).toBe(true);
+  });
+
+  it("should exit 130 and 143 when the agent died of SIGINT or SIGTERM", async () => {
+    expect((await runCli(runArgs("SIGINT", ["a.txt"]))).code).toBe(130);
+    expect((await runCli(runArgs("SIGTERM", ["b.txt"]))).code).toBe(143);
+    expect([...(await remoteFiles(t.server!.url)).keys()].sort()).toEqual(["a.txt", "b.txt"]);
+  });
+
+  it("should pass SIGTERM on to the agent and sync the write of its SIGTERM handler", async () => {
+    const { child, result } = startCli(runArgs("on-SIGTERM", ["last.txt"]));
+    await waitForOutput(child.stdout, (text) => text.includes("ready\n"));
+    child.kill("SIGTERM");
+    const done = await result;
+    expect(done.code).toBe(143);
+    expect((await remoteFiles(t.server!.url)).get("last.txt")?.toString()).toBe(`last words ${path.join(t.root, "last.txt")}\n`);
+  });
+
+  it("should say a command that is not found in one line and exit 127", async () => {
+    const result = await runCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--", "no-such-agent-here", "-p"]);
+    expect(result.code).toBe(127);
+    expect(result.stderr.trimEnd().split("\n")).toEqual(["uspark: error: command not found: no-such-agent-here"]);
+  });
+
+  it("should warn once when a known agent lacks its stream flag, never change its arguments, and still sync by the file watcher", async () => {
+    // A `claude` that prints its arguments and writes a file, with no stream at all.
+    const bin = path.join(t.root, "bin");
+    const claude = path.join(bin, "claude");
+    mkdirSync(bin);
+    writeFileSync(claude, `#!${process.execPath}\nrequire("fs").writeFileSync(${JSON.stringify(path.join(t.root, "out.txt"))}, "by the shell\\n");\nconsole.log(JSON.stringify(process.argv.slice(2)));\n`);
+    chmodSync(claude, 0o755);
+    const result = await runCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--ignore", "bin/", "--", claude, "fix", "the bug"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout.toString()).toBe('["fix","the bug"]\n');
+    expect(result.stderr.match(/warning: claude was started without -p --output-format stream-json --verbose/g)).toHaveLength(1);
+    expect((await remoteFiles(t.server!.url)).get("out.txt")?.toString()).toBe("by the shell\n");
+  });
+});

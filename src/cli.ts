@@ -50,6 +50,7 @@ interface WatchFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
   fsWatch: boolean;
   poll?: number | true;
   maxLineLength?: number;
+  transcript?: boolean;
 }
 
 interface PushFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
@@ -159,9 +160,15 @@ function addWatchOptions(command: Command): Command {
         .option("--concurrency <n>", "parallel blob uploads", positive("--concurrency"), DEFAULTS.concurrency)
         .option("--no-fs-watch", "do not watch the file system for changes made outside tool events")
         .option("--poll [ms]", "poll the file system (bind mounts in containers where native events never come)", int("--poll"))
-        .option("--max-line-length <bytes>", "pass longer lines through without parsing them", positive("--max-line-length")),
+        .option("--max-line-length <bytes>", "pass longer lines through without parsing them", positive("--max-line-length"))
+        .addOption(transcriptOption()),
     ),
   );
+}
+
+/** `--transcript` (watch, watch-claude, run): off by default, transcripts hold prompts and file contents. */
+export function transcriptOption(): Commander.Option {
+  return new Option("--transcript", "also send the agent's stream, byte for byte, as this session's transcript (it holds prompts and file contents)");
 }
 
 function addConnectionOptions(command: Command): Command {
@@ -210,6 +217,7 @@ async function runWatchCommand(flags: WatchFlags): Promise<void> {
       requestTimeoutMs: flags.requestTimeout,
       maxFileSize: flags.maxFileSize,
       concurrency: flags.concurrency,
+      transcript: flags.transcript,
     });
   } catch (error) {
     return usageFailure(report, error);

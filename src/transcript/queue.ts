@@ -1,17 +1,22 @@
 /**
- * A stretch of a byte stream, from offset `start` to `end`, held in memory as copies of the
- * chunks it came in. Pure: the transcript's memory buffer, tested with plain values.
+ * A stretch of a byte stream, from offset `start` to `end`, held in memory. Chunks are copied
+ * into fixed-size blocks (the caller may reuse its buffer), so that holding 32 MiB of a stream
+ * costs a few dozen allocations, not one per chunk. Pure: tested with plain values.
  */
 export class ByteQueue {
-  private readonly chunks: Buffer[] = [];
-  /** Bytes of chunks[0] before `start` (dropped, but still in the chunk). */
-  private skip = 0;
+  private readonly blocks: Buffer[] = [];
+  /** The stream offset of blocks[0]'s first byte. */
+  private blockBase: number;
   start: number;
   end: number;
 
-  constructor(start = 0) {
+  constructor(
+    start = 0,
+    private readonly blockSize = 1024 * 1024,
+  ) {
     this.start = start;
     this.end = start;
+    this.blockBase = start;
   }
 
   /** Bytes held. */
@@ -19,40 +24,45 @@ export class ByteQueue {
     return this.end - this.start;
   }
 
-  /** Appends a copy: the caller may reuse its buffer. */
   push(chunk: Uint8Array): void {
-    if (chunk.length === 0) return;
-    this.chunks.push(Buffer.from(chunk));
-    this.end += chunk.length;
+    for (let done = 0; done < chunk.length; ) {
+      const filled = this.end - this.blockBase;
+      if (filled === this.blocks.length * this.blockSize) this.blocks.push(Buffer.allocUnsafeSlow(this.blockSize));
+      const used = filled - (this.blocks.length - 1) * this.blockSize;
+      const piece = chunk.subarray(done, done + this.blockSize - used);
+      this.blocks[this.blocks.length - 1]!.set(piece, used);
+      done += piece.length;
+      this.end += piece.length;
+    }
   }
 
-  /** Up to `max` bytes from offset `from` (start <= from <= end). */
-  read(from: number, max: number): Buffer {
+  /** Up to `max` bytes from offset `from` (start <= from <= end), as views of the blocks. */
+  pieces(from: number, max: number): Buffer[] {
     if (from < this.start || from > this.end) throw new RangeError(`offset ${from} is outside ${this.start}..${this.end}`);
     const pieces: Buffer[] = [];
-    let skip = this.skip + (from - this.start);
-    let wanted = Math.min(max, this.end - from);
-    for (const chunk of this.chunks) {
-      if (wanted === 0) break;
-      if (skip >= chunk.length) {
-        skip -= chunk.length;
-        continue;
-      }
-      const piece = chunk.subarray(skip, skip + wanted);
+    const until = Math.min(this.end, from + max);
+    for (let at = from; at < until; ) {
+      const index = Math.floor((at - this.blockBase) / this.blockSize);
+      const offset = (at - this.blockBase) % this.blockSize;
+      const piece = this.blocks[index]!.subarray(offset, offset + Math.min(this.blockSize - offset, until - at));
       pieces.push(piece);
-      wanted -= piece.length;
-      skip = 0;
+      at += piece.length;
     }
+    return pieces;
+  }
+
+  /** Up to `max` bytes from offset `from`, in one buffer. */
+  read(from: number, max: number): Buffer {
+    const pieces = this.pieces(from, max);
     return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
   }
 
   /** Forgets the bytes before `offset` (no-op when they are gone already). */
   dropTo(offset: number): void {
-    let drop = Math.min(offset, this.end) - this.start;
-    if (drop <= 0) return;
-    this.start += drop;
-    drop += this.skip;
-    while (this.chunks.length > 0 && drop >= this.chunks[0]!.length) drop -= this.chunks.shift()!.length;
-    this.skip = drop;
+    this.start = Math.max(this.start, Math.min(offset, this.end));
+    while (this.blocks.length > 0 && this.start - this.blockBase >= this.blockSize) {
+      this.blocks.shift();
+      this.blockBase += this.blockSize;
+    }
   }
 }

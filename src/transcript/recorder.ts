@@ -75,6 +75,8 @@ export function createTranscript(options: TranscriptOptions): Transcript {
   let markEnding = () => {};
   const endingSignal = new Promise<void>((resolve) => (markEnding = resolve));
   let onWrite: (() => void) | undefined;
+  /** Cuts short the one retry wait under way when input ends, not every wait after it. */
+  const wakeAtEnd = () => (ending ? new Promise<void>(() => {}) : endingSignal);
 
   const source: TranscriptSource = {
     get from() {
@@ -117,9 +119,9 @@ export function createTranscript(options: TranscriptOptions): Transcript {
       try {
         const { handle, reader } = await current.ready;
         while (current.written < queue.end && !broken()) {
-          const bytes = queue.read(current.written, 8 * 1024 * 1024);
-          await handle.write(bytes); // regular file, O_APPEND: written in full or an error
-          current.written += bytes.length;
+          const pieces = queue.pieces(current.written, 8 * 1024 * 1024);
+          const { bytesWritten } = await handle.writev(pieces); // a regular file: all of it, or an error
+          current.written += bytesWritten;
           reader.end = current.written;
           queue.dropTo(current.written);
         }
@@ -165,7 +167,7 @@ export function createTranscript(options: TranscriptOptions): Transcript {
           sessionId,
           signal: controller.signal,
           backoff: options.backoff,
-          wake: () => endingSignal,
+          wake: wakeAtEnd,
           onRetry: (error, delayMs) => {
             why = (error as Error).message;
             report.debug("transcript", `${why}; trying again in ${delayMs} ms`);

@@ -63,12 +63,14 @@ interface PushFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
 }
 
 interface ServeFlags {
-  data: string;
+  data?: string;
+  db?: string;
   port: number;
   host: string;
   token?: string;
   quiet?: boolean;
   verbose?: boolean;
+  latency?: number;
 }
 
 const EXAMPLES = `
@@ -136,12 +138,14 @@ export function buildProgram(): Command {
   program
     .command("serve")
     .description("run the reference project server: the project API, on this machine, for trying uspark out and for tests")
-    .requiredOption("--data <dir>", "where projects, commits and blobs are stored")
+    .option("--data <dir>", "where projects, commits and blobs are stored (a directory)")
+    .option("--db <postgres-url>", "keep everything in PostgreSQL instead (env USPARK_DATABASE_URL); replicas may share it")
     .option("--port <port>", "port to listen on (0: any free port)", int("--port"), 4400)
     .option("--host <host>", "address to bind; other than loopback only with --token", "127.0.0.1")
     .option("--token <token>", "require this bearer token on every request")
     .option("--quiet", "print errors only")
     .option("--verbose", "print every request")
+    .addOption(new Option("--latency <ms>", "delay every answer (benchmarks)").hideHelp().argParser(int("--latency")))
     .action((flags: ServeFlags) => runServeCommand(flags));
 
   return program;
@@ -291,7 +295,11 @@ async function runPushCommand(paths: string[], flags: PushFlags): Promise<void> 
 async function runServeCommand(flags: ServeFlags): Promise<void> {
   const { runServe } = await import("./server/index.js");
   try {
-    await runServe({ dataDir: path.resolve(flags.data), port: flags.port, host: flags.host, token: flags.token, quiet: flags.quiet, verbose: flags.verbose });
+    const databaseUrl = flags.db ?? (flags.data === undefined ? process.env.USPARK_DATABASE_URL || undefined : undefined);
+    if ((flags.data === undefined) === (databaseUrl === undefined)) {
+      return usageFailure(new Reporter(), new UsageError("give exactly one of --data <dir> and --db <postgres-url>"));
+    }
+    await runServe({ dataDir: flags.data === undefined ? undefined : path.resolve(flags.data), databaseUrl, port: flags.port, host: flags.host, token: flags.token, quiet: flags.quiet, verbose: flags.verbose, latencyMs: flags.latency });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EUSAGE") return usageFailure(new Reporter(), new UsageError((error as Error).message));
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {

@@ -91,13 +91,19 @@ export function readBody(
   });
 }
 
-export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+/** The whole request body, or 413 past `limit` bytes. */
+export async function readAll(req: IncomingMessage, limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   await readBody(req, limit, (chunk) => {
     chunks.push(chunk);
   });
+  return Buffer.concat(chunks);
+}
+
+export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  const body = await readAll(req, limit);
   try {
-    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks)));
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
   } catch (error) {
     throw new HttpError(400, "invalid_json", `body is not valid JSON: ${(error as Error).message}`);
   }

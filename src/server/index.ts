@@ -4,8 +4,10 @@ import { createServer, type Server } from "node:http";
 import { isIP, type AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { isLoopbackHost } from "../loopback.js";
-import { createHandler, type CommitEvent } from "./app.js";
-import { Store } from "./store.js";
+import { createHandler, type CommitEvent, type Limits } from "./app.js";
+import { FileStore } from "./file/store.js";
+import { redactUrl } from "./pg/db.js";
+import type { ProjectStore } from "./store.js";
 
 export { isLoopbackHost };
 export { validateProjectPath, validateProjectId, isSha256, parseCommitRequest } from "./validate.js";
@@ -14,14 +16,29 @@ export type { CommitEvent } from "./app.js";
 
 export const DEFAULT_MAX_BLOB_BYTES = 100 * 1024 * 1024;
 export const DEFAULT_MAX_JSON_BYTES = 10 * 1024 * 1024;
+export const DEFAULT_LIMITS: Limits = {
+  maxBlobBytes: DEFAULT_MAX_BLOB_BYTES,
+  maxJsonBytes: DEFAULT_MAX_JSON_BYTES,
+  maxBatchBytes: 64 * 1024 * 1024,
+  maxBatchParts: 1000,
+  maxEventsBytes: 8 * 1024 * 1024,
+};
 
 export interface ServerOptions {
-  dataDir: string;
+  /** The file store's directory; ignored when databaseUrl is set. */
+  dataDir?: string;
+  /** postgres://… : keep everything in PostgreSQL (several replicas may share it). */
+  databaseUrl?: string;
   port: number;
   host?: string;
   token?: string;
   maxBlobBytes?: number;
   maxJsonBytes?: number;
+  maxBatchBytes?: number;
+  maxBatchParts?: number;
+  maxEventsBytes?: number;
+  /** Delay before handling each request, to measure clients over a slow link (benchmarks). */
+  latencyMs?: number;
   onCommit?: (event: CommitEvent) => void;
   onRequest?: (event: { method: string; url: string; status: number; ms: number }) => void;
   onWarning?: (message: string) => void;
@@ -35,11 +52,13 @@ export interface RunningServer {
 }
 
 export interface ServeOptions {
-  dataDir: string;
+  dataDir?: string;
+  databaseUrl?: string;
   port: number;
   host?: string;
   token?: string;
   maxBlobBytes?: number;
+  latencyMs?: number;
   verbose?: boolean;
   quiet?: boolean;
 }
@@ -59,15 +78,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     throw usageError(`refusing to listen on ${host} without --token: only loopback hosts may go without one`);
   }
 
-  const store = await Store.open(resolve(options.dataDir), { onWarning: options.onWarning });
-  const handler = createHandler({
+  const store = await openStore(options);
+  const limits = { ...DEFAULT_LIMITS };
+  for (const name of Object.keys(limits) as (keyof Limits)[]) limits[name] = options[name] ?? limits[name];
+  const handler = withLatency(options.latencyMs ?? 0, createHandler({
     store,
     token,
-    maxBlobBytes: options.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES,
-    maxJsonBytes: options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES,
+    limits,
     onCommit: options.onCommit,
     onError: options.onError,
-  });
+  }));
 
   let closing: Promise<void> | undefined;
   const server = createServer((req, res) => {
@@ -100,6 +120,20 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   };
 }
 
+async function openStore(options: ServerOptions): Promise<ProjectStore> {
+  const { databaseUrl, dataDir, onWarning } = options;
+  if (databaseUrl !== undefined) {
+    const { PgStore } = await import("./pg/store.js");
+    return PgStore.open(databaseUrl, { onWarning });
+  }
+  if (dataDir === undefined) throw usageError("give --data <dir> or --db <postgres-url>");
+  return FileStore.open(resolve(dataDir), { onWarning });
+}
+
+function withLatency<A extends unknown[]>(ms: number, handler: (...args: A) => void): (...args: A) => void {
+  return ms > 0 ? (...args) => setTimeout(() => handler(...args), ms) : handler;
+}
+
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((done, fail) => {
     server.once("error", fail);
@@ -117,7 +151,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
  */
 export async function runServe(options: ServeOptions): Promise<void> {
   const log = (line: string) => process.stderr.write(`uspark serve: ${line}\n`);
-  const dataDir = resolve(options.dataDir);
+  const dataDir = options.dataDir === undefined ? undefined : resolve(options.dataDir);
   const server = await startServer({
     ...options,
     dataDir,
@@ -137,6 +171,7 @@ export async function runServe(options: ServeOptions): Promise<void> {
     process.on("SIGINT", stop).on("SIGTERM", stop);
   });
   // Only once the signals are handled: whoever waits for this line may signal at once.
-  log(`listening on ${server.url} (data: ${dataDir}, token: ${options.token ? "required" : "not required"})`);
+  const where = options.databaseUrl !== undefined ? `db: ${redactUrl(options.databaseUrl)}` : `data: ${dataDir}`;
+  log(`listening on ${server.url} (${where}, token: ${options.token ? "required" : "not required"})`);
   await stopped;
 }

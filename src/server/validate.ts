@@ -3,7 +3,7 @@
 
 export const MAX_PATH_BYTES = 1024;
 
-const PROJECT_ID = /^[A-Za-z0-9._-]{1,128}$/;
+const ID = /^[A-Za-z0-9._-]{1,128}$/;
 const SHA256 = /^[0-9a-f]{64}$/;
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
@@ -29,8 +29,17 @@ export function validateProjectPath(path: string): string | undefined {
 
 /** Why `id` is not a valid project id, or undefined when it is valid. */
 export function validateProjectId(id: string): string | undefined {
-  if (!PROJECT_ID.test(id)) return "project id must be 1-128 characters of A-Z a-z 0-9 . _ -";
-  if (id === "." || id === "..") return "project id must not be '.' or '..'";
+  return validateId("project id", id);
+}
+
+/** Why `id` is not a valid session id (same rules as a project id), or undefined when it is valid. */
+export function validateSessionId(id: string): string | undefined {
+  return validateId("session id", id);
+}
+
+function validateId(what: string, id: string): string | undefined {
+  if (!ID.test(id)) return `${what} must be 1-128 characters of A-Z a-z 0-9 . _ -`;
+  if (id === "." || id === "..") return `${what} must not be '.' or '..'`;
   return undefined;
 }
 

@@ -72,22 +72,35 @@ describe("restart", () => {
     expect((await t.files()).version).toBe(3);
   });
 
-  it("refuses to start on a log that is corrupt before its last line, naming file and line", async () => {
+  it("reports a log that is corrupt before its last line, naming file and line, and refuses only that project", async () => {
     const t = await testServer();
     await t.write("a.txt", "one");
+    await t.write("b.txt", "two", "healthy");
     await t.close();
     await appendFile(logOf(t.dataDir), "not json\n");
-    await expect(startServer({ dataDir: t.dataDir, port: 0 })).rejects.toThrow(/commits\.ndjson:2: corrupt/);
+    const warnings: string[] = [];
+    await t.restart({ onWarning: (line) => warnings.push(line) });
+    expect(warnings).toEqual([expect.stringMatching(/^project demo is unavailable: .*commits\.ndjson:2: corrupt/)]);
+    expect((await t.files("healthy")).version).toBe(1);
+    const res = await t.request("/files");
+    expect(res.status).toBe(500);
+    expect(await res.json()).toMatchObject({ error: "project_unavailable" });
   });
 
-  it("refuses to start on a log whose versions do not follow each other", async () => {
+  it("refuses commits to a project whose log versions do not follow each other, keeping its log as it was", async () => {
     const dataDir = await tempDir();
     const t = await testServer({ dataDir });
     await t.write("a.txt", "one");
     await t.close();
     const line = (await readFile(logOf(dataDir), "utf8")).replace('"version":1', '"version":3');
     await writeFile(logOf(dataDir), line);
-    await expect(startServer({ dataDir, port: 0 })).rejects.toThrow(/expected version 1/);
+    const warnings: string[] = [];
+    await t.restart({ onWarning: (w) => warnings.push(w) });
+    expect(warnings.join("\n")).toMatch(/expected version 1/);
+    const blob = await t.upload("two");
+    const res = await t.commit({ changes: [{ op: "put", path: "b.txt", ...blob }] });
+    expect(res.status).toBe(500);
+    expect(await readFile(logOf(dataDir), "utf8")).toBe(line);
   });
 
   it("removes blob temp files left by a crash", async () => {

@@ -4,6 +4,9 @@ import { tmpdir } from "node:os";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { onTestFinished } from "vitest";
+import type { Pool } from "pg";
+import { requireCjs } from "../../src/cjs.js";
+import type { PgCluster } from "./pg-cluster.js";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server/index.js";
 
 export function sha256(data: string | Uint8Array): string {
@@ -46,13 +49,37 @@ export function rawRequest(
 
 export type TestServer = Awaited<ReturnType<typeof testServer>>;
 
+export interface TestServerOptions extends Partial<ServerOptions> {
+  /** Run on a fresh schema of this PostgreSQL cluster (`--db`) instead of a data dir. */
+  pg?: () => PgCluster;
+}
+
+/** The contract tests run once per store: `describe.each(storeCases(pg))("%s", (_, testServer) => …)`. */
+export function storeCases(pg: () => PgCluster): [string, typeof testServer][] {
+  return [
+    ["--data", (options = {}) => testServer(options)],
+    ["--db", (options = {}) => testServer({ ...options, pg })],
+  ];
+}
+
+function testPool(url: string): Pool {
+  const { Pool } = requireCjs("pg") as typeof import("pg");
+  const pool = new Pool({ connectionString: url, max: 1 });
+  onTestFinished(() => pool.end());
+  return pool;
+}
+
 /**
  * A real server on 127.0.0.1, port 0, over its own temp data dir; both are cleaned up when the
  * test finishes. Requests carry the server's token, if any, unless told otherwise.
  */
-export async function testServer(options: Partial<ServerOptions> = {}) {
+export async function testServer(options: TestServerOptions = {}) {
+  const { pg, ...serverOptions } = options;
   const dataDir = options.dataDir ?? (await tempDir());
-  const start = () => startServer({ port: 0, host: "127.0.0.1", ...options, dataDir });
+  const databaseUrl = pg ? await pg().freshSchemaUrl() : undefined;
+  const db = databaseUrl ? testPool(databaseUrl) : undefined;
+  const start = (more: Partial<ServerOptions> = {}) =>
+    startServer({ port: 0, host: "127.0.0.1", ...serverOptions, ...more, dataDir, databaseUrl });
   let server: RunningServer = await start();
   onTestFinished(() => server.close());
 
@@ -60,6 +87,12 @@ export async function testServer(options: Partial<ServerOptions> = {}) {
 
   const t = {
     dataDir,
+    databaseUrl,
+    /** The hashes of every stored blob, sorted (anything else in the blob store shows up too). */
+    async storedBlobs(): Promise<string[]> {
+      if (db) return (await db.query<{ sha256: string }>("SELECT sha256 FROM blobs ORDER BY sha256")).rows.map((r) => r.sha256);
+      return (await listFiles(join(dataDir, "blobs"))).map((file) => file.replace(/[/\\]/, ""));
+    },
     get url() {
       return server.url;
     },
@@ -100,9 +133,10 @@ export async function testServer(options: Partial<ServerOptions> = {}) {
       if (res.status !== 200) throw new Error(`commit answered ${res.status}: ${await res.text()}`);
       return ((await res.json()) as { version: number }).version;
     },
-    async restart(): Promise<void> {
+    /** Closes and starts again over the same data, with `more` options for the new start. */
+    async restart(more: Partial<ServerOptions> = {}): Promise<void> {
       await server.close();
-      server = await start();
+      server = await start(more);
     },
     close: () => server.close(),
   };

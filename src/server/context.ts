@@ -1,0 +1,28 @@
+// What every route handler is given.
+
+import type { ProjectStore } from "./store.js";
+
+export interface Limits {
+  /** One blob of PUT /blobs/{sha256}. */
+  maxBlobBytes: number;
+  /** A JSON body (commits, POST /blobs/get). */
+  maxJsonBytes: number;
+  /** Blob bytes in one POST /blobs request or one POST /blobs/get answer. */
+  maxBatchBytes: number;
+  /** Parts of POST /blobs, hashes of POST /blobs/get. */
+  maxBatchParts: number;
+  /** One PUT /sessions/{id}/events body. */
+  maxEventsBytes: number;
+}
+
+export interface CommitEvent {
+  projectId: string;
+  version: number;
+  changes: number;
+}
+
+export interface Context {
+  store: ProjectStore;
+  limits: Limits;
+  onCommit?: (event: CommitEvent) => void;
+}

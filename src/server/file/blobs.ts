@@ -1,0 +1,91 @@
+// Content-addressed blobs on disk: DATA/blobs/ab/cdef..., written atomically.
+
+import { createHash, randomUUID } from "node:crypto";
+import { openAsBlob } from "node:fs";
+import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fsyncDir, isCode, writeAll } from "../fsutil.js";
+import { HashMismatchError, type BodyFeed } from "../store.js";
+
+const TEMP_PREFIX = ".tmp-";
+
+export class BlobFiles {
+  constructor(private readonly dir: string) {}
+
+  /** Creates the 256 fan-out directories (so a new blob fsyncs only one) and drops crash leftovers. */
+  async prepare(): Promise<void> {
+    const fanOut = Array.from({ length: 256 }, (_, i) => join(this.dir, i.toString(16).padStart(2, "0")));
+    await Promise.all(
+      fanOut.map(async (dir) => {
+        await mkdir(dir, { recursive: true });
+        for (const name of await readdir(dir)) {
+          if (name.startsWith(TEMP_PREFIX)) await rm(join(dir, name), { force: true });
+        }
+      }),
+    );
+    await fsyncDir(this.dir);
+  }
+
+  path(sha256: string): string {
+    return join(this.dir, sha256.slice(0, 2), sha256.slice(2));
+  }
+
+  async size(sha256: string): Promise<number | undefined> {
+    try {
+      return (await stat(this.path(sha256))).size;
+    } catch (error) {
+      if (isCode(error, "ENOENT")) return undefined;
+      throw error;
+    }
+  }
+
+  /** A Blob backed by the file: read when consumed, never held whole in memory. */
+  async read(sha256: string): Promise<Blob | undefined> {
+    // openAsBlob does not say ENOENT; blobs are never deleted, so a stat first is enough.
+    if ((await this.size(sha256)) === undefined) return undefined;
+    return openAsBlob(this.path(sha256));
+  }
+
+  /**
+   * Temp file in the blob's directory, fsync, rename, fsync of the directory. Throws
+   * HashMismatchError (and keeps nothing) when the bytes hash differently.
+   */
+  async write(sha256: string, feed: BodyFeed): Promise<"created" | "exists"> {
+    const hash = createHash("sha256");
+    const verify = () => {
+      const actual = hash.digest("hex");
+      if (actual !== sha256) throw new HashMismatchError(`body has SHA-256 ${actual}, not ${sha256}`);
+    };
+
+    if ((await this.size(sha256)) !== undefined) {
+      await feed((chunk) => {
+        hash.update(chunk);
+      });
+      verify();
+      return "exists";
+    }
+
+    const target = this.path(sha256);
+    const temp = join(dirname(target), `${TEMP_PREFIX}${randomUUID()}`);
+    const file = await open(temp, "wx");
+    let closed = false;
+    let renamed = false;
+    try {
+      await feed(async (chunk) => {
+        hash.update(chunk);
+        await writeAll(file, chunk);
+      });
+      verify();
+      await file.sync();
+      await file.close();
+      closed = true;
+      await rename(temp, target);
+      renamed = true;
+      await fsyncDir(dirname(target));
+      return "created";
+    } finally {
+      if (!closed) await file.close().catch(() => {});
+      if (!renamed) await rm(temp, { force: true });
+    }
+  }
+}

@@ -1,0 +1,83 @@
+// Session transcripts on disk: DATA/projects/<id>/sessions/<sessionId>.ndjson, fsynced per append.
+
+import { mkdir, open, readdir, readFile, stat } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fsyncDir, isCode, writeAll } from "../fsutil.js";
+import type { AppendOutcome } from "../store.js";
+import { planAppend } from "../transcript.js";
+
+const SUFFIX = ".ndjson";
+
+export class TranscriptFiles {
+  constructor(private readonly projectsDir: string) {}
+
+  /** Callers serialize appends per session. */
+  async append(projectId: string, sessionId: string, offset: number, body: Buffer): Promise<AppendOutcome> {
+    const file = this.path(projectId, sessionId);
+    const length = await sizeOf(file);
+    if (length === undefined && offset !== 0) return { kind: "offset_mismatch", length: 0 };
+    if (length === undefined) await mkdir(dirname(file), { recursive: true });
+
+    const handle = await open(file, "a+");
+    try {
+      const current = length ?? 0;
+      const stored = Buffer.alloc(Math.max(0, Math.min(current - offset, body.length)));
+      if (stored.length > 0) await handle.read(stored, 0, stored.length, offset);
+      const plan = planAppend(current, offset, body, stored);
+      if (plan.kind === "mismatch") return { kind: "offset_mismatch", length: current };
+      try {
+        await writeAll(handle, plan.bytes);
+        await handle.sync();
+      } catch (error) {
+        await handle.truncate(current).catch(() => {});
+        throw error;
+      }
+      if (length === undefined) {
+        await fsyncDir(dirname(file));
+        await fsyncDir(dirname(dirname(file)));
+      }
+      return { kind: "appended", length: current + plan.bytes.length };
+    } finally {
+      await handle.close().catch(() => {});
+    }
+  }
+
+  async read(projectId: string, sessionId: string): Promise<Buffer | undefined> {
+    try {
+      return await readFile(this.path(projectId, sessionId));
+    } catch (error) {
+      if (isCode(error, "ENOENT")) return undefined;
+      throw error;
+    }
+  }
+
+  async list(projectId: string): Promise<{ id: string; length: number }[]> {
+    const dir = join(this.projectsDir, projectId, "sessions");
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (error) {
+      if (isCode(error, "ENOENT")) return [];
+      throw error;
+    }
+    const sessions = await Promise.all(
+      names
+        .filter((name) => name.endsWith(SUFFIX))
+        .map(async (name) => ({ id: name.slice(0, -SUFFIX.length), length: (await sizeOf(join(dir, name))) ?? 0 })),
+    );
+    return sessions.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  private path(projectId: string, sessionId: string): string {
+    return join(this.projectsDir, projectId, "sessions", sessionId + SUFFIX);
+  }
+}
+
+async function sizeOf(file: string): Promise<number | undefined> {
+  try {
+    return (await stat(file)).size;
+  } catch (error) {
+    if (isCode(error, "ENOENT")) return undefined;
+    throw error;
+  }
+}

@@ -1,0 +1,24 @@
+// Small durable-write helpers of the file store.
+
+import { open, type FileHandle } from "node:fs/promises";
+
+export async function writeAll(file: FileHandle, data: Buffer): Promise<void> {
+  for (let offset = 0; offset < data.length; ) {
+    const { bytesWritten } = await file.write(data, offset);
+    offset += bytesWritten;
+  }
+}
+
+export async function fsyncDir(dir: string): Promise<void> {
+  if (process.platform === "win32") return; // directories cannot be opened for fsync there
+  const handle = await open(dir, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+export function isCode(error: unknown, ...codes: string[]): boolean {
+  return codes.includes((error as NodeJS.ErrnoException | undefined)?.code ?? "");
+}

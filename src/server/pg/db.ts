@@ -1,0 +1,75 @@
+// The connection pool, transactions, and which database errors mean "unreachable, retry later".
+
+import type { Pool, PoolClient } from "pg";
+import { requireCjs } from "../../cjs.js";
+import { StoreSetupError, StoreUnavailableError } from "../store.js";
+
+const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "EAI_AGAIN"]);
+
+/** SQLSTATE classes 08 (connection exception), 53 (insufficient resources), 57P (operator intervention). */
+function isUnreachable(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: string; message?: string };
+  if (code && (CONNECTION_CODES.has(code) || /^(08|53|57P)/.test(code))) return true;
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable/i.test(
+    message ?? "",
+  );
+}
+
+/** Runs `work`, turning "database unreachable" into StoreUnavailableError (answered 503). */
+export async function guarded<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isUnreachable(error)) throw new StoreUnavailableError(`database unreachable: ${(error as Error).message}`);
+    throw error;
+  }
+}
+
+/** Runs `work` in one transaction on one connection: committed if it returns, rolled back if it throws. */
+export function transaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  return guarded(async () => {
+    const client = await pool.connect();
+    let broken = false;
+    try {
+      await client.query("BEGIN");
+      const result = await work(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {
+        broken = true;
+      });
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  });
+}
+
+/** The URL with its password replaced by ***, for every line we print. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@");
+  }
+}
+
+export function createPool(url: string, onError: (error: Error) => void): Pool {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new StoreSetupError(`invalid database URL: ${redactUrl(url)}`);
+  }
+  if (!/^postgres(ql)?:$/.test(parsed.protocol)) {
+    throw new StoreSetupError(`the database URL must start with postgres:// (got ${redactUrl(url)})`);
+  }
+  const { Pool } = requireCjs("pg") as typeof import("pg");
+  const pool = new Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 10_000 });
+  // An idle connection that breaks (database restarted) must not take the process down.
+  pool.on("error", onError);
+  return pool;
+}

@@ -1,0 +1,72 @@
+// Session transcripts in PostgreSQL: `transcripts` holds each one's length (locked per append),
+// `transcript_chunks` the appended bytes by start offset.
+
+import type { Pool } from "pg";
+import type { AppendOutcome } from "../store.js";
+import { planAppend } from "../transcript.js";
+import { guarded, transaction } from "./db.js";
+
+export function appendEvents(pool: Pool, project: string, session: string, offset: number, body: Buffer): Promise<AppendOutcome> {
+  return transaction(pool, async (client) => {
+    if (offset === 0) {
+      await client.query("INSERT INTO transcripts (project, session, length) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING", [
+        project,
+        session,
+      ]);
+    }
+    const { rows } = await client.query<{ length: string }>(
+      "SELECT length FROM transcripts WHERE project = $1 AND session = $2 FOR UPDATE",
+      [project, session],
+    );
+    if (rows.length === 0) return { kind: "offset_mismatch", length: 0 };
+    const length = Number(rows[0]!.length);
+    const overlapEnd = Math.min(length, offset + body.length);
+    const chunks = await client.query<{ start: string; data: Buffer }>(
+      `SELECT start, data FROM transcript_chunks
+       WHERE project = $1 AND session = $2 AND start < $4 AND start + length(data) > $3 ORDER BY start`,
+      [project, session, offset, overlapEnd],
+    );
+    const stored = Buffer.concat(chunks.rows.map((c) => c.data)).subarray(
+      chunks.rows.length > 0 ? offset - Number(chunks.rows[0]!.start) : 0,
+    );
+    const plan = planAppend(length, offset, body, stored.subarray(0, Math.max(0, overlapEnd - offset)));
+    if (plan.kind === "mismatch") return { kind: "offset_mismatch", length };
+    if (plan.bytes.length > 0) {
+      await client.query("INSERT INTO transcript_chunks (project, session, start, data) VALUES ($1, $2, $3, $4)", [
+        project,
+        session,
+        length,
+        plan.bytes,
+      ]);
+      await client.query("UPDATE transcripts SET length = $3 WHERE project = $1 AND session = $2", [
+        project,
+        session,
+        length + plan.bytes.length,
+      ]);
+    }
+    return { kind: "appended", length: length + plan.bytes.length };
+  });
+}
+
+export async function readEvents(pool: Pool, project: string, session: string): Promise<Buffer | undefined> {
+  const { rows } = await guarded(() =>
+    pool.query<{ data: Buffer | null }>(
+      `SELECT c.data FROM transcripts t
+       LEFT JOIN transcript_chunks c ON c.project = t.project AND c.session = t.session
+       WHERE t.project = $1 AND t.session = $2 ORDER BY c.start`,
+      [project, session],
+    ),
+  );
+  if (rows.length === 0) return undefined;
+  return Buffer.concat(rows.flatMap((row) => (row.data ? [row.data] : [])));
+}
+
+export async function listSessions(pool: Pool, project: string): Promise<{ id: string; length: number }[]> {
+  const { rows } = await guarded(() =>
+    pool.query<{ id: string; length: string }>(
+      `SELECT session AS id, length FROM transcripts WHERE project = $1 ORDER BY session COLLATE "C"`,
+      [project],
+    ),
+  );
+  return rows.map((row) => ({ id: row.id, length: Number(row.length) }));
+}

@@ -1,0 +1,39 @@
+// The v1.1 transcript routes (design.md §3): PUT/GET /sessions/{id}/events, GET /sessions.
+
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Context } from "./context.js";
+import { HttpError, readAll, sendJson } from "./http.js";
+import { queryOffset } from "./routes.js";
+
+export async function putEvents(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: Context,
+  projectId: string,
+  sessionId: string,
+): Promise<void> {
+  const offset = queryOffset(req.url ?? "");
+  if (offset === undefined) throw new HttpError(400, "invalid_request", "an ?offset=<byte offset> parameter is required");
+  const body = await readAll(req, ctx.limits.maxEventsBytes);
+  const outcome = await ctx.store.appendEvents(projectId, sessionId, offset, body);
+  if (outcome.kind === "offset_mismatch") {
+    const message = `the transcript holds ${outcome.length} bytes; send from there`;
+    throw new HttpError(409, "offset_mismatch", message, { length: outcome.length });
+  }
+  sendJson(res, 200, { length: outcome.length });
+}
+
+export async function getEvents(res: ServerResponse, ctx: Context, projectId: string, sessionId: string, headOnly: boolean): Promise<void> {
+  const bytes = await ctx.store.readEvents(projectId, sessionId);
+  if (!bytes) throw new HttpError(404, "session_not_found", `no transcript for session ${sessionId}`);
+  res.writeHead(200, {
+    "content-type": "application/x-ndjson",
+    "content-length": String(bytes.length),
+    "cache-control": "no-store",
+  });
+  res.end(headOnly ? undefined : bytes);
+}
+
+export async function listSessions(res: ServerResponse, ctx: Context, projectId: string): Promise<void> {
+  sendJson(res, 200, { sessions: await ctx.store.sessions(projectId) });
+}

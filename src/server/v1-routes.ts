@@ -1,0 +1,80 @@
+// The v1 routes of design.md §3: GET /files, HEAD/GET/PUT /blobs/{sha256}, POST /commits.
+
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { Context } from "./context.js";
+import { HttpError, readBody, readJson, sendJson } from "./http.js";
+import { HashMismatchError } from "./store.js";
+import { parseCommitRequest } from "./validate.js";
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+export async function getFiles(res: ServerResponse, ctx: Context, projectId: string): Promise<void> {
+  sendJson(res, 200, await ctx.store.files(projectId));
+}
+
+export async function getBlob(res: ServerResponse, ctx: Context, sha256: string, headOnly: boolean): Promise<void> {
+  const blob = headOnly ? undefined : await ctx.store.readBlob(sha256);
+  const size = headOnly ? await ctx.store.blobSize(sha256) : blob?.size;
+  if (size === undefined) throw new HttpError(404, "blob_not_found", `no blob ${sha256}`);
+  res.writeHead(200, {
+    "content-type": "application/octet-stream",
+    "content-length": String(size),
+    etag: `"${sha256}"`,
+    "cache-control": "public, max-age=31536000, immutable",
+  });
+  if (!blob) {
+    res.end();
+    return;
+  }
+  // A client that goes away mid-download is not a server error.
+  await pipeline(Readable.fromWeb(blob.stream() as never), res).catch(() => res.destroy());
+}
+
+export async function putBlob(req: IncomingMessage, res: ServerResponse, ctx: Context, sha256: string): Promise<void> {
+  let size = 0;
+  let result: "created" | "exists";
+  try {
+    result = await ctx.store.putBlob(sha256, (write) =>
+      readBody(req, ctx.limits.maxBlobBytes, (chunk) => {
+        size += chunk.length;
+        return write(chunk);
+      }),
+    );
+  } catch (error) {
+    if (error instanceof HashMismatchError) throw new HttpError(400, "hash_mismatch", error.message, { sha256 });
+    throw error;
+  }
+  sendJson(res, result === "created" ? 201 : 200, { sha256, size });
+}
+
+export async function commit(req: IncomingMessage, res: ServerResponse, ctx: Context, projectId: string): Promise<void> {
+  const key = req.headers["idempotency-key"];
+  if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
+    const message = "an Idempotency-Key header of 1-255 visible ASCII characters is required";
+    throw new HttpError(400, "invalid_request", message);
+  }
+  const parsed = parseCommitRequest(await readJson(req, ctx.limits.maxJsonBytes));
+  if (!parsed.ok) {
+    const extra = parsed.error === "invalid_path" ? { path: parsed.path } : {};
+    throw new HttpError(400, parsed.error, parsed.message, extra);
+  }
+  const { changes, source } = parsed.value;
+  const outcome = await ctx.store.commit(projectId, key, changes, source);
+  switch (outcome.kind) {
+    case "committed":
+      ctx.onCommit?.({ projectId, version: outcome.version, changes: changes.length });
+      return sendJson(res, 200, { version: outcome.version });
+    case "replayed":
+      return sendJson(res, 200, { version: outcome.version }, { "idempotent-replayed": "true" });
+    case "missing_blobs":
+      throw new HttpError(422, "missing_blobs", `${outcome.missing.length} blob(s) must be uploaded first`, {
+        missing: outcome.missing,
+      });
+    case "size_mismatch": {
+      const message = `${outcome.path}: size ${outcome.size} differs from the blob's ${outcome.actual} bytes`;
+      throw new HttpError(400, "invalid_request", message, { path: outcome.path });
+    }
+  }
+}

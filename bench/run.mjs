@@ -6,7 +6,7 @@
 //
 //   node bench/run.mjs                 the full run (200 MiB session; about a minute)
 //   node bench/run.mjs --smoke         a few MiB and a few edits, seconds (the test suite runs it)
-//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch
+//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch,transcript
 //   options: --mb N --rounds N --out FILE --keep (leave the temp dir) --strict (exit 1 on a FAIL)
 //            --bin PATH (measure another build's bin/uspark.js, e.g. an older checkout's)
 //            --profile DIR (also run the throughput command once under node --cpu-prof, keep the
@@ -24,6 +24,7 @@ import { writeBigLineSession, writeClaudeSession } from "./lib/claude-session.mj
 import { firstByte, median, MiB, peakRss, sh, timeShell, untilExit } from "./lib/measure.mjs";
 import { topSelfTime } from "./lib/profile.mjs";
 import { measureSyncCost } from "./lib/sync-cost.mjs";
+import { measureTranscript } from "./lib/transcript-cost.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
@@ -42,7 +43,7 @@ const config = smoke
   : { mb: 200, bigLineMiB: 64, files: 50, rounds: 5, startupRounds: 10, edits: 1000, syncFiles: 100, burst: 50, pauseMs: 400, debounceMs: 300, slowMiBps: 100 };
 config.mb = Number(option("mb", config.mb));
 config.rounds = Number(option("rounds", config.rounds));
-const only = new Set((option("only", "throughput,memory,startup,sync,fswatch") ?? "").split(","));
+const only = new Set((option("only", "throughput,memory,startup,sync,fswatch,transcript") ?? "").split(","));
 const out = path.resolve(option("out", path.join(here, "results.json")));
 
 if (!existsSync(path.join(repo, "dist", "cli.js"))) {
@@ -225,6 +226,20 @@ async function sync() {
   );
 }
 
+async function transcript(session) {
+  print(`\n6. Transcript: cat SESSION | uspark watch-claude (syncing, reference server on 127.0.0.1) > /dev/null, ${mib(session.bytes)}, best of ${config.rounds}`);
+  const cost = await measureTranscript({ repo, bin, root, work, sessionPath: session.path, rounds: config.rounds });
+  results.transcript = cost;
+  const { off, on } = cost.seconds;
+  figure("transcript", "without --transcript", off, `${ms(off)} ${mib(session.bytes / off)}/s`, "reference");
+  const ratio = on / off;
+  figure("transcript", "with --transcript (until the last append is answered)", ratio, `${ms(on)} ${mib(session.bytes / on)}/s ${ratio.toFixed(2)}x`, "<= 1.5x without", ratio <= 1.5);
+  if (!cost.sessions.every((length) => length === session.bytes)) {
+    sane = false;
+    note(`SANITY: the server holds transcripts of ${cost.sessions.join(", ")} bytes; the session has ${session.bytes}`);
+  }
+}
+
 /** The file watcher candidates side by side (bench/fswatch.mjs), and the issue's targets for ours. */
 function fswatch() {
   const script = path.join(here, "fswatch.mjs");
@@ -254,7 +269,7 @@ try {
   print(`uspark bench (${results.mode}): node ${process.version}, ${results.cpus} CPUs, ${os.platform()} ${os.arch()}`);
   makeProject(Math.max(config.files, config.syncFiles));
   let session;
-  if (only.has("throughput") || only.has("memory")) {
+  if (only.has("throughput") || only.has("memory") || only.has("transcript")) {
     const started = performance.now();
     session = { path: path.join(work, "session.jsonl"), ...writeClaudeSession(path.join(work, "session.jsonl"), { mb: config.mb, root, files: config.files }) };
     print(`generated a ${mib(session.bytes)} session of ${session.lines} lines in ${ms((performance.now() - started) / 1000)}`);
@@ -267,6 +282,7 @@ try {
   if (only.has("startup")) await startup();
   if (only.has("sync")) await sync();
   if (only.has("fswatch")) fswatch();
+  if (only.has("transcript")) await transcript(session);
   results.sane = sane;
   writeFileSync(out, JSON.stringify(results, null, 2) + "\n");
   const failed = results.figures.filter((f) => f.pass === false).length;

@@ -88,7 +88,7 @@ export function createTranscript(options: TranscriptOptions): Transcript {
     async read(from, max) {
       if (from >= queue.start) return queue.read(from, max);
       const { reader } = await spool!.ready;
-      return reader.read(from, Math.min(max, spool!.written - from));
+      return reader.read(from, max);
     },
   };
 
@@ -219,7 +219,7 @@ export function createTranscript(options: TranscriptOptions): Transcript {
     const file = `.uspark/${spoolDataName(sessionId)}`;
     const unsent = queue.end - acked;
     if (status === "broken") {
-      report.error("transcript", `transcript: ${unsent} of ${queue.end} bytes not sent, and ${why}; ${file} keeps the first ${current.written} bytes`);
+      report.error("transcript", `transcript: ${unsent} of ${queue.end} bytes not sent, and ${why}; ${file} keeps the stream up to byte ${current.written}`);
       return result("truncated");
     }
     report.error(
@@ -242,6 +242,7 @@ export function createTranscript(options: TranscriptOptions): Transcript {
       onWrite = undefined;
     },
     end(timeoutMs) {
+      if (settled) return settled;
       ending = true;
       markEnding();
       onWrite?.();
@@ -249,7 +250,7 @@ export function createTranscript(options: TranscriptOptions): Transcript {
         why ||= `not all sent within ${timeoutMs} ms`;
         controller.abort();
       }, timeoutMs);
-      settled ??= settle().finally(() => clearTimeout(timer));
+      settled = settle().finally(() => clearTimeout(timer));
       return settled;
     },
     abort() {
@@ -264,7 +265,7 @@ export function createTranscript(options: TranscriptOptions): Transcript {
 }
 
 async function closeSpool(spool: Spool): Promise<void> {
-  const { handle, reader } = await spool.ready;
-  await handle.close();
-  await reader.close();
+  const opened = await spool.ready.catch(() => undefined); // a failed open was reported already
+  await opened?.handle.close();
+  await opened?.reader.close();
 }

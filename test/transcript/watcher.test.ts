@@ -48,6 +48,16 @@ describe("the watcher's transcript (library)", () => {
     expect(events("transcript").some((r) => r.level === "error" && /401/.test(r.message))).toBe(true);
   });
 
+  it("should retry a 503 after its Retry-After and send everything once", async () => {
+    server.fault = ({ n }) => (n < 2 ? { status: 503, headers: { "retry-after": "0" } } : undefined);
+    const w = watcher();
+    w.write("one\n");
+    const summary = await w.end();
+    expect(summary.transcript).toMatchObject({ state: "sent", sent: 4 });
+    expect(server.puts.map((put) => put.outcome)).toEqual([503, 503, 200]);
+    expect([...server.sessions.values()][0]!.toString()).toBe("one\n");
+  });
+
   it("should send nothing in a dry run", async () => {
     const w = createWatcher({ root, agent: "claude", fsWatch: false, dryRun: true, transcript: true, report: captureReporter().reporter });
     w.write("x\n");

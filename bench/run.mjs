@@ -6,7 +6,7 @@
 //
 //   node bench/run.mjs                 the full run (200 MiB session; about a minute)
 //   node bench/run.mjs --smoke         a few MiB and a few edits, seconds (the test suite runs it)
-//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch,exit,transfer,server
+//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server
 //   options: --mb N --rounds N --out FILE --keep (leave the temp dir) --strict (exit 1 on a FAIL)
 //            --bin PATH (measure another build's bin/uspark.js, e.g. an older checkout's)
 //            --profile DIR (also run the throughput command once under node --cpu-prof, keep the
@@ -27,6 +27,7 @@ import { endToExit } from "./lib/exit-time.mjs";
 import { measureSyncCost } from "./lib/sync-cost.mjs";
 import { measureServerCommits } from "./lib/server-commits.mjs";
 import { measureTransfer } from "./lib/transfer.mjs";
+import { measureTranscript } from "./lib/transcript-cost.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
@@ -46,7 +47,7 @@ const config = smoke
 config.mb = Number(option("mb", config.mb));
 config.rounds = Number(option("rounds", config.rounds));
 // The server bench starts a PostgreSQL cluster: full runs only, unless asked for with --only.
-const only = new Set((option("only", `throughput,memory,startup,sync,fswatch,exit,transfer${smoke ? "" : ",server"}`) ?? "").split(","));
+const only = new Set((option("only", `throughput,memory,startup,sync,fswatch,exit,transfer,transcript${smoke ? "" : ",server"}`) ?? "").split(","));
 const out = path.resolve(option("out", path.join(here, "results.json")));
 
 if (!existsSync(path.join(repo, "dist", "cli.js"))) {
@@ -249,6 +250,23 @@ async function transfer() {
   }
 }
 
+async function transcript(session) {
+  print(`\n8. Transcript: cat SESSION | uspark watch-claude (syncing to the reference server on 127.0.0.1) | reader, ${mib(session.bytes)}, best of ${config.rounds}`);
+  const cost = await measureTranscript({ repo, bin, work, sessionPath: session.path, rounds: config.rounds });
+  results.transcript = cost;
+  const { off, on } = cost.seconds;
+  const rate = (seconds) => `${mib(session.bytes / seconds)}/s`;
+  figure("transcript", "stdout complete, without --transcript", off.stdout, `${ms(off.stdout)} ${rate(off.stdout)}`, "reference");
+  const ratio = on.stdout / off.stdout;
+  figure("transcript", "stdout complete, with --transcript", ratio, `${ms(on.stdout)} ${rate(on.stdout)} ${ratio.toFixed(2)}x`, "<= 1.25x without", ratio <= 1.25);
+  figure("transcript", "exit, without --transcript", off.exit, ms(off.exit), "reference");
+  figure("transcript", "exit (last append answered), with --transcript", on.exit / off.exit, `${ms(on.exit)} ${(on.exit / off.exit).toFixed(2)}x`, "info");
+  if (!cost.sessions.every((length) => length === session.bytes)) {
+    sane = false;
+    note(`SANITY: the server holds transcripts of ${cost.sessions.join(", ")} bytes; the session has ${session.bytes}`);
+  }
+}
+
 /** The file watcher candidates side by side (bench/fswatch.mjs), and the issue's targets for ours. */
 function fswatch() {
   const script = path.join(here, "fswatch.mjs");
@@ -278,7 +296,7 @@ function fswatch() {
 async function server() {
   const clients = 8;
   const commits = smoke ? 10 : 100;
-  print(`\n8. Server: ${clients} clients committing at once, ${commits} commits each, one project per client`);
+  print(`\n9. Server: ${clients} clients committing at once, ${commits} commits each, one project per client`);
   results.server = await measureServerCommits({
     bin,
     clients,
@@ -313,7 +331,7 @@ try {
   print(`uspark bench (${results.mode}): node ${process.version}, ${results.cpus} CPUs, ${os.platform()} ${os.arch()}`);
   makeProject(Math.max(config.files, config.syncFiles));
   let session;
-  if (only.has("throughput") || only.has("memory")) {
+  if (only.has("throughput") || only.has("memory") || only.has("transcript")) {
     const started = performance.now();
     session = { path: path.join(work, "session.jsonl"), ...writeClaudeSession(path.join(work, "session.jsonl"), { mb: config.mb, root, files: config.files }) };
     print(`generated a ${mib(session.bytes)} session of ${session.lines} lines in ${ms((performance.now() - started) / 1000)}`);
@@ -328,6 +346,7 @@ try {
   if (only.has("fswatch")) fswatch();
   if (only.has("exit")) await exitTime();
   if (only.has("transfer")) await transfer();
+  if (only.has("transcript")) await transcript(session);
   if (only.has("server")) await server();
   results.sane = sane;
   writeFileSync(out, JSON.stringify(results, null, 2) + "\n");

@@ -55,6 +55,7 @@ interface WatchFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
   poll?: number | true;
   maxLineLength?: number;
   rescan: number;
+  transcript?: boolean;
   /** false with --no-stdin: no stream, the file watcher alone. */
   stdin?: boolean;
 }
@@ -245,9 +246,15 @@ function addWatchOptions(command: Command): Command {
         .option("--no-fs-watch", "do not watch the file system for changes made outside tool events")
         .option("--poll [ms]", "poll the file system (bind mounts in containers where native events never come)", int("--poll"))
         .option("--rescan <ms>", "compare the whole tree with what was synced this often (0: only at start and end)", int("--rescan"), DEFAULTS.rescanMs)
-        .option("--max-line-length <bytes>", "pass longer lines through without parsing them", positive("--max-line-length")),
+        .option("--max-line-length <bytes>", "pass longer lines through without parsing them", positive("--max-line-length"))
+        .addOption(transcriptOption()),
     ),
   );
+}
+
+/** `--transcript` (watch, watch-claude, run): off by default, transcripts hold prompts and file contents. */
+export function transcriptOption(): Commander.Option {
+  return new Option("--transcript", "also send the agent's stream, byte for byte, as this session's transcript (it holds prompts and file contents)");
 }
 
 function addConnectionOptions(command: Command): Command {
@@ -344,6 +351,7 @@ function watcherFor(flags: WatchFlags): Watcher {
     concurrency: flags.concurrency,
     rescanMs: flags.rescan,
     startedAt: performance.timeOrigin,
+    transcript: flags.transcript,
   });
 }
 

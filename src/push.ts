@@ -6,6 +6,8 @@ import { reportNotSynced } from "./report.js";
 import { createSyncSession, type SyncOptions, type SyncResult, type SyncTarget } from "./sync/index.js";
 import { entriesFor, readJournal } from "./sync/journal.js";
 import { walkFiles } from "./sync/walk.js";
+import { pendingTranscripts, sendPendingTranscripts } from "./transcript/pending.js";
+import type { SpoolMeta } from "./transcript/spool.js";
 
 /**
  * `uspark push [paths...]`: a one-shot sync through the same engine as the watcher (batched
@@ -67,6 +69,7 @@ export async function runPush(options: PushOptions): Promise<number> {
   let refused = 0;
   let refusedDeletes = 0;
   let queued = 0;
+  let transcripts: SpoolMeta[] = [];
   const add = (target: SyncTarget) => {
     queued++;
     if (!options.dryRun) return session.add(target);
@@ -77,7 +80,8 @@ export async function runPush(options: PushOptions): Promise<number> {
   try {
     if (options.pending) {
       const entries = entriesFor(await readJournal(root, report), options.apiUrl, options.projectId);
-      if (entries.length === 0) report.info("push", "nothing pending for this project");
+      transcripts = await pendingTranscripts({ ...options, root });
+      if (entries.length === 0 && transcripts.length === 0) report.info("push", "nothing pending for this project");
       for (const entry of entries) {
         if (!isInside(root, entry.local)) {
           report.warn("refused", `pending ${entry.path}: ${entry.local} is outside the project root ${root}; left in the journal`);
@@ -130,17 +134,19 @@ export async function runPush(options: PushOptions): Promise<number> {
     report.error("push", `push failed: ${(error as Error).message}`);
   }
 
-  const result = await session.finish(options.flushTimeoutMs ?? 60_000, { idle: true });
+  const flushTimeoutMs = options.flushTimeoutMs ?? 60_000;
+  const result = await session.finish(flushTimeoutMs, { idle: true });
   if (options.dryRun) {
     report.info("summary", `dry run: ${queued} considered; nothing sent`, { considered: queued });
     return result.stopped ? 1 : 0;
   }
+  const unsentTranscripts = transcripts.length > 0 ? await sendPendingTranscripts(transcripts, { ...options, root, flushTimeoutMs }) : 0;
   const notListed = [...result.failed, ...result.skipped];
   reportNotSynced(report, notListed);
   const summary = pushSummary(result, queued) + (result.journaled > 0 ? `; kept in .uspark/pending.json, retry with: uspark push --pending` : "");
   if (notListed.length > 0 || result.stopped) report.error("summary", summary, { ...result });
   else report.info("summary", summary, { ...result });
-  const notSynced = result.failed.length + result.skipped.length + refused + refusedDeletes;
+  const notSynced = result.failed.length + result.skipped.length + refused + refusedDeletes + unsentTranscripts;
   return result.stopped || notSynced > 0 ? 1 : 0;
 
   /** Remote files in scope with nothing at their local path become deletes. */

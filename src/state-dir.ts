@@ -60,21 +60,45 @@ function refusedLink(file: string, error: unknown): unknown {
 
 /** The file's text, or undefined when it (or `.uspark`) does not exist. */
 export async function readStateFile(root: string, name: string): Promise<string | undefined> {
-  if (!(await checkDir(root))) return undefined;
+  const handle = await openStateFile(root, name, "read");
+  try {
+    return await handle?.readFile("utf8");
+  } finally {
+    await handle?.close();
+  }
+}
+
+/**
+ * Opens a regular file of ours, never through a symlink: to read it (undefined when it or
+ * `.uspark` does not exist), or to append to it (created if need be). The caller closes it.
+ */
+export async function openStateFile(root: string, name: string, use: "append"): Promise<fsp.FileHandle>;
+export async function openStateFile(root: string, name: string, use: "read"): Promise<fsp.FileHandle | undefined>;
+export async function openStateFile(root: string, name: string, use: "read" | "append"): Promise<fsp.FileHandle | undefined> {
+  if (use === "append") await ensureDir(root);
+  else if (!(await checkDir(root))) return undefined;
   const file = stateFilePath(root, name);
+  const flags = use === "append" ? constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT : constants.O_RDONLY;
   let handle: fsp.FileHandle;
   try {
-    handle = await fsp.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: a FIFO planted in our place must not hang the open; it is refused below.
+    handle = await fsp.open(file, flags | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    if (use === "read" && (error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw refusedLink(file, error);
   }
-  try {
-    if (!(await handle.stat()).isFile()) throw new StateDirError(`${file} is not a regular file; refusing to read it`);
-    return await handle.readFile("utf8");
-  } finally {
+  if (!(await handle.stat()).isFile()) {
     await handle.close();
+    throw new StateDirError(`${file} is not a regular file; refusing to use it`);
   }
+  return handle;
+}
+
+/** Names of our files that start with `prefix` (regular files only). */
+export async function listStateFiles(root: string, prefix: string): Promise<string[]> {
+  if (!(await checkDir(root))) return [];
+  const entries = await fsp.readdir(stateDirPath(root), { withFileTypes: true });
+  return entries.filter((entry) => entry.isFile() && entry.name.startsWith(prefix)).map((entry) => entry.name);
 }
 
 /** Whether the file exists (a symlink in its place counts as absent: it is never ours). */

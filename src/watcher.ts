@@ -10,6 +10,7 @@ import { Reporter, reportNotSynced } from "./report.js";
 import { DEFAULT_MAX_LINE_LENGTH, LineSplitter } from "./stream/lines.js";
 import type { ScanLoop } from "./scan/loop.js";
 import type { SyncResult, SyncSession } from "./sync/index.js";
+import { createTranscript, type Transcript, type TranscriptResult } from "./transcript/recorder.js";
 
 /**
  * The watcher without its pipes: feed it an agent's stream (raw bytes, or parsed messages from
@@ -51,6 +52,8 @@ export interface WatcherOptions {
   rescanMs?: number;
   /** When the watch started (ms since the epoch); without a base, files modified since are pushed. Default: now. */
   startedAt?: number;
+  /** Also send the stream's exact bytes to the server as this session's transcript (not in a dry run). */
+  transcript?: boolean;
 }
 
 export interface WatchSummary {
@@ -64,6 +67,8 @@ export interface WatchSummary {
   unrepresentable: { remote: string; reason: string }[];
   /** What the sync did; absent in a dry run. */
   sync?: SyncResult;
+  /** What became of the transcript, with `transcript: true`. */
+  transcript?: TranscriptResult;
   /** 0: everything synced; 1: something was not (it is journaled). */
   exitCode: 0 | 1;
 }
@@ -212,9 +217,27 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     await (await scans)?.run("ready");
   });
 
+  const transcript: Transcript | undefined =
+    options.transcript && !options.dryRun
+      ? createTranscript({
+          root: policy.root,
+          apiUrl,
+          projectId,
+          token: options.token,
+          sessionId: source.sessionId,
+          requestTimeoutMs: options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
+          report,
+        })
+      : undefined;
+
   let ended: Promise<WatchSummary> | undefined;
 
-  const finish = async (stop: (session: SyncSession) => Promise<SyncResult>, settleFs: boolean): Promise<WatchSummary> => {
+  const finish = async (
+    stop: (session: SyncSession) => Promise<SyncResult>,
+    stopTranscript: (transcript: Transcript) => Promise<TranscriptResult>,
+    settleFs: boolean,
+  ): Promise<WatchSummary> => {
+    const transcriptResult = transcript && stopTranscript(transcript);
     splitter.end();
     parser.end();
     const watcher = await fsWatcher;
@@ -233,13 +256,16 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
       ...(loop?.unrepresentable ?? []).map(({ remote, reason }) => ({ remote, reason })),
       ...unsyncable.map((remote) => ({ remote, reason: "the name is not valid UTF-8" })),
     ]);
+    const transcriptDone = await transcriptResult;
+    const unsent = transcriptDone !== undefined && (transcriptDone.state === "spooled" || transcriptDone.state === "truncated");
     const summary: WatchSummary = {
       agent: source.agent === "unknown" ? undefined : source.agent,
       detected,
       refused: refusedPaths.size,
       unrepresentable,
       sync: result,
-      exitCode: result && (notSynced(result) > 0 || result.journaled > 0 || result.stopped || unrepresentable.length > 0) ? 1 : 0,
+      transcript: transcriptDone,
+      exitCode: unsent || (result && (!allSynced(result) || unrepresentable.length > 0)) ? 1 : 0,
     };
     reportSummary(report, summary, dryRunPaths.size);
     return summary;
@@ -247,22 +273,37 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
 
   return {
     write(chunk) {
-      splitter.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+      const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+      transcript?.write(bytes);
+      splitter.push(bytes);
     },
     message(event) {
-      parser.line(Buffer.from(JSON.stringify(event)));
+      const line = Buffer.from(JSON.stringify(event));
+      transcript?.write(Buffer.concat([line, NEWLINE]));
+      parser.line(line);
     },
     end() {
-      ended ??= finish((session) => session.finish(options.flushTimeoutMs ?? DEFAULTS.flushTimeoutMs), true);
+      const timeoutMs = options.flushTimeoutMs ?? DEFAULTS.flushTimeoutMs;
+      ended ??= finish((session) => session.finish(timeoutMs), (t) => t.end(timeoutMs), true);
       return ended;
     },
     abort() {
       // Also cuts short an end() under way: the session journals what is left and settles.
-      if (ended) void sync?.then((session) => session.abort());
-      else ended = finish((session) => session.abort(), false);
+      if (ended) {
+        void sync?.then((session) => session.abort());
+        void transcript?.abort();
+      } else {
+        ended = finish((session) => session.abort(), (t) => t.abort(), false);
+      }
       return ended;
     },
   };
+}
+
+const NEWLINE = Buffer.from("\n");
+
+function allSynced(result: SyncResult): boolean {
+  return result.failed.length === 0 && result.skipped.length === 0 && result.journaled === 0 && !result.stopped;
 }
 
 function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: number): void {
@@ -275,7 +316,7 @@ function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: num
   const { commits, pushed, deleted, unchanged, stopped } = summary.sync;
   const notListed = [...summary.sync.failed, ...summary.sync.skipped, ...summary.unrepresentable];
   const done = `${plural(pushed, "file")} pushed, ${deleted} deleted, ${unchanged} unchanged in ${plural(commits, "commit")}${refused}`;
-  if (summary.exitCode === 0) {
+  if (allSynced(summary.sync) && summary.unrepresentable.length === 0) {
     report.info("summary", `synced: ${done}`, fields);
     return;
   }
@@ -285,10 +326,6 @@ function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: num
     ? ` ${plural(summary.sync.journaled, "entry")} written to .uspark/pending.json: run \`uspark push --pending\` to retry.`
     : "";
   report.error("summary", `${plural(notListed.length, "file")} not synced${why}; ${done}.${journal}`, fields);
-}
-
-function notSynced(result: SyncResult): number {
-  return result.failed.length + result.skipped.length;
 }
 
 /**

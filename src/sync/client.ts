@@ -267,6 +267,26 @@ export class ApiClient {
     return { version };
   }
 
+  /**
+   * PUT /sessions/{id}/events?offset=N (v1.1): appends a piece of the agent's stream. Returns the
+   * server's transcript length: after the append (200), or as it is (409 `offset_mismatch`).
+   * A 404 or 405 here means a v1 server (not a missing project): a non-fatal ApiError.
+   */
+  async appendEvents(sessionId: string, offset: number, bytes: Uint8Array, signal?: AbortSignal): Promise<{ appended: boolean; length: number }> {
+    const answer = await this.request("PUT", `/sessions/${encodeURIComponent(sessionId)}/events?offset=${offset}`, {
+      signal,
+      ok: [200, 409],
+      body: bytes,
+      headers: { "content-type": "application/x-ndjson" },
+      blobProbe: true,
+    });
+    const length = answer.json?.length;
+    if (typeof length !== "number" || !Number.isSafeInteger(length) || length < 0) {
+      throw this.protocolError("PUT /sessions/…/events", "the answer has no length");
+    }
+    return { appended: answer.status === 200, length };
+  }
+
   /** Lets the requests under way finish (at most `graceMs`), then closes the connections. */
   async close(graceMs = 1000): Promise<void> {
     this.closed = true;

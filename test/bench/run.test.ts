@@ -51,7 +51,9 @@ describe("npm run bench, in smoke mode", () => {
     };
     expect(results.mode).toBe("smoke");
     expect(results.sane).toBe(true);
-    expect(new Set(results.figures.map((f) => f.section))).toEqual(new Set(["throughput", "memory", "startup", "sync", "fswatch", "exit", "transfer"]));
+    expect(new Set(results.figures.map((f) => f.section))).toEqual(
+      new Set(["throughput", "memory", "startup", "sync", "fswatch", "exit", "transfer", "transcript"]),
+    );
     for (const figure of results.figures) {
       expect(Number.isFinite(figure.value), figure.name).toBe(true);
       if (figure.target !== null && figure.target !== "info" && figure.target !== "reference") expect(typeof figure.pass, figure.name).toBe("boolean");

@@ -1,0 +1,44 @@
+// `--transcript` beside no transcript: the same session through `uspark watch-claude` (syncing,
+// to the reference server on 127.0.0.1), best of `rounds` each: when the last byte reached the
+// reader of stdout (passthrough throughput), when the process exited (the last append answered),
+// and the bytes the server then holds. The root is an empty directory, so that no file sync
+// competes with the transcript for the two cores: the session's paths are all outside it.
+import { mkdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { sh, timeShell } from "./measure.mjs";
+
+/** Reads stdin to the end; writes the epoch ms at which byte number argv[1] arrived to argv[2]. */
+const LAST_BYTE = `let n=0;const total=Number(process.argv[1]);process.stdin.on("data",(c)=>{n+=c.length;if(n===total)require("fs").writeFileSync(process.argv[2],String(Date.now()))})`;
+
+export async function measureTranscript({ repo, bin, work, sessionPath, rounds }) {
+  const { startServer } = await import(pathToFileURL(path.join(repo, "dist", "server", "index.js")).href);
+  const server = await startServer({ dataDir: path.join(work, "transcript-data"), port: 0, host: "127.0.0.1" });
+  const root = path.join(work, "transcript-root");
+  mkdirSync(root, { recursive: true });
+  const bytes = statSync(sessionPath).size;
+  const stamp = path.join(work, "last-byte");
+  const run = async (projectId, extra) => {
+    const command =
+      `cat ${sh(sessionPath)} | ${sh(process.execPath)} ${sh(bin)} watch-claude --no-fs-watch --project-id ${projectId} ` +
+      `--api-url ${server.url} --root ${sh(root)} ${extra} 2> /dev/null | ${sh(process.execPath)} -e ${sh(LAST_BYTE)} ${bytes} ${sh(stamp)}`;
+    const started = Date.now();
+    const exit = await timeShell(command);
+    return { stdout: (Number(readFileSync(stamp, "utf8")) - started) / 1000, exit };
+  };
+  const best = { off: { stdout: Infinity, exit: Infinity }, on: { stdout: Infinity, exit: Infinity } };
+  const keepBest = (key, times) => {
+    best[key].stdout = Math.min(best[key].stdout, times.stdout);
+    best[key].exit = Math.min(best[key].exit, times.exit);
+  };
+  try {
+    for (let round = 0; round < rounds; round++) {
+      keepBest("off", await run("bench-off", ""));
+      keepBest("on", await run("bench-on", "--transcript"));
+    }
+    const listing = await (await fetch(`${server.url}/api/projects/bench-on/sessions`)).json();
+    return { bytes, seconds: best, sessions: listing.sessions.map((s) => s.length) };
+  } finally {
+    await server.close();
+  }
+}

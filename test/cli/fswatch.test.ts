@@ -3,7 +3,7 @@ import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
-import { remoteFiles, remoteVersion, startRef, tempDir, type RefServer } from "../sync/helpers.js";
+import { isBlobUpload, remoteFiles, remoteVersion, startRef, tempDir, type RefServer } from "../sync/helpers.js";
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -66,7 +66,7 @@ describe("the file system backstop through the CLI", () => {
     const done = await result;
     expect(done.code).toBe(0);
     expect(await remoteVersion(server.url)).toBe(1);
-    expect(server.requests.filter((r) => r.method === "PUT")).toHaveLength(1);
+    expect(server.requests.filter(isBlobUpload)).toHaveLength(1);
   });
 
   it("should sync the edits of an agent that emits no tool events", async () => {
@@ -120,6 +120,9 @@ describe("one ignore decision and every unsynced file counted (issue 15)", () =>
     writeFileSync(path.join(root, ".env"), "SECRET=1\n");
     writeFileSync(path.join(root, "key.pem"), "-----BEGIN\n");
     writeFileSync(path.join(root, "app.ts"), "ok\n");
+    // Files from before the watch (the start scan, with no base, takes recent ones for new).
+    const hourAgo = new Date(Date.now() - 3600_000);
+    for (const name of [".gitignore", ".env", "key.pem", "app.ts"]) utimesSync(path.join(root, name), hourAgo, hourAgo);
     const input = toolWrite("t1", path.join(root, ".env")) + toolWrite("t2", path.join(root, ".env")) + toolWrite("t3", path.join(root, "key.pem")) + toolWrite("t4", path.join(root, "app.ts"));
     const done = await runCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", root, "--agent", "claude", "--no-fs-watch", "--debounce", "20"], { input });
     expect(done.code).toBe(0);

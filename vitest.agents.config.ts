@@ -6,6 +6,7 @@ export default defineConfig({
     include: ["test/agents/conformance/**/*.conformance.ts"],
     testTimeout: 240_000,
     hookTimeout: 240_000,
+    // One agent at a time: run side by side on 2 cores, the Node-based ones time out.
     fileParallelism: false,
   },
 });

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { BIN, conformance, type AgentCase } from "./harness.js";
+import { BIN, conformance, patches, patchText, type AgentCase } from "./harness.js";
 
 /**
  * Codex: a model provider of our own in `$CODEX_HOME/config.toml` (base_url on loopback, no
@@ -27,27 +27,16 @@ const codex: AgentCase = {
     writeFileSync(path.join(home, ".codex", "config.toml"), config.join("\n") + "\n");
     return { CODEX_HOME: path.join(home, ".codex") };
   },
-  scripts: (p) => {
-    const patch = (...lines: string[]) => ({ tool: "apply_patch", input: {}, freeform: ["*** Begin Patch", ...lines, "*** End Patch", ""].join("\n") });
-    return [
+  scripts: (p) => [
+    [
+      "SCRIPT:main",
       [
-        "SCRIPT:main",
-        [
-          patch(`*** Add File: ${p}/new.txt`, "+new"),
-          patch(`*** Update File: ${p}/edit.txt`, "@@", "-alpha", "+ALPHA"),
-          patch(`*** Update File: ${p}/multi.txt`, "@@", "-one", "+ONE", "@@", "-three", "+THREE"),
-          patch(`*** Update File: ${p}/p1.txt`, "@@", "-patch one", "+PATCH ONE", `*** Update File: ${p}/p2.txt`, "@@", "-patch two", "+PATCH TWO"),
-          // Codex checks every hunk before it writes: a hunk that does not apply fails the patch whole.
-          patch(`*** Update File: ${p}/half2.txt`, "@@", "-no such line", "+x"),
-          // A write that fails halfway (a file where a directory must be) leaves the first file written.
-          patch(`*** Update File: ${p}/half1.txt`, "@@", "-half one", "+HALF ONE", `*** Add File: ${p}/sub/keep.txt/inner.txt`, "+x"),
-          patch(`*** Update File: ${p}/old-name.txt`, `*** Move to: ${p}/new-name.txt`, "@@", "-rename me", "+renamed"),
-          patch(`*** Delete File: ${p}/doomed.txt`),
-          { tool: "exec_command", input: { cmd: "echo shell > shell.txt" } },
-        ],
+        // Codex checks every hunk before it writes: a hunk that does not apply fails the patch whole.
+        ...patches(p).map((lines) => ({ tool: "apply_patch", input: {}, freeform: patchText(lines) + "\n" })),
+        { tool: "exec_command", input: { cmd: "echo shell > shell.txt" } },
       ],
-    ];
-  },
+    ],
+  ],
 };
 
 // The stream says where a renamed file went nowhere (an `update` of the old path): the old path

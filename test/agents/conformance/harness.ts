@@ -144,6 +144,7 @@ export interface Expectation {
 /** The three promises, per agent: the stream alone syncs exactly these paths; with the watcher, remote = disk; stdout untouched. */
 export function conformance(c: AgentCase, expected: Expectation): void {
   const { describe, expect, it } = vitest;
+  // One run at a time: Gemini CLI and Qwen Code (Node) starve each other on 2 cores.
   describe(`${c.agent} (the real binary)`, () => {
     it("syncs exactly the stream's paths with --no-fs-watch, and passes its stdout through byte for byte", async () => {
       const run = await runAgent(c, PROMPT, ["--no-fs-watch"]);
@@ -165,3 +166,24 @@ export function conformance(c: AgentCase, expected: Expectation): void {
 }
 
 export const PROMPT = "SCRIPT:main: follow the script.";
+
+/**
+ * The patches of the agents that edit with apply_patch (Codex, OpenCode), without their
+ * `*** Begin Patch` / `*** End Patch` lines: add, update, two hunks in one file, two files,
+ * a hunk that does not apply, a write that fails halfway, a rename, a delete.
+ */
+export function patches(p: string): string[][] {
+  return [
+    [`*** Add File: ${p}/new.txt`, "+new"],
+    [`*** Update File: ${p}/edit.txt`, "@@", "-alpha", "+ALPHA"],
+    [`*** Update File: ${p}/multi.txt`, "@@", "-one", "+ONE", "@@", "-three", "+THREE"],
+    [`*** Update File: ${p}/p1.txt`, "@@", "-patch one", "+PATCH ONE", `*** Update File: ${p}/p2.txt`, "@@", "-patch two", "+PATCH TWO"],
+    [`*** Update File: ${p}/half2.txt`, "@@", "-no such line", "+x"],
+    // A file where a directory must be: the first file is written, then the patch fails.
+    [`*** Update File: ${p}/half1.txt`, "@@", "-half one", "+HALF ONE", `*** Add File: ${p}/sub/keep.txt/inner.txt`, "+x"],
+    [`*** Update File: ${p}/old-name.txt`, `*** Move to: ${p}/new-name.txt`, "@@", "-rename me", "+renamed"],
+    [`*** Delete File: ${p}/doomed.txt`],
+  ];
+}
+
+export const patchText = (lines: string[]): string => ["*** Begin Patch", ...lines, "*** End Patch"].join("\n");

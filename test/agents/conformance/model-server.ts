@@ -19,7 +19,7 @@ export type Scripts = Array<[marker: string, steps: ToolStep[]]>;
 export interface ModelServer {
   url: string;
   /** Every request seen: path, and the tool names it offered. */
-  seen: Array<{ path: string; tools: string[] }>;
+  seen: Array<{ path: string; tools: string[]; at: number }>;
   close(): Promise<void>;
 }
 
@@ -45,7 +45,7 @@ export async function startModelServer(scripts: Scripts): Promise<ModelServer> {
         // not JSON: answered as a request without tools
       }
       const path = (req.url ?? "").split("?")[0]!;
-      seen.push({ path, tools: toolNames(json) });
+      seen.push({ path, tools: toolNames(json), at: Date.now() });
       if (path.endsWith("/messages")) return anthropic(res, json, text, turnOf);
       if (path.endsWith("/responses")) return responses(res, text, turnOf);
       if (path.endsWith("/chat/completions")) return chat(res, json, text, turnOf);

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { BIN, conformance, type AgentCase } from "./harness.js";
+import { BIN, conformance, patches, patchText, type AgentCase } from "./harness.js";
 
 /**
  * OpenCode: its `openai` provider pointed at loopback through `OPENCODE_CONFIG_CONTENT` (a GPT
@@ -29,27 +29,17 @@ const opencode: AgentCase = {
       XDG_DATA_HOME: path.join(home, ".local", "share"),
     };
   },
-  scripts: (p) => {
-    const patch = (...lines: string[]) => ({ tool: "apply_patch", input: { patchText: ["*** Begin Patch", ...lines, "*** End Patch"].join("\n") } });
-    return [
+  scripts: (p) => [
+    [
+      "SCRIPT:main",
       [
-        "SCRIPT:main",
-        [
-          patch(`*** Add File: ${p}/new.txt`, "+new"),
-          patch(`*** Update File: ${p}/edit.txt`, "@@", "-alpha", "+ALPHA"),
-          patch(`*** Update File: ${p}/multi.txt`, "@@", "-one", "+ONE", "@@", "-three", "+THREE"),
-          patch(`*** Update File: ${p}/p1.txt`, "@@", "-patch one", "+PATCH ONE", `*** Update File: ${p}/p2.txt`, "@@", "-patch two", "+PATCH TWO"),
-          // A write that fails halfway (a file where a directory must be) leaves the first file written.
-          patch(`*** Update File: ${p}/half1.txt`, "@@", "-half one", "+HALF ONE", `*** Add File: ${p}/sub/keep.txt/inner.txt`, "+x"),
-          patch(`*** Update File: ${p}/old-name.txt`, `*** Move to: ${p}/new-name.txt`, "@@", "-rename me", "+renamed"),
-          patch(`*** Delete File: ${p}/doomed.txt`),
-          { tool: "bash", input: { command: "echo shell > shell.txt", description: "write a file from the shell" } },
-          { tool: "task", input: { description: "write a file", prompt: "SCRIPT:sub: write the file", subagent_type: "general" } },
-        ],
+        ...patches(p).map((lines) => ({ tool: "apply_patch", input: { patchText: patchText(lines) } })),
+        { tool: "bash", input: { command: "echo shell > shell.txt", description: "write a file from the shell" } },
+        { tool: "task", input: { description: "write a file", prompt: "SCRIPT:sub: write the file", subagent_type: "general" } },
       ],
-      ["SCRIPT:sub", [patch(`*** Add File: ${p}/sub/agent.txt`, "+from the sub-agent")]],
-    ];
-  },
+    ],
+    ["SCRIPT:sub", [{ tool: "apply_patch", input: { patchText: patchText([`*** Add File: ${p}/sub/agent.txt`, "+from the sub-agent"]) } }]],
+  ],
 };
 
 // A sub-agent's (task) edits are not in the parent's stream: the file watcher covers them.

@@ -3,7 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
-import { remoteFiles, remoteVersion, startRef, tempDir, type RefServer } from "../sync/helpers.js";
+import { isBlobUpload, remoteFiles, remoteVersion, startRef, tempDir, type RefServer } from "../sync/helpers.js";
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -66,7 +66,7 @@ describe("the file system backstop through the CLI", () => {
     const done = await result;
     expect(done.code).toBe(0);
     expect(await remoteVersion(server.url)).toBe(1);
-    expect(server.requests.filter((r) => r.method === "PUT")).toHaveLength(1);
+    expect(server.requests.filter(isBlobUpload)).toHaveLength(1);
   });
 
   it("should sync the edits of an agent that emits no tool events", async () => {

@@ -56,7 +56,13 @@ export async function runPull(options: PullOptions): Promise<0 | 1 | 2> {
     return 2;
   }
   const ignored = ignoreRule(options.ignore ?? [], prefix);
-  const client = new ApiClient({ ...options, connections: options.concurrency + 1, report });
+  let client: ApiClient;
+  try {
+    client = new ApiClient({ ...options, connections: options.concurrency + 1, report });
+  } catch (error) {
+    report.error("usage", (error as Error).message);
+    return 2;
+  }
   const session = new PullSession(client, options);
   try {
     const root = await realpath(options.root);

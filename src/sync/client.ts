@@ -1,7 +1,10 @@
 import type * as Undici from "undici";
 import type { Reporter } from "../report.js";
 import { isSha256 } from "../server/validate.js";
+import { ApiError, networkError } from "./api-error.js";
 import { isRetryableStatus, parseRetryAfter } from "./retry.js";
+
+export { ApiError } from "./api-error.js";
 
 /**
  * The project API client (design.md §3): one request per call, no retries (retry.ts does that).
@@ -40,42 +43,6 @@ export interface ApiClientOptions {
   onAnswer?: () => void;
 }
 
-/**
- * Why a request failed. `retryable`: worth trying again (network, timeout, 408, 429, 5xx).
- * `fatal`: no point in any further request this session (401, 403, 404 project, redirect).
- */
-export class ApiError extends Error {
-  override readonly name = "ApiError";
-  readonly status: number | undefined;
-  /** The server's error code (`missing_blobs`, `hash_mismatch`, …) or network / timeout / redirect / protocol. */
-  readonly code: string;
-  readonly retryable: boolean;
-  readonly fatal: boolean;
-  readonly retryAfterMs: number | undefined;
-  /** The parsed JSON error body, when there was one. */
-  readonly body: Record<string, unknown> | undefined;
-
-  constructor(
-    message: string,
-    info: {
-      status?: number;
-      code: string;
-      retryable?: boolean;
-      fatal?: boolean;
-      retryAfterMs?: number;
-      body?: Record<string, unknown>;
-      cause?: unknown;
-    },
-  ) {
-    super(message, info.cause === undefined ? undefined : { cause: info.cause });
-    this.status = info.status;
-    this.code = info.code;
-    this.retryable = info.retryable ?? false;
-    this.fatal = info.fatal ?? false;
-    this.retryAfterMs = info.retryAfterMs;
-    this.body = info.body;
-  }
-}
 
 interface Answer {
   status: number;
@@ -499,16 +466,6 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CONNECT_TIMEOUT", "ETIMEDOUT"]);
-
-function networkError(label: string, error: unknown, timeoutMs: number): ApiError {
-  const code = (error as { code?: unknown })?.code;
-  if (typeof code === "string" && TIMEOUT_CODES.has(code)) {
-    return new ApiError(`${label}: no answer within ${timeoutMs} ms`, { code: "timeout", retryable: true, cause: error });
-  }
-  const detail = typeof code === "string" ? code : error instanceof Error ? error.message : String(error);
-  return new ApiError(`${label}: network error (${detail})`, { code: "network", retryable: true, cause: error });
-}
 
 /** The body's bytes; past `limit` bytes it is cut off (`truncate`) or refused. */
 async function readBytes(body: Undici.Dispatcher.ResponseData["body"], limit: number, truncate: boolean): Promise<Buffer> {

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { spawnServe, type ServeChild } from "../server/child.js";
-import { isCommit, remoteFiles, tempDir, waitFor, type Proxy } from "../sync/helpers.js";
+import { isBlobUpload, isCommit, remoteFiles, tempDir, waitFor, type Proxy } from "../sync/helpers.js";
 import { cliEnv, expectNoToken, expectTokenOnlyToApi, faultProxy, newToken, TIMEOUT_MS, watchSession, workspace } from "./harness.js";
 import { commitLog, generateSession, jsonRecords, listRemote, PlayControl, readJournalFile, reconcile, rng, sha256 } from "./session.js";
 
@@ -77,7 +77,7 @@ describe("crash safety", { timeout: TIMEOUT_MS }, () => {
         duringCommit++;
         setTimeout(() => void server.crash(), Math.floor(random() * 4));
       }
-      if (req.method === "PUT" && ++puts === 5) setTimeout(() => void server.crash(), 1);
+      if (isBlobUpload(req) && ++puts === 2) setTimeout(() => void server.crash(), 1);
       return undefined;
     });
     server.attach(proxy);

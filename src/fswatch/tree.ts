@@ -70,6 +70,13 @@ export function forEachNode(node: DirNode, visit: (node: DirNode) => void): void
   }
 }
 
+/** The known directory at `rel` ("" for the root), if it is watched. */
+export function findNode(root: DirNode, rel: string): DirNode | undefined {
+  let node: DirNode | undefined = root;
+  if (rel !== "") for (const name of rel.split("/")) node = node?.dirs.get(name);
+  return node;
+}
+
 /** `node.abs` is normalised and a name has no separator: no need for path.join. */
 export function childPath(node: DirNode, name: string): string {
   return node.abs.endsWith(path.sep) ? node.abs + name : node.abs + path.sep + name;

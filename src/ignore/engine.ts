@@ -48,6 +48,7 @@ export class IgnoreEngine {
   private readonly levels = new Map<string, RuleFile>();
   /** The `.gitignore` files above the root, deepest first, then `.git/info/exclude`. */
   private readonly outer: RuleFile[] = [];
+  private readonly listeners: ((dirRel: string) => void)[] = [];
 
   constructor(options: IgnoreEngineOptions) {
     this.root = options.root;
@@ -99,19 +100,29 @@ export class IgnoreEngine {
     return undefined;
   }
 
+  /**
+   * Calls `listener` whenever rules changed, whoever noticed it first (the policy or the watcher),
+   * with the directory whose rules changed ("" for the root and the files above it): what it
+   * covers must be looked at again.
+   */
+  onRulesChanged(listener: (dirRel: string) => void): void {
+    this.listeners.push(listener);
+  }
+
   /** Re-reads the `.gitignore` of `dirRel`; true when its rules changed. */
   reload(dirRel: string): boolean {
     const known = this.levels.get(dirRel);
     if (!known) {
-      this.level(dirRel);
-      return this.levels.get(dirRel)!.rules.length > 0;
+      const fresh = this.level(dirRel);
+      if (fresh.rules.length > 0) this.changed(dirRel);
+      return fresh.rules.length > 0;
     }
-    return this.reread(known, dirRel === "" ? ".gitignore" : `${dirRel}/.gitignore`);
+    return this.reread(known, dirRel === "" ? ".gitignore" : `${dirRel}/.gitignore`, dirRel);
   }
 
   /** Re-reads the rule files that apply to `rel` whose stat changed. */
   private refresh(rel: string): void {
-    for (const file of this.outer) if (stampOf(file.file) !== file.stamp) this.reread(file, toPosix(path.relative(this.root, file.file)));
+    for (const file of this.outer) if (stampOf(file.file) !== file.stamp) this.reread(file, toPosix(path.relative(this.root, file.file)), "");
     for (let dir: string | undefined = parentOf(rel); dir !== undefined; dir = parentOf(dir)) {
       const known = this.levels.get(dir);
       if (known && stampOf(known.file) !== known.stamp) this.reload(dir);
@@ -133,13 +144,18 @@ export class IgnoreEngine {
     return { file, prefix, stamp, rules: stamp === MISSING ? [] : parseRules(readText(file), source) };
   }
 
-  private reread(known: RuleFile, source: string): boolean {
+  private reread(known: RuleFile, source: string, dirRel: string): boolean {
     const fresh = this.load(known.file, known.prefix, source);
     known.stamp = fresh.stamp;
     if (sameRules(known.rules, fresh.rules)) return false;
     known.rules = fresh.rules;
-    this.generation++;
+    this.changed(dirRel);
     return true;
+  }
+
+  private changed(dirRel: string): void {
+    this.generation++;
+    for (const listener of this.listeners) listener(dirRel);
   }
 }
 

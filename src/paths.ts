@@ -33,6 +33,11 @@ export type PathDecision =
 /** Never synced, wherever they are in the tree. */
 export const BUILTIN_IGNORES = [".git/", "node_modules/", ".uspark/"] as const;
 
+/** The reason a path may not be synced, or undefined when it may. */
+export function refusalOf(decision: PathDecision): string | undefined {
+  return decision.ok ? undefined : decision.reason;
+}
+
 export interface PathPolicy {
   readonly root: string;
   /** The ignore engine every source asks. */

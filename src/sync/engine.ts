@@ -46,6 +46,11 @@ export interface EngineOptions {
    * Default 5000.
    */
   remoteMaxAgeMs?: number;
+  /**
+   * Why a path may no longer be synced, asked when its batch is read: a file detected while it
+   * was visible and ignored before the flush (a .gitignore edited meanwhile) must not leave.
+   */
+  refusedNow?: (target: SyncTarget) => string | undefined;
 }
 
 export type Outcome =
@@ -127,9 +132,9 @@ export class SyncEngine {
     const puts: Planned[] = [];
     const deletes: { target: SyncTarget; readAt: number }[] = [];
 
-    // 1. Read and hash, at flush time.
+    // 1. Read and hash, at flush time, what may still be synced.
     let budget = KEEP_BUDGET;
-    const reads = await mapLimit(targets, READ_CONCURRENCY, async (target) => {
+    const reads = await mapLimit(targets.filter((target) => this.stillAllowed(target)), READ_CONCURRENCY, async (target) => {
       const keep = Math.max(0, Math.min(this.options.keepBytesUpTo ?? KEEP_BYTES, budget));
       const readAt = Date.now();
       const read = await readLocal(target.abs, { root: this.options.root, maxFileSize: this.options.maxFileSize, keepBytesUpTo: keep });
@@ -378,6 +383,15 @@ export class SyncEngine {
     }
     this.options.onProgress?.();
     return result;
+  }
+
+  /** False (and settled: there is nothing to sync) when the policy now refuses the path. */
+  private stillAllowed(target: SyncTarget): boolean {
+    const reason = this.options.refusedNow?.(target);
+    if (reason === undefined) return true;
+    this.settle(target, { status: "synced", at: Date.now() });
+    this.options.report.debug("refused", `${reason} (decided when its batch was read)`, { path: target.remote });
+    return false;
   }
 
   private settle(target: SyncTarget, outcome: Outcome): void {

@@ -131,6 +131,21 @@ describe("one ignore decision and every unsynced file counted (issue 15)", () =>
     expect(done.stderr).toContain("not synced key.pem: ignored by .gitignore:2 (*.pem)");
   });
 
+  it("should not push a file that became ignored between its tool write and the flush", async () => {
+    writeFileSync(path.join(root, "later.env"), "SECRET=1\n");
+    const hourAgo = new Date(Date.now() - 3600_000);
+    utimesSync(path.join(root, "later.env"), hourAgo, hourAgo);
+    const { child, result } = await startWatching("--agent", "claude", "--debounce", "60000", "--max-wait", "60000");
+    const detected = waitForOutput(child.stderr, (text) => /detected later\.env/.test(text));
+    child.stdin.write(toolWrite("t1", path.join(root, "later.env")));
+    await detected;
+    writeFileSync(path.join(root, ".gitignore"), "*.env\n");
+    child.stdin.end();
+    const done = await result;
+    expect(done.code).toBe(0);
+    expect([...(await remoteFiles(server.url)).keys()]).toEqual([".gitignore"]);
+  });
+
   it("should count a file whose name is not valid UTF-8 as not synced: named in the summary, exit 1 (defect 9)", async () => {
     const { child, result } = await startWatching();
     writeFileSync(Buffer.from(path.join(root, "caf\xe9.txt"), "latin1"), "x");

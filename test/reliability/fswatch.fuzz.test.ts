@@ -147,9 +147,9 @@ async function runSeed(seed: number): Promise<void> {
   server = await startRef();
   const ops: Ops = { dir, random, log: [], pick: (list) => list[Math.floor(random() * list.length)]! };
   // The paths that existed while not ignored: one the rules turned ignored later may stay remote
-  // (ignoring is not deleting). Its content may even be one it got after it turned ignored: the
-  // sync reads a file when it flushes, and does not ask the rules again then (a known gap, see
-  // the closing note of the branch). A path never visible must never be there.
+  // (ignoring is not deleting). A path never visible must never be there. (The sync asks the
+  // rules again when it reads a file: test/cli/fswatch.test.ts shows content written after a
+  // path turned ignored is not pushed.)
   const visible = new Set<string>();
   const observe = () => {
     const files = treeFiles(dir).filter((rel) => !rel.startsWith(`${BURST_DIR}/`));

@@ -50,6 +50,8 @@ export interface WatcherOptions {
    * watcher is ready and at the end always run). Without the file watcher: none. Default 30000.
    */
   rescanMs?: number;
+  /** Where relative paths of a stream that reports no working directory are resolved. Default: the current directory. */
+  agentCwd?: string;
   /** When the watch started (ms since the epoch); without a base, files modified since are pushed. Default: now. */
   startedAt?: number;
   /** Also send the stream's exact bytes to the server as this session's transcript (not in a dry run). */
@@ -108,6 +110,9 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
   const dryRunPaths = new Set<string>();
   let detected = 0;
   const startedAt = options.startedAt ?? Date.now();
+  // A relative path in a stream that names no working directory is the agent's, and the agent
+  // runs where we were started (a shell pipe, or `uspark run`), which need not be --root.
+  const agentCwd = options.agentCwd ?? process.cwd();
 
   // Accepted paths are remembered: resolving symlinks costs more than all the parsing of a
   // session, and a path that turns bad later is still refused by the sync's read, which checks
@@ -118,7 +123,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     const key = `${policy.ignore.generation}\0${change.cwd ?? ""}\0${change.path}`;
     const known = accepted.get(key);
     if (known) return known;
-    const decision = policy.resolve(change.path, change.cwd);
+    const decision = policy.resolve(change.path, change.cwd ?? agentCwd);
     if (decision.ok) accepted.set(key, decision);
     return decision;
   };
@@ -130,7 +135,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
       if (decision.severity === "skip") return report.debug("skipped", decision.reason, fields);
       if (decision.severity === "notice") return report.info("skipped", decision.reason, fields);
       // The path as written (not normalised): two spellings of one file are two agent mistakes.
-      const key = path.isAbsolute(change.path) ? change.path : `${change.cwd ?? policy.root}/${change.path}`;
+      const key = path.isAbsolute(change.path) ? change.path : `${change.cwd ?? agentCwd}/${change.path}`;
       refusedPaths.add(key);
       return report.warnOnce(key, "refused", decision.reason, fields);
     }

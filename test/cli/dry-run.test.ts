@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -83,11 +83,27 @@ describe("watch --agent auto --dry-run", () => {
 
   it.each(agents)("should recognise the %s stream and report its changes", async (agent) => {
     const input = fixture(agent);
-    const result = await runCli(["watch", "--dry-run", "--no-fs-watch", "--root", root, "--log-format", "json", "--verbose"], { input });
+    // Run where the agent runs (a shell pipe in the project): its relative paths are relative to it.
+    const result = await runCli(["watch", "--dry-run", "--no-fs-watch", "--root", root, "--log-format", "json", "--verbose"], { input, cwd: root });
     expect(result.code).toBe(0);
     expect(result.stdout.toString()).toBe(input);
     const all = records(result.stderr);
     expect(all.find((r) => r.event === "agent")).toMatchObject({ agent });
     expect(all.filter((r) => r.event === "change").map((r) => ({ path: r.path, kind: r.kind, cause: r.cause, confirmed: r.confirmed }))).toEqual(expectedChanges(agent));
+  });
+});
+
+describe("relative paths in a stream that names no working directory", () => {
+  it("should resolve them against the directory uspark runs in, not --root", async () => {
+    mkdirSync(path.join(root, "sub"));
+    const write = (id: string, file: string) =>
+      JSON.stringify({ type: "tool_use", tool_name: "write_file", tool_id: id, parameters: { file_path: file, content: "x" } }) +
+      "\n" +
+      JSON.stringify({ type: "tool_result", tool_id: id, status: "success" }) +
+      "\n";
+    const input = JSON.stringify({ type: "init", session_id: "s", model: "m" }) + "\n" + write("w1", "notes.md");
+    const result = await runCli(["watch", "--agent", "gemini", "--dry-run", "--no-fs-watch", "--root", root, "--log-format", "json"], { input, cwd: path.join(root, "sub") });
+    expect(result.code).toBe(0);
+    expect(records(result.stderr).filter((r) => r.event === "change").map((r) => r.path)).toEqual(["sub/notes.md"]);
   });
 });

@@ -442,6 +442,16 @@ function connect(flags: ConnectionOptionFlags): Connection {
   return resolveConnection(flags, process.env, loadHomeConfig());
 }
 
+/** Paths are resolved against the current directory: one that was deleted under us is a usage error, not a crash. */
+function checkWorkingDirectory(): void {
+  try {
+    process.cwd();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    throw new UsageError("the current directory no longer exists (it was deleted or replaced)", "cd into the project again, e.g. cd \"$PWD\"");
+  }
+}
+
 function checkRoot(root: string): string {
   const resolved = path.resolve(root);
   let isDirectory = false;
@@ -502,6 +512,7 @@ function exit(code: number): void {
 export async function main(argv: string[]): Promise<void> {
   const program = buildProgram();
   try {
+    checkWorkingDirectory();
     await program.parseAsync(argv);
   } catch (error) {
     if (error instanceof CommanderError) {

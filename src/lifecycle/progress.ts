@@ -1,4 +1,4 @@
-import type { Reporter } from "../report.js";
+import { stderrOutput, type Reporter } from "../report.js";
 
 /**
  * One line on stderr, rewritten in place, for long pulls: only when stderr is a terminal and the
@@ -12,7 +12,8 @@ export class ProgressLine {
 
   constructor(
     report: Reporter,
-    private readonly stream: NodeJS.WriteStream = process.stderr,
+    // The reporter's guarded stderr: a reader that went away never crashes a pull.
+    private readonly stream: { write(text: string): unknown; isTTY?: boolean } = stderrOutput(),
   ) {
     this.on = stream.isTTY === true && report.format === "text" && report.verbosity === "normal";
   }

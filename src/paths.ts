@@ -33,9 +33,13 @@ export type PathDecision =
 /** Never synced, wherever they are in the tree. */
 export const BUILTIN_IGNORES = [".git/", "node_modules/", ".uspark/"] as const;
 
-/** The reason a path may not be synced, or undefined when it may. */
-export function refusalOf(decision: PathDecision): string | undefined {
-  return decision.ok ? undefined : decision.reason;
+/**
+ * The rule that now leaves a path out (ignored, --ignore, outside --prefix), or undefined. Asked
+ * again when a batch is read; a hostile path (a symlink swapped in) is the read's own check,
+ * which counts it as not synced.
+ */
+export function ignoredNow(decision: PathDecision): string | undefined {
+  return decision.ok || decision.severity === "warn" ? undefined : decision.reason;
 }
 
 export interface PathPolicy {

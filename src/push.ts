@@ -1,6 +1,6 @@
 import { promises as fsp } from "node:fs";
 import path from "node:path";
-import { createPathPolicy, isInside, refusalOf } from "./paths.js";
+import { createPathPolicy, isInside, ignoredNow } from "./paths.js";
 import { isMassDelete, MASS_DELETE_TEXT } from "./push-guard.js";
 import { reportNotSynced } from "./report.js";
 import { createSyncSession, type SyncOptions, type SyncResult, type SyncTarget } from "./sync/index.js";
@@ -64,7 +64,7 @@ export async function runPush(options: PushOptions): Promise<number> {
     // Batches fill up while the tree is walked and go out when full; the rest at the end.
     debounceMs: Math.max(options.debounceMs, 1000),
     maxWaitMs: Math.max(options.maxWaitMs, 10_000),
-    refusedNow: (target) => refusalOf(policy.resolve(target.abs)),
+    ignoredNow: (target) => ignoredNow(policy.resolve(target.abs)),
   });
   const cwd = options.cwd ?? process.cwd();
   let refused = 0;

@@ -5,7 +5,7 @@ import { createAutoParser } from "./agents/detect.js";
 import type { AgentParser, FileChange } from "./agents/types.js";
 import { checkApiUrl, DEFAULT_API_URL, requireProjectId, UsageError } from "./config.js";
 import type { FsWatcher } from "./fswatch.js";
-import { createPathPolicy, refusalOf, type PathDecision } from "./paths.js";
+import { createPathPolicy, ignoredNow, type PathDecision } from "./paths.js";
 import { Reporter, reportNotSynced } from "./report.js";
 import { DEFAULT_MAX_LINE_LENGTH, LineSplitter } from "./stream/lines.js";
 import type { ScanLoop } from "./scan/loop.js";
@@ -194,7 +194,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
           source,
           report,
           startedAt,
-          refusedNow: (target) => refusalOf(policy.resolve(target.abs)),
+          ignoredNow: (target) => ignoredNow(policy.resolve(target.abs)),
         });
       });
   // Events are hints, the tree is the truth: scans compare it with the base and feed the same queue.

@@ -50,7 +50,7 @@ export interface EngineOptions {
    * Why a path may no longer be synced, asked when its batch is read: a file detected while it
    * was visible and ignored before the flush (a .gitignore edited meanwhile) must not leave.
    */
-  refusedNow?: (target: SyncTarget) => string | undefined;
+  ignoredNow?: (target: SyncTarget) => string | undefined;
 }
 
 export type Outcome =
@@ -387,7 +387,7 @@ export class SyncEngine {
 
   /** False (and settled: there is nothing to sync) when the policy now refuses the path. */
   private stillAllowed(target: SyncTarget): boolean {
-    const reason = this.options.refusedNow?.(target);
+    const reason = this.options.ignoredNow?.(target);
     if (reason === undefined) return true;
     this.settle(target, { status: "synced", at: Date.now() });
     this.options.report.debug("refused", `${reason} (decided when its batch was read)`, { path: target.remote });

@@ -50,7 +50,7 @@ export interface SyncOptions {
   /** A "nothing to do" is decided on a remote listing at most this old (ms). Default 5000. */
   remoteMaxAgeMs?: number;
   /** Why a path may no longer be synced (ignored since it was detected), asked at flush time. */
-  refusedNow?: (target: SyncTarget) => string | undefined;
+  ignoredNow?: (target: SyncTarget) => string | undefined;
 }
 
 export interface FinishOptions {
@@ -113,7 +113,7 @@ export function createSyncSession(options: SyncOptions): SyncSession {
     onProgress: () => onProgress?.(),
     onSynced: (changes, version) => void keeper.then((base) => base.record(changes, version)),
     remoteMaxAgeMs: options.remoteMaxAgeMs,
-    refusedNow: options.refusedNow,
+    ignoredNow: options.ignoredNow,
   });
   const keeper = BaseKeeper.load({ root, apiUrl: options.apiUrl, projectId: options.projectId, report, startedAt: options.startedAt ?? Date.now() });
   const unsynced: Unsynced = new Map();

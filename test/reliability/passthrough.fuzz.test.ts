@@ -164,7 +164,8 @@ async function runInProcess(built: Built, slowReader: boolean) {
     },
   });
   const log = captureReporter();
-  const watcher = createWatcher({ root, agent: "claude", dryRun: true, fsWatch: false, report: log.reporter });
+  // The agent runs in the project: relative paths without an init cwd are relative to it.
+  const watcher = createWatcher({ root, agentCwd: root, agent: "claude", dryRun: true, fsWatch: false, report: log.reporter });
   await passthrough({ input: Readable.from(built.chunks), output, onChunk: (chunk) => watcher.write(chunk) }).done;
   const summary = await watcher.end();
   const detected = new Set(log.events("change").map((r) => String(r.path)));
@@ -263,7 +264,7 @@ describe("passthrough fuzzing", { timeout: TIMEOUT_MS }, () => {
     await fc.assert(
       fc.asyncProperty(streamArb(25), async (stream) => {
         const built = build(stream);
-        const result = await runCli(["watch-claude", "--dry-run", "--no-fs-watch", "--root", root], { input: built.chunks, timeoutMs: 60_000 });
+        const result = await runCli(["watch-claude", "--dry-run", "--no-fs-watch", "--root", root], { input: built.chunks, timeoutMs: 60_000, cwd: root });
         expect(result.stdout.equals(built.bytes)).toBe(true);
         expect(result.code, result.stderr).toBe(0);
         expect(result.stderr).not.toContain("internal error");

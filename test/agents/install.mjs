@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Installs the pinned agents of test/agents (npm ci), unless node_modules already holds exactly
+// Installs the pinned agents of test/agents (from the lockfile), unless node_modules already holds exactly
 // this lockfile's install (a stamp of its hash). `--update` bumps every pin to @latest first.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -22,6 +22,12 @@ const stamp = path.join(dir, "node_modules", ".uspark-lock-hash");
 if (existsSync(stamp) && readFileSync(stamp, "utf8") === hash) {
   console.error("agents: node_modules matches package-lock.json, not reinstalled");
 } else {
-  npm("ci", "--ignore-scripts", "--no-audit", "--no-fund");
+  // Not `npm ci`: the lockfile holds no entries for other platforms' optional binaries (the
+  // registry answers without them), which npm ci rejects as "out of sync"; npm install installs
+  // exactly the locked versions all the same, and leaves the lockfile as it is.
+  npm("install", "--ignore-scripts", "--no-audit", "--no-fund");
+  // The one install script we need: opencode-ai's copies its platform package's binary into
+  // place (no download). The others stay off.
+  npm("rebuild", "opencode-ai");
   writeFileSync(stamp, hash);
 }

@@ -15,7 +15,7 @@ import {
 import { EXIT } from "./exit-codes.js";
 import { agentForCommand, commandName, missingStreamFlags } from "./lifecycle/run.js";
 import { runSession } from "./lifecycle/session.js";
-import { MASS_DELETE_TEXT } from "./push-guard.js";
+import { MASS_DELETE_TEXT } from "./mass-delete.js";
 import { type LogFormat, Reporter, stderrFailure, stderrOutput, type Verbosity } from "./report.js";
 import { requireCjs } from "./cjs.js";
 import { createWatcher, DEFAULTS, type Watcher } from "./watcher.js";
@@ -125,7 +125,8 @@ const PULL_HELP = `
 A local file is a conflict, kept and reported (exit 1), when it changed since the last pull or
 sync; with no earlier pull or sync of this project here, every local file that differs from the
 remote is a conflict. Paths that would land outside the root, in .git/ or .uspark/, or through a
-symlink are refused (exit 1).
+symlink are refused (exit 1). A --delete of most of what was last pulled (more than ${MASS_DELETE_TEXT})
+is refused (exit 1) without --force: a remote that suddenly looks empty is more often a mistake.
 
 Examples:
   $ uspark pull --project-id my-app                  # the remote project into the current directory
@@ -204,7 +205,7 @@ export function buildProgram(): Command {
         program
           .command("pull")
           .description("write the remote project's files under the root: only what differs, never over local changes")
-          .option("--force", "overwrite local files that changed since the last pull or sync (conflicts)")
+          .option("--force", `overwrite local files that changed since the last pull or sync (conflicts); with --delete, allow deleting more than ${MASS_DELETE_TEXT} of them`)
           .option("--delete", "also delete local files the remote no longer has (only those unchanged since the last pull or sync)")
           .option("--dry-run", "print what would be pulled and deleted; change nothing")
           .option("--timeout <ms>", "give up when the server has not answered for this long", int("--timeout"), DEFAULTS.flushTimeoutMs)

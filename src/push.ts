@@ -1,7 +1,7 @@
 import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { createPathPolicy, isInside, ignoredNow } from "./paths.js";
-import { isMassDelete, MASS_DELETE_TEXT } from "./push-guard.js";
+import { isMassDelete, MASS_DELETE_TEXT } from "./mass-delete.js";
 import { reportNotSynced } from "./report.js";
 import { createSyncSession, type SyncOptions, type SyncResult, type SyncTarget } from "./sync/index.js";
 import { entriesFor, readJournal } from "./sync/journal.js";
@@ -17,7 +17,7 @@ import type { SpoolMeta } from "./transcript/spool.js";
  *   paths        those files; a directory is walked like the root
  *   --pending    the journal's entries for this API URL + project, removed once synced
  *   --delete     also delete remote files that no longer exist locally (in the walked scope);
- *                more than MASS_DELETE of the remote only with --force (see push-guard.ts)
+ *                more than MASS_DELETE of the remote only with --force (see mass-delete.ts)
  *   --dry-run    list what would be pushed (if changed) and deleted; send nothing
  *
  * Exit code: 0 all synced, 1 something not synced (journaled) or a mass delete refused

@@ -67,6 +67,8 @@ export interface WatchSummary {
   refused: number;
   /** In-root files the API cannot represent (the end scan's findings): not synced, exit code 1. */
   unrepresentable: { remote: string; reason: string }[];
+  /** Files missing here that were not deleted remotely, being most of the base: not synced, exit code 1. */
+  heldDeletes: { remote: string; reason: string }[];
   /** What the sync did; absent in a dry run. */
   sync?: SyncResult;
   /** What became of the transcript, with `transcript: true`. */
@@ -269,10 +271,12 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
       detected,
       refused: refusedPaths.size,
       unrepresentable,
+      heldDeletes: [...(loop?.heldDeletes ?? [])],
       sync: result,
       transcript: transcriptDone,
-      exitCode: unsent || (result && (!allSynced(result) || unrepresentable.length > 0)) ? 1 : 0,
+      exitCode: 0,
     };
+    summary.exitCode = unsent || (result && !fullySynced(summary)) ? 1 : 0;
     reportSummary(report, summary, dryRunPaths.size);
     return summary;
   };
@@ -312,6 +316,10 @@ function allSynced(result: SyncResult): boolean {
   return result.failed.length === 0 && result.skipped.length === 0 && result.journaled === 0 && !result.stopped;
 }
 
+function fullySynced(summary: WatchSummary): boolean {
+  return summary.sync !== undefined && allSynced(summary.sync) && summary.unrepresentable.length === 0 && summary.heldDeletes.length === 0;
+}
+
 function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: number): void {
   const refused = summary.refused ? `, ${summary.refused} refused` : "";
   const fields = { ...summary, sync: undefined, ...summary.sync };
@@ -320,9 +328,9 @@ function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: num
     return;
   }
   const { commits, pushed, deleted, unchanged, stopped } = summary.sync;
-  const notListed = [...summary.sync.failed, ...summary.sync.skipped, ...summary.unrepresentable];
+  const notListed = [...summary.sync.failed, ...summary.sync.skipped, ...summary.unrepresentable, ...summary.heldDeletes];
   const done = `${plural(pushed, "file")} pushed, ${deleted} deleted, ${unchanged} unchanged in ${plural(commits, "commit")}${refused}`;
-  if (allSynced(summary.sync) && summary.unrepresentable.length === 0) {
+  if (fullySynced(summary)) {
     report.info("summary", `synced: ${done}`, fields);
     return;
   }

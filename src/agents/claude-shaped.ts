@@ -1,6 +1,7 @@
 import { needle, Needle, pending, PendingCalls } from "./common.js";
 import { EventReader } from "./claude-event-reader.js";
 import { JsonScanner } from "./json-scanner.js";
+import { stringValueAfter } from "./pending-calls.js";
 import { isObject } from "./sparse-json.js";
 import type { AgentFormat, AgentParser, ChangeSink } from "./types.js";
 
@@ -28,6 +29,9 @@ export function claudeShaped(shape: ClaudeShape): AgentFormat {
 const TOOL_USE = new Needle("tool_use");
 const TOOL_RESULT = needle("tool_result");
 const INIT = needle("init");
+const NAME_KEY = needle("name");
+/** An escape a tool's name could hide behind (`"Ed\u0069t"`): such a line is read in full. */
+const UNICODE_ESCAPE = Buffer.from("\\u");
 /** How every event Claude Code writes begins: the event type is known from the first bytes. */
 const TYPE_PREFIX = Buffer.from('{"type":"');
 /** Enough of a line to read its type from that prefix ("stream_event" is the longest). */
@@ -67,7 +71,7 @@ class ClaudeShapedParser implements AgentParser {
   private cwd: string | undefined;
   private readonly reader: EventReader;
   private readonly scanner: JsonScanner;
-  private readonly toolNeedles: Buffer[];
+  private readonly toolNames: ReadonlySet<string>;
   private state = NEW;
   private head: Buffer | undefined;
   private held: Buffer[] = [];
@@ -84,7 +88,7 @@ class ClaudeShapedParser implements AgentParser {
     this.reader = new EventReader(shape.tools);
     this.scanner = new JsonScanner(this.reader, undefined, this.reader.keys);
     this.reader.scanner = this.scanner;
-    this.toolNeedles = Object.keys(shape.tools).map(needle);
+    this.toolNames = new Set(Object.keys(shape.tools));
   }
 
   line(line: Buffer): void {
@@ -162,12 +166,16 @@ class ClaudeShapedParser implements AgentParser {
   }
 
   /**
-   * Does a line mention one of the tools at all? Only asked of short lines: on a long one each
-   * needle would cross the whole content, and reading the head of the line answers sooner.
+   * Does a line name one of the tools (`"name": "Edit"`) at all? One pass over the line, however
+   * many tools the format knows. Only asked of short lines: on a long one reading the head of the
+   * line answers sooner.
    */
   private namesATool(line: Buffer): boolean {
-    if (line.length > 4096) return true;
-    for (const n of this.toolNeedles) if (line.includes(n)) return true;
+    if (line.length > 4096 || line.includes(UNICODE_ESCAPE)) return true;
+    for (let at = line.indexOf(NAME_KEY); at !== -1; at = line.indexOf(NAME_KEY, at + NAME_KEY.length)) {
+      const name = stringValueAfter(line, at + NAME_KEY.length);
+      if (name !== undefined && this.toolNames.has(name)) return true;
+    }
     return false;
   }
 

@@ -1,4 +1,5 @@
 import { validateProjectPath } from "../server/validate.js";
+import { isMassDelete } from "../mass-delete.js";
 import type { RemoteFile } from "../sync/client.js";
 
 /**
@@ -26,6 +27,8 @@ export interface PullPlan {
   conflicts: PathReason[];
   /** With --delete: unchanged here since the base, gone from the remote. */
   deletes: string[];
+  /** The deletes not done, without --force: most of the base (a wrong project, a remote emptied). */
+  heldDeletes: string[];
   /** Listed paths that are never written: invalid, reserved, duplicated, clashing, blocked here. */
   refusals: PathReason[];
   /** Listed paths left out by --ignore (and node_modules/). */
@@ -56,7 +59,7 @@ export function planPull(
   local: ReadonlyMap<string, LocalState>,
   options: PlanOptions = {},
 ): PullPlan {
-  const plan: PullPlan = { downloads: [], unchanged: [], conflicts: [], deletes: [], refusals: [], ignored: [] };
+  const plan: PullPlan = { downloads: [], unchanged: [], conflicts: [], deletes: [], heldDeletes: [], refusals: [], ignored: [] };
   const listed = new Set(remote.map((file) => file.path));
   const refused = listingRefusals(remote);
   for (const file of remote) {
@@ -84,6 +87,7 @@ export function planPull(
       if (here.sha256 === sha) plan.deletes.push(path);
       else plan.conflicts.push({ path, reason: "changed here since the last pull or sync, and deleted remotely: kept" });
     }
+    if (!options.force && isMassDelete(plan.deletes.length, base.size)) [plan.heldDeletes, plan.deletes] = [plan.deletes, []];
   }
   return plan;
 }

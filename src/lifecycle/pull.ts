@@ -1,6 +1,7 @@
 import { realpath } from "node:fs/promises";
 import path from "node:path";
 import ignore from "ignore";
+import { MASS_DELETE_TEXT } from "../mass-delete.js";
 import type { Reporter } from "../report.js";
 import { loadBase, saveBase } from "../sync/base.js";
 import { ApiClient } from "../sync/client.js";
@@ -74,6 +75,7 @@ export async function runPull(options: PullOptions): Promise<0 | 1 | 2> {
     const plan = planPull(listing.files, base?.files, local, { force: options.force, delete: options.delete, ignored });
     for (const { path: p, reason } of plan.refusals) report.warn("pull-refused", `refused ${JSON.stringify(p)}: ${reason}; not written`, { path: p, reason });
     for (const { path: p, reason } of plan.conflicts) report.warn("pull-conflict", `conflict ${p}: ${reason} (use --force to overwrite)`, { path: p, reason });
+    if (plan.heldDeletes.length > 0) reportHeldDeletes(report, plan, base?.files.size ?? 0);
     if (options.dryRun) return dryRun(report, plan);
 
     const outcome = await apply(root, dir, plan, local, session, report);
@@ -151,25 +153,37 @@ function note(outcome: Outcome, report: Reporter, rel: string, error: unknown): 
 function dryRun(report: Reporter, plan: PullPlan): 0 | 1 {
   for (const file of plan.downloads) report.info("pull-plan", `would pull ${file.path}`, { path: file.path, op: "pull" });
   for (const rel of plan.deletes) report.info("pull-plan", `would delete ${rel}`, { path: rel, op: "delete" });
-  const line = `dry run: would pull ${count(plan.downloads.length, "file")}, ${plan.unchanged.length} unchanged` + tail(plan.deletes.length, plan.conflicts.length, plan.refusals.length, 0);
+  const line = `dry run: would pull ${count(plan.downloads.length, "file")}, ${plan.unchanged.length} unchanged` + tail(plan.deletes.length, plan.conflicts.length, plan.refusals.length, 0, plan.heldDeletes.length);
   report.info("summary", line, counts(plan));
-  return plan.conflicts.length + plan.refusals.length > 0 ? 1 : 0;
+  return plan.conflicts.length + plan.refusals.length + plan.heldDeletes.length > 0 ? 1 : 0;
 }
 
 /** `pulled 812 files, 3 unchanged, 1 conflict`. */
 function summarize(report: Reporter, plan: PullPlan, outcome: Outcome): 0 | 1 {
   const conflicts = plan.conflicts.length + outcome.kept.length;
-  const line = `pulled ${count(outcome.written.size, "file")}, ${plan.unchanged.length} unchanged` + tail(outcome.deleted.size, conflicts, plan.refusals.length, outcome.failed.length);
+  const line = `pulled ${count(outcome.written.size, "file")}, ${plan.unchanged.length} unchanged` + tail(outcome.deleted.size, conflicts, plan.refusals.length, outcome.failed.length, plan.heldDeletes.length);
   const fields = { ...counts(plan), pulled: outcome.written.size, deleted: outcome.deleted.size, conflicts, failed: outcome.failed.length };
-  const bad = conflicts + plan.refusals.length + outcome.failed.length > 0;
+  const bad = conflicts + plan.refusals.length + outcome.failed.length + plan.heldDeletes.length > 0;
   if (bad) report.error("summary", line, fields);
   else report.info("summary", line, fields);
   return bad ? 1 : 0;
 }
 
-function tail(deleted: number, conflicts: number, refused: number, failed: number): string {
+/** A remote that suddenly lacks most of what was pulled is far more often a mistake than an intent. */
+function reportHeldDeletes(report: Reporter, plan: PullPlan, baseFiles: number): void {
+  const n = plan.heldDeletes.length;
+  report.error(
+    "mass-delete",
+    `the remote no longer has ${n} of the ${baseFiles} files last pulled or synced here: not deleting them ` +
+      `(more than ${MASS_DELETE_TEXT}; a wrong --project-id or --prefix, or a remote that was emptied?). If they are meant to go: --delete --force`,
+    { deletes: n, base: baseFiles },
+  );
+}
+
+function tail(deleted: number, conflicts: number, refused: number, failed: number, notDeleted: number): string {
   const parts = [];
   if (deleted > 0) parts.push(`${deleted} deleted`);
+  if (notDeleted > 0) parts.push(`${notDeleted} not deleted`);
   if (conflicts > 0) parts.push(count(conflicts, "conflict"));
   if (refused > 0) parts.push(`${refused} refused`);
   if (failed > 0) parts.push(`${failed} failed`);
@@ -177,7 +191,7 @@ function tail(deleted: number, conflicts: number, refused: number, failed: numbe
 }
 
 function counts(plan: PullPlan) {
-  return { downloads: plan.downloads.length, unchanged: plan.unchanged.length, deletes: plan.deletes.length, conflicts: plan.conflicts.length, refusals: plan.refusals.length, ignored: plan.ignored.length };
+  return { downloads: plan.downloads.length, unchanged: plan.unchanged.length, deletes: plan.deletes.length, heldDeletes: plan.heldDeletes.length, conflicts: plan.conflicts.length, refusals: plan.refusals.length, ignored: plan.ignored.length };
 }
 
 function count(n: number, noun: string): string {

@@ -92,6 +92,20 @@ describe("the Claude parser", () => {
     ]);
   });
 
+  it("reads a tool name written with JSON escapes (in the name or its key), or with spaces around its colon", () => {
+    const line = (id: string, name: string, from: string, to: string) => JSON.stringify(use(id, name, { file_path: `/p/${id}.ts` })).replace(from, to);
+    const lines = [
+      line("t1", "Write", '"name":"Write"', '"name":"Wr\\u0069te"'),
+      line("t2", "Write", '"name":"Write"', '"n\\u0061me":"Write"'),
+      line("t3", "Edit", '"name":"Edit"', '"name" : "Edit"'),
+    ];
+    expect(run(claude, [...lines, result("t1"), result("t2"), result("t3")])).toStrictEqual([
+      write("/p/t1.ts", "Write"),
+      write("/p/t2.ts", "Write"),
+      write("/p/t3.ts", "Edit"),
+    ]);
+  });
+
   it("does not count a tool_use that only appears inside a string", () => {
     const quoted = { type: "user", message: { role: "user", content: [{ type: "text", text: '{"type":"tool_use","id":"t9","name":"Write","input":{"file_path":"/p/x"}}' }] }, session_id: S };
     expect(run(claude, [quoted, result("t9")])).toStrictEqual([]);

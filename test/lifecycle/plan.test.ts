@@ -87,6 +87,35 @@ describe("planPull: --delete", () => {
     expect(plan.deletes).toEqual([]);
     expect(plan.conflicts).toEqual([]);
   });
+
+  describe("a remote that suddenly lacks most of the base", () => {
+    const names = Array.from({ length: 12 }, (_, i) => `f${i}.txt`);
+    const wideBase = new Map(names.map((n) => [n, A]));
+    const wideLocal = new Map(names.map((n) => [n, here(A)]));
+
+    it("holds the deletes back when they are more than half of the base and more than 10 files", () => {
+      const plan = planPull([file("f0.txt")], wideBase, wideLocal, { delete: true });
+      expect(plan.deletes).toEqual([]);
+      expect(plan.heldDeletes).toEqual(names.slice(1));
+    });
+
+    it("deletes them all with --force", () => {
+      const plan = planPull([], wideBase, wideLocal, { delete: true, force: true });
+      expect(plan.deletes).toEqual(names);
+      expect(plan.heldDeletes).toEqual([]);
+    });
+
+    it("deletes up to half of the base without --force", () => {
+      const plan = planPull(names.slice(6).map((n) => file(n)), wideBase, wideLocal, { delete: true });
+      expect(plan.deletes).toEqual(names.slice(0, 6));
+      expect(plan.heldDeletes).toEqual([]);
+    });
+
+    it("deletes 10 files of a base of 10, the small-project case", () => {
+      const small = new Map(names.slice(0, 10).map((n) => [n, A]));
+      expect(planPull([], small, wideLocal, { delete: true }).deletes).toHaveLength(10);
+    });
+  });
 });
 
 describe("nextBase", () => {

@@ -127,6 +127,25 @@ describe("uspark pull: local changes", () => {
     expect(events(result.stderr, "summary")[0]!.message).toBe("pulled 0 files, 1 unchanged, 1 deleted, 1 conflict");
   });
 
+  it("--delete refuses to empty the tree when the remote suddenly lacks most of it, and does with --force", async () => {
+    const names = Array.from({ length: 12 }, (_, i) => `f${i}.txt`);
+    await commitFiles(server.url, PROJECT, token, Object.fromEntries(names.map((n) => [n, `${n}\n`])));
+    expect((await pull(server.url)).code).toBe(0);
+    await commitFiles(server.url, PROJECT, token, Object.fromEntries(names.slice(1).map((n) => [n, null])));
+
+    const dry = await pull(server.url, "--delete", "--dry-run");
+    expect(dry.code).toBe(1);
+    expect(events(dry.stderr, "mass-delete")[0]!.message).toContain("the remote no longer has 11 of the 12 files");
+    const held = await pull(server.url, "--delete");
+    expect(held.code).toBe(1);
+    expect(events(held.stderr, "summary")[0]!.message).toBe("pulled 0 files, 1 unchanged, 11 not deleted");
+    expect((await readdir(ws.root)).length).toBe(13);
+
+    const forced = await pull(server.url, "--delete", "--force");
+    expect(forced.code, forced.stderr).toBe(0);
+    expect((await readdir(ws.root)).sort()).toEqual([".uspark", "f0.txt"]);
+  });
+
   it("--dry-run prints the plan and touches nothing", async () => {
     await commitFiles(server.url, PROJECT, token, { "a.txt": "a\n", "d/b.txt": "b\n" });
     const result = await pull(server.url, "--dry-run");

@@ -67,6 +67,28 @@ describe("scans through the built CLI", () => {
     expect(third.stderr).toMatch(/synced: 0 files pushed, 0 deleted, 0 unchanged in 0 commits/);
   });
 
+  it("does not delete remotely most of the synced files when they are missing at start: exit 1, said once", async () => {
+    const names = Array.from({ length: 12 }, (_, i) => `f${i}.txt`);
+    for (const name of names) writeFileSync(path.join(project.root, name), `${name}\n`);
+    const first = await runCli(watch("--no-fs-watch", "--agent", "claude"), { input: writeEvents(...names) });
+    expect(first.code).toBe(0);
+    // While nothing runs, most of the tree goes (an unmounted volume, a half checkout).
+    for (const name of names.slice(1)) rmSync(path.join(project.root, name));
+
+    const second = await runCli(watch());
+    expect(second.code).toBe(1);
+    expect(second.stderr.match(/11 of the 12 files the last sync saw are missing here: not deleting them remotely/g)).toHaveLength(1);
+    expect(second.stderr).toMatch(/11 files not synced/);
+    expect((await text()).size).toBe(12);
+
+    // One file back is still most of the tree missing; `push --delete --force` is the way to mean it.
+    const forced = await runCli(["push", "--project-id", "p1", "--api-url", project.server.url, "--root", project.root, "--delete", "--force"]);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect([...(await text()).keys()]).toEqual(["f0.txt"]);
+    const after = await runCli(watch());
+    expect(after.code, after.stderr).toBe(0);
+  });
+
   it("syncs at the end of the session an edit no event announced", async () => {
     const { child, result } = startCli(watch("--no-fs-watch", "--verbose"));
     // After the start scan, so that only the end scan can find it (a build without scans: after the bound).

@@ -6,6 +6,7 @@ import { reportNotSynced } from "./report.js";
 import { createSyncSession, type SyncOptions, type SyncResult, type SyncTarget } from "./sync/index.js";
 import { entriesFor, readJournal } from "./sync/journal.js";
 import { walkFiles } from "./sync/walk.js";
+import { unrepresentableFile } from "./scan/scanner.js";
 import { pendingTranscripts, sendPendingTranscripts } from "./transcript/pending.js";
 import type { SpoolMeta } from "./transcript/spool.js";
 
@@ -71,6 +72,8 @@ export async function runPush(options: PushOptions): Promise<number> {
   let refusedDeletes = 0;
   let queued = 0;
   let transcripts: SpoolMeta[] = [];
+  /** Files under the root the API cannot name (not UTF-8, a backslash, too long): never synced, counted. */
+  const unrepresentable: { remote: string; reason: string }[] = [];
   const add = (target: SyncTarget) => {
     queued++;
     if (!options.dryRun) return session.add(target);
@@ -95,11 +98,15 @@ export async function runPush(options: PushOptions): Promise<number> {
       /** Directories walked, as remote prefixes ("" = the whole project), for --delete. */
       const scopes: string[] = [];
       const seen = new Set<string>();
+      const prefixDir = options.prefix ? path.join(root, options.prefix) : root;
+      const onUnsyncable = (rel: string) => unrepresentable.push({ remote: rel, reason: "the name is not valid UTF-8" });
       const addWalked = async (dir: string) => {
-        for await (const abs of walkFiles({ root, start: dir, ignore: options.ignore, report })) {
+        for await (const abs of walkFiles({ root, start: dir, ignore: options.ignore, report, onUnsyncable })) {
           const decision = policy.resolve(abs);
           if (!decision.ok) {
-            report.debug("skip", decision.reason);
+            const why = decision.severity === "warn" ? unrepresentableFile(path.relative(prefixDir, abs).split(path.sep).join("/")) : undefined;
+            if (why) unrepresentable.push(why);
+            else report.debug("skip", decision.reason);
             continue;
           }
           seen.add(decision.remote);
@@ -108,7 +115,6 @@ export async function runPush(options: PushOptions): Promise<number> {
       };
 
       if (options.paths.length === 0) {
-        const prefixDir = options.prefix ? path.join(root, options.prefix) : root;
         if (await isDirectory(prefixDir)) await addWalked(prefixDir);
         scopes.push("");
       }
@@ -138,16 +144,17 @@ export async function runPush(options: PushOptions): Promise<number> {
   const flushTimeoutMs = options.flushTimeoutMs ?? 60_000;
   const result = await session.finish(flushTimeoutMs, { idle: true });
   if (options.dryRun) {
+    reportNotSynced(report, unrepresentable);
     report.info("summary", `dry run: ${queued} considered; nothing sent`, { considered: queued });
-    return result.stopped ? 1 : 0;
+    return result.stopped || unrepresentable.length > 0 ? 1 : 0;
   }
   const unsentTranscripts = transcripts.length > 0 ? await sendPendingTranscripts(transcripts, { ...options, root, flushTimeoutMs }) : 0;
-  const notListed = [...result.failed, ...result.skipped];
+  const notListed = [...result.failed, ...result.skipped, ...unrepresentable];
   reportNotSynced(report, notListed);
-  const summary = pushSummary(result, queued) + (result.journaled > 0 ? `; kept in .uspark/pending.json, retry with: uspark push --pending` : "");
+  const summary = pushSummary(result, queued, unrepresentable.length) + (result.journaled > 0 ? `; kept in .uspark/pending.json, retry with: uspark push --pending` : "");
   if (notListed.length > 0 || result.stopped) report.error("summary", summary, { ...result });
   else report.info("summary", summary, { ...result });
-  const notSynced = result.failed.length + result.skipped.length + refused + refusedDeletes + unsentTranscripts;
+  const notSynced = notListed.length + refused + refusedDeletes + unsentTranscripts;
   return result.stopped || notSynced > 0 ? 1 : 0;
 
   /** Remote files in scope with nothing at their local path become deletes. */
@@ -188,13 +195,14 @@ export async function runPush(options: PushOptions): Promise<number> {
 
 const DELETE_CAUSE = "push --delete";
 
-export function pushSummary(result: SyncResult, considered: number): string {
+/** `unsyncable`: files walked that the API cannot name, counted as not synced. */
+function pushSummary(result: SyncResult, considered: number, unsyncable: number): string {
   const parts = [
     `${result.pushed} ${result.pushed === 1 ? "file" : "files"} pushed in ${result.commits} ${result.commits === 1 ? "commit" : "commits"}`,
   ];
   if (result.deleted > 0) parts.push(`${result.deleted} deleted`);
   parts.push(`${result.unchanged} unchanged`);
-  const notSynced = result.failed.length + result.skipped.length;
+  const notSynced = result.failed.length + result.skipped.length + unsyncable;
   if (notSynced > 0) parts.push(`${notSynced} not synced`);
   return `push: ${parts.join(", ")} (${considered} considered)`;
 }

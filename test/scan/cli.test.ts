@@ -81,7 +81,7 @@ describe("scans through the built CLI", () => {
     expect(second.stderr).toMatch(/11 files not synced/);
     expect((await text()).size).toBe(12);
 
-    // One file back is still most of the tree missing; `push --delete --force` is the way to mean it.
+    // `push --delete --force` is how a user says the deletes are meant; the next watch is clean.
     const forced = await runCli(["push", "--project-id", "p1", "--api-url", project.server.url, "--root", project.root, "--delete", "--force"]);
     expect(forced.code, forced.stderr).toBe(0);
     expect([...(await text()).keys()]).toEqual(["f0.txt"]);
@@ -108,6 +108,21 @@ describe("scans through the built CLI", () => {
     expect(done.stderr).toContain("not synced (a backslash in the name cannot be stored remotely): a\\b.txt");
     expect(done.stderr).toMatch(/1 file not synced; 1 file pushed/);
     expect((await text()).get("fine.txt")).toBe("x");
+  });
+
+  it("push, too, exits 1 and names the files the API cannot store (a backslash, a name not UTF-8)", async () => {
+    writeFileSync(path.join(project.root, "a\\b.txt"), "x");
+    writeFileSync(Buffer.from(`${project.root}/caf\xe9.txt`, "latin1"), "x");
+    writeFileSync(path.join(project.root, "fine.txt"), "x");
+    const push = (...extra: string[]) => runCli(["push", "--project-id", "p1", "--api-url", project.server.url, "--root", project.root, ...extra]);
+    const dry = await push("--dry-run");
+    expect(dry.code).toBe(1);
+    const done = await push();
+    expect(done.code).toBe(1);
+    expect(done.stderr).toContain("not synced (a backslash in the name cannot be stored remotely): a\\b.txt");
+    expect(done.stderr).toContain("not synced (the name is not valid UTF-8): caf\\xe9.txt");
+    expect(done.stderr).toMatch(/1 file pushed in 1 commit, 0 unchanged, 2 not synced/);
+    expect([...(await text()).keys()]).toEqual(["fine.txt"]);
   });
 
   it("does not count a tool call's path outside the root: a warning, exit 0", async () => {

@@ -1,7 +1,7 @@
 import { realpath } from "node:fs/promises";
 import path from "node:path";
-import ignore from "ignore";
 import { MASS_DELETE_TEXT } from "../mass-delete.js";
+import { IgnoreEngine } from "../ignore/engine.js";
 import type { Reporter } from "../report.js";
 import { loadBase, saveBase } from "../sync/base.js";
 import { ApiClient } from "../sync/client.js";
@@ -56,7 +56,6 @@ export async function runPull(options: PullOptions): Promise<0 | 1 | 2> {
     report.error("usage", `--prefix ${options.prefix}: ${badPrefix}`);
     return 2;
   }
-  const ignored = ignoreRule(options.ignore ?? [], prefix);
   let client: ApiClient;
   try {
     client = new ApiClient({ ...options, connections: options.concurrency + 1, report });
@@ -67,6 +66,7 @@ export async function runPull(options: PullOptions): Promise<0 | 1 | 2> {
   const session = new PullSession(client, options);
   try {
     const root = await realpath(options.root);
+    const ignored = ignoreRule(root, options.ignore ?? [], prefix);
     const dir = prefix ? path.join(root, ...prefix.split("/")) : root;
     const listing = await session.call(() => client.listFiles(session.signal));
     const base = await loadBase(root, options.apiUrl, options.projectId, report);
@@ -153,7 +153,7 @@ function note(outcome: Outcome, report: Reporter, rel: string, error: unknown): 
 function dryRun(report: Reporter, plan: PullPlan): 0 | 1 {
   for (const file of plan.downloads) report.info("pull-plan", `would pull ${file.path}`, { path: file.path, op: "pull" });
   for (const rel of plan.deletes) report.info("pull-plan", `would delete ${rel}`, { path: rel, op: "delete" });
-  const line = `dry run: would pull ${count(plan.downloads.length, "file")}, ${plan.unchanged.length} unchanged` + tail(plan.deletes.length, plan.conflicts.length, plan.refusals.length, 0, plan.heldDeletes.length);
+  const line = `dry run: would pull ${count(plan.downloads.length, "file")}, ${plan.unchanged.length} unchanged` + ignoredPart(plan) + tail(plan.deletes.length, plan.conflicts.length, plan.refusals.length, 0, plan.heldDeletes.length);
   report.info("summary", line, counts(plan));
   return plan.conflicts.length + plan.refusals.length + plan.heldDeletes.length > 0 ? 1 : 0;
 }
@@ -161,7 +161,7 @@ function dryRun(report: Reporter, plan: PullPlan): 0 | 1 {
 /** `pulled 812 files, 3 unchanged, 1 conflict`. */
 function summarize(report: Reporter, plan: PullPlan, outcome: Outcome): 0 | 1 {
   const conflicts = plan.conflicts.length + outcome.kept.length;
-  const line = `pulled ${count(outcome.written.size, "file")}, ${plan.unchanged.length} unchanged` + tail(outcome.deleted.size, conflicts, plan.refusals.length, outcome.failed.length, plan.heldDeletes.length);
+  const line = `pulled ${count(outcome.written.size, "file")}, ${plan.unchanged.length} unchanged` + ignoredPart(plan) + tail(outcome.deleted.size, conflicts, plan.refusals.length, outcome.failed.length, plan.heldDeletes.length);
   const fields = { ...counts(plan), pulled: outcome.written.size, deleted: outcome.deleted.size, conflicts, failed: outcome.failed.length };
   const bad = conflicts + plan.refusals.length + outcome.failed.length + plan.heldDeletes.length > 0;
   if (bad) report.error("summary", line, fields);
@@ -178,6 +178,10 @@ function reportHeldDeletes(report: Reporter, plan: PullPlan, baseFiles: number):
       `(more than ${MASS_DELETE_TEXT}; a wrong --project-id or --prefix, or a remote that was emptied?). If they are meant to go: --delete --force`,
     { deletes: n, base: baseFiles },
   );
+}
+
+function ignoredPart(plan: PullPlan): string {
+  return plan.ignored.length > 0 ? `, ${plan.ignored.length} ignored` : "";
 }
 
 function tail(deleted: number, conflicts: number, refused: number, failed: number, notDeleted: number): string {
@@ -198,10 +202,13 @@ function count(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
-/** --ignore patterns (relative to the root, as for push) and node_modules/, on the local path. */
-function ignoreRule(patterns: readonly string[], prefix: string | undefined): (rel: string) => boolean {
-  const rules = ignore().add(["node_modules/", ...patterns]);
-  return (rel) => rules.ignores(prefix ? `${prefix}/${rel}` : rel);
+/**
+ * The one ignore decision, as watch and push make it, on the local path: what they would never
+ * push is never written (the built-ins, --ignore relative to the root, the .gitignore files here).
+ */
+function ignoreRule(root: string, patterns: readonly string[], prefix: string | undefined): (rel: string) => boolean {
+  const engine = new IgnoreEngine({ root, ignore: patterns });
+  return (rel) => engine.check(prefix ? `${prefix}/${rel}` : rel, false) !== undefined;
 }
 
 /**

@@ -163,6 +163,18 @@ describe("uspark pull: local changes", () => {
     expect((await readdir(ws.root)).sort()).toEqual([".uspark", "vendor"]);
     expect(await readdir(path.join(ws.root, "vendor/app"))).toEqual(["a.txt"]);
   });
+
+  it("writes nothing the local .gitignore files ignore, as watch and push never push it (anchored and nested lines too)", async () => {
+    await writeFile(path.join(ws.root, ".gitignore"), "/secrets.env\ndist/\n");
+    await mkdir(path.join(ws.root, "sub"));
+    await writeFile(path.join(ws.root, "sub/.gitignore"), "*.tmp\n");
+    await commitFiles(server.url, PROJECT, token, { "a.txt": "a\n", "secrets.env": "k=v\n", "dist/x.js": "x\n", "sub/y.tmp": "y\n", "sub/secrets.env": "not anchored here\n" });
+    const result = await pull(server.url);
+    expect(result.code, result.stderr).toBe(0);
+    expect(events(result.stderr, "summary")[0]!.message).toBe("pulled 2 files, 0 unchanged, 3 ignored");
+    expect((await readdir(ws.root)).sort()).toEqual([".gitignore", ".uspark", "a.txt", "sub"]);
+    expect((await readdir(path.join(ws.root, "sub"))).sort()).toEqual([".gitignore", "secrets.env"]);
+  });
 });
 
 describe("uspark pull: a hostile listing", () => {

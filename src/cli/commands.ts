@@ -1,0 +1,221 @@
+import { statSync } from "node:fs";
+import path from "node:path";
+import { checkPrefix, loadHomeConfig, resolveConnection, UsageError, type Connection } from "../config.js";
+import { EXIT } from "../exit-codes.js";
+import { agentForCommand, commandName, missingStreamFlags } from "../lifecycle/run.js";
+import { runSession } from "../lifecycle/session.js";
+import { Reporter, stderrFailure, stderrOutput, type Verbosity } from "../report.js";
+import { createWatcher, type Watcher } from "../watcher.js";
+import type { ConnectionOptionFlags, LogFlags, PullFlags, PushFlags, RunFlags, ServeFlags, TreeFlags, WatchFlags } from "./flags.js";
+
+/**
+ * What each command does with its parsed flags: check the root and the connection (a bad one is
+ * one usage line and exit 2), load the command's module, run it, and exit with its code.
+ */
+
+export async function runWatchCommand(flags: WatchFlags): Promise<void> {
+  const report = reporterFor(flags);
+  const stdin = flags.stdin !== false;
+  let watcher: Watcher;
+  try {
+    if (!stdin && !flags.fsWatch) throw new UsageError("--no-stdin with --no-fs-watch would see no change at all", "drop --no-fs-watch");
+    watcher = watcherFor(flags);
+  } catch (error) {
+    return usageFailure(report, error);
+  }
+  if (stdin && process.stdin.isTTY) report.warn("tty", "stdin is a terminal: pipe an agent's JSON stream into uspark (Ctrl-D ends), or use --no-stdin");
+  const end = await runSession({ watcher, report, input: stdin ? process.stdin : undefined, output: process.stdout });
+  exit(end.exitCode);
+}
+
+export async function runRunCommand([command, ...args]: string[], flags: RunFlags): Promise<void> {
+  const report = reporterFor(flags);
+  // Before the watcher starts, so that the pulled files are the base, not local edits.
+  if (flags.pull) {
+    const code = await pullBeforeRun(flags);
+    if (code !== EXIT.ok) return exit(code);
+  }
+  let watcher: Watcher;
+  try {
+    watcher = watcherFor({ ...flags, agent: flags.agent ?? agentForCommand(command!) });
+  } catch (error) {
+    return usageFailure(report, error);
+  }
+  const missing = missingStreamFlags(command!, args);
+  if (missing) {
+    report.warn("stream-flag", `${commandName(command!)} was started without ${missing}: its tool events cannot be read, only the file watcher syncs (uspark never changes the agent's arguments)`);
+  }
+  const { runAgent } = await import("../lifecycle/agent-process.js");
+  exit(await runAgent({ command: command!, args, watcher, report }));
+}
+
+async function pullBeforeRun(flags: RunFlags): Promise<number> {
+  const target = rootAndConnection(flags, { prefixMustExist: false });
+  if (!target) return EXIT.usage;
+  const { root, connection } = target;
+  const { runPull } = await import("../lifecycle/pull.js");
+  const report = reporterFor(flags, connection.token);
+  const code = await runPull({ ...connection, root, ignore: flags.ignore ?? [], prefix: flags.prefix, requestTimeoutMs: flags.requestTimeout, concurrency: flags.concurrency, report });
+  if (code !== EXIT.ok) report.error("run", "the pull did not complete cleanly; the agent was not started (resolve the conflicts, or pull with --force)");
+  return code;
+}
+
+/** A watcher from the command line's flags; throws a UsageError for bad ones. */
+function watcherFor(flags: WatchFlags): Watcher {
+  const root = checkRoot(flags.root);
+  checkPrefix(root, flags.prefix);
+  const connection = flags.dryRun ? undefined : connect(flags);
+  return createWatcher({
+    root,
+    agent: flags.agent,
+    ignore: flags.ignore,
+    prefix: flags.prefix,
+    dryRun: flags.dryRun,
+    fsWatch: flags.fsWatch,
+    poll: flags.poll === true ? 1000 : flags.poll,
+    maxLineLength: flags.maxLineLength,
+    report: reporterFor(flags, connection?.token),
+    ...connection,
+    insecure: flags.insecure,
+    debounceMs: flags.debounce,
+    maxWaitMs: flags.maxWait,
+    flushTimeoutMs: flags.flushTimeout,
+    requestTimeoutMs: flags.requestTimeout,
+    maxFileSize: flags.maxFileSize,
+    concurrency: flags.concurrency,
+    rescanMs: flags.rescan,
+    startedAt: performance.timeOrigin,
+    transcript: flags.transcript,
+  });
+}
+
+export async function runPushCommand(paths: string[], flags: PushFlags): Promise<void> {
+  const target = rootAndConnection(flags, { prefixMustExist: true });
+  if (!target) return;
+  const { root, connection } = target;
+  const { runPush } = await import("../push.js");
+  const code = await runPush({
+    ...connection,
+    root,
+    paths,
+    pending: flags.pending === true,
+    delete: flags.delete === true,
+    force: flags.force === true,
+    dryRun: flags.dryRun === true,
+    ignore: flags.ignore ?? [],
+    prefix: flags.prefix,
+    flushTimeoutMs: flags.flushTimeout,
+    requestTimeoutMs: flags.requestTimeout,
+    maxFileSize: flags.maxFileSize,
+    concurrency: flags.concurrency,
+    debounceMs: 0,
+    maxWaitMs: 0,
+    source: { agent: "push" },
+    report: reporterFor(flags, connection.token),
+  });
+  exit(code);
+}
+
+export async function runPullCommand(flags: PullFlags): Promise<void> {
+  const target = rootAndConnection(flags, { prefixMustExist: false });
+  if (!target) return;
+  const { root, connection } = target;
+  const { runPull } = await import("../lifecycle/pull.js");
+  exit(
+    await runPull({
+      ...connection,
+      root,
+      ignore: flags.ignore ?? [],
+      prefix: flags.prefix,
+      force: flags.force === true,
+      delete: flags.delete === true,
+      dryRun: flags.dryRun === true,
+      giveUpAfterMs: flags.timeout,
+      requestTimeoutMs: flags.requestTimeout,
+      concurrency: flags.concurrency,
+      report: reporterFor(flags, connection.token),
+    }),
+  );
+}
+
+export async function runServeCommand(flags: ServeFlags): Promise<void> {
+  const { runServe } = await import("../server/index.js");
+  try {
+    const databaseUrl = flags.db ?? (flags.data === undefined ? process.env.USPARK_DATABASE_URL || undefined : undefined);
+    if ((flags.data === undefined) === (databaseUrl === undefined)) {
+      return usageFailure(new Reporter(), new UsageError("give exactly one of --data <dir> and --db <postgres-url>"));
+    }
+    await runServe({ dataDir: flags.data === undefined ? undefined : path.resolve(flags.data), databaseUrl, port: flags.port, host: flags.host, token: flags.token, quiet: flags.quiet, verbose: flags.verbose, latencyMs: flags.latency });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EUSAGE") return usageFailure(new Reporter(), new UsageError((error as Error).message));
+    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
+      return usageFailure(new Reporter(), new UsageError(`port ${flags.port} is in use`, "choose another with --port, or --port 0 for any free port"));
+    }
+    throw error;
+  }
+  exit(0);
+}
+
+/** The checked --root and connection settings; undefined after a usage error was reported. */
+function rootAndConnection(
+  flags: LogFlags & ConnectionOptionFlags & TreeFlags,
+  options: { prefixMustExist: boolean },
+): { root: string; connection: Connection } | undefined {
+  try {
+    const root = checkRoot(flags.root);
+    // push reads under the prefix (a typo there would delete the whole remote); pull creates it.
+    if (options.prefixMustExist) checkPrefix(root, flags.prefix);
+    return { root, connection: connect(flags) };
+  } catch (error) {
+    usageFailure(reporterFor(flags), error);
+    return undefined;
+  }
+}
+
+function connect(flags: ConnectionOptionFlags): Connection {
+  return resolveConnection(flags, process.env, loadHomeConfig());
+}
+
+/** Paths are resolved against the current directory: one that was deleted under us is a usage error, not a crash. */
+export function checkWorkingDirectory(): void {
+  try {
+    process.cwd();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    throw new UsageError("the current directory no longer exists (it was deleted or replaced)", "cd into the project again, e.g. cd \"$PWD\"");
+  }
+}
+
+function checkRoot(root: string): string {
+  const resolved = path.resolve(root);
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(resolved).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!isDirectory) throw new UsageError(`--root ${root} is not a directory`);
+  return resolved;
+}
+
+function reporterFor(flags: LogFlags, token?: string): Reporter {
+  const verbosity: Verbosity = flags.quiet ? "quiet" : flags.verbose ? "verbose" : "normal";
+  return new Reporter({ format: flags.logFormat, verbosity, secrets: token ? [token] : [] });
+}
+
+export function usageFailure(report: Reporter, error: unknown): void {
+  if (!(error instanceof UsageError)) throw error;
+  report.error("usage", error.hint ? `${error.message} (${error.hint})` : error.message);
+  exit(EXIT.usage);
+}
+
+/**
+ * Exit once stderr has taken our last words; stdout was drained before we got here. A failed
+ * stderr (not EPIPE) makes a clean exit code an output error: words were lost.
+ */
+export function exit(code: number): void {
+  const final = code === EXIT.ok && stderrFailure() ? EXIT.outputError : code;
+  process.exitCode = final;
+  if (stderrOutput().state !== "open") process.exit(final);
+  else process.stderr.write("", () => process.exit(final));
+}

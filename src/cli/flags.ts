@@ -1,0 +1,76 @@
+import type { LogFormat } from "../report.js";
+
+/** The parsed flags of each command, as commander hands them over. */
+
+export interface LogFlags {
+  quiet?: boolean;
+  verbose?: boolean;
+  logFormat: LogFormat;
+}
+
+export interface ConnectionOptionFlags {
+  projectId?: string;
+  apiUrl?: string;
+  token?: string;
+  insecure?: boolean;
+}
+
+export interface TreeFlags {
+  root: string;
+  ignore?: string[];
+  prefix?: string;
+}
+
+export interface WatchFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
+  agent: string;
+  dryRun?: boolean;
+  debounce: number;
+  maxWait: number;
+  flushTimeout: number;
+  requestTimeout: number;
+  maxFileSize: number;
+  concurrency: number;
+  fsWatch: boolean;
+  poll?: number | true;
+  maxLineLength?: number;
+  rescan: number;
+  transcript?: boolean;
+  /** false with --no-stdin: no stream, the file watcher alone. */
+  stdin?: boolean;
+}
+
+export interface RunFlags extends Omit<WatchFlags, "agent" | "stdin"> {
+  agent?: string;
+  pull?: boolean;
+}
+
+export interface PushFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
+  pending?: boolean;
+  delete?: boolean;
+  force?: boolean;
+  dryRun?: boolean;
+  flushTimeout: number;
+  requestTimeout: number;
+  maxFileSize: number;
+  concurrency: number;
+}
+
+export interface PullFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
+  force?: boolean;
+  delete?: boolean;
+  dryRun?: boolean;
+  timeout: number;
+  requestTimeout: number;
+  concurrency: number;
+}
+
+export interface ServeFlags {
+  data?: string;
+  db?: string;
+  port: number;
+  host: string;
+  token?: string;
+  quiet?: boolean;
+  verbose?: boolean;
+  latency?: number;
+}

@@ -4,6 +4,7 @@ import { createServer, type Server } from "node:http";
 import { isIP, type AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { isLoopbackHost } from "../loopback.js";
+import { escapeControl, redactCredentials, stderrOutput } from "../report.js";
 import { createHandler, type CommitEvent, type Limits } from "./app.js";
 import { FileStore } from "./file/store.js";
 import { redactUrl } from "./pg/db.js";
@@ -150,7 +151,12 @@ function listen(server: Server, port: number, host: string): Promise<void> {
  * on bad options.
  */
 export async function runServe(options: ServeOptions): Promise<void> {
-  const log = (line: string) => process.stderr.write(`uspark serve: ${line}\n`);
+  // Through the guarded stderr: a reader that went away (EPIPE) silences the log, never the server.
+  const stderr = stderrOutput();
+  const log = (text: string) => {
+    const lines = text.split("\n").map((line) => escapeControl(redactCredentials(line)));
+    stderr.write(`uspark serve: ${lines.join("\n")}\n`);
+  };
   const dataDir = options.dataDir === undefined ? undefined : resolve(options.dataDir);
   const server = await startServer({
     ...options,

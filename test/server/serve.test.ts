@@ -67,6 +67,23 @@ describe("runServe (uspark serve)", () => {
     await serve.waitForStderr(/uspark serve: GET \/api\/projects\/demo\/files 200 \d+ms\n/);
   });
 
+  it("keeps serving when the reader of its stderr goes away (EPIPE), and exits 0 on SIGTERM", async () => {
+    const dataDir = await tempDir();
+    const serve = spawnServe({ dataDir, port: 0, verbose: true });
+    const url = await serve.listening();
+    serve.child.stderr!.destroy();
+    let alive = true;
+    void serve.exited.then(() => (alive = false));
+    // Each request is a log line written into the broken pipe.
+    for (let i = 0; i < 50; i++) {
+      const res = await fetch(`${url}/healthz`).catch(() => undefined);
+      expect(res?.status, `request ${i}`).toBe(200);
+    }
+    expect(alive).toBe(true);
+    serve.child.kill("SIGTERM");
+    expect(await serve.exited).toEqual({ code: 0, signal: null });
+  });
+
   it("prints no commit lines when quiet", async () => {
     const dataDir = await tempDir();
     const serve = spawnServe({ dataDir, port: 0, quiet: true });

@@ -87,7 +87,7 @@ class AcaiParser implements AgentParser {
       const id = stringField(event, "call_id");
       if (event?.type !== "function_call_output" || id === undefined) return;
       if (startsWithAny(event.output, FAILURE_PREFIXES)) this.pending.take(id);
-      else this.pending.confirm(id, this.emit);
+      else this.pending.confirm(id);
     } else if (this.cwd === undefined && line.includes(INIT)) {
       const event = parseEvent(line);
       if (event?.type === "init") this.cwd = stringField(event, "cwd");
@@ -95,7 +95,7 @@ class AcaiParser implements AgentParser {
   }
 
   end(): void {
-    this.pending.flushUnconfirmed(this.emit);
+    this.pending.flushUnconfirmed();
   }
 
   private onCall(event: Record<string, unknown>): void {

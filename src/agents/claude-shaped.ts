@@ -1,8 +1,7 @@
 import { needle, Needle, pending, PendingCalls } from "./common.js";
 import { EventReader } from "./claude-event-reader.js";
 import { JsonScanner } from "./json-scanner.js";
-import { stringValueAfter } from "./pending-calls.js";
-import { isObject } from "./sparse-json.js";
+import { isObject, stringValueAfter } from "./sparse-json.js";
 import type { AgentFormat, AgentParser, ChangeSink } from "./types.js";
 
 /**
@@ -132,7 +131,7 @@ class ClaudeShapedParser implements AgentParser {
   }
 
   end(): void {
-    this.pending.flushUnconfirmed(this.emit);
+    this.pending.flushUnconfirmed();
   }
 
   private startLine(piece: Buffer, whole: boolean): void {
@@ -264,7 +263,7 @@ class ClaudeShapedParser implements AgentParser {
       for (const block of blocks) {
         if (block.type !== "tool_result" || block.toolUseId === undefined) continue;
         if (block.isError === true) this.pending.take(block.toolUseId);
-        else this.pending.confirm(block.toolUseId, this.emit);
+        else this.pending.confirm(block.toolUseId);
       }
     } else if (type === "system" && this.reader.subtype === "init" && this.reader.cwd !== undefined && this.cwd === undefined) {
       this.cwd = this.reader.cwd;

@@ -36,7 +36,7 @@ const CAUSE = "apply_patch";
 const FILE_CHANGE = needle("file_change");
 
 class CodexParser implements AgentParser {
-  private readonly pending = new PendingCalls((change) => this.emit(change), { idKeys: ["id"] });
+  private readonly pending = new PendingCalls((change) => this.emit(change));
 
   constructor(private readonly emit: ChangeSink) {}
 
@@ -67,7 +67,7 @@ class CodexParser implements AgentParser {
   }
 
   end(): void {
-    this.pending.flushUnconfirmed(this.emit);
+    this.pending.flushUnconfirmed();
   }
 }
 

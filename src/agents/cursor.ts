@@ -39,7 +39,7 @@ const TOOL_NEEDLES = Object.keys(TOOLS).map(needle);
 const INIT = needle("init");
 
 class CursorParser implements AgentParser {
-  private readonly pending = new PendingCalls((change) => this.emit(change), { idKeys: ["call_id", "toolCallId"] });
+  private readonly pending = new PendingCalls((change) => this.emit(change));
   private cwd: string | undefined;
 
   constructor(private readonly emit: ChangeSink) {}
@@ -55,7 +55,7 @@ class CursorParser implements AgentParser {
   }
 
   end(): void {
-    this.pending.flushUnconfirmed(this.emit);
+    this.pending.flushUnconfirmed();
   }
 
   private onToolCall(event: Record<string, unknown>, toolCall: Record<string, unknown>): void {

@@ -55,12 +55,12 @@ class GeminiParser implements AgentParser {
     } else if (this.pending.size > 0 && line.includes(TOOL_RESULT) && this.pending.mentionedIn(line)) {
       const event = parseEvent(line);
       if (event?.type !== "tool_result" || typeof event.tool_id !== "string") return;
-      if (event.status === "success" && !isObject(event.error)) this.pending.confirm(event.tool_id, this.emit);
+      if (event.status === "success" && !isObject(event.error)) this.pending.confirm(event.tool_id);
       else this.pending.take(event.tool_id);
     }
   }
 
   end(): void {
-    this.pending.flushUnconfirmed(this.emit);
+    this.pending.flushUnconfirmed();
   }
 }

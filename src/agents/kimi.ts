@@ -25,7 +25,6 @@ export const kimi: AgentFormat = {
 
 const TOOLS = ["WriteFile", "StrReplaceFile", "PatchFile"];
 const TOOL_CALLS = needle("tool_calls");
-const TOOL_CALL_ID = needle("tool_call_id");
 const TOOL_NEEDLES = TOOLS.map(needle);
 const ERROR = "<system>ERROR";
 
@@ -38,17 +37,17 @@ class KimiParser implements AgentParser {
     if (line.includes(TOOL_CALLS) && includesAny(line, TOOL_NEEDLES)) {
       const event = parseEvent(line);
       if (event?.role === "assistant" && Array.isArray(event.tool_calls)) for (const call of event.tool_calls) this.onCall(call);
-    } else if (this.pending.size > 0 && line.includes(TOOL_CALL_ID) && this.pending.mentionedIn(line)) {
+    } else if (this.pending.size > 0 && this.pending.mentionedIn(line)) {
       const event = parseEvent(line);
       const id = stringField(event, "tool_call_id");
       if (event?.role !== "tool" || id === undefined) return;
       if (isFailure(event)) this.pending.take(id);
-      else this.pending.confirm(id, this.emit);
+      else this.pending.confirm(id);
     }
   }
 
   end(): void {
-    this.pending.flushUnconfirmed(this.emit);
+    this.pending.flushUnconfirmed();
   }
 
   private onCall(call: unknown): void {

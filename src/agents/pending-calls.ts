@@ -1,23 +1,19 @@
+import { stringValueAfter } from "./sparse-json.js";
 import type { ChangeSink, FileChange } from "./types.js";
 
 /** The changes one tool call will make, waiting for the call's result. */
 export type PendingChange = Omit<FileChange, "confirmed">;
 
 export interface PendingCallsOptions {
-  /** The JSON keys whose string value names the call a result line answers (`tool_use_id`, …). */
-  idKeys: readonly string[];
-  /** At most this many calls wait; past it the oldest is reported unconfirmed (default 10,000). */
-  maxCalls?: number;
-  /** A call waiting longer than this is reported unconfirmed (default one hour). */
-  maxAgeMs?: number;
+  /** The JSON keys whose string value names the call a result line answers (`tool_use_id`, …), for `mentionedIn`. */
+  idKeys?: readonly string[];
   now?: () => number;
 }
 
-export const DEFAULT_MAX_PENDING_CALLS = 10_000;
-export const DEFAULT_MAX_PENDING_AGE_MS = 60 * 60 * 1000;
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+/** At most this many calls wait; past it the oldest is reported unconfirmed. */
+const MAX_CALLS = 10_000;
+/** A call waiting longer than this is reported unconfirmed. */
+const MAX_AGE_MS = 60 * 60 * 1000;
 
 /**
  * Tool calls whose result has not come yet, by call id. A result names its call under one of
@@ -29,19 +25,15 @@ const BACKSLASH = 0x5c;
 export class PendingCalls {
   private readonly calls = new Map<string, { at: number; changes: PendingChange[] }>();
   private readonly keys: Buffer[];
-  private readonly maxCalls: number;
-  private readonly maxAgeMs: number;
   private readonly now: () => number;
   /** Ids looked up by `mentionedIn` so far: the work it did, for tests. */
   lookups = 0;
 
   constructor(
     private readonly emit: ChangeSink,
-    options: PendingCallsOptions,
+    options: PendingCallsOptions = {},
   ) {
-    this.keys = options.idKeys.map((key) => Buffer.from(JSON.stringify(key)));
-    this.maxCalls = options.maxCalls ?? DEFAULT_MAX_PENDING_CALLS;
-    this.maxAgeMs = options.maxAgeMs ?? DEFAULT_MAX_PENDING_AGE_MS;
+    this.keys = (options.idKeys ?? []).map((key) => Buffer.from(JSON.stringify(key)));
     this.now = options.now ?? Date.now;
   }
 
@@ -81,57 +73,26 @@ export class PendingCalls {
     return false;
   }
 
-  confirm(id: string, emit: ChangeSink): void {
-    for (const change of this.take(id) ?? []) emit({ ...change, confirmed: true });
+  confirm(id: string): void {
+    for (const change of this.take(id) ?? []) this.emit({ ...change, confirmed: true });
   }
 
   /** End of input: every call still waiting is reported, unconfirmed, in the order it came. */
-  flushUnconfirmed(emit: ChangeSink): void {
-    for (const { changes } of this.calls.values()) reportUnconfirmed(changes, emit);
+  flushUnconfirmed(): void {
+    for (const { changes } of this.calls.values()) this.reportUnconfirmed(changes);
     this.calls.clear();
   }
 
   /** The oldest calls first (a Map keeps insertion order): over the count, or too old. */
   private evict(now: number): void {
     for (const [id, call] of this.calls) {
-      if (this.calls.size <= this.maxCalls && now - call.at <= this.maxAgeMs) return;
+      if (this.calls.size <= MAX_CALLS && now - call.at <= MAX_AGE_MS) return;
       this.calls.delete(id);
-      reportUnconfirmed(call.changes, this.emit);
+      this.reportUnconfirmed(call.changes);
     }
   }
-}
 
-function reportUnconfirmed(changes: PendingChange[], emit: ChangeSink): void {
-  for (const change of changes) emit({ ...change, confirmed: false });
-}
-
-/** The JSON string after `"key"` at `from` (`: "value"`), decoded; undefined if not a string. */
-export function stringValueAfter(line: Buffer, from: number): string | undefined {
-  let i = from;
-  while (isSpace(line[i])) i++;
-  if (line[i] !== 0x3a) return undefined; // :
-  i++;
-  while (isSpace(line[i])) i++;
-  if (line[i] !== QUOTE) return undefined;
-  const start = i;
-  let escaped = false;
-  for (i = start + 1; i < line.length; i++) {
-    const c = line[i];
-    if (c === BACKSLASH) {
-      escaped = true;
-      i++;
-    } else if (c === QUOTE) {
-      if (!escaped) return line.toString("utf8", start + 1, i);
-      try {
-        return JSON.parse(line.toString("utf8", start, i + 1)) as string;
-      } catch {
-        return undefined;
-      }
-    }
+  private reportUnconfirmed(changes: PendingChange[]): void {
+    for (const change of changes) this.emit({ ...change, confirmed: false });
   }
-  return undefined;
-}
-
-function isSpace(c: number | undefined): boolean {
-  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 }

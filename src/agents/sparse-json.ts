@@ -312,3 +312,34 @@ class SparseReader {
     return value;
   }
 }
+
+/** The JSON string after `"key"` at `from` (`: "value"`), decoded; undefined if not a string. */
+export function stringValueAfter(line: Buffer, from: number): string | undefined {
+  let i = from;
+  while (isSpace(line[i])) i++;
+  if (line[i] !== 0x3a) return undefined; // :
+  i++;
+  while (isSpace(line[i])) i++;
+  if (line[i] !== QUOTE) return undefined;
+  const start = i;
+  let escaped = false;
+  for (i = start + 1; i < line.length; i++) {
+    const c = line[i];
+    if (c === BACKSLASH) {
+      escaped = true;
+      i++;
+    } else if (c === QUOTE) {
+      if (!escaped) return line.toString("utf8", start + 1, i);
+      try {
+        return JSON.parse(line.toString("utf8", start, i + 1)) as string;
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
+}
+
+function isSpace(c: number | undefined): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}

@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { claude } from "../../src/agents/claude.js";
-import { PendingCalls, stringValueAfter } from "../../src/agents/pending-calls.js";
+import { PendingCalls } from "../../src/agents/pending-calls.js";
+import { stringValueAfter } from "../../src/agents/sparse-json.js";
 import type { FileChange } from "../../src/agents/types.js";
 
 const CALLS = 20_000;
 
-function pendingCalls(options: { maxCalls?: number; maxAgeMs?: number; now?: () => number } = {}) {
+function pendingCalls(options: { now?: () => number } = {}) {
   const emitted: FileChange[] = [];
   const calls = new PendingCalls((change) => emitted.push(change), { idKeys: ["tool_use_id"], ...options });
   return { calls, emitted };

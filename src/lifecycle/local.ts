@@ -1,7 +1,7 @@
 import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { readLocal, type FileSnapshot } from "../sync/files.js";
-import { mapLimit } from "../sync/limit.js";
+import { mapLimit } from "../map-limit.js";
 import type { LocalState } from "./plan.js";
 
 /**

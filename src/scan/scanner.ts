@@ -3,7 +3,7 @@ import path from "node:path";
 import type { PathDecision, PathPolicy } from "../paths.js";
 import type { Reporter } from "../report.js";
 import { MAX_PATH_BYTES, validateProjectPath } from "../server/validate.js";
-import { mapLimit } from "../sync/limit.js";
+import { mapLimit } from "../map-limit.js";
 import { readLocal } from "../sync/files.js";
 import { walkFiles } from "../sync/walk.js";
 import { diffTree, type DiffBase, type SnapshotEntry } from "./diff.js";

@@ -8,6 +8,7 @@ import { pipeline } from "node:stream/promises";
 import type { Context, Limits } from "./context.js";
 import { HttpError, readAll, readJson, sendJson } from "./http.js";
 import { isSha256 } from "./validate.js";
+import { mapLimit } from "../map-limit.js";
 
 /** Room for the multipart framing (boundaries, part headers) on top of the blob bytes. */
 const FRAMING_BYTES_PER_PART = 1024;
@@ -19,12 +20,8 @@ const STORE_CONCURRENCY = 16;
  */
 export async function postBlobs(req: IncomingMessage, res: ServerResponse, ctx: Context): Promise<void> {
   const verified = [...(await verifyParts(await parseMultipart(req, ctx.limits), ctx.limits))];
-  const results: ("created" | "exists")[] = [];
-  // A few at a time: each new blob waits for its own fsyncs.
-  for (let i = 0; i < verified.length; i += STORE_CONCURRENCY) {
-    const slice = verified.slice(i, i + STORE_CONCURRENCY);
-    results.push(...(await Promise.all(slice.map(([sha256, bytes]) => ctx.store.putBlob(sha256, async (write) => write(bytes))))));
-  }
+  // A few at a time: each new blob waits for its own fsyncs. The parts' hashes are checked already.
+  const results = await mapLimit(verified, STORE_CONCURRENCY, ([sha256, bytes]) => ctx.store.putBlob(sha256, async (write) => write(bytes)));
   const stored = verified.filter((_, i) => results[i] === "created").map(([sha256]) => sha256);
   const present = verified.filter((_, i) => results[i] === "exists").map(([sha256]) => sha256);
   sendJson(res, 200, { stored, present });
@@ -71,16 +68,21 @@ async function verifyParts(form: FormData, limits: Limits): Promise<Map<string, 
 /** Answers the asked blobs as multipart/form-data, one part per blob named by its sha256. */
 export async function getBlobs(req: IncomingMessage, res: ServerResponse, ctx: Context): Promise<void> {
   const hashes = parseHashList(await readJson(req, ctx.limits.maxJsonBytes), ctx.limits);
-  const blobs = await Promise.all(hashes.map(async (sha256) => ({ sha256, blob: await ctx.store.readBlob(sha256) })));
-  const missing = blobs.filter((b) => !b.blob).map((b) => b.sha256);
+  // Sizes first: a request that will be refused reads no blob.
+  const sizes = await ctx.store.blobSizes(hashes);
+  const missing = hashes.filter((sha256) => !sizes.has(sha256));
   if (missing.length > 0) throw new HttpError(404, "not_found", `${missing.length} blob(s) not found`, { missing });
-  const total = blobs.reduce((sum, b) => sum + b.blob!.size, 0);
+  const total = [...sizes.values()].reduce((sum, size) => sum + size, 0);
   if (total > ctx.limits.maxBatchBytes) {
     throw new HttpError(413, "too_large", `the answer would hold ${total} bytes, over ${ctx.limits.maxBatchBytes}: ask for fewer`);
   }
 
   const form = new FormData();
-  for (const { sha256, blob } of blobs) form.append(sha256, blob!, sha256);
+  for (const sha256 of hashes) {
+    const blob = await ctx.store.readBlob(sha256);
+    if (!blob) throw new HttpError(404, "not_found", "1 blob(s) not found", { missing: [sha256] });
+    form.append(sha256, blob, sha256);
+  }
   const answer = new Response(form);
   res.writeHead(200, { "content-type": answer.headers.get("content-type")!, "cache-control": "no-store" });
   await pipeline(Readable.fromWeb(answer.body! as never), res).catch(() => res.destroy());

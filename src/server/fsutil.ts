@@ -1,6 +1,6 @@
 // Small durable-write helpers of the file store.
 
-import { open, type FileHandle } from "node:fs/promises";
+import { open, stat, type FileHandle } from "node:fs/promises";
 
 export async function writeAll(file: FileHandle, data: Buffer): Promise<void> {
   for (let offset = 0; offset < data.length; ) {
@@ -16,6 +16,16 @@ export async function fsyncDir(dir: string): Promise<void> {
     await handle.sync();
   } finally {
     await handle.close();
+  }
+}
+
+/** A file's size, or undefined when it does not exist. */
+export async function fileSize(file: string): Promise<number | undefined> {
+  try {
+    return (await stat(file)).size;
+  } catch (error) {
+    if (isCode(error, "ENOENT")) return undefined;
+    throw error;
   }
 }
 

@@ -7,8 +7,8 @@ import { isLoopbackHost } from "../loopback.js";
 import { escapeControl, redactCredentials, stderrOutput } from "../report.js";
 import { createHandler, type CommitEvent, type Limits } from "./app.js";
 import { FileStore } from "./file/store.js";
-import { redactUrl } from "./pg/db.js";
 import type { ProjectStore } from "./store.js";
+import { MAX_BATCH_BYTES, MAX_BATCH_PARTS } from "./validate.js";
 
 export { isLoopbackHost };
 export { validateProjectPath, validateProjectId, isSha256, parseCommitRequest } from "./validate.js";
@@ -20,8 +20,8 @@ export const DEFAULT_MAX_JSON_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_LIMITS: Limits = {
   maxBlobBytes: DEFAULT_MAX_BLOB_BYTES,
   maxJsonBytes: DEFAULT_MAX_JSON_BYTES,
-  maxBatchBytes: 64 * 1024 * 1024,
-  maxBatchParts: 1000,
+  maxBatchBytes: MAX_BATCH_BYTES,
+  maxBatchParts: MAX_BATCH_PARTS,
   maxEventsBytes: 8 * 1024 * 1024,
 };
 
@@ -177,7 +177,7 @@ export async function runServe(options: ServeOptions): Promise<void> {
     process.on("SIGINT", stop).on("SIGTERM", stop);
   });
   // Only once the signals are handled: whoever waits for this line may signal at once.
-  const where = options.databaseUrl !== undefined ? `db: ${redactUrl(options.databaseUrl)}` : `data: ${dataDir}`;
+  const where = options.databaseUrl !== undefined ? `db: ${redactCredentials(options.databaseUrl)}` : `data: ${dataDir}`;
   log(`listening on ${server.url} (${where}, token: ${options.token ? "required" : "not required"})`);
   await stopped;
 }

@@ -21,8 +21,6 @@ export type AppendOutcome = { kind: "appended"; length: number } | { kind: "offs
 /** Writes the chunks of a body as they arrive; resolves once the body has been read. */
 export type BodyFeed = (write: (chunk: Buffer) => void | Promise<void>) => Promise<void>;
 
-export class HashMismatchError extends Error {}
-
 /** A project whose stored state cannot be read: it is answered with an error, others are served. */
 export class ProjectUnavailableError extends Error {}
 
@@ -32,11 +30,11 @@ export class StoreUnavailableError extends Error {}
 export interface ProjectStore {
   /** The current files of a project; an unknown project is version 0 with no files. */
   files(projectId: string): Promise<{ version: number; files: FileEntry[] }>;
-  /** Size of a stored blob, or undefined when absent. */
-  blobSize(sha256: string): Promise<number | undefined>;
+  /** The sizes of the stored blobs among `hashes` (the absent ones are not in the map). */
+  blobSizes(hashes: readonly string[]): Promise<Map<string, number>>;
   /** A stored blob's bytes, or undefined when absent. */
   readBlob(sha256: string): Promise<Blob | undefined>;
-  /** Stores the bytes `feed` writes under `sha256`; HashMismatchError (keeping nothing) when they differ. */
+  /** Stores the bytes `feed` writes under `sha256` (the caller has checked they hash to it); keeps nothing when the feed fails. */
   putBlob(sha256: string, feed: BodyFeed): Promise<"created" | "exists">;
   /** Applies a commit all or nothing; a known Idempotency-Key answers its first version again. */
   commit(projectId: string, key: string, changes: Change[], source?: CommitSource): Promise<CommitOutcome>;

@@ -1,11 +1,12 @@
 // The v1 routes of design.md §3: GET /files, HEAD/GET/PUT /blobs/{sha256}, POST /commits.
 
+import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { Context } from "./context.js";
 import { HttpError, readBody, readJson, sendJson } from "./http.js";
-import { HashMismatchError } from "./store.js";
+import type { BodyFeed } from "./store.js";
 import { parseCommitRequest } from "./validate.js";
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -16,7 +17,7 @@ export async function getFiles(res: ServerResponse, ctx: Context, projectId: str
 
 export async function getBlob(res: ServerResponse, ctx: Context, sha256: string, headOnly: boolean): Promise<void> {
   const blob = headOnly ? undefined : await ctx.store.readBlob(sha256);
-  const size = headOnly ? await ctx.store.blobSize(sha256) : blob?.size;
+  const size = headOnly ? (await ctx.store.blobSizes([sha256])).get(sha256) : blob?.size;
   if (size === undefined) throw new HttpError(404, "blob_not_found", `no blob ${sha256}`);
   res.writeHead(200, {
     "content-type": "application/octet-stream",
@@ -34,18 +35,12 @@ export async function getBlob(res: ServerResponse, ctx: Context, sha256: string,
 
 export async function putBlob(req: IncomingMessage, res: ServerResponse, ctx: Context, sha256: string): Promise<void> {
   let size = 0;
-  let result: "created" | "exists";
-  try {
-    result = await ctx.store.putBlob(sha256, (write) =>
-      readBody(req, ctx.limits.maxBlobBytes, (chunk) => {
-        size += chunk.length;
-        return write(chunk);
-      }),
-    );
-  } catch (error) {
-    if (error instanceof HashMismatchError) throw new HttpError(400, "hash_mismatch", error.message, { sha256 });
-    throw error;
-  }
+  const body: BodyFeed = (write) =>
+    readBody(req, ctx.limits.maxBlobBytes, (chunk) => {
+      size += chunk.length;
+      return write(chunk);
+    });
+  const result = await ctx.store.putBlob(sha256, hashChecked(sha256, body));
   sendJson(res, result === "created" ? 201 : 200, { sha256, size });
 }
 
@@ -77,4 +72,20 @@ export async function commit(req: IncomingMessage, res: ServerResponse, ctx: Con
       throw new HttpError(400, "invalid_request", message, { path: outcome.path });
     }
   }
+}
+
+/**
+ * The feed, checked: its bytes must hash to `sha256`, else it fails with a 400 hash_mismatch
+ * after the last chunk, and the store keeps nothing (as for any feed that fails).
+ */
+function hashChecked(sha256: string, feed: BodyFeed): BodyFeed {
+  return async (write) => {
+    const hash = createHash("sha256");
+    await feed((chunk) => {
+      hash.update(chunk);
+      return write(chunk);
+    });
+    const actual = hash.digest("hex");
+    if (actual !== sha256) throw new HttpError(400, "hash_mismatch", `body has SHA-256 ${actual}, not ${sha256}`, { sha256 });
+  };
 }

@@ -2,6 +2,9 @@
 // the sync client reuses these functions.
 
 export const MAX_PATH_BYTES = 1024;
+/** The v1.1 batch routes' limits on one request (design.md §3): parts, and bytes of all parts. */
+export const MAX_BATCH_PARTS = 1000;
+export const MAX_BATCH_BYTES = 64 * 1024 * 1024;
 
 const ID = /^[A-Za-z0-9._-]{1,128}$/;
 const SHA256 = /^[0-9a-f]{64}$/;

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Reporter } from "../report.js";
 import { ApiError, type ApiClient, type Change, type CommitSource } from "./client.js";
 import { changedSince, readLocal, type LocalRead } from "./files.js";
-import { mapLimit } from "./limit.js";
+import { mapLimit } from "../map-limit.js";
 import { retry, type BackoffPolicy } from "./retry.js";
 import { Transfer, type UploadItem } from "./transfer.js";
 

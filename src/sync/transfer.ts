@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import type { Reporter } from "../report.js";
 import { ApiError, type ApiClient } from "./client.js";
-import { mapLimit } from "./limit.js";
+import { MAX_BATCH_BYTES, MAX_BATCH_PARTS } from "../server/validate.js";
+import { mapLimit } from "../map-limit.js";
 
 /**
  * The transfer layer: blobs up and down, whatever the server's API version. v1.1 servers get
@@ -36,16 +37,13 @@ export interface TransferOptions {
   packBytes?: number;
 }
 
-/** The API's limits on one v1.1 request (design.md §3). */
-export const MAX_PARTS = 1000;
-export const MAX_PACK_BYTES = 64 * 1024 * 1024;
 const PACK_BYTES = 16 * 1024 * 1024;
 const DELIVER_CONCURRENCY = 8;
 /** Larger blobs are asked about (HEAD) before they are sent: cheaper than sending them twice. */
 const HEAD_FIRST_ABOVE = 1024 * 1024;
 
 /** Groups blobs into packs of at most `maxParts` parts and `maxBytes` bytes (a larger blob goes alone). */
-export function packBlobs<T extends { size: number }>(items: readonly T[], maxBytes: number, maxParts = MAX_PARTS): T[][] {
+export function packBlobs<T extends { size: number }>(items: readonly T[], maxBytes: number, maxParts = MAX_BATCH_PARTS): T[][] {
   const packs: T[][] = [];
   let current: T[] = [];
   let bytes = 0;
@@ -77,7 +75,7 @@ export class Transfer {
     private readonly options: TransferOptions,
   ) {
     this.known = options.known ?? new Set();
-    this.packBytes = Math.min(options.packBytes ?? PACK_BYTES, MAX_PACK_BYTES);
+    this.packBytes = Math.min(options.packBytes ?? PACK_BYTES, MAX_BATCH_BYTES);
   }
 
   /** The API version this session speaks for blobs. */

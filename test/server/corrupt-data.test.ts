@@ -59,6 +59,14 @@ describe("uspark serve on a damaged data dir", () => {
     expect((await result).code).toBe(0);
   });
 
+  it("takes a stray file among the projects (.DS_Store) for no project: no warning", async () => {
+    const dataDir = await dataDirWith(async () => {});
+    await writeFile(join(dataDir, "projects", ".DS_Store"), "\0\0\0\1Bud1");
+    const { url, text } = await serve(dataDir);
+    expect(text).not.toMatch(/unavailable|warning/);
+    expect((await fetch(`${url}/api/projects/healthy/files`)).status).toBe(200);
+  });
+
   it("says in one line that a data dir which is a file cannot be used, and exits 2", async () => {
     const file = join(await tempDir(), "not-a-dir");
     await writeFile(file, "x");

@@ -2,7 +2,8 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ApiClient } from "../../src/sync/client.js";
-import { MAX_PARTS, packBlobs, Transfer, type UploadItem } from "../../src/sync/transfer.js";
+import { MAX_BATCH_PARTS } from "../../src/server/validate.js";
+import { packBlobs, Transfer, type UploadItem } from "../../src/sync/transfer.js";
 import { captureReporter, isBlobDownload, isBlobUpload, sha256, startProxy, startRef, v1Only, type Action, type RefServer, type SeenRequest } from "./helpers.js";
 
 const TOKEN = "transfer-test-token";
@@ -12,7 +13,7 @@ describe("packBlobs", () => {
     const sizes = (packs: { size: number }[][]) => packs.map((p) => p.map((b) => b.size));
     expect(packBlobs([{ size: 4 }, { size: 4 }, { size: 4 }], 8)).toEqual([[{ size: 4 }, { size: 4 }], [{ size: 4 }]]);
     expect(sizes(packBlobs([{ size: 1 }, { size: 20 }, { size: 1 }], 8))).toEqual([[1], [20], [1]]);
-    expect(packBlobs(Array.from({ length: 2001 }, () => ({ size: 0 })), 8).map((p) => p.length)).toEqual([MAX_PARTS, MAX_PARTS, 1]);
+    expect(packBlobs(Array.from({ length: 2001 }, () => ({ size: 0 })), 8).map((p) => p.length)).toEqual([MAX_BATCH_PARTS, MAX_BATCH_PARTS, 1]);
     expect(packBlobs([], 8)).toEqual([]);
   });
 });

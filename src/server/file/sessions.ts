@@ -1,8 +1,8 @@
 // Session transcripts on disk: DATA/projects/<id>/sessions/<sessionId>.ndjson, fsynced per append.
 
-import { mkdir, open, readdir, readFile, stat } from "node:fs/promises";
+import { mkdir, open, readdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { fsyncDir, isCode, writeAll } from "../fsutil.js";
+import { fileSize, fsyncDir, isCode, writeAll } from "../fsutil.js";
 import type { AppendOutcome } from "../store.js";
 import { planAppend } from "../transcript.js";
 
@@ -14,7 +14,7 @@ export class TranscriptFiles {
   /** Callers serialize appends per session. */
   async append(projectId: string, sessionId: string, offset: number, body: Buffer): Promise<AppendOutcome> {
     const file = this.path(projectId, sessionId);
-    const length = await sizeOf(file);
+    const length = await fileSize(file);
     if (length === undefined && offset !== 0) return { kind: "offset_mismatch", length: 0 };
     if (length === undefined) await mkdir(dirname(file), { recursive: true });
 
@@ -63,21 +63,12 @@ export class TranscriptFiles {
     const sessions = await Promise.all(
       names
         .filter((name) => name.endsWith(SUFFIX))
-        .map(async (name) => ({ id: name.slice(0, -SUFFIX.length), length: (await sizeOf(join(dir, name))) ?? 0 })),
+        .map(async (name) => ({ id: name.slice(0, -SUFFIX.length), length: (await fileSize(join(dir, name))) ?? 0 })),
     );
     return sessions.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   private path(projectId: string, sessionId: string): string {
     return join(this.projectsDir, projectId, "sessions", sessionId + SUFFIX);
-  }
-}
-
-async function sizeOf(file: string): Promise<number | undefined> {
-  try {
-    return (await stat(file)).size;
-  } catch (error) {
-    if (isCode(error, "ENOENT")) return undefined;
-    throw error;
   }
 }

@@ -17,7 +17,8 @@ import {
   type ProjectStore,
 } from "../store.js";
 import { validateProjectId, type Change, type CommitSource } from "../validate.js";
-import { checkBlobs } from "../commit-check.js";
+import { blobsNamed, checkBlobs } from "../commit-check.js";
+import { mapLimit } from "../../map-limit.js";
 import { BlobFiles } from "./blobs.js";
 import { appendLog, emptyProject, loadLog, LOG_FILE, type LogRecord, type Project } from "./log.js";
 import { TranscriptFiles } from "./sessions.js";
@@ -48,7 +49,8 @@ export class FileStore implements ProjectStore {
       await mkdir(store.projectsDir, { recursive: true });
       await store.blobs.prepare();
       await fsyncDir(dataDir);
-      names = await readdir(store.projectsDir);
+      // Only directories are projects: a stray file (.DS_Store) is not a damaged one.
+      names = (await readdir(store.projectsDir, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
     } catch (error) {
       const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
       throw new StoreSetupError(`data directory ${dataDir} cannot be used (${reason})`);
@@ -71,8 +73,9 @@ export class FileStore implements ProjectStore {
     return { version: project.version, files };
   }
 
-  blobSize(sha256: string): Promise<number | undefined> {
-    return this.blobs.size(sha256);
+  async blobSizes(hashes: readonly string[]): Promise<Map<string, number>> {
+    const sizes = await mapLimit(hashes, 16, async (sha256) => [sha256, await this.blobs.size(sha256)] as const);
+    return new Map(sizes.flatMap(([sha256, size]) => (size === undefined ? [] : [[sha256, size] as const])));
   }
 
   readBlob(sha256: string): Promise<Blob | undefined> {
@@ -92,7 +95,7 @@ export class FileStore implements ProjectStore {
       if (answered !== undefined) return { kind: "replayed", version: answered };
       if (project.broken) throw unavailable(projectId);
 
-      const refused = await checkBlobs(changes, (sha) => this.blobs.size(sha));
+      const refused = checkBlobs(changes, await this.blobSizes(blobsNamed(changes)));
       if (refused) return refused;
 
       const record: LogRecord = { version: project.version + 1, key, at: new Date().toISOString(), changes };

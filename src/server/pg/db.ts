@@ -1,5 +1,6 @@
 // The connection pool, transactions, and which database errors mean "unreachable, retry later".
 
+import { redactCredentials } from "../../report.js";
 import type { Pool, PoolClient } from "pg";
 import { requireCjs } from "../../cjs.js";
 import { StoreSetupError, StoreUnavailableError } from "../store.js";
@@ -66,26 +67,15 @@ export async function inTransaction<T>(client: PoolClient, work: () => Promise<T
   }
 }
 
-/** The URL with its password replaced by ***, for every line we print. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@");
-  }
-}
-
 export function createPool(url: string, onError: (error: Error) => void): Pool {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new StoreSetupError(`invalid database URL: ${redactUrl(url)}`);
+    throw new StoreSetupError(`invalid database URL: ${redactCredentials(url)}`);
   }
   if (!/^postgres(ql)?:$/.test(parsed.protocol)) {
-    throw new StoreSetupError(`the database URL must start with postgres:// (got ${redactUrl(url)})`);
+    throw new StoreSetupError(`the database URL must start with postgres:// (got ${redactCredentials(url)})`);
   }
   const { Pool } = requireCjs("pg") as typeof import("pg");
   const pool = new Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 10_000 });

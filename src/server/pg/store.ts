@@ -3,11 +3,12 @@
 // lock: commits to a project serialize and versions grow without gaps.
 
 import type { ClientBase, Pool } from "pg";
-import { checkBlobs } from "../commit-check.js";
+import { blobsNamed, checkBlobs } from "../commit-check.js";
 import { StoreUnavailableError, type AppendOutcome, type BodyFeed, type CommitOutcome, type FileEntry, type ProjectStore } from "../store.js";
 import type { Change, CommitSource } from "../validate.js";
 import { blobSizes, readBlob, writeBlob } from "./blobs.js";
-import { createPool, guarded, redactUrl, transaction } from "./db.js";
+import { redactCredentials } from "../../report.js";
+import { createPool, guarded, transaction } from "./db.js";
 import { migrate, pendingMigrations } from "./migrations.js";
 import { appendEvents, listSessions, readEvents } from "./transcripts.js";
 
@@ -40,7 +41,7 @@ export class PgStore implements ProjectStore {
       lastPoolError = error.message;
     });
     const store = new PgStore(pool, warn);
-    await store.migrateOrRetry(redactUrl(url));
+    await store.migrateOrRetry(redactCredentials(url));
     return store;
   }
 
@@ -74,9 +75,9 @@ export class PgStore implements ProjectStore {
     return { version: Number(rows[0]!.version), files };
   }
 
-  async blobSize(sha256: string): Promise<number | undefined> {
+  async blobSizes(hashes: readonly string[]): Promise<Map<string, number>> {
     this.ready();
-    return (await blobSizes(this.pool, [sha256])).get(sha256);
+    return blobSizes(this.pool, hashes);
   }
 
   async readBlob(sha256: string): Promise<Blob | undefined> {
@@ -101,9 +102,7 @@ export class PgStore implements ProjectStore {
       ]);
       if (earlier.rows.length > 0) return { kind: "replayed", version: Number(earlier.rows[0]!.version) };
 
-      const hashes = changes.flatMap((c) => (c.op === "put" ? [c.sha256] : []));
-      const sizes = await blobSizes(client, hashes);
-      const refused = await checkBlobs(changes, async (sha) => sizes.get(sha));
+      const refused = checkBlobs(changes, await blobSizes(client, blobsNamed(changes)));
       if (refused) throw new Refusal(refused);
 
       const version = Number(locked.rows[0]!.version) + 1;

@@ -86,7 +86,7 @@ export class Reporter {
   private log(level: Level, event: string, message: string, fields?: Fields): void {
     if (!this.enabled(level)) return;
     const text = this.format === "json" ? this.json(level, event, message, fields) : this.text(level, escapeControl(message));
-    this.stream.write(redactCredentials(this.mask(text)) + "\n");
+    this.stream.write(redactUrlCredentials(this.mask(text)) + "\n");
   }
 
   private json(level: Level, event: string, message: string, fields?: Fields): string {
@@ -133,9 +133,20 @@ const BARE_USERINFO = /(^|[\s"'(<=,;])[^\s/?#@"'<>:]+:[^\s/?#@"'<>]*@(?=[^\s@])/
 // `?token=…`, `&api_key=…`, `;password=…`: any query parameter named like a credential.
 const SECRET_PARAM = /([?&;][\w.-]*(?:token|key|secret|password|passwd|pwd|auth|sig|signature|credential)[\w.-]*=)[^&;#\s"'<>]*/gi;
 
-/** Credentials in URLs masked: userinfo and credential-like query parameters become `***`. */
+/** Credentials masked, URL or not: userinfo and credential-like query parameters become `***`. For text known to hold a URL. */
 export function redactCredentials(text: string): string {
   return text.replace(URL_USERINFO, "$1***@").replace(BARE_USERINFO, "$1***@").replace(SECRET_PARAM, "$1***");
+}
+
+// A URL with a scheme (`https://…`, a misspelt `htps:/…`): only there does every line get looked at.
+const URL_LIKE = /\b[a-z][a-z0-9+.-]*:\/\/?[^\s"'<>]*/gi;
+
+/**
+ * Credentials in the URLs of any line: userinfo and credential-like query parameters of what has
+ * a scheme. A file name (`icon:hover@2x.png`, `a?token=1.txt`) is no URL and stays exact.
+ */
+export function redactUrlCredentials(text: string): string {
+  return text.replace(URL_LIKE, (url) => url.replace(URL_USERINFO, "$1***@").replace(SECRET_PARAM, "$1***"));
 }
 
 export type OutputState = "open" | "closed" | "failed";

@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { colorWanted, escapeControl, guardOutput, redactCredentials, Reporter, type ReporterOptions } from "../src/report.js";
+import { colorWanted, escapeControl, guardOutput, redactCredentials, redactUrlCredentials, Reporter, type ReporterOptions } from "../src/report.js";
 
 function capture(options: ReporterOptions = {}) {
   const lines: string[] = [];
@@ -102,6 +102,14 @@ describe("redactCredentials", () => {
   it("should leave ordinary text alone", () => {
     const text = "pushed src/a.ts to https://uspark.example.com/api (mail me at a@b.c, 10:30)";
     expect(redactCredentials(text)).toBe(text);
+    expect(redactUrlCredentials(text)).toBe(text);
+  });
+
+  it("in any line, should hide the credentials of what has a scheme, also misspelt", () => {
+    expect(redactUrlCredentials("cannot reach htps://bob:hunter2@example.com/p?api_key=k (ECONNREFUSED)")).toBe(
+      "cannot reach htps://***@example.com/p?api_key=*** (ECONNREFUSED)",
+    );
+    expect(redactUrlCredentials("http:/bob:hunter2@example.com")).toBe("http:/***@example.com");
   });
 
   it("should be applied to every line the reporter writes", () => {
@@ -109,6 +117,17 @@ describe("redactCredentials", () => {
       const { report, lines } = capture({ format });
       report.error("x", "cannot reach http://u:pw@h:1/?token=t", { url: "http://u:pw@h:1/" });
       expect(lines.join("")).not.toMatch(/pw|token=t/);
+    }
+  });
+
+  it("should keep a file name that only looks like credentials exact, in text and in JSON", () => {
+    for (const name of ["icon:hover@2x.png", "a?token=1.txt", "notes;auth=x.md"]) {
+      const text = capture({ format: "text" });
+      text.report.warn("refused", `not synced ${name}`);
+      expect(text.lines[0]).toContain(`not synced ${name}`);
+      const json = capture({ format: "json" });
+      json.report.warn("refused", `not synced ${name}`, { path: name });
+      expect(JSON.parse(json.lines[0]!)).toMatchObject({ message: `not synced ${name}`, path: name });
     }
   });
 });

@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:http";
 import { isIP, type AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { isLoopbackHost } from "../loopback.js";
-import { escapeControl, redactCredentials, stderrOutput } from "../report.js";
+import { escapeControl, redactUrlCredentials, stderrOutput } from "../report.js";
 import { createHandler, type CommitEvent, type Limits } from "./app.js";
 import { FileStore } from "./file/store.js";
 import type { ProjectStore } from "./store.js";
@@ -154,7 +154,7 @@ export async function runServe(options: ServeOptions): Promise<void> {
   // Through the guarded stderr: a reader that went away (EPIPE) silences the log, never the server.
   const stderr = stderrOutput();
   const log = (text: string) => {
-    const lines = text.split("\n").map((line) => escapeControl(redactCredentials(line)));
+    const lines = text.split("\n").map((line) => escapeControl(redactUrlCredentials(line)));
     stderr.write(`uspark serve: ${lines.join("\n")}\n`);
   };
   const dataDir = options.dataDir === undefined ? undefined : resolve(options.dataDir);
@@ -177,7 +177,7 @@ export async function runServe(options: ServeOptions): Promise<void> {
     process.on("SIGINT", stop).on("SIGTERM", stop);
   });
   // Only once the signals are handled: whoever waits for this line may signal at once.
-  const where = options.databaseUrl !== undefined ? `db: ${redactCredentials(options.databaseUrl)}` : `data: ${dataDir}`;
+  const where = options.databaseUrl !== undefined ? `db: ${redactUrlCredentials(options.databaseUrl)}` : `data: ${dataDir}`;
   log(`listening on ${server.url} (${where}, token: ${options.token ? "required" : "not required"})`);
   await stopped;
 }

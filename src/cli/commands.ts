@@ -50,13 +50,9 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
 }
 
 async function pullBeforeRun(flags: RunFlags): Promise<number> {
-  const target = rootAndConnection(flags, { prefixMustExist: false });
-  if (!target) return EXIT.usage;
-  const { root, connection } = target;
-  const { runPull } = await import("../lifecycle/pull.js");
-  const report = reporterFor(flags, connection.token);
-  const code = await runPull({ ...connection, root, ignore: flags.ignore ?? [], prefix: flags.prefix, requestTimeoutMs: flags.requestTimeout, concurrency: flags.concurrency, report });
-  if (code !== EXIT.ok) report.error("run", "the pull did not complete cleanly; the agent was not started (resolve the conflicts, or pull with --force)");
+  // What `uspark pull` would do with the same flags (a dry run pulls nothing), never --force or --delete.
+  const code = await pull({ ...flags, timeout: flags.flushTimeout });
+  if (code !== EXIT.ok) reporterFor(flags).error("run", "the pull did not complete cleanly; the agent was not started (resolve the conflicts, or pull with --force)");
   return code;
 }
 
@@ -117,25 +113,27 @@ export async function runPushCommand(paths: string[], flags: PushFlags): Promise
 }
 
 export async function runPullCommand(flags: PullFlags): Promise<void> {
+  exit(await pull(flags));
+}
+
+async function pull(flags: PullFlags): Promise<number> {
   const target = rootAndConnection(flags, { prefixMustExist: false });
-  if (!target) return;
+  if (!target) return EXIT.usage;
   const { root, connection } = target;
   const { runPull } = await import("../lifecycle/pull.js");
-  exit(
-    await runPull({
-      ...connection,
-      root,
-      ignore: flags.ignore ?? [],
-      prefix: flags.prefix,
-      force: flags.force === true,
-      delete: flags.delete === true,
-      dryRun: flags.dryRun === true,
-      giveUpAfterMs: flags.timeout,
-      requestTimeoutMs: flags.requestTimeout,
-      concurrency: flags.concurrency,
-      report: reporterFor(flags, connection.token),
-    }),
-  );
+  return runPull({
+    ...connection,
+    root,
+    ignore: flags.ignore ?? [],
+    prefix: flags.prefix,
+    force: flags.force === true,
+    delete: flags.delete === true,
+    dryRun: flags.dryRun === true,
+    giveUpAfterMs: flags.timeout,
+    requestTimeoutMs: flags.requestTimeout,
+    concurrency: flags.concurrency,
+    report: reporterFor(flags, connection.token),
+  });
 }
 
 export async function runServeCommand(flags: ServeFlags): Promise<void> {

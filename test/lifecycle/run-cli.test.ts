@@ -1,8 +1,9 @@
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
 import { perTest } from "../cli/helpers.js";
+import { commitFiles } from "./helpers.js";
 import { remoteFiles } from "../sync/helpers.js";
 
 const FAKE_AGENT = path.join(import.meta.dirname, "fake-agent.mjs");
@@ -24,6 +25,32 @@ describe("uspark run -- <agent>", () => {
     const remote = await remoteFiles(t.server!.url);
     expect(remote.get("a.txt")?.toString()).toBe(readFileSync(path.join(t.root, "a.txt"), "utf8"));
     expect(remote.has("b.txt")).toBe(true);
+  });
+
+  it("should pull the remote project with --pull before the agent starts", async () => {
+    await commitFiles(t.server!.url, "p1", "", { "pulled.txt": "from the remote\n" });
+    const result = await runCli(runArgs("0", ["a.txt"], "--pull"));
+    expect(result.code, result.stderr).toBe(0);
+    expect(readFileSync(path.join(t.root, "pulled.txt"), "utf8")).toBe("from the remote\n");
+    expect((await remoteFiles(t.server!.url)).has("a.txt")).toBe(true);
+  });
+
+  it("should write nothing with --pull --dry-run: the pull is a dry run too", async () => {
+    await commitFiles(t.server!.url, "p1", "", { "pulled.txt": "from the remote\n" });
+    const result = await runCli(runArgs("0", ["a.txt"], "--pull", "--dry-run"));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/would pull pulled\.txt/);
+    expect(existsSync(path.join(t.root, "pulled.txt"))).toBe(false);
+    expect(existsSync(path.join(t.root, ".uspark", "state.json"))).toBe(false);
+  });
+
+  it("should not start the agent when --pull finds a conflict, and exit 1", async () => {
+    await commitFiles(t.server!.url, "p1", "", { "a.txt": "remote\n" });
+    writeFileSync(path.join(t.root, "a.txt"), "local, never pulled\n");
+    const result = await runCli(runArgs("0", ["a.txt"], "--pull"));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/the agent was not started/);
+    expect(readFileSync(path.join(t.root, "a.txt"), "utf8")).toBe("local, never pulled\n");
   });
 
   it("should exit with the agent's code 3 after syncing its writes", async () => {

@@ -171,7 +171,7 @@ function addWatchOptions(command: Command): Command {
 }
 
 /** `--transcript` (watch, watch-claude, run): off by default, transcripts hold prompts and file contents. */
-export function transcriptOption(): Commander.Option {
+function transcriptOption(): Commander.Option {
   return new Option("--transcript", "also send the agent's stream, byte for byte, as this session's transcript (it holds prompts and file contents)");
 }
 

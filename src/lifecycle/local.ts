@@ -43,7 +43,7 @@ async function localState(root: string, abs: string): Promise<LocalEntry> {
  * Checks every directory between the root and `abs` with lstat: "missing" when one does not exist
  * yet (then nothing below it does), a reason when one is a symlink or not a directory.
  */
-export async function parentProblem(root: string, abs: string): Promise<string | "missing" | undefined> {
+async function parentProblem(root: string, abs: string): Promise<string | "missing" | undefined> {
   const parts = path.relative(root, path.dirname(abs)).split(path.sep).filter((part) => part !== "");
   let current = root;
   for (const part of parts) {

@@ -14,7 +14,7 @@ import type { Watcher } from "../watcher.js";
  * whose exit then ends it (run); the sync is flushed within --flush-timeout and what is left is
  * journaled. A second signal journals at once and exits with 128+n.
  */
-export const SESSION_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const satisfies readonly NodeJS.Signals[];
+const SESSION_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const satisfies readonly NodeJS.Signals[];
 
 export interface SessionOptions {
   watcher: Watcher;

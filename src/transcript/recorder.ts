@@ -8,8 +8,8 @@ import type { TranscriptSource } from "./upload.js";
 /**
  * `--transcript`: the agent's stream, byte for byte, to PUT /sessions/{id}/events. `write` only
  * copies the chunk into a bounded memory queue and returns: stdout never waits for it. A sender
- * appends what is new at most every `batchMs` (at once when a full request's worth is waiting).
- * Past `memoryLimit` unsent bytes, or once the server fails to answer, the bytes go to the spool
+ * appends what is new at most every BATCH_MS (at once when a full request's worth is waiting).
+ * Past MEMORY_LIMIT unsent bytes, or once the server fails to answer, the bytes go to the spool
  * under `.uspark/` instead, from where they are sent (now, or by `uspark push --pending`).
  */
 
@@ -22,10 +22,6 @@ export interface TranscriptOptions {
   sessionId: string;
   requestTimeoutMs: number;
   report: Reporter;
-  /** Unsent bytes held in memory; past this they are spooled. Default 32 MiB. */
-  memoryLimit?: number;
-  /** Least time between two appends smaller than a full request. Default 250 ms. */
-  batchMs?: number;
   backoff?: BackoffPolicy;
 }
 
@@ -50,7 +46,10 @@ export interface Transcript {
   abort(): Promise<TranscriptResult>;
 }
 
-export const TRANSCRIPT_DEFAULTS = { memoryLimit: 32 * 1024 * 1024, batchMs: 250 } as const;
+/** Unsent bytes held in memory; past this they are spooled. */
+const MEMORY_LIMIT = 32 * 1024 * 1024;
+/** Least time between two appends smaller than a full request. */
+const BATCH_MS = 250;
 
 interface Spool {
   base: number;
@@ -62,8 +61,6 @@ interface Spool {
 
 export function createTranscript(options: TranscriptOptions): Transcript {
   const { report, sessionId, root } = options;
-  const memoryLimit = options.memoryLimit ?? TRANSCRIPT_DEFAULTS.memoryLimit;
-  const batchMs = options.batchMs ?? TRANSCRIPT_DEFAULTS.batchMs;
   const queue = new ByteQueue();
   const controller = new AbortController();
   let acked = 0;
@@ -160,7 +157,7 @@ export function createTranscript(options: TranscriptOptions): Transcript {
           await new Promise<void>((resolve) => (onWrite = resolve));
           continue;
         }
-        if (!ending && waiting < upload.MAX_APPEND_BYTES) await sleep(lastSend + batchMs - performance.now(), controller.signal, endingSignal);
+        if (!ending && waiting < upload.MAX_APPEND_BYTES) await sleep(lastSend + BATCH_MS - performance.now(), controller.signal, endingSignal);
         lastSend = performance.now();
         acked = await upload.appendNext(source, acked, {
           client,
@@ -235,8 +232,8 @@ export function createTranscript(options: TranscriptOptions): Transcript {
     write(chunk) {
       if (status === "dropped" || status === "broken" || ending) return;
       queue.push(chunk);
-      if (!spool && queue.size > memoryLimit) startSpooling(`over ${memoryLimit} bytes unsent`);
-      else if (spool && queue.size > 2 * memoryLimit) breakSpool("the disk did not keep up with the stream");
+      if (!spool && queue.size > MEMORY_LIMIT) startSpooling(`over ${MEMORY_LIMIT} bytes unsent`);
+      else if (spool && queue.size > 2 * MEMORY_LIMIT) breakSpool("the disk did not keep up with the stream");
       else if (spool) pump();
       onWrite?.();
       onWrite = undefined;

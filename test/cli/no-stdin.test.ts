@@ -44,9 +44,8 @@ describe("uspark watch --no-stdin (the dev-container daemon)", () => {
     expect(result.stderr).toMatch(/--no-stdin with --no-fs-watch would see no change at all/);
   });
 
-  // Depends on the start-up scan (issue 11 item 3, branch `tree`/`base`): a file written before
-  // the file watcher is ready is only found by comparing the tree with the base.
-  it.skip("should sync an edit made 0 ms after spawn", async () => {
+  // A file written before the file watcher is ready is found by the start-up scans.
+  it("should sync an edit made 0 ms after spawn", async () => {
     const { child, result } = startCli(daemonArgs());
     writeFileSync(path.join(t.root, "early.txt"), "early\n");
     await waitForOutput(child.stderr, (text) => /watching .* ready in/.test(text));

@@ -1,3 +1,4 @@
+import { fsyncDirQuietly } from "./fsync-dir.js";
 import { randomBytes } from "node:crypto";
 import { constants, promises as fsp } from "node:fs";
 import path from "node:path";
@@ -127,7 +128,7 @@ export async function writeStateFile(root: string, name: string, text: string): 
     await fsp.rm(temp, { force: true });
     throw error;
   }
-  await syncDir(dir);
+  await fsyncDirQuietly(dir);
 }
 
 /** Creates an empty file that must not exist yet (a settle cookie): no fsync, it lives for milliseconds. */
@@ -213,17 +214,5 @@ async function isStale(lock: string, staleMs: number): Promise<boolean> {
     return false;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "ESRCH";
-  }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  let handle: fsp.FileHandle | undefined;
-  try {
-    handle = await fsp.open(dir, "r");
-    await handle.sync();
-  } catch {
-    // Not every platform can fsync a directory; the rename is still atomic.
-  } finally {
-    await handle?.close().catch(() => undefined);
   }
 }

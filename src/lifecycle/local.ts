@@ -3,6 +3,7 @@ import path from "node:path";
 import { readLocal, type FileSnapshot } from "../sync/files.js";
 import { mapLimit } from "../map-limit.js";
 import type { LocalState } from "./plan.js";
+import { parentProblem } from "./write.js";
 
 /**
  * The local side of a pull: the state of each named file under the root (not the whole tree).
@@ -37,27 +38,4 @@ async function localState(root: string, abs: string): Promise<LocalEntry> {
   if (read.kind === "file") return { kind: "file", sha256: read.sha256, stat: read.stat };
   if (read.kind === "missing") return { kind: "missing" };
   return { kind: "blocked", reason: read.kind === "refused" || read.kind === "error" ? read.reason : "it changed while it was read" };
-}
-
-/**
- * Checks every directory between the root and `abs` with lstat: "missing" when one does not exist
- * yet (then nothing below it does), a reason when one is a symlink or not a directory.
- */
-async function parentProblem(root: string, abs: string): Promise<string | "missing" | undefined> {
-  const parts = path.relative(root, path.dirname(abs)).split(path.sep).filter((part) => part !== "");
-  let current = root;
-  for (const part of parts) {
-    current = path.join(current, part);
-    let stat;
-    try {
-      stat = await fsp.lstat(current);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return "missing";
-      return `cannot look at ${path.relative(root, current)} (${(error as NodeJS.ErrnoException).code})`;
-    }
-    const rel = path.relative(root, current).split(path.sep).join("/");
-    if (stat.isSymbolicLink()) return `it would be written through the symlink ${rel}`;
-    if (!stat.isDirectory()) return `${rel} is a file here, not a directory`;
-  }
-  return undefined;
 }

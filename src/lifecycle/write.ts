@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { constants, promises as fsp } from "node:fs";
+import { constants, promises as fsp, type Stats } from "node:fs";
 import path from "node:path";
 import { isInside } from "../paths.js";
-import { changedSince, type FileSnapshot } from "../sync/files.js";
+import { fsyncDirQuietly } from "../fsync-dir.js";
+import { changedSince, descriptorPath, type FileSnapshot } from "../sync/files.js";
 
 /**
  * Writing a pulled file without ever leaving the root: directories are created one by one, each
@@ -27,7 +28,8 @@ const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 /** `expected`: the local file as it was planned (its stat), or "missing". */
 export async function writeAtomic(root: string, abs: string, bytes: Uint8Array, expected: FileSnapshot | "missing"): Promise<void> {
-  await makeParents(root, abs);
+  const problem = await parentProblem(root, abs, true);
+  if (problem) throw new WriteRefused(problem);
   const dir = path.dirname(abs);
   const existing = await fsp.lstat(abs).catch(() => undefined);
   const temp = path.join(dir, `.${path.basename(abs).slice(0, 200)}.uspark-${randomBytes(6).toString("hex")}.tmp`);
@@ -37,8 +39,9 @@ export async function writeAtomic(root: string, abs: string, bytes: Uint8Array, 
     if (existing?.isFile()) await handle.chmod(existing.mode & 0o7777);
     await handle.writeFile(bytes);
     await handle.sync();
-    const where = await fsp.readlink(`/proc/self/fd/${handle.fd}`).catch(() => temp);
-    if (!isInside(root, where)) throw new WriteRefused(`it would be written outside the project root (${where})`);
+    // The kernel's own path of what was opened (or, without /proc, its real path with the same inode).
+    const where = await descriptorPath(handle, temp);
+    if (where === undefined || !isInside(root, where)) throw new WriteRefused(`it would be written outside the project root (${where ?? "its real path cannot be told"})`);
     await handle.close();
     if (expected === "missing" ? existing !== undefined : await changedSince(abs, expected)) {
       throw new LocalChanged("it changed here while the pull ran: kept");
@@ -57,32 +60,38 @@ export async function removeUnchanged(abs: string, expected: FileSnapshot): Prom
   await fsp.unlink(abs);
 }
 
-/** Creates the directories above `abs` one at a time, never descending through a symlink or a file. */
-async function makeParents(root: string, abs: string): Promise<void> {
+/**
+ * Checks each directory between the root and `abs` with lstat, never descending through a symlink
+ * or a file: their reason, or "missing" for the first that does not exist (nothing below it does).
+ * With `create`, a missing one is made instead, one at a time.
+ */
+export async function parentProblem(root: string, abs: string, create = false): Promise<string | "missing" | undefined> {
   const parts = path.relative(root, path.dirname(abs)).split(path.sep).filter((part) => part !== "");
   let current = root;
   for (const part of parts) {
     current = path.join(current, part);
     const rel = path.relative(root, current).split(path.sep).join("/");
-    let stat = await fsp.lstat(current).catch(() => undefined);
-    if (!stat) {
+    let stat = await lstatOrCode(current);
+    if (stat === "ENOENT" && create) {
       // mkdir never follows a symlink in its last component: a link made meanwhile is an EEXIST.
       await fsp.mkdir(current).catch((error: NodeJS.ErrnoException) => {
         if (error.code !== "EEXIST") throw error;
       });
-      stat = await fsp.lstat(current);
+      stat = await lstatOrCode(current);
     }
-    if (stat.isSymbolicLink()) throw new WriteRefused(`it would be written through the symlink ${rel}`);
-    if (!stat.isDirectory()) throw new WriteRefused(`${rel} is a file here, not a directory`);
+    if (stat === "ENOENT") return "missing";
+    if (typeof stat === "string") return `cannot look at ${rel} (${stat})`;
+    if (stat.isSymbolicLink()) return `it would be written through the symlink ${rel}`;
+    if (!stat.isDirectory()) return `${rel} is a file here, not a directory`;
   }
+  return undefined;
+}
+
+async function lstatOrCode(abs: string): Promise<Stats | string> {
+  return fsp.lstat(abs).catch((error: NodeJS.ErrnoException) => error.code ?? "EIO");
 }
 
 /** Makes the renames and unlinks in these directories durable. */
 export async function syncDirectories(dirs: Iterable<string>): Promise<void> {
-  for (const dir of new Set(dirs)) {
-    const handle = await fsp.open(dir, constants.O_RDONLY | constants.O_DIRECTORY).catch(() => undefined);
-    if (!handle) continue;
-    await handle.sync().catch(() => undefined);
-    await handle.close();
-  }
+  for (const dir of new Set(dirs)) await fsyncDirQuietly(dir);
 }

@@ -114,7 +114,7 @@ function snapshot(stat: Stats): FileSnapshot {
  * marks a removed file's link with " (deleted)", but a file may really be named so: the inode
  * decides, never the text.)
  */
-async function descriptorPath(handle: fsp.FileHandle, abs: string): Promise<string | undefined> {
+export async function descriptorPath(handle: fsp.FileHandle, abs: string): Promise<string | undefined> {
   let where: string | undefined;
   if (procFdWorks !== false) {
     try {

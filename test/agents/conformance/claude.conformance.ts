@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
-import { BIN, conformance, type AgentCase } from "./harness.js";
+import { conformance, EDITED, edits, type AgentCase } from "./harness.js";
 
 /**
  * Claude Code 2.1: ANTHROPIC_BASE_URL points it at the fake model; IS_SANDBOX lets root bypass
@@ -10,10 +11,10 @@ import { BIN, conformance, type AgentCase } from "./harness.js";
 const claude: AgentCase = {
   agent: "claude",
   command: (prompt) => [
-    path.join(BIN, "..", "@anthropic-ai", "claude-code-linux-x64", "claude"),
+    nativeBinary(),
     ["-p", prompt, "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions", "--model", "claude-sonnet-4-5"],
   ],
-  setup: (home, _project, modelUrl) => {
+  setup: (home, modelUrl) => {
     writeFileSync(path.join(home, ".claude.json"), JSON.stringify({ hasCompletedOnboarding: true }));
     return {
       ANTHROPIC_BASE_URL: modelUrl,
@@ -25,26 +26,32 @@ const claude: AgentCase = {
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     };
   },
-  scripts: (p) => [
-    [
-      "SCRIPT:main",
-      [
-        { tool: "Write", input: { file_path: `${p}/new.txt`, content: "new\n" } },
-        { tool: "Read", input: { file_path: `${p}/edit.txt` } },
-        { tool: "Edit", input: { file_path: `${p}/edit.txt`, old_string: "alpha", new_string: "ALPHA" } },
-        { tool: "Read", input: { file_path: `${p}/multi.txt` } },
-        { tool: "Edit", input: { file_path: `${p}/multi.txt`, old_string: "one", new_string: "ONE" } },
-        { tool: "Edit", input: { file_path: `${p}/multi.txt`, old_string: "three", new_string: "THREE" } },
-        { tool: "Edit", input: { file_path: `${p}/p1.txt`, old_string: "not there", new_string: "x" } },
-        { tool: "Bash", input: { command: "echo shell > shell.txt && mv old-name.txt new-name.txt && rm doomed.txt", description: "shell edits" } },
-        { tool: "Agent", input: { description: "write a file", prompt: "SCRIPT:sub: write the file", subagent_type: "general-purpose" } },
-      ],
-    ],
-    ["SCRIPT:sub", [{ tool: "Write", input: { file_path: `${p}/sub/agent.txt`, content: "from the sub-agent\n" } }]],
-  ],
+  scripts: (p) =>
+    edits(p, { write: "Write", read: "Read", edit: ["Edit"], shell: ["Bash", { description: "shell edits" }], agent: ["Agent", "general-purpose"] }),
 };
+
+/**
+ * The native binary, from the one platform package of the wrapper's optionalDependencies that npm
+ * installed for this machine (it picks by os, cpu and libc), as the wrapper's own launcher
+ * (cli-wrapper.cjs) finds it. Not `.bin/claude`: installed with --ignore-scripts, that is the
+ * wrapper's stub, which its postinstall would replace with this binary.
+ */
+function nativeBinary(): string {
+  const wrapper = createRequire(import.meta.url).resolve("@anthropic-ai/claude-code/package.json");
+  const fromWrapper = createRequire(wrapper);
+  const platforms = Object.keys((fromWrapper(wrapper) as { optionalDependencies: Record<string, string> }).optionalDependencies);
+  const installed = platforms.flatMap((name) => {
+    try {
+      return [path.dirname(fromWrapper.resolve(`${name}/package.json`))];
+    } catch {
+      return [];
+    }
+  });
+  if (installed.length !== 1) throw new Error(`expected one of ${platforms.join(", ")} installed, found ${installed.length}`);
+  return path.join(installed[0]!, process.platform === "win32" ? "claude.exe" : "claude");
+}
 
 conformance(claude, {
   streamSyncs: ["edit.txt", "multi.txt", "new.txt", "sub/agent.txt"],
-  diskChanges: ["doomed.txt", "edit.txt", "multi.txt", "new-name.txt", "new.txt", "old-name.txt", "shell.txt", "sub/agent.txt"],
+  diskChanges: [...EDITED, "sub/agent.txt"],
 });

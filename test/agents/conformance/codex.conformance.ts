@@ -9,7 +9,7 @@ import { BIN, conformance, patches, patchText, type AgentCase } from "./harness.
 const codex: AgentCase = {
   agent: "codex",
   command: (prompt) => [path.join(BIN, "codex"), ["exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", prompt]],
-  setup: (home, _project, modelUrl) => {
+  setup: (home, modelUrl) => {
     mkdirSync(path.join(home, ".codex"));
     const config = [
       'model = "gpt-5.5"',

@@ -1,16 +1,15 @@
 import * as vitest from "vitest";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startServer, type RunningServer } from "../../../src/server/index.js";
-import { runCli, startCli } from "../../helpers/cli.js";
-import { remoteFiles } from "../../sync/helpers.js";
-import { startModelServer, type ModelServer, type Scripts } from "./model-server.js";
+import { runCli, startCli, waitForOutput } from "../../helpers/cli.js";
+import { workspace } from "../../reliability/harness.js";
+import { remoteFiles, startRef, type RefServer } from "../../sync/helpers.js";
+import { startModelServer, type ModelServer, type Scripts, type ToolStep } from "./model-server.js";
 
-export const AGENTS_DIR = fileURLToPath(new URL("..", import.meta.url));
+const AGENTS_DIR = fileURLToPath(new URL("..", import.meta.url));
 export const BIN = path.join(AGENTS_DIR, "node_modules", ".bin");
 
 /** How to run one agent headless against the fake model, with its tools really executed. */
@@ -22,28 +21,31 @@ export interface AgentCase {
   /** The command and arguments, given the prompt. */
   command(prompt: string): [string, string[]];
   /** Environment and config files, in a temp HOME, that point it at `modelUrl` and nowhere else. */
-  setup(home: string, project: string, modelUrl: string): NodeJS.ProcessEnv;
+  setup(home: string, modelUrl: string): NodeJS.ProcessEnv;
   /** The model's scripts, given the project's absolute path. */
   scripts(project: string): Scripts;
 }
 
-export interface Run {
+interface Run {
   /** The agent's own stdout, as it wrote it. */
   agentStdout: Buffer;
-  /** What came out of `uspark watch` behind it. */
+  agentStderr: string;
+  agentCode: number | null;
+  agentSignal: NodeJS.Signals | null;
+  /** The agent was still running after AGENT_TIMEOUT_MS and was killed. */
+  agentTimedOut: boolean;
+  /** What came out of `uspark watch` behind it (its stderr: the JSON log, verbose). */
   watchStdout: Buffer;
   watchStderr: string;
   watchCode: number | null;
-  agentStderr: string;
   /** The remote project after the run: path → content. */
   remote: Map<string, Buffer>;
   /** The project on disk after the run: path → content. */
   disk: Map<string, Buffer>;
-  model: ModelServer;
 }
 
 /** The project each run starts from: pushed to the remote first, so deletes show. */
-export const INITIAL: Record<string, string> = {
+const INITIAL: Record<string, string> = {
   "edit.txt": "alpha\nbeta\n",
   "multi.txt": "one\ntwo\nthree\n",
   "p1.txt": "patch one\n",
@@ -55,26 +57,38 @@ export const INITIAL: Record<string, string> = {
   "sub/keep.txt": "in a subdirectory\n",
 };
 
-/** Runs the agent in a temp HOME and project, its stdout teed into `uspark watch`, then reads both ends. */
-export async function runAgent(c: AgentCase, prompt: string, watchFlags: string[]): Promise<Run> {
-  const base = mkdtempSync(path.join(tmpdir(), `uspark-agent-${c.agent}-`));
-  const home = path.join(base, "home");
-  const project = path.join(base, "project");
-  mkdirSync(home);
-  for (const [file, text] of Object.entries(INITIAL)) {
-    mkdirSync(path.dirname(path.join(project, file)), { recursive: true });
-    writeFileSync(path.join(project, file), text);
-  }
-  const model = await startModelServer(c.scripts(project));
-  let ref: RunningServer | undefined;
+const PROMPT = "SCRIPT:main: follow the script.";
+const AGENT_TIMEOUT_MS = 90_000;
+
+/**
+ * Runs the agent in a temp HOME and project, its stdout teed into `uspark watch --verbose
+ * --log-format json` (plus `watchFlags`), then reads both ends. With the file watcher on, the
+ * agent starts once the watcher is ready, so that every edit it makes can be seen as an event.
+ */
+async function runAgent(c: AgentCase, watchFlags: string[]): Promise<Run> {
+  const { root: project, home, cleanup } = await workspace(`uspark-agent-${c.agent}-`);
+  let model: ModelServer | undefined;
+  let ref: RefServer | undefined;
   try {
-    ref = await startServer({ dataDir: path.join(base, "data"), port: 0 });
+    for (const [file, text] of Object.entries(INITIAL)) {
+      mkdirSync(path.dirname(path.join(project, file)), { recursive: true });
+      writeFileSync(path.join(project, file), text);
+    }
+    model = await startModelServer(c.scripts(project));
+    ref = await startRef();
     const cliArgs = ["--project-id", "p1", "--api-url", ref.url, "--root", project];
     const pushed = await runCli(["push", ...cliArgs], { cwd: project });
     if (pushed.code !== 0) throw new Error(`initial push failed: ${pushed.stderr}`);
-    const env = c.setup(home, project, model.url);
-    const [cmd, args] = c.command(prompt);
-    const watch = startCli(["watch", "--agent", c.watchAs ?? c.agent, ...cliArgs, "--debounce", "50", ...watchFlags], { cwd: project, timeoutMs: 120_000 });
+    const env = c.setup(home, model.url);
+    const [cmd, args] = c.command(PROMPT);
+    const watchArgs = ["watch", "--agent", c.watchAs ?? c.agent, ...cliArgs, "--debounce", "50", "--verbose", "--log-format", "json", ...watchFlags];
+    const watch = startCli(watchArgs, { cwd: project, timeoutMs: 120_000 });
+    if (!watchFlags.includes("--no-fs-watch")) {
+      await waitForOutput(watch.child.stderr, (text) => /"event":"fswatch".*ready in/.test(text), 20_000).catch((error: unknown) => {
+        watch.child.kill();
+        throw error;
+      });
+    }
     const agent = spawn(cmd, args, { cwd: project, env: { PATH: process.env.PATH, HOME: home, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     const agentOut: Buffer[] = [];
     let agentStderr = "";
@@ -83,28 +97,41 @@ export async function runAgent(c: AgentCase, prompt: string, watchFlags: string[
       watch.child.stdin.write(chunk);
     });
     agent.stderr.on("data", (chunk: Buffer) => (agentStderr += chunk.toString()));
-    const killer = setTimeout(() => agent.kill("SIGKILL"), 90_000);
-    await new Promise<void>((resolve) => agent.on("close", () => resolve()));
-    clearTimeout(killer);
-    watch.child.stdin.end();
-    const result = await watch.result;
+    let agentTimedOut = false;
+    const killer = setTimeout(() => {
+      agentTimedOut = true;
+      agent.kill("SIGKILL");
+    }, AGENT_TIMEOUT_MS);
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+      agent.on("error", (error) => {
+        watch.child.kill();
+        reject(new Error(`${c.agent} could not be run: ${error.message}`));
+      });
+      agent.on("close", (code, signal) => resolve({ code, signal }));
+    }).finally(() => {
+      clearTimeout(killer);
+      watch.child.stdin.end();
+    });
+    const [agentExit, result] = await Promise.all([exited, watch.result]);
     // For a failing case: USPARK_AGENT_DUMP=dir keeps each agent's stdout there.
     const dump = process.env.USPARK_AGENT_DUMP;
     if (dump) writeFileSync(path.join(dump, `${c.agent}${watchFlags.join("")}.jsonl`), Buffer.concat(agentOut));
     return {
       agentStdout: Buffer.concat(agentOut),
+      agentStderr,
+      agentCode: agentExit.code,
+      agentSignal: agentExit.signal,
+      agentTimedOut,
       watchStdout: result.stdout,
       watchStderr: result.stderr,
       watchCode: result.code,
-      agentStderr,
       remote: await remoteFiles(ref.url),
       disk: tree(project),
-      model,
     };
   } finally {
-    await ref?.close();
-    await model.close();
-    rmSync(base, { recursive: true, force: true });
+    await ref?.stop();
+    await model?.close();
+    await cleanup();
   }
 }
 
@@ -121,57 +148,20 @@ function tree(dir: string, prefix = ""): Map<string, Buffer> {
 }
 
 /** A map of contents as hashes, sorted by path: what the assertions compare. */
-export function digest(files: Map<string, Buffer>): Record<string, string> {
+function digest(files: Map<string, Buffer>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const key of [...files.keys()].sort()) out[key] = createHash("sha256").update(files.get(key)!).digest("hex").slice(0, 12);
   return out;
 }
 
 /** Paths whose content on the remote differs from the initial project (written, created or deleted). */
-export function changedPaths(remote: Map<string, Buffer>): string[] {
+function changedPaths(remote: Map<string, Buffer>): string[] {
   const paths = new Set([...Object.keys(INITIAL), ...remote.keys()]);
   return [...paths].filter((p) => remote.get(p)?.toString() !== INITIAL[p]).sort();
 }
 
-/** What one agent's stream alone must sync, and the prompt that starts its main script. */
-export interface Expectation {
-  /** Paths the stream alone changes on the remote (`--no-fs-watch`), sorted. */
-  streamSyncs: string[];
-  /** Paths the agent changes on disk in the run, sorted: with the watcher on, all of them sync. */
-  diskChanges: string[];
-}
-
-/** The three promises, per agent: the stream alone syncs exactly these paths; with the watcher, remote = disk; stdout untouched. */
-export function conformance(c: AgentCase, expected: Expectation): void {
-  const { describe, expect, it } = vitest;
-  // One run at a time: Gemini CLI and Qwen Code (Node) starve each other on 2 cores.
-  describe(`${c.agent} (the real binary)`, () => {
-    it("syncs exactly the stream's paths with --no-fs-watch, and passes its stdout through byte for byte", async () => {
-      const run = await runAgent(c, PROMPT, ["--no-fs-watch", "--verbose", "--log-format", "json"]);
-      const context = `agent stderr:\n${run.agentStderr.slice(-2000)}\nwatch stderr:\n${run.watchStderr}\nagent stdout:\n${run.agentStdout.toString().slice(-6000)}`;
-      expect(changedPaths(run.disk), context).toStrictEqual(expected.diskChanges);
-      // The start and end scans run even with --no-fs-watch (no edit lost); what the stream
-      // alone gave is what its tool events named and the remote now holds.
-      const named = streamChanges(run.watchStderr);
-      expect(changedPaths(run.remote).filter((file) => named.has(file)), context).toStrictEqual(expected.streamSyncs);
-      expect(run.watchStdout.equals(run.agentStdout), context).toBe(true);
-      expect(run.watchCode, context).toBe(0);
-    });
-
-    it("leaves the remote equal to the disk with the file watcher on", async () => {
-      const run = await runAgent(c, PROMPT, []);
-      const context = `watch stderr:\n${run.watchStderr}`;
-      expect(changedPaths(run.disk), context).toStrictEqual(expected.diskChanges);
-      expect(digest(run.remote), context).toStrictEqual(digest(run.disk));
-      expect(run.watchStdout.equals(run.agentStdout), context).toBe(true);
-    });
-  });
-}
-
-export const PROMPT = "SCRIPT:main: follow the script.";
-
-/** The paths the agent's tool events named, from `uspark watch --verbose --log-format json`'s "change" records. */
-function streamChanges(stderr: string): Set<string> {
+/** The paths the agent's tool events and the file watcher named, from the log's "change" records. */
+function detectedChanges(stderr: string): Set<string> {
   const named = new Set<string>();
   for (const line of stderr.split("\n")) {
     if (!line.startsWith("{")) continue;
@@ -179,6 +169,118 @@ function streamChanges(stderr: string): Set<string> {
     if (record.event === "change" && typeof record.path === "string") named.add(record.path);
   }
   return named;
+}
+
+/** What a failing assertion shows: how the agent ended, its stderr and stdout, and watch's log. */
+function failureContext(run: Run): string {
+  const killed = run.agentTimedOut ? `, killed: still running after ${AGENT_TIMEOUT_MS / 1000} s` : "";
+  return [
+    `agent exit: code ${run.agentCode}, signal ${run.agentSignal}${killed}`,
+    `agent stderr:\n${run.agentStderr.slice(-2000)}`,
+    `watch stderr:\n${run.watchStderr}`,
+    `agent stdout:\n${run.agentStdout.toString().slice(-6000)}`,
+  ].join("\n");
+}
+
+/** What one agent must do; each list in any order. */
+export interface Expectation {
+  /** Paths the stream alone changes on the remote (`--no-fs-watch`). */
+  streamSyncs: string[];
+  /** Paths the agent changes on disk in the run: with the watcher on, every one is seen and synced. */
+  diskChanges: string[];
+}
+
+/**
+ * The promises, per agent: the stream alone syncs exactly these paths; with the file watcher,
+ * every change on disk is seen as an event (not left to the end scan) and remote = disk; stdout
+ * untouched; the agent and watch both exit 0.
+ */
+export function conformance(c: AgentCase, expected: Expectation): void {
+  const { describe, expect, it } = vitest;
+  const diskChanges = [...expected.diskChanges].sort();
+  const streamSyncs = [...expected.streamSyncs].sort();
+  const expectBothExitedZero = (run: Run, context: string) => {
+    expect(run.agentCode, context).toBe(0);
+    expect(run.watchCode, context).toBe(0);
+  };
+  describe(`${c.agent} (the real binary)`, () => {
+    it("syncs exactly the stream's paths with --no-fs-watch, and passes its stdout through byte for byte", async () => {
+      const run = await runAgent(c, ["--no-fs-watch"]);
+      const context = failureContext(run);
+      expectBothExitedZero(run, context);
+      expect(changedPaths(run.disk), context).toStrictEqual(diskChanges);
+      // The start and end scans run even with --no-fs-watch (no edit lost); what the stream
+      // alone gave is what its tool events named and the remote now holds.
+      const named = detectedChanges(run.watchStderr);
+      expect(changedPaths(run.remote).filter((file) => named.has(file)), context).toStrictEqual(streamSyncs);
+      expect(run.watchStdout.equals(run.agentStdout), context).toBe(true);
+    });
+
+    it("sees every change on disk as an event with the file watcher on, and leaves the remote equal to the disk", async () => {
+      const run = await runAgent(c, []);
+      const context = failureContext(run);
+      expectBothExitedZero(run, context);
+      expect(changedPaths(run.disk), context).toStrictEqual(diskChanges);
+      // The end scan would sync what the events missed: that alone must not be what makes remote = disk.
+      const detected = detectedChanges(run.watchStderr);
+      expect(diskChanges.filter((file) => !detected.has(file)), `changes no event reported\n${context}`).toStrictEqual([]);
+      expect(digest(run.remote), context).toStrictEqual(digest(run.disk));
+      expect(run.watchStdout.equals(run.agentStdout), context).toBe(true);
+    });
+  });
+}
+
+/** The tools of an agent that edits like Claude Code (Gemini CLI, Qwen Code), by the names it gives them. */
+export interface EditTools {
+  /** Writes a file: `file_path`, `content`. */
+  write: string;
+  /** Reads a file before an edit (`file_path`), where the agent wants that. */
+  read?: string;
+  /** Replaces `old_string` with `new_string` in `file_path`, with `fields` added to each call. */
+  edit: [name: string, fields?: Record<string, unknown>];
+  /** Runs `command`, with `fields` added. */
+  shell: [name: string, fields?: Record<string, unknown>];
+  /** Starts a sub-agent (`description`, `prompt`, `subagent_type`) that writes `sub/agent.txt`. */
+  agent?: [name: string, subagentType: string];
+}
+
+/** The shell command of the edit script: a write, a rename and a delete that no tool event names. */
+const SHELL_EDITS = "echo shell > shell.txt && mv old-name.txt new-name.txt && rm doomed.txt";
+
+/** What `edits()` changes on disk, besides its `extra` steps and the sub-agent's `sub/agent.txt`. */
+export const EDITED = ["doomed.txt", "edit.txt", "multi.txt", "new-name.txt", "new.txt", "old-name.txt", "shell.txt"];
+
+/**
+ * The scripts of the agents that edit with write and edit tools: a write, an edit, two edits of
+ * one file, an edit that does not apply, then `extra`, a shell (SHELL_EDITS) and, if the agent
+ * has one, a sub-agent that writes.
+ */
+export function edits(p: string, tools: EditTools, extra: ToolStep[] = []): Scripts {
+  const [edit, editFields] = tools.edit;
+  const [shell, shellFields] = tools.shell;
+  const read = (file: string): ToolStep[] => (tools.read ? [{ tool: tools.read, input: { file_path: `${p}/${file}` } }] : []);
+  const replace = (file: string, old_string: string, new_string: string): ToolStep => ({
+    tool: edit,
+    input: { file_path: `${p}/${file}`, old_string, new_string, ...editFields },
+  });
+  const main: ToolStep[] = [
+    { tool: tools.write, input: { file_path: `${p}/new.txt`, content: "new\n" } },
+    ...read("edit.txt"),
+    replace("edit.txt", "alpha", "ALPHA"),
+    ...read("multi.txt"),
+    replace("multi.txt", "one", "ONE"),
+    replace("multi.txt", "three", "THREE"),
+    replace("p1.txt", "not there", "x"),
+    ...extra,
+    { tool: shell, input: { command: SHELL_EDITS, ...shellFields } },
+  ];
+  if (!tools.agent) return [["SCRIPT:main", main]];
+  const [agent, subagent_type] = tools.agent;
+  main.push({ tool: agent, input: { description: "write a file", prompt: "SCRIPT:sub: write the file", subagent_type } });
+  return [
+    ["SCRIPT:main", main],
+    ["SCRIPT:sub", [{ tool: tools.write, input: { file_path: `${p}/sub/agent.txt`, content: "from the sub-agent\n" } }]],
+  ];
 }
 
 /**

@@ -18,8 +18,6 @@ export type Scripts = Array<[marker: string, steps: ToolStep[]]>;
 
 export interface ModelServer {
   url: string;
-  /** Every request seen: path, and the tool names it offered. */
-  seen: Array<{ path: string; tools: string[]; at: number }>;
   close(): Promise<void>;
 }
 
@@ -30,7 +28,6 @@ interface Turn {
 
 /** A fake model on 127.0.0.1 that speaks the Anthropic, OpenAI (responses, chat) and Gemini APIs. */
 export async function startModelServer(scripts: Scripts): Promise<ModelServer> {
-  const seen: ModelServer["seen"] = [];
   let calls = 0;
   const turnOf = (text: string, results: number): Turn => {
     const script = scripts.find(([marker]) => text.includes(marker));
@@ -45,7 +42,6 @@ export async function startModelServer(scripts: Scripts): Promise<ModelServer> {
         // not JSON: answered as a request without tools
       }
       const path = (req.url ?? "").split("?")[0]!;
-      seen.push({ path, tools: toolNames(json), at: Date.now() });
       if (path.endsWith("/messages")) return anthropic(res, json, text, turnOf);
       if (path.endsWith("/responses")) return responses(res, text, turnOf);
       if (path.endsWith("/chat/completions")) return chat(res, json, text, turnOf);
@@ -59,7 +55,6 @@ export async function startModelServer(scripts: Scripts): Promise<ModelServer> {
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    seen,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
@@ -83,14 +78,6 @@ function sse(res: ServerResponse, events: Array<[event: string | undefined, data
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   for (const [event, data] of events) res.write(`${event ? `event: ${event}\n` : ""}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`);
   res.end();
-}
-
-function toolNames(json: Record<string, unknown>): string[] {
-  const tools = Array.isArray(json.tools) ? (json.tools as Array<Record<string, any>>) : [];
-  return tools.flatMap((t) => {
-    if (Array.isArray(t.functionDeclarations)) return (t.functionDeclarations as Array<{ name: string }>).map((f) => f.name);
-    return [String(t.name ?? t.function?.name ?? t.type)];
-  });
 }
 
 /** How many times `needle` occurs in `text`. */

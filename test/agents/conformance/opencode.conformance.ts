@@ -9,7 +9,7 @@ import { BIN, conformance, patches, patchText, type AgentCase } from "./harness.
 const opencode: AgentCase = {
   agent: "opencode",
   command: (prompt) => [path.join(BIN, "opencode"), ["run", "--format", "json", "--print-logs", "--log-level", "WARN", prompt]],
-  setup: (home, _project, modelUrl) => {
+  setup: (home, modelUrl) => {
     const config = {
       autoupdate: false,
       share: "disabled",

@@ -11,6 +11,8 @@
 //            --bin PATH (measure another build's bin/uspark.js, e.g. an older checkout's)
 //            --profile DIR (also run the throughput command once under node --cpu-prof, keep the
 //            profile in DIR and print where the time went)
+// The server section (smoke runs too) starts a throwaway PostgreSQL cluster: initdb and pg_ctl
+// must be installed, as npm test needs them anyway (.ci/run installs them).
 //
 // Exit code: 1 when a measurement could not be made or a sanity check failed (wrong files
 // detected, the server not holding the last edits); with --strict also when a target is missed.
@@ -42,12 +44,11 @@ const smoke = flag("smoke");
 // Another build to measure (an older checkout's bin/uspark.js, for before/after figures).
 const bin = path.resolve(option("bin", path.join(repo, "bin", "uspark.js")));
 const config = smoke
-  ? { mb: 2, bigLineMiB: 2, files: 20, rounds: 1, startupRounds: 2, edits: 20, syncFiles: 10, burst: 10, pauseMs: 150, debounceMs: 100, slowMiBps: 400, transferFiles: 20 }
-  : { mb: 200, bigLineMiB: 64, files: 50, rounds: 5, startupRounds: 10, edits: 1000, syncFiles: 100, burst: 50, pauseMs: 400, debounceMs: 300, slowMiBps: 100, transferFiles: 1000 };
+  ? { mb: 2, bigLineMiB: 2, files: 20, rounds: 1, startupRounds: 2, edits: 20, syncFiles: 10, burst: 10, pauseMs: 150, debounceMs: 100, slowMiBps: 400, transferFiles: 20, serverClients: 2, serverCommits: 5 }
+  : { mb: 200, bigLineMiB: 64, files: 50, rounds: 5, startupRounds: 10, edits: 1000, syncFiles: 100, burst: 50, pauseMs: 400, debounceMs: 300, slowMiBps: 100, transferFiles: 1000, serverClients: 8, serverCommits: 100 };
 config.mb = Number(option("mb", config.mb));
 config.rounds = Number(option("rounds", config.rounds));
-// The server bench starts a PostgreSQL cluster: full runs only, unless asked for with --only.
-const only = new Set((option("only", `throughput,memory,startup,sync,fswatch,exit,transfer,transcript${smoke ? "" : ",server"}`) ?? "").split(","));
+const only = new Set((option("only", "throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server") ?? "").split(","));
 const out = path.resolve(option("out", path.join(here, "results.json")));
 
 if (!existsSync(path.join(repo, "dist", "cli.js"))) {
@@ -234,7 +235,7 @@ async function sync() {
 async function transfer() {
   const latency = 50;
   print(`\n7. Transfer: uspark push of ${config.transferFiles} changed files, then uspark pull of them into an empty directory; reference server on 127.0.0.1 answering after 0 and ${latency} ms; median seconds of ${smoke ? 1 : 3} rounds`);
-  const runs = await measureTransfer({ repo, work, files: config.transferFiles, latencies: [0, latency], rounds: smoke ? 1 : 3 });
+  const runs = await measureTransfer({ repo, bin, work, files: config.transferFiles, latencies: [0, latency], rounds: smoke ? 1 : 3 });
   results.transfer = runs;
   const [near, far] = runs;
   print(`  ${"".padEnd(24)} ${"0 ms".padStart(22)} ${`${latency} ms`.padStart(22)}`);
@@ -294,8 +295,7 @@ function fswatch() {
 
 /** Commits per second and latency of `uspark serve`: --data, and 1 and 2 --db replicas. */
 async function server() {
-  const clients = 8;
-  const commits = smoke ? 10 : 100;
+  const { serverClients: clients, serverCommits: commits } = config;
   print(`\n9. Server: ${clients} clients committing at once, ${commits} commits each, one project per client`);
   results.server = await measureServerCommits({
     bin,
@@ -308,15 +308,20 @@ async function server() {
 
 async function exitTime() {
   const rounds = config.startupRounds;
-  print(`\n6. End of input to exit: uspark watch syncing to the reference server, file watcher ready, nothing pending, median of ${rounds}`);
+  print(`\n6. End of input to exit: uspark watch syncing to the reference server, its start-up scans done, nothing pending, median of ${rounds}`);
   const { startServer } = await import(pathToFileURL(path.join(repo, "dist", "server", "index.js")).href);
   const server = await startServer({ dataDir: path.join(work, "exit-data"), port: 0, host: "127.0.0.1" });
   const samples = { watcher: [], noFs: [] };
   try {
-    const base = [bin, "watch", "--project-id", "exit", "--api-url", server.url, "--root", root, "--verbose"];
+    const connection = ["--project-id", "exit", "--api-url", server.url, "--root", root];
+    // The project on the server first, so that no round (the first least) times a start scan's uploads.
+    await untilExit([bin, "push", ...connection, "--quiet"]);
+    const base = [bin, "watch", ...connection, "--verbose", "--log-format", "json"];
     for (let i = 0; i < rounds; i++) {
-      samples.watcher.push(await endToExit(base));
-      samples.noFs.push(await endToExit([...base, "--no-fs-watch"], { afterMs: 1000 }));
+      // Stdin ends once the last start-up scan has found nothing to sync: with the watcher, the
+      // one after its first walk ("ready"); without, the one at start.
+      samples.watcher.push(await endToExit(base, { scan: "ready" }));
+      samples.noFs.push(await endToExit([...base, "--no-fs-watch"], { scan: "start" }));
     }
   } finally {
     await server.close();

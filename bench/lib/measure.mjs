@@ -60,13 +60,22 @@ export function firstByte(args, input, { env } = {}) {
   });
 }
 
-/** Milliseconds from the spawn of `args` to its exit (for `node -e ''`). */
+/**
+ * Milliseconds from the spawn of `args` (a node script and its arguments, or `-e ''`) to its exit.
+ * Rejects unless it exits 0, with the end of its stderr.
+ */
 export function untilExit(args) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, args, { stdio: "ignore" });
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr += chunk));
     child.once("error", reject);
-    child.once("exit", (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`${args.join(" ")} exited with ${code}`))));
+    child.once("exit", (code, signal) => {
+      const ms = performance.now() - started;
+      if (code === 0) resolve(ms);
+      else reject(new Error(`${args.join(" ")}\nexited with ${code ?? signal}${stderr ? `:\n${stderr.slice(-2000)}` : ""}`));
+    });
   });
 }
 

@@ -2,23 +2,24 @@
 // into an empty directory, the built CLI against the reference server on 127.0.0.1 with its
 // answers delayed by 0 ms and by `latencyMs` (the server's latency option: a far server without
 // leaving the machine). Blob packs (API v1.1) make the request count independent of N.
-import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { randomSource } from "./claude-session.mjs";
+import { median, untilExit } from "./measure.mjs";
 
 const PROJECT = "bench-transfer";
 
 /**
  * A push and a pull of `files` files per latency, `rounds` times (the latencies taking turns, so
- * that a busy moment of the machine does not land on one of them); the median seconds of each,
- * and the requests.
+ * that a busy moment of the machine does not land on one of them), by the CLI at `bin` against
+ * the reference server of `repo`; the median seconds of each, and the requests.
  */
-export async function measureTransfer({ repo, work, files = 1000, latencies = [0, 50], rounds = 3, seed = 5 }) {
+export async function measureTransfer({ repo, bin, work, files = 1000, latencies = [0, 50], rounds = 3, seed = 5 }) {
+  const { startServer } = await import(pathToFileURL(path.join(repo, "dist", "server", "index.js")).href);
   const all = latencies.map(() => []);
   for (let round = 0; round < rounds; round++) {
-    for (const [i, latencyMs] of latencies.entries()) all[i].push(await pushAndPull({ repo, work, files, latencyMs, seed }));
+    for (const [i, latencyMs] of latencies.entries()) all[i].push(await pushAndPull({ startServer, bin, work, files, latencyMs, seed }));
   }
   return all.map((runs, i) => ({
     latencyMs: latencies[i],
@@ -29,41 +30,32 @@ export async function measureTransfer({ repo, work, files = 1000, latencies = [0
   }));
 }
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
-async function pushAndPull({ repo, work, files, latencyMs, seed }) {
-  const { startServer } = await import(pathToFileURL(path.join(repo, "dist", "server", "index.js")).href);
-  const bin = path.join(repo, "bin", "uspark.js");
-  {
-    const dir = path.join(work, `transfer-${latencyMs}ms`);
-    const source = path.join(dir, "source");
-    const target = path.join(dir, "target");
-    const contents = writeTree(source, files, seed);
-    mkdirSync(target, { recursive: true });
-    const requests = [];
-    const server = await startServer({
-      dataDir: path.join(dir, "data"),
-      port: 0,
-      host: "127.0.0.1",
-      latencyMs,
-      quiet: true,
-      onRequest: (event) => requests.push(event),
-    });
-    try {
-      const connection = ["--project-id", PROJECT, "--api-url", server.url, "--quiet"];
-      const push = await timed(bin, ["push", ...connection, "--root", source], requests);
-      const pull = await timed(bin, ["pull", ...connection, "--root", target], requests);
-      for (const [rel, text] of contents) {
-        if (readFileSync(path.join(target, rel), "utf8") !== text) throw new Error(`pulled ${rel} differs from what was pushed`);
-      }
-      return { push, pull };
-    } finally {
-      await server.close();
-      rmSync(dir, { recursive: true, force: true });
+async function pushAndPull({ startServer, bin, work, files, latencyMs, seed }) {
+  const dir = path.join(work, `transfer-${latencyMs}ms`);
+  const source = path.join(dir, "source");
+  const target = path.join(dir, "target");
+  const contents = writeTree(source, files, seed);
+  mkdirSync(target, { recursive: true });
+  const requests = [];
+  const server = await startServer({
+    dataDir: path.join(dir, "data"),
+    port: 0,
+    host: "127.0.0.1",
+    latencyMs,
+    quiet: true,
+    onRequest: (event) => requests.push(event),
+  });
+  try {
+    const connection = ["--project-id", PROJECT, "--api-url", server.url, "--quiet"];
+    const push = await timed([bin, "push", ...connection, "--root", source], requests);
+    const pull = await timed([bin, "pull", ...connection, "--root", target], requests);
+    for (const [rel, text] of contents) {
+      if (readFileSync(path.join(target, rel), "utf8") !== text) throw new Error(`pulled ${rel} differs from what was pushed`);
     }
+    return { push, pull };
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -80,17 +72,10 @@ function writeTree(root, files, seed) {
   return contents;
 }
 
-/** Runs the CLI; its wall time and the requests the server answered meanwhile, by kind. */
-async function timed(bin, args, requests) {
+/** Runs the CLI (`args`: its bin and arguments); its wall time and the requests the server answered meanwhile, by kind. */
+async function timed(args, requests) {
   const first = requests.length;
-  const started = performance.now();
-  const code = await new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { stdio: ["ignore", "ignore", "inherit"] });
-    child.once("error", reject);
-    child.once("exit", (c, signal) => resolve(c ?? signal));
-  });
-  const seconds = (performance.now() - started) / 1000;
-  if (code !== 0) throw new Error(`uspark ${args[0]} exited with ${code}`);
+  const seconds = (await untilExit(args)) / 1000;
   const kinds = {};
   for (const { method, url } of requests.slice(first)) {
     const kind = `${method} ${url.replace(/^.*\/api\/projects\/[^/]+/, "").replace(/[0-9a-f]{64}/, "{sha}")}`;

@@ -43,16 +43,18 @@ describe("npm run bench, in smoke mode", () => {
     const results = JSON.parse(readFileSync(out, "utf8")) as {
       mode: string;
       sane: boolean;
+      config: { serverClients: number; serverCommits: number };
       figures: Figure[];
       throughput: { seconds: Record<string, number>; detectedFiles: Record<string, number>; expectedFiles: number };
       memory: { peakRssBytes: Record<string, number> };
       startup: { medianMs: Record<string, number> };
       sync: { commits: number; requests: number; bytesUploaded: number; lastResultToAckMs: number };
+      server: { name: string; commits: number; perSecond: number }[];
     };
     expect(results.mode).toBe("smoke");
     expect(results.sane).toBe(true);
     expect(new Set(results.figures.map((f) => f.section))).toEqual(
-      new Set(["throughput", "memory", "startup", "sync", "fswatch", "exit", "transfer", "transcript"]),
+      new Set(["throughput", "memory", "startup", "sync", "fswatch", "exit", "transfer", "transcript", "server"]),
     );
     for (const figure of results.figures) {
       expect(Number.isFinite(figure.value), figure.name).toBe(true);
@@ -68,6 +70,12 @@ describe("npm run bench, in smoke mode", () => {
     expect(results.sync.requests).toBeGreaterThan(results.sync.commits);
     expect(results.sync.bytesUploaded).toBeGreaterThan(0);
     expect(results.sync.lastResultToAckMs).toBeGreaterThan(0);
+    // --data, and one and two --db replicas on a throwaway PostgreSQL cluster, every commit answered.
+    expect(results.server).toHaveLength(3);
+    for (const row of results.server) {
+      expect(row.commits, row.name).toBe(results.config.serverClients * results.config.serverCommits);
+      expect(row.perSecond, row.name).toBeGreaterThan(0);
+    }
     expect(stdout).toMatch(/PASS|FAIL/);
-  }, 60_000);
+  }, 90_000);
 });

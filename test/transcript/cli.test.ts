@@ -3,23 +3,20 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli, startCli } from "../helpers/cli.js";
-import { startSessionsServer, type Fault, type SessionsServer } from "../helpers/sessions-server.js";
-import { startProxy, startRef, tempDir, waitFor, type Action } from "../sync/helpers.js";
+import { tempDir, waitFor, type Action, type Proxy } from "../sync/helpers.js";
+import { isSessionsRoute, isTranscriptPut, onPuts, putsSeen, storedSessions, useServed, v1Sessions } from "./helpers.js";
 
 const MiB = 1024 * 1024;
 const PEAK_RSS = fileURLToPath(new URL("../../bench/lib/peak-rss.mjs", import.meta.url));
 
 let root: string;
 let cleanup: () => Promise<void>;
-let server: SessionsServer | undefined;
+const serve = useServed();
 
 beforeEach(async () => {
   ({ dir: root, cleanup } = await tempDir("uspark-transcript-"));
 });
 afterEach(async () => {
-  server?.release();
-  await server?.close();
-  server = undefined;
   await cleanup();
 });
 
@@ -42,67 +39,58 @@ function awkwardStream(): Buffer[] {
   ];
 }
 
-/** The one session's bytes on the server. */
-function onlySession(srv: SessionsServer): Buffer {
-  expect(srv.sessions.size).toBe(1);
-  return [...srv.sessions.values()][0]!;
+/** The one session's bytes on the server (listed with that length, served by GET .../events). */
+async function onlySession(url: string): Promise<Buffer> {
+  const sessions = await storedSessions(url);
+  expect(sessions).toHaveLength(1);
+  expect(sessions[0]!.length).toBe(sessions[0]!.bytes.length);
+  return sessions[0]!.bytes;
 }
+
+/** The ?offset= of an append. */
+const offsetOf = (req: { url: string }) => Number(new URL(req.url, "http://x").searchParams.get("offset"));
 
 function spoolFiles(): string[] {
   const dir = path.join(root, ".uspark");
   return existsSync(dir) ? readdirSync(dir).filter((name) => name.startsWith("transcript-")) : [];
 }
 
-/** Writes the pieces one by one, each after the server has seen one more PUT: the session spans many appends. */
-async function feedAcrossAppends(child: ReturnType<typeof startCli>["child"], srv: SessionsServer, pieces: Buffer[]): Promise<void> {
+/** Writes the pieces one by one, each after the proxy has seen one more append: the session spans many appends. */
+async function feedAcrossAppends(child: ReturnType<typeof startCli>["child"], proxy: Proxy, pieces: Buffer[]): Promise<void> {
   for (const piece of pieces) {
-    const seen = srv.puts.length;
+    const seen = putsSeen(proxy).length;
     child.stdin.write(piece);
-    await waitFor(() => srv.puts.length > seen, 20_000, "the next PUT");
+    await waitFor(() => putsSeen(proxy).length > seen, 20_000, "the next PUT");
   }
 }
 
-describe("--transcript against the reference server", () => {
+describe("--transcript (the reference server behind a fault proxy)", () => {
   it("should store the stream byte for byte through answers dropped after the append and resets, and list the session", async () => {
-    const ref = await startRef();
     const actions: Action[] = [{ kind: "drop" }, { kind: "forward" }, { kind: "reset" }, { kind: "drop", then: "half" }, { kind: "drop" }];
-    let puts = 0;
-    const proxy = await startProxy(ref.url, (req) => (req.method === "PUT" && req.url.includes("/sessions/") ? actions[puts++] : undefined));
-    try {
-      const pieces = awkwardStream();
-      const run = startCli(watchArgs(proxy.url), { timeoutMs: 60_000 });
-      for (const piece of pieces) {
-        const seen = puts;
-        run.child.stdin.write(piece);
-        await waitFor(() => puts > seen, 20_000, "the next PUT");
-      }
-      run.child.stdin.end();
-      const result = await run.result;
-      const input = Buffer.concat(pieces);
-      expect(result.code).toBe(0);
-      expect(result.stdout.equals(input)).toBe(true);
-
-      const listing = (await (await fetch(`${ref.url}/api/projects/p1/sessions`)).json()) as { sessions: { id: string; length: number }[] };
-      expect(listing.sessions).toEqual([expect.objectContaining({ length: input.length })]);
-      const stored = Buffer.from(await (await fetch(`${ref.url}/api/projects/p1/sessions/${listing.sessions[0]!.id}/events`)).arrayBuffer());
-      expect(stored.equals(input)).toBe(true);
-      expect(spoolFiles()).toEqual([]);
-    } finally {
-      await proxy.close();
-      await ref.stop();
-    }
-  });
-});
-
-describe("--transcript", () => {
-  it("should store the stream byte for byte across connection resets and answers dropped after the append", async () => {
-    server = await startSessionsServer();
-    // Applied but unanswered (the retry meets an identical append or a 409), then a plain reset.
-    const faults: Record<number, Fault> = { 0: "apply-then-reset", 2: "reset", 4: "apply-then-reset", 5: "apply-then-reset", 7: "reset" };
-    server.fault = ({ n }) => faults[n];
+    const { ref, proxy } = await serve({ rule: onPuts((n) => actions[n]).rule });
     const pieces = awkwardStream();
-    const run = startCli(watchArgs(server.url), { timeoutMs: 60_000 });
-    await feedAcrossAppends(run.child, server, pieces);
+    const run = startCli(watchArgs(proxy.url), { timeoutMs: 60_000 });
+    await feedAcrossAppends(run.child, proxy, pieces);
+    run.child.stdin.end();
+    const result = await run.result;
+    const input = Buffer.concat(pieces);
+    expect(result.code).toBe(0);
+    expect(result.stdout.equals(input)).toBe(true);
+
+    const sessions = await storedSessions(ref.url);
+    expect(sessions.map(({ length }) => ({ length }))).toEqual([{ length: input.length }]);
+    expect(sessions[0]!.bytes.equals(input)).toBe(true);
+    expect(spoolFiles()).toEqual([]);
+  });
+
+  it("should store the stream byte for byte across connection resets and answers dropped after the append", async () => {
+    // Applied but unanswered (the retry sends bytes the server already has: it appends only what is new), then a plain reset.
+    const faults: Record<number, Action> = { 0: { kind: "drop" }, 2: { kind: "reset" }, 4: { kind: "drop" }, 5: { kind: "drop" }, 7: { kind: "reset" } };
+    const { rule, taken } = onPuts((n) => faults[n]);
+    const { ref, proxy } = await serve({ rule });
+    const pieces = awkwardStream();
+    const run = startCli(watchArgs(proxy.url), { timeoutMs: 60_000 });
+    await feedAcrossAppends(run.child, proxy, pieces);
     run.child.stdin.end();
     const result = await run.result;
 
@@ -110,22 +98,22 @@ describe("--transcript", () => {
     expect(result.stderr).not.toMatch(/error/i);
     expect(result.code).toBe(0);
     expect(result.stdout.equals(input)).toBe(true);
-    expect(onlySession(server).equals(input)).toBe(true);
-    expect(server.puts.filter((put) => put.outcome === "apply-then-reset").length).toBeGreaterThanOrEqual(2);
+    expect((await onlySession(ref.url)).equals(input)).toBe(true);
+    expect(taken.filter((kind) => kind === "drop").length).toBeGreaterThanOrEqual(2);
     expect(spoolFiles()).toEqual([]);
   });
 
   it.each([
-    ["refuses every connection", "reset"],
-    ["applies the last appends but never answers them", "apply-then-reset"],
+    ["refuses every connection", { kind: "reset" }],
+    ["applies the last appends but never answers them", { kind: "drop" }],
   ] as const)("should exit 1 with the rest spooled when the server %s at the end, and push --pending completes it", async (_what, fault) => {
-    server = await startSessionsServer();
+    const { ref, proxy } = await serve();
     const pieces = awkwardStream();
-    const run = startCli(watchArgs(server.url, "--flush-timeout", "1500"), { timeoutMs: 60_000 });
-    await feedAcrossAppends(run.child, server, pieces.slice(0, 2));
-    server.fault = () => fault;
+    const run = startCli(watchArgs(proxy.url, "--flush-timeout", "1500"), { timeoutMs: 60_000 });
+    await feedAcrossAppends(run.child, proxy, pieces.slice(0, 2));
+    proxy.rule = (req) => (isTranscriptPut(req) ? fault : undefined);
     // Appended one by one: with answers lost, the server ends up ahead of what the client knows.
-    await feedAcrossAppends(run.child, server, pieces.slice(2));
+    await feedAcrossAppends(run.child, proxy, pieces.slice(2));
     run.child.stdin.end();
     const first = await run.result;
 
@@ -135,20 +123,23 @@ describe("--transcript", () => {
     expect(first.stderr).toMatch(/bytes not sent .*uspark push --pending/);
     expect(spoolFiles().length).toBe(2);
 
-    server.fault = () => undefined;
-    const second = await pushPending(server.url);
+    proxy.rule = () => undefined;
+    const heldBefore = (await onlySession(ref.url)).length;
+    const seenBefore = proxy.seen.length;
+    const second = await pushPending(proxy.url);
     expect(second.stderr).toMatch(/transcript of session \S+ sent/);
     expect(second.code).toBe(0);
-    expect(onlySession(server).equals(input)).toBe(true);
+    expect((await onlySession(ref.url)).equals(input)).toBe(true);
     expect(spoolFiles()).toEqual([]);
-    // The push started from the acknowledged offset, behind the server: it resumed from a 409's length.
-    if (fault === "apply-then-reset") expect(server.puts.some((put) => put.outcome === 409)).toBe(true);
+    // The push started from the acknowledged offset, behind the server (which applied the appends
+    // it never answered), and still left every byte there once: it went on from the server's length.
+    if (fault.kind === "drop") expect(offsetOf(proxy.seen.slice(seenBefore).find(isTranscriptPut)!)).toBeLessThan(heldBefore);
   });
 
   it("should give one notice and exit 0 against a v1 server (404 on the sessions route)", async () => {
-    server = await startSessionsServer({ v1: true });
+    const { proxy } = await serve({ rule: v1Sessions });
     const input = Buffer.concat(awkwardStream());
-    const result = await runCli(watchArgs(server.url), { input, timeoutMs: 30_000 });
+    const result = await runCli(watchArgs(proxy.url), { input, timeoutMs: 30_000 });
     expect(result.code).toBe(0);
     expect(result.stdout.equals(input)).toBe(true);
     expect(result.stderr.match(/does not take transcripts/g)).toHaveLength(1);
@@ -157,21 +148,21 @@ describe("--transcript", () => {
   });
 
   it("should send nothing without --transcript", async () => {
-    server = await startSessionsServer();
+    const { ref, proxy } = await serve();
     const input = Buffer.concat(awkwardStream());
-    const result = await runCli(watchArgs(server.url).filter((arg) => arg !== "--transcript"), { input, timeoutMs: 30_000 });
+    const result = await runCli(watchArgs(proxy.url).filter((arg) => arg !== "--transcript"), { input, timeoutMs: 30_000 });
     expect(result.code).toBe(0);
-    expect(server.puts).toEqual([]);
+    expect(proxy.seen.filter(isSessionsRoute).map((req) => `${req.method} ${req.url}`)).toEqual([]);
+    expect(await storedSessions(ref.url)).toEqual([]);
   });
 
   it("should pass 64 MiB through at full speed while the server stalls, with bounded memory, and spool it all", async () => {
-    server = await startSessionsServer();
-    server.fault = () => "stall";
+    const { ref, proxy } = await serve({ rule: (req) => (isTranscriptPut(req) ? { kind: "stall" } : undefined) });
     const line = Buffer.alloc(MiB - 1, "z");
     const pieces = Array.from({ length: 64 }, (_, i) => Buffer.concat([Buffer.from(String(i % 10)), line.subarray(1), Buffer.from("\n")]));
     const input = Buffer.concat(pieces);
     const rssFile = path.join(root, "rss");
-    const run = startCli(watchArgs(server.url, "--flush-timeout", "3000", "--request-timeout", "60000"), {
+    const run = startCli(watchArgs(proxy.url, "--flush-timeout", "3000", "--request-timeout", "60000"), {
       input: pieces,
       timeoutMs: 60_000,
       env: { NODE_OPTIONS: `--import=${PEAK_RSS}`, USPARK_BENCH_RSS_FILE: rssFile },
@@ -191,9 +182,9 @@ describe("--transcript", () => {
     const peak = Number(readFileSync(rssFile, "utf8"));
     expect(peak).toBeLessThan(160 * MiB);
 
-    server.release();
-    const pushed = await pushPending(server.url);
+    proxy.rule = () => undefined;
+    const pushed = await pushPending(proxy.url);
     expect(pushed.code).toBe(0);
-    expect(onlySession(server).equals(input)).toBe(true);
+    expect((await onlySession(ref.url)).equals(input)).toBe(true);
   }, 90_000);
 });

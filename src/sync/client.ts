@@ -240,7 +240,7 @@ export class ApiClient {
   /**
    * PUT /sessions/{id}/events?offset=N (v1.1): appends a piece of the agent's stream. Returns the
    * server's transcript length: after the append (200), or as it is (409 `offset_mismatch`).
-   * A 404 or 405 here means a v1 server (not a missing project): a non-fatal ApiError.
+   * ApiError `unsupported`: a v1 server (a 404 `project_not_found` stays a fatal unknown project).
    */
   async appendEvents(sessionId: string, offset: number, bytes: Uint8Array, signal?: AbortSignal): Promise<{ appended: boolean; length: number }> {
     const answer = await this.request("PUT", `/sessions/${encodeURIComponent(sessionId)}/events?offset=${offset}`, {
@@ -248,7 +248,7 @@ export class ApiClient {
       ok: [200, 409],
       body: bytes,
       headers: { "content-type": "application/x-ndjson" },
-      blobProbe: true,
+      optional: true,
     });
     const length = answer.json?.length;
     if (typeof length !== "number" || !Number.isSafeInteger(length) || length < 0) {

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApiClient, ApiError, requestDeadlineMs } from "../../src/sync/client.js";
+import { appendNext, TranscriptFailed, TranscriptsNotSupported } from "../../src/transcript/upload.js";
 import { captureReporter, sha256, startProxy, startRecorder, startRef, startSlowReader, type RefServer } from "./helpers.js";
 
 const TOKEN = "s3cret-token-value";
@@ -190,3 +191,36 @@ describe("ApiClient uploads to a server that reads them slowly but steadily", ()
   });
 });
 
+describe("ApiClient on the sessions route", () => {
+  const notFound = (body: unknown) => startProxy("http://127.0.0.1:1", () => ({ kind: "answer", status: 404, body }));
+
+  it("takes a 404 without project_not_found for a v1 server: unsupported, transcripts are not supported", async () => {
+    const proxy = await notFound({ error: "not_found", message: "no such route" });
+    const client = new ApiClient({ apiUrl: proxy.url, projectId: "p1", requestTimeoutMs: 2000 });
+    try {
+      expect(await client.appendEvents("s1", 0, Buffer.from("x\n")).catch((e) => e)).toMatchObject({ status: 404, code: "unsupported", fatal: false });
+      const source = { from: 0, end: 2, read: async () => Buffer.from("x\n") };
+      await expect(appendNext(source, 0, { client, sessionId: "s1", signal: new AbortController().signal })).rejects.toBeInstanceOf(TranscriptsNotSupported);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+
+  it("takes 404 project_not_found for a wrong --project-id, never for a v1 server: the transcript fails, it is not dropped", async () => {
+    const proxy = await notFound({ error: "project_not_found", message: "no such project" });
+    const client = new ApiClient({ apiUrl: proxy.url, projectId: "nope", requestTimeoutMs: 2000 });
+    try {
+      const error = await client.appendEvents("s1", 0, Buffer.from("x\n")).catch((e) => e);
+      expect(error).toMatchObject({ status: 404, code: "project_not_found", fatal: true });
+      expect(error.message).toMatch(/unknown project id nope \(check --project-id\)/);
+      const source = { from: 0, end: 2, read: async () => Buffer.from("x\n") };
+      const failed = await appendNext(source, 0, { client, sessionId: "s1", signal: new AbortController().signal }).catch((e) => e);
+      expect(failed).toBeInstanceOf(TranscriptFailed);
+      expect(failed.message).toMatch(/--project-id/);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+});

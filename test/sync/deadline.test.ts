@@ -7,7 +7,8 @@ import { writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { idleDeadline } from "../../src/sync/deadline.js";
 import { runCli } from "../helpers/cli.js";
 import { cliEnv, newToken, workspace } from "../reliability/harness.js";
 import { remoteFiles, startRef, startSlowReader } from "./helpers.js";
@@ -101,5 +102,53 @@ describe("push over a slow but steady uplink", () => {
       await slow.close();
       await server.stop();
     }
+  });
+});
+
+describe("idleDeadline", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("expires once, the timeout after the last progress", () => {
+    const expire = vi.fn();
+    const deadline = idleDeadline({ timeoutMs: 1000, expire });
+    vi.advanceTimersByTime(900);
+    deadline.progress();
+    vi.advanceTimersByTime(900);
+    expect(expire).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(100);
+    expect(expire).toHaveBeenCalledTimes(1);
+    deadline.progress(); // too late: it stays expired
+    vi.advanceTimersByTime(5000);
+    expect(expire).toHaveBeenCalledTimes(1);
+  });
+
+  it("waits for a large transfer's own deadline, unless extending is not allowed now", () => {
+    const expire = vi.fn();
+    let until: number | undefined = Date.now() + 3000;
+    let allowed = true;
+    idleDeadline({ timeoutMs: 1000, longTransferDeadline: () => until, extendWhile: () => allowed, expire });
+    vi.advanceTimersByTime(2999);
+    expect(expire).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(expire).toHaveBeenCalledTimes(1);
+
+    const refused = vi.fn();
+    until = Date.now() + 3000;
+    allowed = false;
+    idleDeadline({ timeoutMs: 1000, longTransferDeadline: () => until, extendWhile: () => allowed, expire: refused });
+    vi.advanceTimersByTime(1000);
+    expect(refused).toHaveBeenCalledTimes(1);
+  });
+
+  it("never expires once stopped", () => {
+    const expire = vi.fn();
+    idleDeadline({ timeoutMs: 1000, expire }).stop();
+    vi.advanceTimersByTime(5000);
+    expect(expire).not.toHaveBeenCalled();
   });
 });

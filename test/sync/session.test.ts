@@ -179,6 +179,25 @@ describe("sync session against the reference server", () => {
     }
   });
 
+  it("a pending.json that is a symlink is never ours: a session with only successes leaves it and its target alone", async () => {
+    const outside = await tempDir("uspark-outside-");
+    try {
+      const foreign = JSON.stringify({ version: 1, entries: [{ apiUrl: server.url, projectId: "p1", path: "a.txt", local: path.join(root, "a.txt"), reason: "x", time: "2025-01-01T00:00:00Z" }] });
+      await writeFile(path.join(outside.dir, "pending.json"), foreign);
+      await mkdir(path.join(root, ".uspark"));
+      await symlink(path.join(outside.dir, "pending.json"), journalPath(root));
+      await writeFile(path.join(root, "a.txt"), "a");
+      const session = createSyncSession(options());
+      session.add(target("a.txt"));
+      const result = await session.finish(10_000);
+      expect(result).toMatchObject({ pushed: 1, failed: [], journaled: 0 });
+      expect(log.events("journal-failed")).toEqual([]);
+      expect(await readFile(path.join(outside.dir, "pending.json"), "utf8")).toBe(foreign);
+    } finally {
+      await outside.cleanup();
+    }
+  });
+
   it("files over maxFileSize are skipped with a warning and journaled; symlinks are refused", async () => {
     await writeFile(path.join(root, "huge.bin"), Buffer.alloc(2048));
     await writeFile(path.join(root, "ok.txt"), "fine");

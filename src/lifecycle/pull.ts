@@ -57,13 +57,8 @@ export async function runPull(options: PullOptions): Promise<0 | 1 | 2> {
     report.error("usage", `--prefix ${options.prefix}: ${badPrefix}`);
     return 2;
   }
-  let client: ApiClient;
-  try {
-    client = new ApiClient({ ...options, connections: options.concurrency + 1, report });
-  } catch (error) {
-    report.error("usage", (error as Error).message);
-    return 2;
-  }
+  // The API URL has been through checkApiUrl (config.ts), which refuses every URL this throws on.
+  const client = new ApiClient({ ...options, connections: options.concurrency + 1, report });
   const session = new PullSession(client, options);
   try {
     const root = await realpath(options.root);

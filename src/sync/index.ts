@@ -151,7 +151,7 @@ export function createSyncSession(options: SyncOptions): SyncSession {
 
   function batchFailed(targets: SyncTarget[], error: unknown): void {
     if (controller.signal.aborted) {
-      for (const t of targets) markUnsynced(t, reasonOf(controller.signal.reason));
+      for (const t of targets) markUnsynced(t, describe(controller.signal.reason));
       return;
     }
     if (error instanceof ApiError && error.fatal) {
@@ -192,7 +192,7 @@ export function createSyncSession(options: SyncOptions): SyncSession {
   function settle(): Promise<SyncResult> {
     settled ??= (async () => {
       queue.close();
-      const why = controller.signal.aborted ? reasonOf(controller.signal.reason) : "the session ended first";
+      const why = controller.signal.aborted ? describe(controller.signal.reason) : "the session ended first";
       for (const target of queue.peekInFlight()?.values() ?? []) markUnsynced(target, why);
       for (const target of queue.takePending().values()) markUnsynced(target, why);
       controller.abort(new SyncInterrupted(why));
@@ -261,8 +261,4 @@ export function createSyncSession(options: SyncOptions): SyncSession {
       }
     },
   };
-}
-
-function reasonOf(reason: unknown): string {
-  return reason instanceof Error ? reason.message : String(reason);
 }

@@ -60,7 +60,7 @@ export function packBlobs<T extends { size: number }>(items: readonly T[], maxBy
   return packs;
 }
 
-export function sha256Of(bytes: Uint8Array): string {
+function sha256Of(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 

@@ -293,13 +293,14 @@ export class SyncEngine {
 
   /**
    * Makes sure the server has the blob of every planned put (only those in `only`, when given,
-   * whatever we believe). Returns the puts that can go into the commit.
+   * whatever we believe; else the transfer skips those known to be there). Returns the puts that
+   * can go into the commit.
    */
   private async uploadMissing(puts: Planned[], signal: AbortSignal, requeue: SyncTarget[], only?: Set<string>): Promise<Planned[]> {
     const bySha = new Map<string, Planned[]>();
     for (const plan of puts) {
       const sha = plan.read.sha256;
-      if (only ? !only.has(sha) : this.blobs.has(sha)) continue;
+      if (only && !only.has(sha)) continue;
       const list = bySha.get(sha) ?? [];
       list.push(plan);
       bySha.set(sha, list);

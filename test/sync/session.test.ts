@@ -86,6 +86,21 @@ describe("sync session against the reference server", () => {
     expect([...(await remoteFiles(server.url, "p1", TOKEN)).keys()]).toEqual(["a.txt"]);
   });
 
+  it("a copy of content the server has, at a new path, is committed without an upload", async () => {
+    await writeFile(path.join(root, "a.txt"), "same");
+    const first = createSyncSession(options());
+    first.add(target("a.txt"));
+    expect(await first.finish(10_000)).toMatchObject({ commits: 1, pushed: 1 });
+
+    await writeFile(path.join(root, "copy.txt"), "same");
+    const before = server.requests.length;
+    const second = createSyncSession(options());
+    second.add(target("copy.txt"));
+    expect(await second.finish(10_000)).toMatchObject({ commits: 1, pushed: 1 });
+    const requests = server.requests.slice(before).map((r) => `${r.method} ${r.url.replace(/^\/api\/projects\/p1/, "")}`);
+    expect(requests).toEqual(["GET /files", "POST /commits"]);
+  });
+
   it("20 changes of one file within 100 ms make one commit with the last content", async () => {
     const session = createSyncSession(options({ debounceMs: 300, maxWaitMs: 2000 }));
     const file = path.join(root, "hot.txt");

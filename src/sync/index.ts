@@ -28,7 +28,8 @@ export interface SyncOptions {
   root: string;
   /**
    * Request timeout, ms (default 30000): the idle limit for headers and body, and the least hard
-   * deadline of a whole request (larger transfers get more: see requestDeadlineMs).
+   * deadline of a whole request (larger transfers get more: see requestDeadlineMs; an upload's
+   * wait for the headers also gets the time its body takes to send).
    */
   requestTimeoutMs: number;
   /** Bytes; larger files are not synced (reported, journaled). Default 50 MiB. */

@@ -5,7 +5,8 @@ import { IgnoreEngine } from "../ignore/engine.js";
 import type { Reporter } from "../report.js";
 import { loadBase, saveBase } from "../sync/base.js";
 import { ApiClient } from "../sync/client.js";
-import { retry, type BackoffPolicy } from "../sync/retry.js";
+import { DEFAULT_IDLE_TIMEOUT_MS, idleDeadline, type IdleDeadline } from "../sync/deadline.js";
+import { RetryingCaller, type BackoffPolicy } from "../sync/retry.js";
 import { Transfer } from "../sync/transfer.js";
 import { snapshotLocal, type LocalEntry } from "./local.js";
 import { nextBase, pathRefusal, planPull, type PathReason, type PullPlan } from "./plan.js";
@@ -56,13 +57,8 @@ export async function runPull(options: PullOptions): Promise<0 | 1 | 2> {
     report.error("usage", `--prefix ${options.prefix}: ${badPrefix}`);
     return 2;
   }
-  let client: ApiClient;
-  try {
-    client = new ApiClient({ ...options, connections: options.concurrency + 1, report });
-  } catch (error) {
-    report.error("usage", (error as Error).message);
-    return 2;
-  }
+  // The API URL has been through checkApiUrl (config.ts), which refuses every URL this throws on.
+  const client = new ApiClient({ ...options, connections: options.concurrency + 1, report });
   const session = new PullSession(client, options);
   try {
     const root = await realpath(options.root);
@@ -218,47 +214,29 @@ function ignoreRule(root: string, patterns: readonly string[], prefix: string | 
 class PullSession {
   readonly transfer: Transfer;
   private readonly controller = new AbortController();
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private warned = false;
+  private readonly deadline: IdleDeadline;
+  private readonly caller: RetryingCaller;
 
-  constructor(
-    private readonly client: ApiClient,
-    private readonly options: PullOptions,
-  ) {
-    this.transfer = new Transfer(client, { concurrency: options.concurrency, report: options.report, call: (run) => this.call(run) });
-    this.arm();
+  constructor(client: ApiClient, options: PullOptions) {
+    const timeoutMs = options.giveUpAfterMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.deadline = idleDeadline({
+      timeoutMs,
+      longTransferDeadline: () => client.longTransferDeadline(),
+      expire: () => this.controller.abort(new Error(`the server has not answered for ${timeoutMs} ms`)),
+    });
+    this.caller = new RetryingCaller({ report: options.report, policy: options.backoff, onProgress: () => this.deadline.progress() });
+    this.transfer = new Transfer(client, { concurrency: options.concurrency, report: options.report, call: (run, signal) => this.caller.call(run, signal) });
   }
 
   get signal(): AbortSignal {
     return this.controller.signal;
   }
 
-  async call<T>(run: () => Promise<T>): Promise<T> {
-    const result = await retry(run, {
-      signal: this.signal,
-      policy: this.options.backoff,
-      onRetry: (error, _attempt, delay) => {
-        const message = `${(error as Error).message}; retrying in ${delay} ms`;
-        if (this.warned) this.options.report.debug("retry", message);
-        else this.options.report.warn("retry", `${message} (and until it works)`);
-        this.warned = true;
-      },
-    });
-    this.arm();
-    return result;
+  call<T>(run: () => Promise<T>): Promise<T> {
+    return this.caller.call(run, this.signal);
   }
 
   end(): void {
-    clearTimeout(this.timer);
-  }
-
-  private arm(ms = this.options.giveUpAfterMs ?? 60_000): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      const until = this.client.longTransferDeadline();
-      if (until !== undefined && until > Date.now()) return this.arm(until - Date.now());
-      this.controller.abort(new Error(`the server has not answered for ${this.options.giveUpAfterMs ?? 60_000} ms`));
-    }, ms);
-    this.timer.unref();
+    this.deadline.stop();
   }
 }

@@ -64,13 +64,25 @@ export class BaseKeeper implements BaseView {
     return new BaseKeeper(options, await loadBase(options.root, options.apiUrl, options.projectId, options.report));
   }
 
-  /** The remote holds `sha256` at `path` (undefined: it holds nothing there), as of `version`. */
+  /**
+   * The remote holds `sha256` at `path` (undefined: it holds nothing there), as of `version`.
+   * What the base already says (an unchanged file) leaves state.json alone.
+   */
   record(changes: readonly { path: string; sha256?: string }[], version?: number): void {
+    let changed = false;
     for (const { path, sha256 } of changes) {
-      if (sha256 === undefined) this.files.delete(path);
-      else this.files.set(path, sha256);
+      if (sha256 === undefined) {
+        if (this.files.delete(path)) changed = true;
+      } else if (this.files.get(path) !== sha256) {
+        this.files.set(path, sha256);
+        changed = true;
+      }
     }
-    if (version !== undefined) this.version = Math.max(this.version, version);
+    if (version !== undefined && version > this.version) {
+      this.version = version;
+      changed = true;
+    }
+    if (!changed) return;
     this.dirty = true;
     this.timer ??= setTimeout(() => {
       this.timer = undefined;

@@ -70,8 +70,10 @@ interface RequestInit {
   multipart?: boolean;
   /** A successful answer is raw bytes. */
   raw?: boolean;
-  /** Bytes this request moves (body sent or answer expected), for its deadline. */
-  bytes?: number;
+  /** Bytes of a body built per attempt (multipart), which cannot be measured here, for the deadline. */
+  sendBytes?: number;
+  /** Bytes the answer is expected to carry (downloads), for the deadline. */
+  answerBytes?: number;
 }
 
 /**
@@ -101,10 +103,11 @@ export class ApiClient {
   private readonly base: string;
   private pool: Promise<Undici.Pool> | undefined;
   private closed = false;
-  /** Requests under way right now. */
-  active = 0;
-  /** Hard deadlines (epoch ms) of the requests under way that were given more than the request timeout. */
-  private readonly longDeadlines = new Set<number>();
+  /**
+   * Hard deadlines (epoch ms) of the requests under way that were given more than the request
+   * timeout, one entry per request (two equal deadlines are two entries).
+   */
+  private readonly longDeadlines = new Map<object, number>();
 
   constructor(private readonly options: ApiClientOptions) {
     const url = new URL(options.apiUrl);
@@ -162,7 +165,7 @@ export class ApiClient {
       signal,
       ok: [200],
       optional: true,
-      bytes: blobs.reduce((sum, b) => sum + b.bytes.length, 0),
+      sendBytes: blobs.reduce((sum, b) => sum + b.bytes.length, 0),
       // Built per attempt: a sent body is consumed.
       body: ({ FormData }) => {
         const form = new FormData();
@@ -186,7 +189,7 @@ export class ApiClient {
       ok: [200],
       optional: true,
       multipart: true,
-      bytes: expectedBytes,
+      answerBytes: expectedBytes,
       maxBody: Math.max(expectedBytes * 2, MAX_SMALL_BODY) + 1024 * 1024,
       body: JSON.stringify({ sha256: hashes }),
       headers: { "content-type": "application/json", accept: "multipart/form-data, application/json" },
@@ -206,7 +209,7 @@ export class ApiClient {
       ok: [200],
       raw: true,
       blobProbe: true,
-      bytes: expectedBytes,
+      answerBytes: expectedBytes,
       maxBody: expectedBytes,
       headers: { accept: "application/octet-stream, application/json" },
     });
@@ -218,7 +221,7 @@ export class ApiClient {
    * timeout (large transfers), or undefined. A trickling small request never extends a flush.
    */
   longTransferDeadline(): number | undefined {
-    return this.longDeadlines.size === 0 ? undefined : Math.max(...this.longDeadlines);
+    return this.longDeadlines.size === 0 ? undefined : Math.max(...this.longDeadlines.values());
   }
 
   /** POST /commits. Errors: 422 `missing_blobs` (body.missing), 400 `invalid_path` (body.path), … */
@@ -237,7 +240,7 @@ export class ApiClient {
   /**
    * PUT /sessions/{id}/events?offset=N (v1.1): appends a piece of the agent's stream. Returns the
    * server's transcript length: after the append (200), or as it is (409 `offset_mismatch`).
-   * A 404 or 405 here means a v1 server (not a missing project): a non-fatal ApiError.
+   * ApiError `unsupported`: a v1 server (a 404 `project_not_found` stays a fatal unknown project).
    */
   async appendEvents(sessionId: string, offset: number, bytes: Uint8Array, signal?: AbortSignal): Promise<{ appended: boolean; length: number }> {
     const answer = await this.request("PUT", `/sessions/${encodeURIComponent(sessionId)}/events?offset=${offset}`, {
@@ -245,7 +248,7 @@ export class ApiClient {
       ok: [200, 409],
       body: bytes,
       headers: { "content-type": "application/x-ndjson" },
-      blobProbe: true,
+      optional: true,
     });
     const length = answer.json?.length;
     if (typeof length !== "number" || !Number.isSafeInteger(length) || length < 0) {
@@ -292,16 +295,20 @@ export class ApiClient {
     if (this.options.token !== undefined) headers.authorization = `Bearer ${this.options.token}`;
 
     // The whole request, answer included, has a hard deadline: idle timeouts alone let a server
-    // that trickles one byte a second hold a request (and the flush behind it) forever.
-    const deadlineMs = requestDeadlineMs(this.options.requestTimeoutMs, init.bytes);
+    // that trickles one byte a second hold a request (and the flush behind it) forever. It is
+    // sized by the bytes the request moves, measured from the body whenever it can be.
+    const { requestTimeoutMs } = this.options;
+    const sent = typeof init.body === "function" ? (init.sendBytes ?? 0) : init.body === undefined ? 0 : byteLength(init.body);
+    const deadlineMs = requestDeadlineMs(requestTimeoutMs, sent + (init.answerBytes ?? 0));
+    // No answer can come before the body is sent: the wait for the headers gets the time the
+    // body takes at the slowest allowed rate (undici's header timer also runs while it is sent).
+    const headersTimeoutMs = requestDeadlineMs(requestTimeoutMs, sent);
     const deadline = AbortSignal.timeout(deadlineMs);
     const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
-    const until = Date.now() + deadlineMs;
-    const long = deadlineMs > this.options.requestTimeoutMs;
-    if (long) this.longDeadlines.add(until);
-    this.active++;
+    const token = {};
+    if (deadlineMs > requestTimeoutMs) this.longDeadlines.set(token, Date.now() + deadlineMs);
     try {
-      return await this.attempt(method, sub, { ...init, signal }, label, started, headers);
+      return await this.attempt(method, sub, { ...init, signal }, label, started, headers, headersTimeoutMs);
     } catch (error) {
       if (init.signal?.aborted) throw init.signal.reason;
       if (deadline.aborted) {
@@ -310,12 +317,19 @@ export class ApiClient {
       }
       throw error;
     } finally {
-      this.active--;
-      if (long) this.longDeadlines.delete(until);
+      this.longDeadlines.delete(token);
     }
   }
 
-  private async attempt(method: Method, sub: string, init: RequestInit, label: string, started: number, headers: Record<string, string>): Promise<Answer> {
+  private async attempt(
+    method: Method,
+    sub: string,
+    init: RequestInit,
+    label: string,
+    started: number,
+    headers: Record<string, string>,
+    headersTimeoutMs: number,
+  ): Promise<Answer> {
     let response: Undici.Dispatcher.ResponseData;
     try {
       const undici = await loadUndici();
@@ -326,12 +340,13 @@ export class ApiClient {
         headers,
         body: typeof init.body === "function" ? init.body(undici) : init.body,
         signal: init.signal,
-        headersTimeout: this.options.requestTimeoutMs,
+        headersTimeout: headersTimeoutMs,
         bodyTimeout: this.options.requestTimeoutMs,
       });
     } catch (error) {
       if (init.signal?.aborted) throw init.signal.reason;
-      const failure = networkError(label, error, this.options.requestTimeoutMs);
+      const headersTimedOut = (error as { code?: unknown })?.code === "UND_ERR_HEADERS_TIMEOUT";
+      const failure = networkError(label, error, headersTimedOut ? headersTimeoutMs : this.options.requestTimeoutMs);
       this.debug(label, failure.code, started);
       throw failure;
     }
@@ -464,6 +479,10 @@ function shortPath(sub: string): string {
 
 function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+function byteLength(body: string | Uint8Array): number {
+  return typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
 }
 
 

@@ -3,7 +3,7 @@ import type { Reporter } from "../report.js";
 import { ApiError, type ApiClient, type Change, type CommitSource } from "./client.js";
 import { changedSince, readLocal, type LocalRead } from "./files.js";
 import { mapLimit } from "../map-limit.js";
-import { retry, type BackoffPolicy } from "./retry.js";
+import { RetryingCaller, type BackoffPolicy } from "./retry.js";
 import { Transfer, type UploadItem } from "./transfer.js";
 
 /**
@@ -90,9 +90,10 @@ export class SyncEngine {
   private listedAt = 0;
   private readonly blobs = new Set<string>();
   private readonly requeues = new Map<string, number>();
-  private failing = false;
   private wakeUp!: () => void;
   private woken: Promise<void> = this.nextWake();
+  /** Every request goes through it: retried, an outage said once and its end once. */
+  private readonly caller: RetryingCaller;
 
   /** Blobs go up through the transfer layer (packs on v1.1, one request each on v1). */
   private readonly transfer: Transfer;
@@ -101,6 +102,13 @@ export class SyncEngine {
     private readonly client: ApiClient,
     private readonly options: EngineOptions,
   ) {
+    this.caller = new RetryingCaller({
+      report: options.report,
+      policy: options.backoff,
+      wake: () => this.woken,
+      onProgress: () => this.options.onProgress?.(),
+      recovered: "the server answers again; syncing goes on",
+    });
     this.transfer = new Transfer(client, {
       concurrency: options.concurrency,
       report: options.report,
@@ -121,7 +129,7 @@ export class SyncEngine {
 
   /** True while requests fail and are being retried (since the last success). */
   get degraded(): boolean {
-    return this.failing;
+    return this.caller.degraded;
   }
 
   /** Syncs one batch. Throws a fatal ApiError (401/403/404/redirect) or the signal's reason. */
@@ -285,13 +293,14 @@ export class SyncEngine {
 
   /**
    * Makes sure the server has the blob of every planned put (only those in `only`, when given,
-   * whatever we believe). Returns the puts that can go into the commit.
+   * whatever we believe; else the transfer skips those known to be there). Returns the puts that
+   * can go into the commit.
    */
   private async uploadMissing(puts: Planned[], signal: AbortSignal, requeue: SyncTarget[], only?: Set<string>): Promise<Planned[]> {
     const bySha = new Map<string, Planned[]>();
     for (const plan of puts) {
       const sha = plan.read.sha256;
-      if (only ? !only.has(sha) : this.blobs.has(sha)) continue;
+      if (only && !only.has(sha)) continue;
       const list = bySha.get(sha) ?? [];
       list.push(plan);
       bySha.set(sha, list);
@@ -360,29 +369,8 @@ export class SyncEngine {
   }
 
   /** A request with retries; says once when the server starts failing and once when it is back. */
-  private async call<T>(run: () => Promise<T>, signal: AbortSignal): Promise<T> {
-    const { report } = this.options;
-    const result = await retry(run, {
-      signal,
-      policy: this.options.backoff,
-      wake: () => this.woken,
-      onRetry: (error, attempt, delay) => {
-        const message = `${(error as Error).message}; retrying in ${formatMs(delay)}`;
-        const fields = { attempt: attempt + 1, delayMs: delay, code: (error as ApiError).code, status: (error as ApiError).status };
-        if (!this.failing) {
-          this.failing = true;
-          report.warn("retry", `${message} (and until it works)`, fields);
-        } else {
-          report.debug("retry", message, fields);
-        }
-      },
-    });
-    if (this.failing) {
-      this.failing = false;
-      report.info("recovered", "the server answers again; syncing goes on");
-    }
-    this.options.onProgress?.();
-    return result;
+  private call<T>(run: () => Promise<T>, signal: AbortSignal): Promise<T> {
+    return this.caller.call(run, signal);
   }
 
   /** False (and settled: there is nothing to sync) when the policy now refuses the path. */
@@ -441,8 +429,4 @@ export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1).replace(/\.0$/, "")} KiB`;
   return `${(bytes / 1024 / 1024).toFixed(1).replace(/\.0$/, "")} MiB`;
-}
-
-function formatMs(ms: number): string {
-  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }

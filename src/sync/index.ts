@@ -28,7 +28,8 @@ export interface SyncOptions {
   root: string;
   /**
    * Request timeout, ms (default 30000): the idle limit for headers and body, and the least hard
-   * deadline of a whole request (larger transfers get more: see requestDeadlineMs).
+   * deadline of a whole request (larger transfers get more: see requestDeadlineMs; an upload's
+   * wait for the headers also gets the time its body takes to send).
    */
   requestTimeoutMs: number;
   /** Bytes; larger files are not synced (reported, journaled). Default 50 MiB. */
@@ -151,7 +152,7 @@ export function createSyncSession(options: SyncOptions): SyncSession {
 
   function batchFailed(targets: SyncTarget[], error: unknown): void {
     if (controller.signal.aborted) {
-      for (const t of targets) markUnsynced(t, reasonOf(controller.signal.reason));
+      for (const t of targets) markUnsynced(t, describe(controller.signal.reason));
       return;
     }
     if (error instanceof ApiError && error.fatal) {
@@ -192,7 +193,7 @@ export function createSyncSession(options: SyncOptions): SyncSession {
   function settle(): Promise<SyncResult> {
     settled ??= (async () => {
       queue.close();
-      const why = controller.signal.aborted ? reasonOf(controller.signal.reason) : "the session ended first";
+      const why = controller.signal.aborted ? describe(controller.signal.reason) : "the session ended first";
       for (const target of queue.peekInFlight()?.values() ?? []) markUnsynced(target, why);
       for (const target of queue.takePending().values()) markUnsynced(target, why);
       controller.abort(new SyncInterrupted(why));
@@ -261,8 +262,4 @@ export function createSyncSession(options: SyncOptions): SyncSession {
       }
     },
   };
-}
-
-function reasonOf(reason: unknown): string {
-  return reason instanceof Error ? reason.message : String(reason);
 }

@@ -1,5 +1,5 @@
 import type { Reporter } from "../report.js";
-import { moveStateFileAside, readStateFile, removeStateFile, STATE_DIR, stateFilePath, withLock, writeStateFile } from "../state-dir.js";
+import { moveStateFileAside, readStateFile, removeStateFile, stateFilePath, withLock, writeStateFile } from "../state-dir.js";
 
 /**
  * The journal of changes that could not be synced: `<root>/.uspark/pending.json`, so that
@@ -28,7 +28,6 @@ export interface JournalFile {
   entries: JournalEntry[];
 }
 
-export const JOURNAL_DIR = STATE_DIR;
 export const JOURNAL_NAME = "pending.json";
 
 export function journalPath(root: string): string {

@@ -1,3 +1,5 @@
+import type { Reporter } from "../report.js";
+
 /**
  * When to try a request again, and how long to wait first. The maths is pure (pass the random
  * number and the clock) so it is tested with plain values; `retry()` is the loop around it.
@@ -106,6 +108,63 @@ export async function retry<T>(run: (attempt: number) => Promise<T>, options: Re
       await sleep(delay, signal, options.wake?.());
     }
   }
+}
+
+export interface RetryingCallerOptions {
+  report: Reporter;
+  policy?: BackoffPolicy;
+  /** Cuts a retry's wait short when it resolves (e.g. stdin ended: try now). */
+  wake?: () => Promise<void>;
+  /** A request went through (after its retries, if it needed any). */
+  onProgress?: () => void;
+  /** Said (info, event `recovered`) when requests go through again after failing. */
+  recovered?: string;
+}
+
+/**
+ * A session's requests, each retried under one policy: the first failure of an outage is said
+ * once as a warning ("… and until it works"), the retries after it at debug level; once a
+ * request goes through again, the next failure is said again.
+ */
+export class RetryingCaller {
+  private failing = false;
+
+  constructor(private readonly options: RetryingCallerOptions) {}
+
+  /** True while requests fail and are being retried (since the last success). */
+  get degraded(): boolean {
+    return this.failing;
+  }
+
+  async call<T>(run: () => Promise<T>, signal: AbortSignal): Promise<T> {
+    const { report } = this.options;
+    const result = await retry(run, {
+      signal,
+      policy: this.options.policy,
+      wake: this.options.wake,
+      onRetry: (error, attempt, delay) => {
+        const message = `${(error as Error).message}; retrying in ${formatMs(delay)}`;
+        const failure = error as { code?: unknown; status?: unknown };
+        const fields = { attempt: attempt + 1, delayMs: delay, code: failure.code, status: failure.status };
+        if (!this.failing) {
+          this.failing = true;
+          report.warn("retry", `${message} (and until it works)`, fields);
+        } else {
+          report.debug("retry", message, fields);
+        }
+      },
+    });
+    if (this.failing) {
+      this.failing = false;
+      if (this.options.recovered) report.info("recovered", this.options.recovered);
+    }
+    this.options.onProgress?.();
+    return result;
+  }
+}
+
+function formatMs(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 /**

@@ -1,7 +1,7 @@
-import { access } from "node:fs/promises";
 import type { Reporter } from "../report.js";
+import { stateFileExists } from "../state-dir.js";
 import type { SyncEngine, SyncTarget } from "./engine.js";
-import { journalPath, updateJournal, type JournalEntry, type SyncedPath } from "./journal.js";
+import { JOURNAL_NAME, journalPath, updateJournal, type JournalEntry, type SyncedPath } from "./journal.js";
 
 /**
  * The session's side of the journal: what this session could not sync is added (the newest
@@ -70,7 +70,8 @@ export function createSessionJournal(options: SessionJournalOptions): SessionJou
       const add = unsyncedEntries(new Date().toISOString());
       const synced = final ? syncedPaths() : [];
       if (add.length === 0 && synced.length === 0) return;
-      if (add.length === 0 && !(await exists(journalPath(root)))) return;
+      // Only successes to clear: without a journal of ours (a symlink is never ours) there is nothing to do.
+      if (add.length === 0 && !(await stateFileExists(root, JOURNAL_NAME))) return;
       await updateJournal(root, { add, synced }, options.report);
       for (const e of add) journaled.add(e.path);
     },
@@ -79,13 +80,6 @@ export function createSessionJournal(options: SessionJournalOptions): SessionJou
       options.report.error("journal-failed", `could not write the journal ${journalPath(root)}: ${describe(error)}`);
     },
   };
-}
-
-function exists(file: string): Promise<boolean> {
-  return access(file).then(
-    () => true,
-    () => false,
-  );
 }
 
 export function describe(error: unknown): string {

@@ -60,7 +60,7 @@ export function packBlobs<T extends { size: number }>(items: readonly T[], maxBy
   return packs;
 }
 
-export function sha256Of(bytes: Uint8Array): string {
+function sha256Of(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
@@ -90,8 +90,12 @@ export class Transfer {
   async uploadBlobs(items: readonly UploadItem[], signal: AbortSignal, options: { force?: boolean } = {}): Promise<Map<string, UploadOutcome>> {
     const outcomes = new Map<string, UploadOutcome>();
     const unique = [...new Map(items.map((item) => [item.sha256, item])).values()];
-    let todo = options.force ? unique : unique.filter((item) => !this.known.has(item.sha256));
-    if (!options.force) todo = await this.dropPresentLarge(todo, signal, outcomes);
+    let todo = unique;
+    if (!options.force) {
+      // The one check against the blobs known to be there (the engine shares its set).
+      for (const item of unique) if (this.known.has(item.sha256)) outcomes.set(item.sha256, "ok");
+      todo = await this.dropPresentLarge(unique.filter((item) => !outcomes.has(item.sha256)), signal, outcomes);
+    }
     if (this.packs) {
       const leftover: UploadItem[] = [];
       await mapLimit(packBlobs(todo, this.packBytes), this.options.concurrency, async (pack) => {

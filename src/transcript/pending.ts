@@ -1,6 +1,7 @@
 import type { Reporter } from "../report.js";
 import { ApiClient } from "../sync/client.js";
 import { normalizeApiUrl } from "../sync/journal.js";
+import { idleDeadline } from "../sync/deadline.js";
 import type { BackoffPolicy } from "../sync/retry.js";
 import { readSpools, removeSpool, spoolDataName, SpoolReader, writeSpoolMeta, type SpoolMeta } from "./spool.js";
 import { appendNext, TranscriptsNotSupported } from "./upload.js";
@@ -53,18 +54,17 @@ async function sendSpool(client: ApiClient, meta: SpoolMeta, options: PendingTra
   const reader = await SpoolReader.open(root, meta.sessionId, meta.base);
   let offset = meta.acked;
   const controller = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const idle = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => controller.abort(), options.flushTimeoutMs);
-  };
+  const deadline = idleDeadline({
+    timeoutMs: options.flushTimeoutMs,
+    longTransferDeadline: () => client.longTransferDeadline(),
+    expire: () => controller.abort(),
+  });
   try {
     const end = reader?.end ?? meta.base;
     const source = { from: meta.base, end, read: (from: number, max: number) => reader!.read(from, max) };
-    idle();
     while (offset < end) {
       offset = await appendNext(source, offset, { client, sessionId: meta.sessionId, signal: controller.signal, backoff: options.backoff });
-      idle();
+      deadline.progress();
     }
     await reader?.close();
     await removeSpool(root, meta.sessionId);
@@ -82,7 +82,7 @@ async function sendSpool(client: ApiClient, meta: SpoolMeta, options: PendingTra
     report.error("transcript", `transcript of session ${meta.sessionId}: ${why}; still in ${file}`);
     return false;
   } finally {
-    clearTimeout(timer);
+    deadline.stop();
   }
 }
 

@@ -10,7 +10,7 @@ import { resumeAt, type Held } from "./resume.js";
 /** At most this much in one request (design.md §3). */
 export const MAX_APPEND_BYTES = 8 * 1024 * 1024;
 
-/** The server answered 404 or 405 on the sessions route: a v1 server, transcripts not supported. */
+/** The server does not have the sessions route (404/405: a v1 server), transcripts not supported. */
 export class TranscriptsNotSupported extends Error {
   override readonly name = "TranscriptsNotSupported";
 }
@@ -48,7 +48,9 @@ export async function appendNext(source: TranscriptSource, offset: number, optio
       onRetry: (error, _attempt, delayMs) => options.onRetry?.(error, delayMs),
     });
   } catch (error) {
-    if (error instanceof ApiError && (error.status === 404 || error.status === 405)) {
+    // 404/405 on the route, as the client classifies it; a 404 project_not_found (a wrong
+    // --project-id) is a failure, never "a v1 server": the transcript is kept.
+    if (error instanceof ApiError && error.code === "unsupported") {
       throw new TranscriptsNotSupported(`the server does not take transcripts (${error.status} on the sessions route: a v1 server)`);
     }
     if (error instanceof ApiError) throw new TranscriptFailed(error.message, { cause: error });

@@ -206,3 +206,35 @@ describe("uspark pull: a hostile listing", () => {
     }
   });
 });
+
+describe("uspark pull: a failing server", () => {
+  it("retries failing downloads, says so once as a warning, and pulls everything", async () => {
+    await commitFiles(server.url, PROJECT, token, FILES);
+    let failures = 0;
+    const proxy = await startProxy(server.url, (req) =>
+      isBlobDownload(req) && failures++ < 3 ? { kind: "answer", status: 503, headers: { "retry-after": "0" }, body: { error: "unavailable" } } : undefined,
+    );
+    try {
+      const result = await pull(proxy.url);
+      expect(result.code, result.stderr).toBe(0);
+      await expectTree(FILES);
+      const retries = events(result.stderr, "retry") as { level?: string; message: string }[];
+      expect(retries).toHaveLength(3);
+      expect(retries.filter((r) => r.level === "warn").map((r) => r.message)).toEqual([expect.stringMatching(/503.*retrying in 0 ms \(and until it works\)$/)]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("gives up when no request has gone through for --timeout, exit 1", async () => {
+    await commitFiles(server.url, PROJECT, token, FILES);
+    const proxy = await startProxy(server.url, (req) => (isBlobDownload(req) ? { kind: "stall" } : undefined));
+    try {
+      const result = await pull(proxy.url, "--timeout", "1000", "--request-timeout", "400");
+      expect(result.code).toBe(1);
+      expect(events(result.stderr, "pull-failed").map((r) => r.message)).toEqual(["pull failed: the server has not answered for 1000 ms"]);
+    } finally {
+      await proxy.close();
+    }
+  });
+});

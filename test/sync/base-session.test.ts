@@ -1,4 +1,4 @@
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { readFile, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { BaseKeeper } from "../../src/sync/base-keeper.js";
@@ -47,6 +47,56 @@ describe("the base follows the session's commits", () => {
     const base = await loadBase(project.root, project.server.url, "p1");
     expect(base?.files.size).toBe(1001);
     expect(base?.version).toBe(1001);
+  });
+});
+
+describe("the base is written only when it changes", () => {
+  const keeperAt = (base: { version: number; files: [string, string][] } | undefined) =>
+    BaseKeeper.load({ root: project.root, apiUrl: project.server.url, projectId: "p1", report: project.log.reporter, startedAt: Date.now(), saveEveryMs: 10 }).then(async (keeper) => {
+      if (base) {
+        keeper.record(base.files.map(([p, sha]) => ({ path: p, sha256: sha })), base.version);
+        await keeper.close();
+        return BaseKeeper.load({ root: project.root, apiUrl: project.server.url, projectId: "p1", report: project.log.reporter, startedAt: Date.now(), saveEveryMs: 10 });
+      }
+      return keeper;
+    });
+
+  it("records the same hash, a delete of an absent path or an older version without a write", async () => {
+    const keeper = await keeperAt({ version: 3, files: [["a", sha256("a")]] });
+    keeper.record([{ path: "a", sha256: sha256("a") }, { path: "gone" }], 2);
+    keeper.record([], 3);
+    await keeper.close();
+    expect(keeper.saves).toBe(0);
+  });
+
+  it.each([
+    ["a new hash", [{ path: "a", sha256: sha256("a2") }], undefined],
+    ["a new path", [{ path: "b", sha256: sha256("b") }], undefined],
+    ["a delete", [{ path: "a" }], undefined],
+    ["a newer version", [], 4],
+  ])("writes it for %s", async (_, changes, version) => {
+    const keeper = await keeperAt({ version: 3, files: [["a", sha256("a")]] });
+    keeper.record(changes, version);
+    await keeper.close();
+    expect(keeper.saves).toBe(1);
+  });
+
+  it("leaves state.json alone when a second session finds every file unchanged", async () => {
+    const names = ["a.txt", "b.txt", "c.txt"];
+    for (const name of names) await writeFile(path.join(project.root, name), name);
+    const first = createSyncSession(options(project.root));
+    for (const name of names) first.add(target(project.root, name));
+    expect(await first.finish(10_000)).toMatchObject({ commits: 1, pushed: names.length, failed: [] });
+    const before = await stat(statePath(project.root));
+
+    const second = createSyncSession(options(project.root));
+    for (const name of names) second.add(target(project.root, name));
+    expect(await second.finish(10_000)).toMatchObject({ commits: 0, unchanged: names.length, failed: [] });
+    const after = await stat(statePath(project.root));
+    // Written atomically (a new file renamed over the old one): the same inode and mtime mean no write.
+    expect(after.ino).toBe(before.ino);
+    expect(after.mtimeMs).toBe(before.mtimeMs);
+    expect((await second.base()).files.size).toBe(names.length);
   });
 });
 

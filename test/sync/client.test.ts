@@ -1,6 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ApiClient, ApiError } from "../../src/sync/client.js";
-import { captureReporter, sha256, startProxy, startRecorder, startRef, type RefServer } from "./helpers.js";
+import { randomBytes } from "node:crypto";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { ApiClient, ApiError, requestDeadlineMs } from "../../src/sync/client.js";
+import { appendNext, TranscriptFailed, TranscriptsNotSupported } from "../../src/transcript/upload.js";
+import { captureReporter, sha256, startProxy, startRecorder, startRef, startSlowReader, type RefServer } from "./helpers.js";
 
 const TOKEN = "s3cret-token-value";
 
@@ -122,6 +124,100 @@ describe("ApiClient failures", () => {
       const reason = new Error("deadline");
       setTimeout(() => controller.abort(reason), 50);
       await expect(client.listFiles(controller.signal)).rejects.toBe(reason);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+});
+
+describe("ApiClient uploads to a server that reads them slowly but steadily", () => {
+  const MiB = 1024 * 1024;
+  const REQUEST_TIMEOUT = 500;
+
+  it("gives a pack, a v1 PUT and a transcript append their byte-sized deadline, not the request timeout", async () => {
+    const server = await startRef();
+    // 1.5 MiB/s per request: 2 MiB take about 1.3 s, well past the request timeout and well
+    // within the deadline of 2 MiB at the slowest allowed rate (8 s).
+    const slow = await startSlowReader(server.url, 1.5 * MiB);
+    const client = new ApiClient({ apiUrl: slow.url, projectId: "p1", requestTimeoutMs: REQUEST_TIMEOUT });
+    try {
+      expect(requestDeadlineMs(REQUEST_TIMEOUT, 2 * MiB)).toBeGreaterThan(5000);
+      const pack = Array.from({ length: 4 }, () => randomBytes(MiB / 2)).map((bytes) => ({ sha256: sha256(bytes), bytes }));
+      const blob = randomBytes(2 * MiB);
+      const events = Buffer.alloc(2 * MiB, "e");
+      const [packed, put, appended] = await Promise.all([
+        client.postBlobs(pack),
+        client.putBlob(sha256(blob), blob),
+        client.appendEvents("s1", 0, events),
+      ]);
+      expect(packed).toEqual({ stored: pack.map((b) => b.sha256), present: [] });
+      expect(put).toBe("created");
+      expect(appended).toEqual({ appended: true, length: events.length });
+      // Each body really took longer to read than the request timeout.
+      expect(slow.reads).toHaveLength(3);
+      for (const read of slow.reads) expect(read.ms).toBeGreaterThan(REQUEST_TIMEOUT * 2);
+    } finally {
+      await client.close();
+      await slow.close();
+      await server.stop();
+    }
+  });
+
+  it("counts two long transfers with the same deadline as two: one ending leaves the other's", async () => {
+    const proxy = await startProxy("http://127.0.0.1:1", () => ({ kind: "stall" }));
+    // Nothing times out while the test looks: the request timeout is long, the deadlines longer.
+    const client = new ApiClient({ apiUrl: proxy.url, projectId: "p1", requestTimeoutMs: 10_000 });
+    try {
+      const one = new AbortController();
+      const two = new AbortController();
+      // Both started in the same millisecond: the same hard deadline.
+      const now = vi.spyOn(Date, "now").mockReturnValue(Date.now());
+      const first = client.getBlob(sha256("a"), 16 * MiB, one.signal).catch((e) => e);
+      const second = client.getBlob(sha256("b"), 16 * MiB, two.signal).catch((e) => e);
+      now.mockRestore();
+      const until = client.longTransferDeadline();
+      expect(until).toBeGreaterThan(Date.now() + 10_000);
+      one.abort(new Error("first done"));
+      await first;
+      expect(client.longTransferDeadline()).toBe(until);
+      two.abort(new Error("second done"));
+      await second;
+      expect(client.longTransferDeadline()).toBeUndefined();
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+});
+
+describe("ApiClient on the sessions route", () => {
+  const notFound = (body: unknown) => startProxy("http://127.0.0.1:1", () => ({ kind: "answer", status: 404, body }));
+
+  it("takes a 404 without project_not_found for a v1 server: unsupported, transcripts are not supported", async () => {
+    const proxy = await notFound({ error: "not_found", message: "no such route" });
+    const client = new ApiClient({ apiUrl: proxy.url, projectId: "p1", requestTimeoutMs: 2000 });
+    try {
+      expect(await client.appendEvents("s1", 0, Buffer.from("x\n")).catch((e) => e)).toMatchObject({ status: 404, code: "unsupported", fatal: false });
+      const source = { from: 0, end: 2, read: async () => Buffer.from("x\n") };
+      await expect(appendNext(source, 0, { client, sessionId: "s1", signal: new AbortController().signal })).rejects.toBeInstanceOf(TranscriptsNotSupported);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+
+  it("takes 404 project_not_found for a wrong --project-id, never for a v1 server: the transcript fails, it is not dropped", async () => {
+    const proxy = await notFound({ error: "project_not_found", message: "no such project" });
+    const client = new ApiClient({ apiUrl: proxy.url, projectId: "nope", requestTimeoutMs: 2000 });
+    try {
+      const error = await client.appendEvents("s1", 0, Buffer.from("x\n")).catch((e) => e);
+      expect(error).toMatchObject({ status: 404, code: "project_not_found", fatal: true });
+      expect(error.message).toMatch(/unknown project id nope \(check --project-id\)/);
+      const source = { from: 0, end: 2, read: async () => Buffer.from("x\n") };
+      const failed = await appendNext(source, 0, { client, sessionId: "s1", signal: new AbortController().signal }).catch((e) => e);
+      expect(failed).toBeInstanceOf(TranscriptFailed);
+      expect(failed.message).toMatch(/--project-id/);
     } finally {
       await client.close();
       await proxy.close();

@@ -2,13 +2,16 @@
 // request has a hard deadline, and the flush's deadline is not extended by a small request that
 // trickles (idle timeouts alone never fire: a byte keeps arriving).
 
+import { randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { idleDeadline } from "../../src/sync/deadline.js";
 import { runCli } from "../helpers/cli.js";
 import { cliEnv, newToken, workspace } from "../reliability/harness.js";
+import { remoteFiles, startRef, startSlowReader } from "./helpers.js";
 
 /** Answers every request with 200 and headers at once, then one space every `everyMs`, never ending. */
 async function startDripServer(everyMs: number) {
@@ -73,5 +76,79 @@ describe("push against a server that trickles its answers", () => {
     // The flush timeout plus the process's start and the journal write; far from "forever".
     expect(seconds).toBeLessThan(15);
     expect(drip.requests).toBeGreaterThan(0);
+  });
+});
+
+describe("push over a slow but steady uplink", () => {
+  it("sends a file that takes longer than --request-timeout and --flush-timeout to upload, within its own deadline", async () => {
+    const server = await startRef();
+    // 1.5 MiB/s: the 2 MiB file takes about 1.3 s to send; its deadline at the slowest allowed
+    // rate is 8 s. The request and flush timeouts (500 ms) are far shorter than the upload.
+    const slow = await startSlowReader(server.url, 1.5 * 1024 * 1024);
+    try {
+      const bytes = randomBytes(2 * 1024 * 1024);
+      await writeFile(path.join(ws.root, "big.bin"), bytes);
+      const result = await runCli(
+        ["push", "--project-id", "p1", "--api-url", slow.url, "--root", ws.root, "--request-timeout", "500", "--flush-timeout", "500"],
+        { cwd: ws.root, env: cliEnv(ws.home, newToken()), timeoutMs: 30_000 },
+      );
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).not.toMatch(/retrying/);
+      expect((await remoteFiles(server.url)).get("big.bin")?.equals(bytes)).toBe(true);
+      // The upload really outlasted both timeouts.
+      const upload = slow.reads.find((read) => read.bytes >= bytes.length);
+      expect(upload?.ms).toBeGreaterThan(1000);
+    } finally {
+      await slow.close();
+      await server.stop();
+    }
+  });
+});
+
+describe("idleDeadline", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("expires once, the timeout after the last progress", () => {
+    const expire = vi.fn();
+    const deadline = idleDeadline({ timeoutMs: 1000, expire });
+    vi.advanceTimersByTime(900);
+    deadline.progress();
+    vi.advanceTimersByTime(900);
+    expect(expire).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(100);
+    expect(expire).toHaveBeenCalledTimes(1);
+    deadline.progress(); // too late: it stays expired
+    vi.advanceTimersByTime(5000);
+    expect(expire).toHaveBeenCalledTimes(1);
+  });
+
+  it("waits for a large transfer's own deadline, unless extending is not allowed now", () => {
+    const expire = vi.fn();
+    let until: number | undefined = Date.now() + 3000;
+    let allowed = true;
+    idleDeadline({ timeoutMs: 1000, longTransferDeadline: () => until, extendWhile: () => allowed, expire });
+    vi.advanceTimersByTime(2999);
+    expect(expire).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(expire).toHaveBeenCalledTimes(1);
+
+    const refused = vi.fn();
+    until = Date.now() + 3000;
+    allowed = false;
+    idleDeadline({ timeoutMs: 1000, longTransferDeadline: () => until, extendWhile: () => allowed, expire: refused });
+    vi.advanceTimersByTime(1000);
+    expect(refused).toHaveBeenCalledTimes(1);
+  });
+
+  it("never expires once stopped", () => {
+    const expire = vi.fn();
+    idleDeadline({ timeoutMs: 1000, expire }).stop();
+    vi.advanceTimersByTime(5000);
+    expect(expire).not.toHaveBeenCalled();
   });
 });

@@ -360,3 +360,58 @@ export const isBlobDownload = (req: { method: string; url: string }) =>
 /** The v1.1 routes answered 404 as a v1 server would (a fault-proxy rule). */
 export const v1Only = (req: { method: string; url: string }): Action | undefined =>
   req.method === "POST" && /\/blobs(\/get)?$/.test(req.url) ? { kind: "answer", status: 404, body: { error: "not_found", message: "no such route" } } : undefined;
+
+/**
+ * A pass-through to `upstream` (the reference server) that reads each request body at a steady
+ * `bytesPerSecond`, like a slow uplink: a large upload takes as long as its bytes take. `reads`
+ * records, per request, how long reading its body took.
+ */
+export async function startSlowReader(upstream: string, bytesPerSecond: number) {
+  const sockets = new Set<Socket>();
+  const reads: { method: string; url: string; bytes: number; ms: number }[] = [];
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  const server = createServer((req, res) => {
+    const target = new URL(upstream);
+    const up = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    up.on("error", () => res.destroy());
+    // A client that gives up ends the upstream request too (else the upstream never closes).
+    res.on("close", () => up.destroy());
+    const started = performance.now();
+    let bytes = 0;
+    req.on("data", (chunk: Buffer) => {
+      bytes += chunk.length;
+      up.write(chunk);
+      const wait = started + (bytes / bytesPerSecond) * 1000 - performance.now();
+      if (wait > 0) {
+        req.pause();
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          req.resume();
+        }, wait);
+        timers.add(timer);
+      }
+    });
+    req.on("end", () => {
+      reads.push({ method: req.method ?? "", url: req.url ?? "", bytes, ms: performance.now() - started });
+      up.end();
+    });
+  });
+  server.on("connection", (s: Socket) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    reads,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const timer of timers) clearTimeout(timer);
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}

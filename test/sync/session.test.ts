@@ -86,6 +86,21 @@ describe("sync session against the reference server", () => {
     expect([...(await remoteFiles(server.url, "p1", TOKEN)).keys()]).toEqual(["a.txt"]);
   });
 
+  it("a copy of content the server has, at a new path, is committed without an upload", async () => {
+    await writeFile(path.join(root, "a.txt"), "same");
+    const first = createSyncSession(options());
+    first.add(target("a.txt"));
+    expect(await first.finish(10_000)).toMatchObject({ commits: 1, pushed: 1 });
+
+    await writeFile(path.join(root, "copy.txt"), "same");
+    const before = server.requests.length;
+    const second = createSyncSession(options());
+    second.add(target("copy.txt"));
+    expect(await second.finish(10_000)).toMatchObject({ commits: 1, pushed: 1 });
+    const requests = server.requests.slice(before).map((r) => `${r.method} ${r.url.replace(/^\/api\/projects\/p1/, "")}`);
+    expect(requests).toEqual(["GET /files", "POST /commits"]);
+  });
+
   it("20 changes of one file within 100 ms make one commit with the last content", async () => {
     const session = createSyncSession(options({ debounceMs: 300, maxWaitMs: 2000 }));
     const file = path.join(root, "hot.txt");
@@ -176,6 +191,25 @@ describe("sync session against the reference server", () => {
       expect((await remoteFiles(server.url, "p1", TOKEN)).get("m.txt")!.toString()).toBe("missing at first");
     } finally {
       await proxy.close();
+    }
+  });
+
+  it("a pending.json that is a symlink is never ours: a session with only successes leaves it and its target alone", async () => {
+    const outside = await tempDir("uspark-outside-");
+    try {
+      const foreign = JSON.stringify({ version: 1, entries: [{ apiUrl: server.url, projectId: "p1", path: "a.txt", local: path.join(root, "a.txt"), reason: "x", time: "2025-01-01T00:00:00Z" }] });
+      await writeFile(path.join(outside.dir, "pending.json"), foreign);
+      await mkdir(path.join(root, ".uspark"));
+      await symlink(path.join(outside.dir, "pending.json"), journalPath(root));
+      await writeFile(path.join(root, "a.txt"), "a");
+      const session = createSyncSession(options());
+      session.add(target("a.txt"));
+      const result = await session.finish(10_000);
+      expect(result).toMatchObject({ pushed: 1, failed: [], journaled: 0 });
+      expect(log.events("journal-failed")).toEqual([]);
+      expect(await readFile(path.join(outside.dir, "pending.json"), "utf8")).toBe(foreign);
+    } finally {
+      await outside.cleanup();
     }
   });
 

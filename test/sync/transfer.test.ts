@@ -55,7 +55,7 @@ describe("Transfer against the reference server", () => {
     const outcomes = await transfer.uploadBlobs(items, signal);
     expect([...outcomes.values()].every((o) => o === "ok")).toBe(true);
     expect(server.requests.filter(isBlobUpload)).toHaveLength(2);
-    await transfer.uploadBlobs(items, signal);
+    expect(await transfer.uploadBlobs(items, signal)).toEqual(new Map(items.map((i) => [i.sha256, "ok"])));
     expect(server.requests.filter(isBlobUpload)).toHaveLength(2);
 
     const got = new Map<string, string>();

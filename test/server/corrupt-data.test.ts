@@ -61,7 +61,7 @@ describe("uspark serve on a damaged data dir", () => {
 
   it("takes a stray file among the projects (.DS_Store) for no project: no warning", async () => {
     const dataDir = await dataDirWith(async () => {});
-    await writeFile(join(dataDir, "projects", ".DS_Store"), "\0\0\0\1Bud1");
+    await writeFile(join(dataDir, "projects", ".DS_Store"), "\x00\x00\x00\x01Bud1");
     const { url, text } = await serve(dataDir);
     expect(text).not.toMatch(/unavailable|warning/);
     expect((await fetch(`${url}/api/projects/healthy/files`)).status).toBe(200);

@@ -441,7 +441,14 @@ export class TreeWatcher implements FsWatcher {
     this.poller.add(node);
   }
 
-  /** Lists one directory and compares every entry with what is known. */
+  /**
+   * Lists one directory and compares every entry with what is known. A known subdirectory that is
+   * polled itself is left to its own poll, which lists it by path (so a new directory put in its
+   * place, even on the same inode, is found there too): checking it here would walk its whole
+   * subtree again, once per ancestor, every round. One that is watched is still walked again: a
+   * polled directory's listing cannot tell it from a new one on the same inode, whose old watch
+   * is dead.
+   */
   private pollDir(node: DirNode, done: () => void): void {
     if (!this.live(node)) return done();
     readdir(node.abs, { withFileTypes: true, encoding: "buffer" }, (error, entries) => {
@@ -458,6 +465,7 @@ export class TreeWatcher implements FsWatcher {
           if (entry.isFile() || entry.isDirectory()) this.cannotSync(node, entry.name, checked.escaped, entry.isDirectory());
         } else {
           seen.add(checked.name);
+          if (entry.isDirectory() && node.dirs.get(checked.name)?.polled) continue;
           if (this.live(node)) this.checkEntry(node, checked.name);
         }
       }

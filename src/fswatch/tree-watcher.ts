@@ -161,7 +161,6 @@ export class TreeWatcher implements FsWatcher {
       const st = probe(node.abs);
       // Gone or replaced by a file already: the parent's events say so.
       if (!st || !st.isDirectory()) return done();
-      node.ino = st.ino;
       // Watch first, list second: nothing created in between is missed.
       if (!node.polled) this.watchDir(node);
     }

@@ -3,14 +3,14 @@ import path from "node:path";
 import { IgnoreEngine } from "../ignore/engine.js";
 import { isInside } from "../paths.js";
 import type { Reporter } from "../report.js";
-import { utf8Name } from "../fswatch/names.js";
+import { utf8Name, warnNotUtf8 } from "../fswatch/names.js";
 
 /**
  * Every file under a directory that `uspark push` (or a scan) should consider: regular files
  * only, symlinks never followed, and nothing the one ignore engine excludes (built-ins,
  * `.gitignore` files at every level, `.git/info/exclude`, --ignore). Ignored directories are not
- * entered. A name that is not valid UTF-8 cannot be a project path: it is named in a warning and
- * passed to `onUnsyncable`.
+ * entered. A name that is not valid UTF-8 cannot be a project path: it is named in a warning (once
+ * per file for the whole run, however many scans walk past it) and passed to `onUnsyncable`.
  */
 
 export interface WalkOptions {
@@ -23,8 +23,12 @@ export interface WalkOptions {
   /** The session's ignore engine (shared with the path policy and the watcher). */
   ignoreEngine?: IgnoreEngine;
   report?: Reporter;
-  /** A file that can never be synced: its name is not valid UTF-8 (given escaped, root-relative). */
-  onUnsyncable?: (escapedRel: string) => void;
+  /**
+   * A file that can never be synced: its name is not valid UTF-8. Given escaped and root-relative
+   * (a directory's with a trailing `/`: nothing below it is walked), and as `key`, the path the
+   * warning about it is said once under (see `warnNotUtf8`).
+   */
+  onUnsyncable?: (escapedRel: string, key: string) => void;
 }
 
 /** Yields the absolute paths of the files, depth first, in name order. */
@@ -67,7 +71,6 @@ export async function* walkFiles(options: WalkOptions): AsyncGenerator<string> {
   }
 
   function unsyncable(rel: string): void {
-    options.report?.warn("unsyncable", `not synced ${rel}: the name is not valid UTF-8, and project paths must be`, { path: rel });
-    options.onUnsyncable?.(rel);
+    options.onUnsyncable?.(rel, warnNotUtf8(options.report, root, rel));
   }
 }

@@ -156,4 +156,15 @@ describe("one ignore decision and every unsynced file counted (issue 15)", () =>
     expect(done.stderr).toMatch(/not synced \(the name is not valid UTF-8\): caf\\xe9\.txt/);
     expect([...(await remoteFiles(server.url)).keys()]).toEqual(["fine.txt"]);
   });
+
+  it("should count such a file without the file watcher too (--no-fs-watch): exit 1, named in one warning (defect 9)", async () => {
+    writeFileSync(Buffer.from(path.join(root, "caf\xe9.txt"), "latin1"), "x");
+    writeFileSync(path.join(root, "fine.txt"), "x");
+    // Two scans walk past it (start and end): one warning all the same.
+    const done = await runCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", root, "--no-fs-watch", "--debounce", "20"]);
+    expect(done.code).toBe(1);
+    expect(done.stderr.match(/not synced caf\\xe9\.txt: the name is not valid UTF-8/g)).toHaveLength(1);
+    expect(done.stderr).toMatch(/not synced \(the name is not valid UTF-8\): caf\\xe9\.txt/);
+    expect([...(await remoteFiles(server.url)).keys()]).toEqual(["fine.txt"]);
+  });
 });

@@ -205,7 +205,6 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     const scanner = createTreeScanner({
       root: policy.root,
       policy,
-      ignore: options.ignore,
       prefix: options.prefix,
       maxFileSize: options.maxFileSize ?? DEFAULTS.maxFileSize,
       report,

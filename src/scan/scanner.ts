@@ -41,8 +41,8 @@ export interface ScanResult {
 export interface ScannerOptions {
   /** The real path of the project root. */
   root: string;
+  /** Its ignore engine decides what the walk leaves out (built-ins, .gitignore files, --ignore). */
   policy: PathPolicy;
-  ignore?: readonly string[];
   prefix?: string;
   maxFileSize: number;
   report: Reporter;
@@ -126,7 +126,7 @@ export function createTreeScanner(options: ScannerOptions): TreeScanner {
         // In chunks, stat'ed and hashed in parallel; the awaits between them keep the agent's
         // output flowing while a large tree is scanned.
         let chunk: string[] = [];
-        for await (const abs of walkFiles({ root, start: prefixDir, ignore: options.ignore, report: options.report, onUnsyncable })) {
+        for await (const abs of walkFiles({ root, start: prefixDir, ignoreEngine: policy.ignore, report: options.report, onUnsyncable })) {
           chunk.push(abs);
           if (chunk.length < CHUNK) continue;
           await mapLimit(chunk, CONCURRENCY, look);

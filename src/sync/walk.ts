@@ -20,7 +20,11 @@ export interface WalkOptions {
   start?: string;
   /** Extra gitignore-style patterns, relative to the root (when no `ignoreEngine` is given). */
   ignore?: readonly string[];
-  /** The session's ignore engine (shared with the path policy and the watcher). */
+  /**
+   * The session's ignore engine (shared with the path policy and the watcher). Its rule files may
+   * have changed since it read them (nothing watched them, or their event is still on the way):
+   * in each directory walked, the ones that apply are stat'ed and re-read if they changed.
+   */
   ignoreEngine?: IgnoreEngine;
   report?: Reporter;
   /**
@@ -37,6 +41,8 @@ export async function* walkFiles(options: WalkOptions): AsyncGenerator<string> {
   const start = options.start ?? root;
   if (!isInside(root, start)) throw new Error(`${start} is outside the project root ${root}`);
   const engine = options.ignoreEngine ?? new IgnoreEngine({ root, ignore: options.ignore });
+  /** A new engine reads every rule file as it is now; a shared one is brought up to date as the walk goes. */
+  const refresh = options.ignoreEngine !== undefined;
   const startRel = path.relative(root, start).split(path.sep).join("/");
   if (startRel !== "" && engine.check(startRel, true, { fresh: true })) return;
   yield* walk(startRel);
@@ -50,6 +56,9 @@ export async function* walkFiles(options: WalkOptions): AsyncGenerator<string> {
       return;
     }
     entries.sort((a, b) => Buffer.compare(a.name, b.name));
+    // A fresh check of a path in `dir` re-reads the rule files on its way whose stat changed (the
+    // engine says so to its listeners, as when the watcher sees the change); its answer is not needed.
+    if (refresh) engine.check(dir === "" ? ".gitignore" : `${dir}/.gitignore`, false, { fresh: true });
     for (const entry of entries) {
       const isDir = entry.isDirectory();
       if (!isDir && !entry.isFile() && !entry.isSymbolicLink()) continue;

@@ -16,7 +16,7 @@ afterEach(() => cleanup());
 const quiet = new Reporter({ verbosity: "quiet", stream: { write: () => true } });
 function scanner(options: { prefix?: string; ignore?: string[] } = {}) {
   const policy = createPathPolicy({ root, ...options });
-  return createTreeScanner({ root, policy, maxFileSize: 1 << 20, report: quiet, ...options });
+  return createTreeScanner({ root, policy, prefix: options.prefix, maxFileSize: 1 << 20, report: quiet });
 }
 const base = (files: Record<string, string>, complete = true) => ({ files: new Map(Object.entries(files)), complete, since: 0 });
 const names = (targets: { kind: string; remote: string }[]) => targets.map((t) => `${t.kind} ${t.remote}`).sort();
@@ -50,6 +50,20 @@ describe("the tree scanner", () => {
     await writeFile(path.join(root, "secret.env"), "KEY=1");
     const result = await scanner().scan(base({ "secret.env": sha256("old"), ".gitignore": sha256("secret.env\n") }));
     expect(result.targets).toEqual([]);
+  });
+
+  it("applies a .gitignore changed between two scans to the next one, with no file watcher to say so", async () => {
+    await writeFile(path.join(root, ".gitignore"), "*.log\n");
+    await mkdir(path.join(root, "sub"));
+    await writeFile(path.join(root, "sub", ".gitignore"), "");
+    await writeFile(path.join(root, "app.log"), "log");
+    await writeFile(path.join(root, "sub", "secret.env"), "KEY=1");
+    const scan = scanner();
+    const remotes = async () => (await scan.scan(base({}))).targets.map((t) => t.remote).sort();
+    expect(await remotes()).toEqual([".gitignore", "sub/.gitignore", "sub/secret.env"]);
+    await writeFile(path.join(root, ".gitignore"), "# nothing ignored any more\n");
+    await writeFile(path.join(root, "sub", ".gitignore"), "*.env\n");
+    expect(await remotes()).toEqual([".gitignore", "app.log", "sub/.gitignore"]);
   });
 
   it("maps paths under --prefix and leaves the rest of the tree alone", async () => {

@@ -118,11 +118,12 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
 
   // Accepted paths are remembered: resolving symlinks costs more than all the parsing of a
   // session, and a path that turns bad later is still refused by the sync's read, which checks
-  // the real path of the descriptor it opened.
+  // the real path of the descriptor it opened. Rules that changed (a .gitignore, whoever noticed
+  // it) make every remembered decision stale: they are all forgotten.
   const accepted = new Map<string, PathDecision>();
+  policy.ignore.onRulesChanged(() => accepted.clear());
   const resolvePath = (change: FileChange): PathDecision => {
-    // A .gitignore that changed makes every remembered decision stale.
-    const key = `${policy.ignore.generation}\0${change.cwd ?? ""}\0${change.path}`;
+    const key = `${change.cwd ?? ""}\0${change.path}`;
     const known = accepted.get(key);
     if (known) return known;
     const decision = policy.resolve(change.path, change.cwd ?? agentCwd);

@@ -79,10 +79,12 @@ export function createTreeScanner(options: ScannerOptions): TreeScanner {
   }
 
   /**
-   * Walked path → the policy's answer. An accepted path stays accepted for the session, as in the
-   * watcher (the engine's read checks the real path of what it opens): rescans skip the realpath.
+   * Walked path → the policy's answer. An accepted path stays accepted until the ignore rules
+   * change, as in watcher.ts (the engine's read checks the real path of what it opens): rescans
+   * skip the realpath.
    */
   const decisions = new Map<string, PathDecision>();
+  policy.ignore.onRulesChanged(() => decisions.clear());
   const decide = (abs: string): PathDecision => {
     const known = decisions.get(abs);
     if (known) return known;

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdir, realpathSync, rmSync, writeFileSync, lstatSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, readdir, realpathSync, rmSync, unlinkSync, watch, writeFileSync, type FSWatcher } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -30,6 +30,12 @@ afterEach(async () => {
   dirs = [];
 });
 
+function tempDir(): string {
+  const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), "uspark-fswatch-poll-")));
+  dirs.push(dir);
+  return dir;
+}
+
 /** How many times each path under `root` was passed to `fn` since the mock was last cleared. */
 function callsUnder(fn: unknown, root: string): Map<string, number> {
   const counts = new Map<string, number>();
@@ -44,8 +50,7 @@ function callsUnder(fn: unknown, root: string): Map<string, number> {
 
 describe("a poll round", { timeout: 30_000 }, () => {
   it("should list each directory once and stat each file once, however deep the tree", async () => {
-    const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), "uspark-fswatch-poll-")));
-    dirs.push(root);
+    const root = tempDir();
     // A chain of 6 directories, 10 files each: a round used to list a directory once per ancestor.
     const chain: string[] = [];
     let dir = "";
@@ -73,9 +78,52 @@ describe("a poll round", { timeout: 30_000 }, () => {
     expect(stats.size).toBe(60);
   });
 
+  it("should list each polled directory once when the OS refused to watch them (inotify limit)", async () => {
+    const root = tempDir();
+    mkdirSync(path.join(root, "a", "b", "c"), { recursive: true });
+    for (const dir of ["a", "a/b", "a/b/c"]) writeFileSync(path.join(root, dir, "f.ts"), "x");
+    // The root is watched; a and everything below it are polled (no round but the one settle() runs).
+    vi.stubEnv("CHOKIDAR_INTERVAL", "600000");
+    const watchDirectory = (dir: string, listener: (event: string, filename: string | null) => void): FSWatcher => {
+      if (dir.startsWith(path.join(root, "a"))) throw Object.assign(new Error(`ENOSPC: System limit for number of file watchers reached, watch '${dir}'`), { code: "ENOSPC" });
+      return watch(dir, { persistent: false }, listener);
+    };
+    const h = await startHarness(root, { watchDirectory });
+    watchers.push(h.watcher);
+    expect(h.watcher.stats()).toMatchObject({ dirs: 4, polledDirs: 3 });
+    writeFileSync(path.join(root, "a", "b", "c", "f.ts"), "changed");
+    vi.mocked(readdir).mockClear();
+
+    await h.watcher.settle();
+
+    expect(h.seen()).toEqual(["write a/b/c/f.ts"]);
+    const listed = callsUnder(readdir, path.join(root, "a"));
+    expect(Object.fromEntries(listed)).toEqual({ ".": 1, b: 1, "b/c": 1 });
+  });
+
+  it("should compare a directory whole when the OS does not name the entry, polled subdirectories left to their poll", async () => {
+    const root = tempDir();
+    mkdirSync(path.join(root, "p"));
+    writeFileSync(path.join(root, "gone.ts"), "x");
+    writeFileSync(path.join(root, "p", "f.ts"), "x");
+    const watchDirectory = (dir: string, listener: (event: string, filename: string | null) => void): FSWatcher => {
+      if (dir === path.join(root, "p")) throw Object.assign(new Error(`ENOSPC: System limit for number of file watchers reached, watch '${dir}'`), { code: "ENOSPC" });
+      return watch(dir, { persistent: false }, (event) => listener(event, null));
+    };
+    const h = await startHarness(root, { watchDirectory });
+    watchers.push(h.watcher);
+    writeFileSync(path.join(root, "new.ts"), "x");
+    unlinkSync(path.join(root, "gone.ts"));
+    mkdirSync(path.join(root, "n"));
+    writeFileSync(path.join(root, "n", "deep.ts"), "x");
+    await h.until((seen) => ["write new.ts", "delete gone.ts", "write n/deep.ts"].every((line) => seen.includes(line)), "changes found by listing");
+    writeFileSync(path.join(root, "p", "f.ts"), "changed");
+    await h.watcher.settle();
+    expect(h.seen()).toContain("write p/f.ts");
+  });
+
   it("should still find a directory replaced under the same name, and what is new below it", async () => {
-    const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), "uspark-fswatch-poll-")));
-    dirs.push(root);
+    const root = tempDir();
     mkdirSync(path.join(root, "d", "e"), { recursive: true });
     writeFileSync(path.join(root, "d", "old.ts"), "old");
     writeFileSync(path.join(root, "d", "e", "deep.ts"), "deep");

@@ -101,7 +101,7 @@ export async function runPush(options: PushOptions): Promise<number> {
       const prefixDir = options.prefix ? path.join(root, options.prefix) : root;
       const onUnsyncable = (rel: string) => unrepresentable.push({ remote: rel, reason: "the name is not valid UTF-8" });
       const addWalked = async (dir: string) => {
-        for await (const abs of walkFiles({ root, start: dir, ignore: options.ignore, report, onUnsyncable })) {
+        for await (const abs of walkFiles({ root, start: dir, ignoreEngine: policy.ignore, report, onUnsyncable })) {
           const decision = policy.resolve(abs);
           if (!decision.ok) {
             const why = decision.severity === "warn" ? unrepresentableFile(path.relative(prefixDir, abs).split(path.sep).join("/")) : undefined;

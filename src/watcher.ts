@@ -118,11 +118,12 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
 
   // Accepted paths are remembered: resolving symlinks costs more than all the parsing of a
   // session, and a path that turns bad later is still refused by the sync's read, which checks
-  // the real path of the descriptor it opened.
+  // the real path of the descriptor it opened. Rules that changed (a .gitignore, whoever noticed
+  // it) make every remembered decision stale: they are all forgotten.
   const accepted = new Map<string, PathDecision>();
+  policy.ignore.onRulesChanged(() => accepted.clear());
   const resolvePath = (change: FileChange): PathDecision => {
-    // A .gitignore that changed makes every remembered decision stale.
-    const key = `${policy.ignore.generation}\0${change.cwd ?? ""}\0${change.path}`;
+    const key = `${change.cwd ?? ""}\0${change.path}`;
     const known = accepted.get(key);
     if (known) return known;
     const decision = policy.resolve(change.path, change.cwd ?? agentCwd);
@@ -205,7 +206,6 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     const scanner = createTreeScanner({
       root: policy.root,
       policy,
-      ignore: options.ignore,
       prefix: options.prefix,
       maxFileSize: options.maxFileSize ?? DEFAULTS.maxFileSize,
       report,
@@ -252,7 +252,6 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     // A change made just before the agent exited may still be on its way from the kernel: the
     // watcher's settle barrier (a cookie under .uspark/) says when every earlier event was read.
     if (watcher && settleFs) await watcher.settle();
-    const unsyncable = watcher?.notSynced() ?? [];
     await watcher?.close();
     const loop = await scans;
     // Whatever the events missed is synced and counted before the exit code is decided.
@@ -260,10 +259,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     else loop?.stop();
     const result = sync ? await stop(await sync) : undefined;
     // In-root files the API cannot name (not UTF-8, a backslash, too long) count as not synced (exit 1).
-    const unrepresentable = uniqueByRemote([
-      ...(loop?.unrepresentable ?? []).map(({ remote, reason }) => ({ remote, reason })),
-      ...unsyncable.map((remote) => ({ remote, reason: "the name is not valid UTF-8" })),
-    ]);
+    const unrepresentable = (loop?.unrepresentable ?? []).map(({ remote, reason }) => ({ remote, reason }));
     const transcriptDone = await transcriptResult;
     const unsent = transcriptDone !== undefined && (transcriptDone.state === "spooled" || transcriptDone.state === "truncated");
     const summary: WatchSummary = {
@@ -353,8 +349,4 @@ function afterThisTurn<T>(load: () => Promise<T>): Promise<T> {
 function plural(count: number, noun: string): string {
   if (count === 1) return `1 ${noun}`;
   return `${count} ${noun.endsWith("y") ? noun.slice(0, -1) + "ies" : noun + "s"}`;
-}
-
-function uniqueByRemote<T extends { remote: string }>(entries: readonly T[]): T[] {
-  return [...new Map(entries.map((entry) => [entry.remote, entry])).values()];
 }

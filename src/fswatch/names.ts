@@ -4,6 +4,9 @@
  * into something that names another file.
  */
 
+import path from "node:path";
+import type { Reporter } from "../report.js";
+
 export type NameCheck = { valid: true; name: string } | { valid: false; escaped: string };
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -14,6 +17,21 @@ export function utf8Name(bytes: Buffer): NameCheck {
   } catch {
     return { valid: false, escaped: escapeInvalidUtf8(bytes) };
   }
+}
+
+/** Why such a file is not synced, in the summary's words. */
+export const NOT_UTF8 = "the name is not valid UTF-8";
+
+/**
+ * Says that a file whose name is not valid UTF-8 is not synced: once for the whole run, whoever
+ * walks past it first (a scan, `push`, the file watcher). `escapedRel`: root-relative, escaped,
+ * with a trailing `/` for a directory. Returns the key it is said under (`Reporter.warnOnce`),
+ * its escaped path.
+ */
+export function warnNotUtf8(report: Reporter | undefined, root: string, escapedRel: string): string {
+  const key = path.join(root, escapedRel);
+  report?.warnOnce(key, "unsyncable", `not synced ${escapedRel}: ${NOT_UTF8}, and project paths must be`, { path: escapedRel });
+  return key;
 }
 
 /** The valid UTF-8 runs as text, every other byte as `\xNN`. */

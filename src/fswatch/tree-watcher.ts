@@ -5,7 +5,7 @@ import { IgnoreEngine } from "../ignore/engine.js";
 import type { Reporter } from "../report.js";
 import { BurstDetector, burstThreshold } from "./burst.js";
 import { CookieBarrier, type WatchDirectory } from "./cookie.js";
-import { utf8Name } from "./names.js";
+import { utf8Name, warnNotUtf8 } from "./names.js";
 import { Poller } from "./poller.js";
 import { drain } from "./pool.js";
 import { readProc, Trouble } from "./trouble.js";
@@ -54,8 +54,6 @@ export class TreeWatcher implements FsWatcher {
   private lastActivity = 0;
   private rescanning: Promise<void> | undefined;
   private rescanAgain = false;
-  /** Files whose name is not valid UTF-8: escaped root-relative path → the real path as bytes. */
-  private readonly unsyncable = new Map<string, Buffer>();
 
   constructor(private readonly options: FsWatcherOptions) {
     this.report = options.report;
@@ -144,10 +142,6 @@ export class TreeWatcher implements FsWatcher {
     return stats;
   }
 
-  notSynced(): string[] {
-    return [...this.unsyncable].filter(([, abs]) => probe(abs)).map(([rel]) => rel);
-  }
-
   // ── walking ─────────────────────────────────────────────────────────────────────────────────
 
   /** Lists `top` and every directory below it that is not ignored, watching each before listing it. */
@@ -161,7 +155,6 @@ export class TreeWatcher implements FsWatcher {
       const st = probe(node.abs);
       // Gone or replaced by a file already: the parent's events say so.
       if (!st || !st.isDirectory()) return done();
-      node.ino = st.ino;
       // Watch first, list second: nothing created in between is missed.
       if (!node.polled) this.watchDir(node);
     }
@@ -185,7 +178,7 @@ export class TreeWatcher implements FsWatcher {
     for (const entry of entries) {
       const checked = utf8Name(entry.name);
       if (!checked.valid) {
-        if (entry.isFile() || entry.isDirectory()) this.cannotSync(node, entry.name, checked.escaped, entry.isDirectory());
+        if (entry.isFile() || entry.isDirectory()) this.cannotSync(node, checked.escaped, entry.isDirectory());
         continue;
       }
       const name = checked.name;
@@ -305,13 +298,14 @@ export class TreeWatcher implements FsWatcher {
     }
   }
 
-  /** A name that is not valid UTF-8 can never be a project path: said once, and counted at the end. */
-  private cannotSync(node: DirNode, bytes: Buffer, escaped: string, isDir: boolean): void {
+  /**
+   * A name that is not valid UTF-8 can never be a project path: said once for the run (under the
+   * same key as the scans' walk, which also counts it as not synced). Said here too for a dry run,
+   * which has no scans.
+   */
+  private cannotSync(node: DirNode, escaped: string, isDir: boolean): void {
     if (this.ignored(node, escaped, isDir)) return;
-    const rel = `${node.rel === "" ? "" : `${node.rel}/`}${escaped}${isDir ? "/" : ""}`;
-    if (this.unsyncable.has(rel)) return;
-    this.unsyncable.set(rel, Buffer.concat([Buffer.from(node.abs + path.sep), bytes]));
-    this.report.warn("unsyncable", `not synced ${rel}: the name is not valid UTF-8, and project paths must be`, { path: rel });
+    warnNotUtf8(this.report, this.root!.abs, `${node.rel === "" ? "" : `${node.rel}/`}${escaped}${isDir ? "/" : ""}`);
   }
 
   // ── .gitignore ──────────────────────────────────────────────────────────────────────────────
@@ -381,7 +375,7 @@ export class TreeWatcher implements FsWatcher {
     const checked = typeof filename === "string" ? ({ valid: true, name: filename } as const) : utf8Name(filename);
     if (!checked.valid) {
       const st = typeof filename === "string" ? undefined : probe(Buffer.concat([Buffer.from(node.abs + path.sep), filename]));
-      if (st?.isFile() || st?.isDirectory()) this.cannotSync(node, filename as Buffer, checked.escaped, st.isDirectory());
+      if (st?.isFile() || st?.isDirectory()) this.cannotSync(node, checked.escaped, st.isDirectory());
       return;
     }
     // The watched directory itself was removed or moved (its own name): its parent finds out how.
@@ -441,7 +435,14 @@ export class TreeWatcher implements FsWatcher {
     this.poller.add(node);
   }
 
-  /** Lists one directory and compares every entry with what is known. */
+  /**
+   * Lists one directory and compares every entry with what is known. A known subdirectory that is
+   * polled itself is left to its own poll, which lists it by path (so a new directory put in its
+   * place, even on the same inode, is found there too): checking it here would walk its whole
+   * subtree again, once per ancestor, every round. One that is watched is still walked again: a
+   * polled directory's listing cannot tell it from a new one on the same inode, whose old watch
+   * is dead.
+   */
   private pollDir(node: DirNode, done: () => void): void {
     if (!this.live(node)) return done();
     readdir(node.abs, { withFileTypes: true, encoding: "buffer" }, (error, entries) => {
@@ -455,9 +456,10 @@ export class TreeWatcher implements FsWatcher {
       for (const entry of entries) {
         const checked = utf8Name(entry.name);
         if (!checked.valid) {
-          if (entry.isFile() || entry.isDirectory()) this.cannotSync(node, entry.name, checked.escaped, entry.isDirectory());
+          if (entry.isFile() || entry.isDirectory()) this.cannotSync(node, checked.escaped, entry.isDirectory());
         } else {
           seen.add(checked.name);
+          if (entry.isDirectory() && node.dirs.get(checked.name)?.polled) continue;
           if (this.live(node)) this.checkEntry(node, checked.name);
         }
       }

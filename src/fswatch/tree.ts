@@ -12,8 +12,6 @@ export interface DirNode {
   /** Relative to the root, `/`-separated; "" for the root. */
   readonly rel: string;
   readonly abs: string;
-  /** Tells the same directory from another one put in its place; 0 until known. */
-  ino: number;
   /** When its last listing started (epoch ms): a file unchanged since has an older ctime. */
   listedAt: number;
   /** Regular files by name → what lstat said of them, or null when only listed. */
@@ -45,7 +43,6 @@ export function makeNode(parent: DirNode | undefined, name: string, abs: string)
     parent,
     rel: parent === undefined ? "" : parent.rel === "" ? name : `${parent.rel}/${name}`,
     abs,
-    ino: 0,
     listedAt: 0,
     files: new Map(),
     dirs: new Map(),

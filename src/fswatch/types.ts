@@ -42,8 +42,6 @@ export interface FsWatcher {
   close(): Promise<void>;
   /** What is being watched right now. */
   stats(): FsWatcherStats;
-  /** Files that exist and can never be synced (names that are not valid UTF-8), escaped, root-relative. */
-  notSynced(): string[];
 }
 
 export interface FsWatcherStats {

@@ -1,5 +1,6 @@
 import { promises as fsp } from "node:fs";
 import path from "node:path";
+import { NOT_UTF8 } from "../fswatch/names.js";
 import type { PathDecision, PathPolicy } from "../paths.js";
 import type { Reporter } from "../report.js";
 import { MAX_PATH_BYTES, validateProjectPath } from "../server/validate.js";
@@ -25,7 +26,11 @@ export interface ScanTarget {
 
 export interface ScanResult {
   targets: ScanTarget[];
-  /** In-root files the API cannot represent (a backslash, a path too long): never synced. */
+  /**
+   * In-root files the API cannot represent (a backslash, a path too long, a name that is not
+   * valid UTF-8): never synced. `abs` is what the warning about it is said once under: its path,
+   * or for a name not UTF-8 its escaped path (see fswatch/names.ts `warnNotUtf8`).
+   */
   unrepresentable: { remote: string; abs: string; reason: string }[];
   /** Files walked. */
   files: number;
@@ -36,8 +41,8 @@ export interface ScanResult {
 export interface ScannerOptions {
   /** The real path of the project root. */
   root: string;
+  /** Its ignore engine decides what the walk leaves out (built-ins, .gitignore files, --ignore). */
   policy: PathPolicy;
-  ignore?: readonly string[];
   prefix?: string;
   maxFileSize: number;
   report: Reporter;
@@ -57,6 +62,8 @@ export interface TreeScanner {
 export function createTreeScanner(options: ScannerOptions): TreeScanner {
   const { root, policy } = options;
   const prefixDir = options.prefix ? path.join(root, ...options.prefix.split(/[\\/]+/).filter(Boolean)) : root;
+  /** The prefix as the walk names paths: root-relative, `/`-separated ("" without one). */
+  const prefixRel = path.relative(root, prefixDir).split(path.sep).join("/");
   /** Real path → what it was when last hashed, so an unchanged file is never read twice. */
   const hashes = new Map<string, Seen>();
   let hashed = 0;
@@ -72,10 +79,12 @@ export function createTreeScanner(options: ScannerOptions): TreeScanner {
   }
 
   /**
-   * Walked path → the policy's answer. An accepted path stays accepted for the session, as in the
-   * watcher (the engine's read checks the real path of what it opens): rescans skip the realpath.
+   * Walked path → the policy's answer. An accepted path stays accepted until the ignore rules
+   * change, as in watcher.ts (the engine's read checks the real path of what it opens): rescans
+   * skip the realpath.
    */
   const decisions = new Map<string, PathDecision>();
+  policy.ignore.onRulesChanged(() => decisions.clear());
   const decide = (abs: string): PathDecision => {
     const known = decisions.get(abs);
     if (known) return known;
@@ -109,11 +118,17 @@ export function createTreeScanner(options: ScannerOptions): TreeScanner {
         where.set(decision.remote, decision.abs);
       };
 
+      // Relative to the root (the walk's), with a trailing "/" for a directory: nothing in it is walked.
+      const onUnsyncable = (rel: string, key: string) => {
+        const remote = prefixRel === "" ? rel : rel.slice(prefixRel.length + 1);
+        unrepresentable.push({ remote, abs: key, reason: NOT_UTF8 });
+      };
+
       if (await isDirectory(prefixDir)) {
         // In chunks, stat'ed and hashed in parallel; the awaits between them keep the agent's
         // output flowing while a large tree is scanned.
         let chunk: string[] = [];
-        for await (const abs of walkFiles({ root, start: prefixDir, ignore: options.ignore, report: options.report })) {
+        for await (const abs of walkFiles({ root, start: prefixDir, ignoreEngine: policy.ignore, report: options.report, onUnsyncable })) {
           chunk.push(abs);
           if (chunk.length < CHUNK) continue;
           await mapLimit(chunk, CONCURRENCY, look);

@@ -18,11 +18,38 @@ afterEach(async () => {
   await cleanup();
 });
 
-/** The watcher with the file system backstop on, its stdin left open until the test ends it. */
+/** The watcher with the file system backstop on, its stdin left open until the test ends it; stderr in JSON lines. */
 async function startWatching(...extra: string[]) {
-  const run = startCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", root, "--verbose", "--debounce", "50", ...extra]);
+  const run = startCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", root, "--verbose", "--log-format", "json", "--debounce", "50", ...extra]);
   await waitForOutput(run.child.stderr, (text) => /watching \d+ directories.*ready in/.test(text));
   return run;
+}
+
+interface LogRecord {
+  level: string;
+  event: string;
+  message: string;
+  path?: string;
+  cause?: string;
+  kind?: string;
+}
+
+function records(stderr: string): LogRecord[] {
+  return stderr
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as LogRecord);
+}
+
+/**
+ * What the file watcher itself reported, as "write a.ts" / "delete a.ts": the "change" records of
+ * cause "fs" (--verbose). The end scan syncs whatever changed since the start, so the remote alone
+ * cannot tell whether the watcher saw anything; these records can (with --no-fs-watch there are none).
+ */
+function watcherSaw(stderr: string): string[] {
+  return records(stderr)
+    .filter((record) => record.event === "change" && record.cause === "fs")
+    .map((record) => `${record.kind} ${record.path}`);
 }
 
 function git(...args: string[]): void {
@@ -47,6 +74,7 @@ describe("the file system backstop through the CLI", () => {
     child.stdin.end();
     const done = await result;
     expect(done.code).toBe(0);
+    expect(files.filter((file) => !watcherSaw(done.stderr).includes(`write ${file}`))).toEqual([]);
     const remote = await remoteFiles(server.url);
     expect([...remote.keys()].sort()).toEqual([...files].sort());
     for (const file of files) expect(remote.get(file)?.toString()).toBe(`feature ${file}\n`);
@@ -65,6 +93,10 @@ describe("the file system backstop through the CLI", () => {
     child.stdin.end();
     const done = await result;
     expect(done.code).toBe(0);
+    // Both saw it: the tool event and the file watcher.
+    const causes = records(done.stderr).filter((record) => record.event === "change" && record.path === "both.ts").map((record) => record.cause);
+    expect(causes).toContain("Write");
+    expect(causes).toContain("fs");
     expect(await remoteVersion(server.url)).toBe(1);
     expect(server.requests.filter(isBlobUpload)).toHaveLength(1);
   });
@@ -78,6 +110,7 @@ describe("the file system backstop through the CLI", () => {
     const done = await result;
     expect(done.code).toBe(0);
     expect(done.stdout.toString()).toBe("Kimi text mode: I will now edit the file.\nDone.\n");
+    expect(watcherSaw(done.stderr)).toContain("write notes.md");
     expect((await remoteFiles(server.url)).get("notes.md")?.toString()).toBe("# written without a tool event\n");
   });
 
@@ -92,7 +125,10 @@ describe("the file system backstop through the CLI", () => {
     writeFileSync(path.join(root, "debug.log"), "noise");
     writeFileSync(path.join(root, "kept.ts"), "source");
     child.stdin.end();
-    expect((await result).code).toBe(0);
+    const done = await result;
+    expect(done.code).toBe(0);
+    // The watcher reported the source file, and never the ignored ones.
+    expect(new Set(watcherSaw(done.stderr))).toEqual(new Set(["write kept.ts"]));
     expect([...(await remoteFiles(server.url)).keys()]).toEqual(["kept.ts"]);
   });
 
@@ -103,7 +139,9 @@ describe("the file system backstop through the CLI", () => {
     const { child, result } = await startWatching();
     rmSync(path.join(root, "old.txt"));
     child.stdin.end();
-    expect((await result).code).toBe(0);
+    const done = await result;
+    expect(done.code).toBe(0);
+    expect(new Set(watcherSaw(done.stderr))).toEqual(new Set(["delete old.txt"]));
     expect([...(await remoteFiles(server.url)).keys()]).toEqual(["stays.txt"]);
   });
 });
@@ -143,6 +181,7 @@ describe("one ignore decision and every unsynced file counted (issue 15)", () =>
     child.stdin.end();
     const done = await result;
     expect(done.code).toBe(0);
+    expect(watcherSaw(done.stderr)).toContain("write .gitignore");
     expect([...(await remoteFiles(server.url)).keys()]).toEqual([".gitignore"]);
   });
 
@@ -153,6 +192,18 @@ describe("one ignore decision and every unsynced file counted (issue 15)", () =>
     child.stdin.end();
     const done = await result;
     expect(done.code).toBe(1);
+    expect(records(done.stderr).map((record) => record.message)).toContainEqual(expect.stringMatching(/^not synced \(the name is not valid UTF-8\): caf\\xe9\.txt/));
+    expect(new Set(watcherSaw(done.stderr))).toEqual(new Set(["write fine.txt"]));
+    expect([...(await remoteFiles(server.url)).keys()]).toEqual(["fine.txt"]);
+  });
+
+  it("should count such a file without the file watcher too (--no-fs-watch): exit 1, named in one warning (defect 9)", async () => {
+    writeFileSync(Buffer.from(path.join(root, "caf\xe9.txt"), "latin1"), "x");
+    writeFileSync(path.join(root, "fine.txt"), "x");
+    // Two scans walk past it (start and end): one warning all the same.
+    const done = await runCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", root, "--no-fs-watch", "--debounce", "20"]);
+    expect(done.code).toBe(1);
+    expect(done.stderr.match(/not synced caf\\xe9\.txt: the name is not valid UTF-8/g)).toHaveLength(1);
     expect(done.stderr).toMatch(/not synced \(the name is not valid UTF-8\): caf\\xe9\.txt/);
     expect([...(await remoteFiles(server.url)).keys()]).toEqual(["fine.txt"]);
   });

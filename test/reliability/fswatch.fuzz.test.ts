@@ -1,9 +1,12 @@
 // File-tree fuzzing (issue 15): seeded random sequences of shell operations (create, edit,
 // rename, rm -rf, mkdir reusing a name, .gitignore changes, a burst past the inotify queue)
-// against the built CLI with its file watcher on and the reference server on loopback. At exit
-// the remote must equal the tree minus what git itself says is ignored.
+// against the built CLI with its file watcher on and the reference server on loopback. The
+// remote must come to equal the tree minus what git itself says is ignored through the file
+// watcher alone, before the input ends (no periodic rescan, the start-up scans done before the
+// first step): the end scan would sync whatever the watcher missed and hide it. At exit too.
 
 import { execFileSync, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -17,6 +20,8 @@ import { rng } from "./session.js";
 const SEEDS = (process.env.USPARK_FUZZ_SEEDS?.split(",").map(Number) ?? (SOAK ? [1, 2, 4, 7] : [2, 7])).filter((seed) => seed > 0);
 const STEPS = SOAK ? 300 : 60;
 const BURST_FILES = SOAK ? Math.max(25_000, maxQueuedEvents() + 8000) : 1500;
+/** How long the watcher and the sync get to bring the remote to the tree once the steps are done. */
+const CATCH_UP_MS = SOAK ? 300_000 : 60_000;
 
 const DIRS = ["a", "b", "a/c", "tmp", "b/d"];
 const NAMES = ["f0.ts", "f1.ts", "notes.md", "app.log", "keep.log", ".env", "x.pem"];
@@ -69,6 +74,14 @@ function gitIgnored(dir: string, rels: string[]): Set<string> {
   const ignored = new Set<string>();
   for (let i = 0; i + 3 < fields.length; i += 4) if (fields[i] !== "" && !fields[i + 2]!.startsWith("!")) ignored.add(fields[i + 3]!);
   return ignored;
+}
+
+/** The remote project's files as path → sha256 (the listing only: no blob is fetched). */
+async function remoteHashes(url: string): Promise<Map<string, string>> {
+  const response = await fetch(`${url}/api/projects/p1/files`);
+  if (response.status === 404) return new Map(); // nothing committed yet
+  const listing = (await response.json()) as { files: { path: string; sha256: string }[] };
+  return new Map(listing.files.map((file) => [file.path, file.sha256]));
 }
 
 interface Ops {
@@ -157,8 +170,14 @@ async function runSeed(seed: number): Promise<void> {
     for (const rel of files) if (!ignored.has(rel)) visible.add(rel);
   };
 
-  const run = startCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", dir, "--verbose", "--debounce", "30"], { timeoutMs: TIMEOUT_MS });
-  await waitForOutput(run.child.stderr, (text) => /watching \d+ directories.*ready in/.test(text), 30_000);
+  // --rescan 0: no scan during the steps; the file watcher is all that syncs them until the end.
+  const run = startCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", dir, "--verbose", "--debounce", "30", "--rescan", "0"], {
+    timeoutMs: TIMEOUT_MS,
+  });
+  let stderr = "";
+  run.child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  // The scan when the watcher is ready comes after the start scan: both are done before the first step.
+  await waitForOutput(run.child.stderr, (text) => /ready scan/.test(text), 30_000);
   const burstDone = { value: false };
   for (let n = 0; n < STEPS; n++) {
     ops.log.push(step(ops, n, burstDone));
@@ -166,14 +185,32 @@ async function runSeed(seed: number): Promise<void> {
     // Now and then let the watcher catch up, else everything lands in one window.
     if (random() < 0.3) await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 40)));
   }
-  run.child.stdin.end();
-  const done = await run.result;
 
   const files = treeFiles(dir);
   const ignored = gitIgnored(dir, files);
   const expected = new Map(files.filter((rel) => !ignored.has(rel)).map((rel) => [rel, readFileSync(path.join(dir, rel)).toString()]));
+  const log = () => `seed ${seed}; operations:\n${ops.log.join("\n")}\nstderr (tail):\n${stderr.slice(-3000)}`;
+
+  // Before the input ends (and with it the end scan), the remote must come to equal the tree.
+  const expectedHashes = new Map([...expected].map(([rel, content]) => [rel, createHash("sha256").update(content).digest("hex")]));
+  const gap = async () => {
+    const remote = await remoteHashes(server!.url);
+    const missing = [...expectedHashes].filter(([rel, sha256]) => remote.get(rel) !== sha256).map(([rel]) => rel);
+    const extra = [...remote.keys()].filter((rel) => !expectedHashes.has(rel) && !visible.has(rel));
+    return { missing: missing.slice(0, 20), extra: extra.slice(0, 20) };
+  };
+  const caughtUpBy = Date.now() + CATCH_UP_MS;
+  let left = await gap();
+  while ((left.missing.length > 0 || left.extra.length > 0) && Date.now() < caughtUpBy) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    left = await gap();
+  }
+  expect(left, `the file watcher did not bring these across within ${CATCH_UP_MS} ms; ${log()}`).toEqual({ missing: [], extra: [] });
+
+  run.child.stdin.end();
+  const done = await run.result;
   const remote = await remoteFiles(server.url);
-  const context = `seed ${seed}; operations:\n${ops.log.join("\n")}\nstderr (tail):\n${done.stderr.slice(-3000)}`;
+  const context = log();
   const missing = [...expected].filter(([rel, content]) => remote.get(rel)?.toString() !== content).map(([rel]) => rel);
   const extra = [...remote.keys()].filter((rel) => !expected.has(rel) && !visible.has(rel));
   expect({ missing: missing.slice(0, 20), extra: extra.slice(0, 20) }, context).toEqual({ missing: [], extra: [] });

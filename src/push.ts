@@ -5,6 +5,7 @@ import { isMassDelete, MASS_DELETE_TEXT } from "./mass-delete.js";
 import { reportNotSynced } from "./report.js";
 import { createSyncSession, type SyncOptions, type SyncResult, type SyncTarget } from "./sync/index.js";
 import { entriesFor, readJournal } from "./sync/journal.js";
+import { DEFAULT_IDLE_TIMEOUT_MS } from "./sync/deadline.js";
 import { walkFiles } from "./sync/walk.js";
 import { unrepresentableFile } from "./scan/scanner.js";
 import { pendingTranscripts, sendPendingTranscripts } from "./transcript/pending.js";
@@ -141,7 +142,7 @@ export async function runPush(options: PushOptions): Promise<number> {
     report.error("push", `push failed: ${(error as Error).message}`);
   }
 
-  const flushTimeoutMs = options.flushTimeoutMs ?? 60_000;
+  const flushTimeoutMs = options.flushTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const result = await session.finish(flushTimeoutMs, { idle: true });
   if (options.dryRun) {
     reportNotSynced(report, unrepresentable);

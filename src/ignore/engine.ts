@@ -41,8 +41,6 @@ const BUILTIN_RULES: ReadonlyMap<string, IgnoreRule> = new Map(BUILTIN_NAMES.map
 
 export class IgnoreEngine {
   readonly root: string;
-  /** Grows whenever a rule file's content changed: decisions remembered before may be stale. */
-  generation = 0;
   private readonly user: IgnoreRule[];
   /** The `.gitignore` of each directory asked about, by its root-relative path ("" for the root). */
   private readonly levels = new Map<string, RuleFile>();
@@ -154,7 +152,6 @@ export class IgnoreEngine {
   }
 
   private changed(dirRel: string): void {
-    this.generation++;
     for (const listener of this.listeners) listener(dirRel);
   }
 }

@@ -7,7 +7,7 @@ import { MAX_PATH_BYTES, validateProjectPath } from "../server/validate.js";
 import { mapLimit } from "../map-limit.js";
 import { readLocal } from "../sync/files.js";
 import { walkFiles } from "../sync/walk.js";
-import { diffTree, type DiffBase, type SnapshotEntry } from "./diff.js";
+import { diffTree, renameCandidates, type DiffBase, type SnapshotEntry } from "./diff.js";
 
 /**
  * The I/O half of a scan: walk the tree (the same walk and ignore rules as `push`), stat every
@@ -112,7 +112,7 @@ export function createTreeScanner(options: ScannerOptions): TreeScanner {
         }
         const stat = await fsp.lstat(decision.abs).catch(() => undefined);
         if (!stat?.isFile()) return;
-        const entry: SnapshotEntry = { size: stat.size, mtimeMs: stat.mtimeMs };
+        const entry: SnapshotEntry = { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino };
         if (base.files.has(decision.remote)) entry.sha256 = await hashOf(decision.abs, stat.size, stat.mtimeMs, stat.ino);
         snapshot.set(decision.remote, entry);
         where.set(decision.remote, decision.abs);
@@ -136,6 +136,11 @@ export function createTreeScanner(options: ScannerOptions): TreeScanner {
         }
         await mapLimit(chunk, CONCURRENCY, look);
       }
+      // Only when a base file is gone from a tree the base does not fully know: read once a session (cached).
+      await mapLimit(renameCandidates(snapshot, base), CONCURRENCY, async (remote) => {
+        const entry = snapshot.get(remote)!;
+        entry.sha256 = await hashOf(where.get(remote)!, entry.size, entry.mtimeMs, entry.ino!);
+      });
       const targets: ScanTarget[] = [];
       for (const { remote, kind } of diffTree(snapshot, base)) {
         const abs = where.get(remote) ?? path.join(prefixDir, ...remote.split("/"));

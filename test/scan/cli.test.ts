@@ -89,6 +89,25 @@ describe("scans through the built CLI", () => {
     expect(after.code, after.stderr).toBe(0);
   });
 
+  it("syncs a rename made by a shell (mv keeps the old mtime) with no file watcher, in a session and offline", async () => {
+    for (const name of ["old.txt", "offline-old.txt"]) {
+      writeFileSync(path.join(project.root, name), `${name}\n`);
+      utimesSync(path.join(project.root, name), hourAgo(), hourAgo());
+    }
+    // A first watch with no base: what it syncs is all its (partial) base knows.
+    const first = await runCli(watch("--no-fs-watch", "--agent", "claude"), { input: writeEvents("old.txt", "offline-old.txt") });
+    expect(first.code).toBe(0);
+
+    renameSync(path.join(project.root, "offline-old.txt"), path.join(project.root, "offline-new.txt"));
+    const { child, result } = startCli(watch("--no-fs-watch", "--verbose"));
+    await waitForOutput(child.stderr, (t) => /start scan: /.test(t), 5000);
+    renameSync(path.join(project.root, "old.txt"), path.join(project.root, "new.txt"));
+    child.stdin.end();
+    const done = await result;
+    expect(done.code, done.stderr).toBe(0);
+    expect(await text()).toEqual(new Map([["new.txt", "old.txt\n"], ["offline-new.txt", "offline-old.txt\n"]]));
+  });
+
   it("syncs at the end of the session an edit no event announced", async () => {
     const { child, result } = startCli(watch("--no-fs-watch", "--verbose"));
     // After the start scan, so that only the end scan can find it (a build without scans: after the bound).

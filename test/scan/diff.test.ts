@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { diffTree, type DiffBase, type SnapshotEntry } from "../../src/scan/diff.js";
+import { diffTree, renameCandidates, type DiffBase, type SnapshotEntry } from "../../src/scan/diff.js";
 
 const file = (mtimeMs: number, sha256?: string): SnapshotEntry => ({ size: 1, mtimeMs, sha256 });
 const complete = (files: Record<string, string>): DiffBase => ({ files: new Map(Object.entries(files)), complete: true, since: 0 });
@@ -18,6 +18,8 @@ describe("diffTree", () => {
     ["no base: a file modified after the start is a write", { late: file(101) }, partial({}, 100), ["write late"]],
     ["a partial base: a known file is judged by hash, whatever its mtime", { a: file(1, "h2"), b: file(500, "h3") }, partial({ a: "h1", b: "h3" }, 100), ["write a"]],
     ["a partial base: a known file that is gone is a delete", {}, partial({ a: "h1" }, 100), ["delete a"]],
+    ["a partial base: a rename (`mv` keeps the old mtime) is a write of the new name and a delete", { new: file(1, "h1") }, partial({ old: "h1" }, 100), ["write new", "delete old"]],
+    ["a partial base: an old unknown file with other content than what went is left alone", { other: file(1, "h9") }, partial({ old: "h1" }, 100), ["delete old"]],
     [
       "several at once, in tree order then deletes",
       { a: file(1, "h1"), b: file(1, "x"), c: file(1) },
@@ -27,5 +29,12 @@ describe("diffTree", () => {
   ])("%s", (_, tree, base, expected) => {
     const targets = diffTree(new Map(Object.entries(tree)), base);
     expect(targets.map((t) => `${t.kind} ${t.remote}`)).toEqual(expected);
+  });
+
+  it("asks for the hash of old unknown files only when a base file is gone from a partial base", () => {
+    const tree = new Map(Object.entries({ known: file(1, "h1"), oldUnknown: file(1), newUnknown: file(200) }));
+    expect(renameCandidates(tree, partial({ known: "h1" }, 100))).toEqual([]);
+    expect(renameCandidates(tree, partial({ known: "h1", gone: "h2" }, 100))).toEqual(["oldUnknown"]);
+    expect(renameCandidates(tree, complete({ known: "h1", gone: "h2" }))).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { validateProjectPath } from "../server/validate.js";
 import { isMassDelete } from "../mass-delete.js";
-import type { RemoteFile } from "../sync/client.js";
+import type { RemoteFile } from "../sync/api-types.js";
 
 /**
  * What a pull does, decided from plain values (design.md §2b): the remote listing, the base (what

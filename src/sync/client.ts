@@ -5,6 +5,7 @@ import { ApiError, networkError } from "./api-error.js";
 import { isRetryableStatus, parseRetryAfter } from "./retry.js";
 
 export { ApiError } from "./api-error.js";
+import type { Change, CommitSource, RemoteFile, RemoteTree } from "./api-types.js";
 
 /**
  * The project API client (design.md §3): one request per call, no retries (retry.ts does that).
@@ -12,24 +13,6 @@ export { ApiError } from "./api-error.js";
  * sent to the configured origin. undici is imported on the first request, not at start-up, so
  * that it costs the passthrough nothing.
  */
-
-export interface RemoteFile {
-  path: string;
-  sha256: string;
-  size: number;
-}
-
-export interface RemoteTree {
-  version: number;
-  files: RemoteFile[];
-}
-
-export type Change = { op: "put"; path: string; sha256: string; size: number } | { op: "delete"; path: string };
-
-export interface CommitSource {
-  agent: string;
-  sessionId?: string;
-}
 
 export interface ApiClientOptions {
   apiUrl: string;
@@ -484,7 +467,6 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
 function byteLength(body: string | Uint8Array): number {
   return typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
 }
-
 
 /** The body's bytes; past `limit` bytes it is cut off (`truncate`) or refused. */
 async function readBytes(body: Undici.Dispatcher.ResponseData["body"], limit: number, truncate: boolean): Promise<Buffer> {

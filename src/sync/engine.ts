@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Reporter } from "../report.js";
-import { ApiError, type ApiClient, type Change, type CommitSource } from "./client.js";
+import type { Change, CommitSource } from "./api-types.js";
+import { ApiError, type ApiClient } from "./client.js";
 import { changedSince, readLocal, type LocalRead } from "./files.js";
 import { mapLimit } from "../map-limit.js";
 import { RetryingCaller, type BackoffPolicy } from "./retry.js";

@@ -147,3 +147,10 @@ export function parsePositiveInt(name: string, raw: string): number {
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === "" ? undefined : value;
 }
+
+/** Is an environment flag such as CHOKIDAR_USEPOLLING set to something true? */
+export function envFlag(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const normalized = value.trim().toLowerCase();
+  return normalized !== "" && normalized !== "0" && normalized !== "false" && normalized !== "no" && normalized !== "off";
+}

@@ -26,7 +26,7 @@ import type { FsWatcher, FsWatcherOptions } from "./fswatch/types.js";
  */
 
 export type { FsWatcher, FsWatcherOptions, FsWatcherStats, SettleOptions, WatchDirectory } from "./fswatch/types.js";
-export { DEFAULT_POLL_MS, envFlag, SETTLE_MAX_MS, SETTLE_QUIET_MS } from "./fswatch/tree-watcher.js";
+export { DEFAULT_POLL_MS, SETTLE_MAX_MS, SETTLE_QUIET_MS } from "./fswatch/tree-watcher.js";
 
 /** Starts watching at once; the walk of the tree runs in the background (see `ready`). */
 export function startFsWatcher(options: FsWatcherOptions): FsWatcher {

@@ -1,3 +1,4 @@
+import { envFlag } from "../config.js";
 import { lstatSync, readdir, realpathSync, watch, type Dirent } from "node:fs";
 import path from "node:path";
 import type { FileChange } from "../agents/types.js";
@@ -479,13 +480,6 @@ export class TreeWatcher implements FsWatcher {
     node.watcher = undefined;
     if (this.live(node) && this.trouble.watchFailed(node, error)) this.pollDirectory(node);
   }
-}
-
-/** Is an environment flag such as CHOKIDAR_USEPOLLING set to something true? */
-export function envFlag(value: string | undefined): boolean {
-  if (value === undefined) return false;
-  const normalized = value.trim().toLowerCase();
-  return normalized !== "" && normalized !== "0" && normalized !== "false" && normalized !== "no" && normalized !== "off";
 }
 
 function withDeadline(work: Promise<void>, deadline: number): Promise<void> {

@@ -1,0 +1,103 @@
+/**
+ * The project API (design.md §3, v1 to v1.2) as both sides speak it: the client (src/sync/) and the
+ * reference server (src/server/) import these types from here and nowhere else.
+ */
+
+/** The API version a server says it speaks in `GET /files` (`"api": "1.2"`); older servers say nothing. */
+export type ApiVersion = "1" | "1.1" | "1.2";
+
+export interface RemoteFile {
+  path: string;
+  sha256: string;
+  size: number;
+}
+
+/** `GET /files` (and `GET /files?version=N`). */
+export interface Listing {
+  version: number;
+  files: RemoteFile[];
+  /** "1.2" from a v1.2 server; absent from older ones. */
+  api?: ApiVersion;
+}
+
+/**
+ * What a change requires of the path before it applies (v1.2): the path holds this hash now, or
+ * (`null`) the path is absent. Omitted: no requirement (a v1 commit).
+ */
+export type Expect = string | null;
+
+export type Change =
+  | { op: "put"; path: string; sha256: string; size: number; expect?: Expect }
+  | { op: "delete"; path: string; expect?: Expect };
+
+export interface CommitSource {
+  agent?: string;
+  sessionId?: string;
+}
+
+/** The body of `POST /commits` (with an `Idempotency-Key` header). */
+export interface CommitRequest {
+  changes: Change[];
+  source?: CommitSource;
+}
+
+/** One path whose expectation failed, as a 409 `conflict` names it: its current state (`null`: absent). */
+export interface ConflictEntry {
+  path: string;
+  sha256: string | null;
+  size: number | null;
+}
+
+/** The body of a 409 `conflict` answer to `POST /commits`: nothing was applied. */
+export interface ConflictAnswer {
+  error: "conflict";
+  message: string;
+  conflicts: ConflictEntry[];
+  /** The project's version now. */
+  version: number;
+}
+
+/** One commit as `GET /commits` lists it: each change as it was sent (with its `expect`). */
+export interface CommitRecord {
+  version: number;
+  /** ISO 8601, when the server applied it. */
+  time: string;
+  source?: CommitSource;
+  changes: Change[];
+}
+
+/** `GET /commits?since=N&limit=M[&path=P][&wait=ms]`: `version` is the head, commits oldest first. */
+export interface CommitFeed {
+  version: number;
+  commits: CommitRecord[];
+}
+
+/** One project in `GET /api/projects`. */
+export interface ProjectSummary {
+  id: string;
+  version: number;
+  /** How many files it holds now. */
+  files: number;
+  /** ISO 8601 time of its last commit (or of its creation). */
+  updated: string;
+}
+
+/** `GET /commits` paging and waiting limits (design.md §3 v1.2). */
+export const COMMITS_DEFAULT_LIMIT = 100;
+export const COMMITS_MAX_LIMIT = 1000;
+export const COMMITS_MAX_WAIT_MS = 60_000;
+
+/** The `error` codes of the API's JSON error bodies, as both sides name them. */
+export const API_ERRORS = {
+  unauthorized: "unauthorized",
+  forbidden: "forbidden",
+  projectNotFound: "project_not_found",
+  exists: "exists",
+  conflict: "conflict",
+  missingBlobs: "missing_blobs",
+  invalidPath: "invalid_path",
+  invalidRequest: "invalid_request",
+  idempotencyKeyReused: "idempotency_key_reused",
+  gone: "gone",
+  versionNotFound: "version_not_found",
+} as const;

@@ -38,18 +38,43 @@ Examples:
   $ uspark watch-claude --dry-run --root ~/src/my-app < session.jsonl
 stdout is stdin, unchanged; progress, warnings and the summary go to stderr.`;
 
+const CONFLICTS_HELP = `
+Conflicts: a file changed here and remotely since the last sync (or, with no sync yet, a file that
+differs on both sides and that git does not report clean) keeps both versions: the remote one stays
+at its path, yours stays here and is committed next to it as
+<name>.conflict-<YYYYMMDD-HHMMSS>-<host>-<sha6>.<ext>; it is said once and the exit code is 1.
+Resolve it by making the two equal, with \`uspark push --force <path>\` (yours wins) or
+\`uspark pull --force <path>\` (theirs wins; yours is kept in .uspark/backup/<time>/ first).`;
+
 const PULL_HELP = `
-A local file is a conflict, kept and reported (exit 1), when it changed since the last pull or
-sync; with no earlier pull or sync of this project here, every local file that differs from the
-remote is a conflict. Paths that would land outside the root, in .git/ or .uspark/, or through a
-symlink are refused (exit 1). A --delete of most of what was last pulled (more than ${MASS_DELETE_TEXT})
-is refused (exit 1) without --force: a remote that suddenly looks empty is more often a mistake.
+Writes the remote's changes over files that did not change here since the last sync, and deletes
+here what the remote deleted (only files the last sync held). Your own changes are left alone
+(push sends them). Paths that would land outside the root, in .git/ or .uspark/, or through a
+symlink are refused (exit 1). Deletes of most of what was last synced (more than ${MASS_DELETE_TEXT})
+are refused (exit 1) and stay refused until --force: a remote that suddenly looks empty is more
+often a wrong project or prefix.
+${CONFLICTS_HELP}
 
 Examples:
   $ uspark pull --project-id my-app                  # the remote project into the current directory
   $ uspark pull --project-id my-app --dry-run        # what would change; nothing written
-  $ uspark pull --project-id my-app --delete --root ~/src/my-app
+  $ uspark pull --force src/app.ts                   # a conflict: take theirs (yours kept in .uspark/backup/)
   $ uspark pull --project-id my-app --prefix vendor/app --ignore "*.log"`;
+
+const PUSH_HELP = `
+Commits what changed here since the last sync, each change on condition that the remote still
+holds what this machine last saw (so another writer's newer edit is never overwritten), and
+deletes remotely what was deleted here (only files the last sync held; most of the project only
+with --force, and then nothing at all is committed without it). Remote changes are left alone
+(pull takes them).
+${CONFLICTS_HELP}
+
+Examples:
+  $ uspark push --project-id my-app                  # everything that changed under the root
+  $ uspark push src/ README.md                       # only these (relative to the current directory)
+  $ uspark push --dry-run                            # what would be sent; nothing sent
+  $ uspark push --force src/app.ts                   # a conflict: yours wins
+  $ uspark push --pending                            # retry what an earlier run journaled`;
 
 const RUN_EXAMPLES = `
 Examples:
@@ -80,7 +105,8 @@ export function buildProgram(): Command {
       .command("watch")
       .description("sync the files edited in any supported agent's JSON stream")
       .addOption(new Option("--agent <name>", "the agent whose stream this is").choices(["auto", ...agentNames]).default("auto"))
-      .option("--no-stdin", "read no stream: watch the tree and sync until SIGINT/SIGTERM/SIGHUP (a dev container's daemon)"),
+      .option("--no-stdin", "read no stream: watch the tree and sync until SIGINT/SIGTERM/SIGHUP (a dev container's daemon)")
+      .option("--two-way", "also follow the remote and write its changes here (never over a local change)"),
   )
     .addHelpText("after", WATCH_EXAMPLES)
     .action((flags: WatchFlags) => runWatchCommand(flags));
@@ -92,7 +118,8 @@ export function buildProgram(): Command {
       .usage("[options] -- <agent command ...>")
       .argument("<command...>", "the agent command and its arguments, after --")
       .addOption(new Option("--agent <name>", "the agent's stream format (default: from the command's name)").choices(["auto", ...agentNames]))
-      .option("--pull", "pull the remote project first; a conflict (or any failed pull) stops before the agent starts"),
+      .option("--pull", "pull the remote project first; a conflict (or any failed pull) stops before the agent starts")
+      .option("--two-way", "also follow the remote while the agent runs and write its changes here (never over a local change)"),
   )
     .addHelpText("after", RUN_EXAMPLES)
     .action((command: string[], flags: RunFlags) => runRunCommand(command, flags));
@@ -102,11 +129,11 @@ export function buildProgram(): Command {
       addConnectionOptions(
         program
           .command("push")
-          .description("push files now: the given paths, the journal of an earlier run (--pending), or the whole tree")
-          .argument("[paths...]", "files to push (default: every file under the root that is not ignored)")
+          .description("commit what changed here: the given paths, the journal of an earlier run (--pending), or the whole tree")
+          .argument("[paths...]", "files or directories to push, relative to the current directory (default: everything)")
           .option("--pending", "retry what earlier runs journaled in <root>/.uspark/pending.json")
-          .option("--delete", "with no paths: also delete remote files that are missing locally")
-          .option("--force", `with --delete: allow deleting more than ${MASS_DELETE_TEXT} of the remote project`)
+          .option("--delete", "accepted for compatibility: deletes made here are always pushed (see --help)")
+          .option("--force", `yours wins: conflicts (of the given paths, or all) are committed over the remote's, and deletes of more than ${MASS_DELETE_TEXT} of the project are carried out`)
           .option("--dry-run", "list what would be pushed and deleted; send nothing")
           .option("--flush-timeout <ms>", "give up when the server has not answered for this long", int("--flush-timeout"), DEFAULTS.flushTimeoutMs)
           .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs)
@@ -114,16 +141,19 @@ export function buildProgram(): Command {
           .option("--concurrency <n>", "parallel blob uploads", positive("--concurrency"), DEFAULTS.concurrency),
       ),
     ),
-  ).action((paths: string[], flags: PushFlags) => runPushCommand(paths, flags));
+  )
+    .addHelpText("after", PUSH_HELP)
+    .action((paths: string[], flags: PushFlags) => runPushCommand(paths, flags));
 
   addLogOptions(
     addTreeOptions(
       addConnectionOptions(
         program
           .command("pull")
-          .description("write the remote project's files under the root: only what differs, never over local changes")
-          .option("--force", `overwrite local files that changed since the last pull or sync (conflicts); with --delete, allow deleting more than ${MASS_DELETE_TEXT} of them`)
-          .option("--delete", "also delete local files the remote no longer has (only those unchanged since the last pull or sync)")
+          .description("write the remote's changes under the root: only what differs, never over local changes")
+          .argument("[paths...]", "files or directories to pull, relative to the current directory (default: everything)")
+          .option("--force", `theirs wins: conflicts (of the given paths, or all) are overwritten after a backup in .uspark/backup/, and deletes of more than ${MASS_DELETE_TEXT} are carried out`)
+          .option("--delete", "accepted for compatibility: deletes made remotely are always pulled (see --help)")
           .option("--dry-run", "print what would be pulled and deleted; change nothing")
           .option("--timeout <ms>", "give up when the server has not answered for this long", int("--timeout"), DEFAULTS.flushTimeoutMs)
           .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs)
@@ -132,7 +162,7 @@ export function buildProgram(): Command {
     ),
   )
     .addHelpText("after", PULL_HELP)
-    .action((flags: PullFlags) => runPullCommand(flags));
+    .action((paths: string[], flags: PullFlags) => runPullCommand(paths, flags));
 
   program
     .command("serve")

@@ -5,11 +5,12 @@ import { createAutoParser } from "./agents/detect.js";
 import type { AgentParser, FileChange } from "./agents/types.js";
 import { checkApiUrl, DEFAULT_API_URL, requireProjectId, UsageError } from "./config.js";
 import type { FsWatcher } from "./fswatch.js";
-import { createPathPolicy, ignoredNow, type PathDecision } from "./paths.js";
+import { createPathPolicy, type PathDecision } from "./paths.js";
 import { Reporter, reportNotSynced } from "./report.js";
 import { DEFAULT_MAX_LINE_LENGTH, LineSplitter } from "./stream/lines.js";
 import type { ScanLoop } from "./scan/loop.js";
 import type { SyncResult, SyncSession } from "./sync/index.js";
+import { allSynced } from "./sync/outcome.js";
 import { createTranscript, type Transcript, type TranscriptResult } from "./transcript/recorder.js";
 
 /**
@@ -52,10 +53,10 @@ export interface WatcherOptions {
   rescanMs?: number;
   /** Where relative paths of a stream that reports no working directory are resolved. Default: the current directory. */
   agentCwd?: string;
-  /** When the watch started (ms since the epoch); without a base, files modified since are pushed. Default: now. */
-  startedAt?: number;
   /** Also send the stream's exact bytes to the server as this session's transcript (not in a dry run). */
   transcript?: boolean;
+  /** Also follow the remote and write its changes here (a two-way watch). */
+  twoWay?: boolean;
 }
 
 export interface WatchSummary {
@@ -67,8 +68,6 @@ export interface WatchSummary {
   refused: number;
   /** In-root files the API cannot represent (the end scan's findings): not synced, exit code 1. */
   unrepresentable: { remote: string; reason: string }[];
-  /** Files missing here that were not deleted remotely, being most of the base: not synced, exit code 1. */
-  heldDeletes: { remote: string; reason: string }[];
   /** What the sync did; absent in a dry run. */
   sync?: SyncResult;
   /** What became of the transcript, with `transcript: true`. */
@@ -111,7 +110,6 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
   const refusedPaths = new Set<string>();
   const dryRunPaths = new Set<string>();
   let detected = 0;
-  const startedAt = options.startedAt ?? Date.now();
   // A relative path in a stream that names no working directory is the agent's, and the agent
   // runs where we were started (a shell pipe, or `uspark run`), which need not be --root.
   const agentCwd = options.agentCwd ?? process.cwd();
@@ -151,7 +149,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
       return;
     }
     report.debug("change", `detected ${decision.remote} (${change.cause})`, fields);
-    void sync!.then((session) => session.add({ remote: decision.remote, abs: decision.abs, cause: change.cause }));
+    void sync!.then((session) => session.add({ remote: decision.remote, cause: change.cause }));
   };
 
   const parser: AgentParser =
@@ -196,21 +194,15 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
           maxWaitMs: options.maxWaitMs ?? DEFAULTS.maxWaitMs,
           source,
           report,
-          startedAt,
-          ignoredNow: (target) => ignoredNow(policy.resolve(target.abs)),
+          prefix: options.prefix,
+          ignore: policy.ignore,
+          mode: options.twoWay ? "two-way" : "push",
         });
       });
   // Events are hints, the tree is the truth: scans compare it with the base and feed the same queue.
   const scans: Promise<ScanLoop> | undefined = sync?.then(async (session) => {
-    const [{ createTreeScanner }, { ScanLoop }] = await Promise.all([import("./scan/scanner.js"), import("./scan/loop.js")]);
-    const scanner = createTreeScanner({
-      root: policy.root,
-      policy,
-      prefix: options.prefix,
-      maxFileSize: options.maxFileSize ?? DEFAULTS.maxFileSize,
-      report,
-    });
-    const loop = new ScanLoop({ scanner, session, report, everyMs: options.fsWatch === false ? 0 : (options.rescanMs ?? DEFAULTS.rescanMs) });
+    const { ScanLoop } = await import("./scan/loop.js");
+    const loop = new ScanLoop({ session, report, twoWay: options.twoWay === true, everyMs: options.fsWatch === false ? 0 : (options.rescanMs ?? DEFAULTS.rescanMs) });
     void loop.run("start");
     return loop;
   });
@@ -267,7 +259,6 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
       detected,
       refused: refusedPaths.size,
       unrepresentable,
-      heldDeletes: [...(loop?.heldDeletes ?? [])],
       sync: result,
       transcript: transcriptDone,
       exitCode: 0,
@@ -308,12 +299,8 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
 
 const NEWLINE = Buffer.from("\n");
 
-function allSynced(result: SyncResult): boolean {
-  return result.failed.length === 0 && result.skipped.length === 0 && result.journaled === 0 && !result.stopped;
-}
-
 function fullySynced(summary: WatchSummary): boolean {
-  return summary.sync !== undefined && allSynced(summary.sync) && summary.unrepresentable.length === 0 && summary.heldDeletes.length === 0;
+  return summary.sync !== undefined && allSynced(summary.sync) && summary.unrepresentable.length === 0;
 }
 
 function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: number): void {
@@ -324,7 +311,7 @@ function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: num
     return;
   }
   const { commits, pushed, deleted, unchanged, stopped } = summary.sync;
-  const notListed = [...summary.sync.failed, ...summary.sync.skipped, ...summary.unrepresentable, ...summary.heldDeletes];
+  const notListed = [...summary.sync.failed, ...summary.sync.skipped, ...summary.unrepresentable, ...summary.sync.held];
   const done = `${plural(pushed, "file")} pushed, ${deleted} deleted, ${unchanged} unchanged in ${plural(commits, "commit")}${refused}`;
   if (fullySynced(summary)) {
     report.info("summary", `synced: ${done}`, fields);

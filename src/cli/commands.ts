@@ -80,8 +80,8 @@ function watcherFor(flags: WatchFlags): Watcher {
     maxFileSize: flags.maxFileSize,
     concurrency: flags.concurrency,
     rescanMs: flags.rescan,
-    startedAt: performance.timeOrigin,
     transcript: flags.transcript,
+    twoWay: flags.twoWay === true,
   });
 }
 
@@ -89,13 +89,12 @@ export async function runPushCommand(paths: string[], flags: PushFlags): Promise
   const target = rootAndConnection(flags, { prefixMustExist: true });
   if (!target) return;
   const { root, connection } = target;
-  const { runPush } = await import("../push.js");
+  const { runPush } = await import("../lifecycle/push.js");
   const code = await runPush({
     ...connection,
     root,
     paths,
     pending: flags.pending === true,
-    delete: flags.delete === true,
     force: flags.force === true,
     dryRun: flags.dryRun === true,
     ignore: flags.ignore ?? [],
@@ -104,19 +103,17 @@ export async function runPushCommand(paths: string[], flags: PushFlags): Promise
     requestTimeoutMs: flags.requestTimeout,
     maxFileSize: flags.maxFileSize,
     concurrency: flags.concurrency,
-    debounceMs: 0,
-    maxWaitMs: 0,
     source: { agent: "push" },
     report: reporterFor(flags, connection.token),
   });
   exit(code);
 }
 
-export async function runPullCommand(flags: PullFlags): Promise<void> {
-  exit(await pull(flags));
+export async function runPullCommand(paths: string[], flags: PullFlags): Promise<void> {
+  exit(await pull(flags, paths));
 }
 
-async function pull(flags: PullFlags): Promise<number> {
+async function pull(flags: PullFlags, paths: string[] = []): Promise<number> {
   const target = rootAndConnection(flags, { prefixMustExist: false });
   if (!target) return EXIT.usage;
   const { root, connection } = target;
@@ -126,8 +123,8 @@ async function pull(flags: PullFlags): Promise<number> {
     root,
     ignore: flags.ignore ?? [],
     prefix: flags.prefix,
+    paths,
     force: flags.force === true,
-    delete: flags.delete === true,
     dryRun: flags.dryRun === true,
     giveUpAfterMs: flags.timeout,
     requestTimeoutMs: flags.requestTimeout,

@@ -35,6 +35,8 @@ export interface WatchFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
   maxLineLength?: number;
   rescan: number;
   transcript?: boolean;
+  /** --two-way: also write the remote's changes here. */
+  twoWay?: boolean;
   /** false with --no-stdin: no stream, the file watcher alone. */
   stdin?: boolean;
 }

@@ -1,53 +1,49 @@
-import { realpath } from "node:fs/promises";
-import path from "node:path";
-import { MASS_DELETE_TEXT } from "../mass-delete.js";
-import { IgnoreEngine } from "../ignore/engine.js";
+import type { RoundRequest, RoundResult } from "../reconcile/reconciler.js";
+import { pathRefusal } from "../reconcile/disk-tree.js";
 import type { Reporter } from "../report.js";
-import { loadBase, saveBase } from "../sync/base.js";
-import { ApiClient } from "../sync/client.js";
-import { DEFAULT_IDLE_TIMEOUT_MS, idleDeadline, type IdleDeadline } from "../sync/deadline.js";
-import { RetryingCaller, type BackoffPolicy } from "../sync/retry.js";
-import { Transfer } from "../sync/transfer.js";
-import { snapshotLocal, type LocalEntry } from "./local.js";
-import { nextBase, pathRefusal, planPull, type PathReason, type PullPlan } from "./plan.js";
-import { ProgressLine } from "./progress.js";
-import { LocalChanged, removeUnchanged, syncDirectories, writeAtomic, WriteRefused } from "./write.js";
+import type { BackoffPolicy } from "../sync/retry.js";
+import { count, openConflicts, reportHeld, reportPlan, reportRefusedPaths, reportUnsynced } from "./round-report.js";
+import { resolvePaths } from "./scope.js";
+import { openWorkspace, type Workspace } from "./workspace.js";
 
 /**
- * `uspark pull` (design.md §2b): the remote project onto the disk under --root. Only files whose
- * local content differs from the remote are downloaded; a file changed here since the base is a
- * conflict and kept (unless --force); a listed path that could land outside the root, in .git/ or
- * .uspark/, or through a symlink is refused. Exit code: 0 all pulled, 1 something refused, kept
- * or failed, 2 bad usage.
+ * `uspark pull [paths...]` (design.md §1c, §2b): rounds of the reconcile in pull mode. Remote changes
+ * are written over local files that did not change since the base (each re-checked right before
+ * the write), remote deletes are carried out here (only of paths the base held, through the
+ * mass-delete guard), a file changed on both sides keeps both (the local version committed as a
+ * conflict copy, the local file left alone, exit 1), and local changes are left alone (a push's
+ * business). A listed path that could land outside the root, in .git/ or .uspark/, or through a
+ * symlink is refused. Exit code: 0 all pulled, 1 something refused, in conflict or failed, 2 bad usage.
+ *
+ *   --force     conflicts: theirs wins (the local file kept under .uspark/backup/<time>/ first);
+ *               held deletes are carried out
+ *   --dry-run   what would be done; nothing written or sent
+ *   --delete    accepted for compatibility: deletes follow the table
  */
 
 export interface PullOptions {
   apiUrl: string;
   projectId: string;
   token?: string;
-  /** The project root (made real here). */
   root: string;
   requestTimeoutMs: number;
-  /** Requests in flight. */
   concurrency: number;
   report: Reporter;
   ignore?: string[];
-  /** Pull only into <root>/<prefix>. */
   prefix?: string;
+  /** Limit the pull to these paths (files or directories), relative to `cwd`. */
+  paths?: string[];
+  cwd?: string;
   force?: boolean;
-  delete?: boolean;
   dryRun?: boolean;
   /** Give up when the server has not answered for this long, ms. Default 60000. */
   giveUpAfterMs?: number;
+  maxFileSize?: number;
   backoff?: BackoffPolicy;
 }
 
-interface Outcome {
-  written: Set<string>;
-  deleted: Set<string>;
-  kept: PathReason[];
-  failed: PathReason[];
-}
+/** Rounds for paths that changed here while they were pulled: decided again, a few times at most. */
+const MAX_ROUNDS = 3;
 
 export async function runPull(options: PullOptions): Promise<0 | 1 | 2> {
   const { report } = options;
@@ -57,186 +53,64 @@ export async function runPull(options: PullOptions): Promise<0 | 1 | 2> {
     report.error("usage", `--prefix ${options.prefix}: ${badPrefix}`);
     return 2;
   }
-  // The API URL has been through checkApiUrl (config.ts), which refuses every URL this throws on.
-  const client = new ApiClient({ ...options, connections: options.concurrency + 1, report });
-  const session = new PullSession(client, options);
+  const scope = resolvePaths({ ...options, paths: options.paths ?? [] });
+  if (scope === "usage") return 2;
+  const ws = await openWorkspace({ ...options, prefix, maxFileSize: options.maxFileSize ?? Number.MAX_SAFE_INTEGER, source: { agent: "pull" } });
   try {
-    const root = await realpath(options.root);
-    const ignored = ignoreRule(root, options.ignore ?? [], prefix);
-    const dir = prefix ? path.join(root, ...prefix.split("/")) : root;
-    const listing = await session.call(() => client.listFiles(session.signal));
-    const base = await loadBase(root, options.apiUrl, options.projectId, report);
-    const named = [...listing.files.map((f) => f.path), ...(base?.files.keys() ?? [])].filter((p) => !pathRefusal(p));
-    const local = await snapshotLocal(root, dir, named);
-    const plan = planPull(listing.files, base?.files, local, { force: options.force, delete: options.delete, ignored });
-    for (const { path: p, reason } of plan.refusals) report.warn("pull-refused", `refused ${JSON.stringify(p)}: ${reason}; not written`, { path: p, reason });
-    for (const { path: p, reason } of plan.conflicts) report.warn("pull-conflict", `conflict ${p}: ${reason} (use --force to overwrite)`, { path: p, reason });
-    if (plan.heldDeletes.length > 0) reportHeldDeletes(report, plan, base?.files.size ?? 0);
-    if (options.dryRun) return dryRun(report, plan);
-
-    const outcome = await apply(root, dir, plan, local, session, report);
-    await saveBase(root, options.apiUrl, options.projectId, {
-      version: listing.version,
-      files: nextBase(listing.files, base?.files, plan, outcome),
-    });
-    return summarize(report, plan, outcome);
+    const request: RoundRequest = { mode: "pull", paths: "all", dryRun: options.dryRun, within: scope?.contains };
+    if (options.force) request.force = scope?.contains ?? (() => true);
+    const result = await ws.reconciler.round(request, ws.signal);
+    if (options.dryRun) return dryRun(report, result);
+    let requeue = result.requeue;
+    for (let round = 1; requeue.length > 0 && round < MAX_ROUNDS; round++) {
+      requeue = (await ws.reconciler.round({ ...request, paths: requeue }, ws.signal)).requeue;
+    }
+    for (const path of requeue) report.warn("pull-kept", `${path} kept: it kept changing here while the pull ran`, { path });
+    return summarize(report, ws, result, requeue.length);
   } catch (error) {
     report.error("pull-failed", `pull failed: ${(error as Error).message}`);
     return 1;
   } finally {
-    session.end();
-    await client.close();
+    await ws.close();
   }
 }
 
-/** Downloads and writes, then deletes; nothing here throws for one file. */
-async function apply(root: string, dir: string, plan: PullPlan, local: Map<string, LocalEntry>, session: PullSession, report: Reporter): Promise<Outcome> {
-  const outcome: Outcome = { written: new Set(), deleted: new Set(), kept: [], failed: [] };
-  const localPath = (rel: string) => path.join(dir, ...rel.split("/"));
-  const bySha = new Map<string, string[]>();
-  for (const file of plan.downloads) bySha.set(file.sha256, [...(bySha.get(file.sha256) ?? []), file.path]);
-  const progress = new ProgressLine(report);
-  const total = plan.downloads.length;
-  const failures = await session.transfer.downloadBlobs(
-    plan.downloads,
-    async (sha, bytes) => {
-      for (const rel of bySha.get(sha) ?? []) {
-        const here = local.get(rel);
-        const expected = here?.kind === "file" && here.stat ? here.stat : "missing";
-        try {
-          await writeAtomic(root, localPath(rel), bytes, expected);
-          outcome.written.add(rel);
-          report.debug("pulled", `pulled ${rel}`, { path: rel });
-        } catch (error) {
-          note(outcome, report, rel, error);
-        }
-        progress.update(outcome.written.size + outcome.kept.length + outcome.failed.length, total, "pulling");
-      }
-    },
-    session.signal,
-  );
-  progress.clear();
-  for (const [sha, reason] of failures) {
-    for (const rel of bySha.get(sha) ?? []) note(outcome, report, rel, new Error(reason));
-  }
-  for (const rel of plan.deletes) {
-    const here = local.get(rel);
-    if (here?.kind !== "file" || !here.stat) continue;
-    try {
-      await removeUnchanged(localPath(rel), here.stat);
-      outcome.deleted.add(rel);
-      report.debug("pull-deleted", `deleted ${rel} (the remote no longer has it)`, { path: rel });
-    } catch (error) {
-      note(outcome, report, rel, error);
-    }
-  }
-  await syncDirectories([...outcome.written, ...outcome.deleted].map((rel) => path.dirname(localPath(rel))));
-  return outcome;
+function dryRun(report: Reporter, result: RoundResult): 0 | 1 {
+  reportPlan(report, result.plan);
+  const refused = reportRefusedPaths(report, result);
+  const { plan } = result;
+  const held = plan.held.local.length;
+  if (held > 0) report.warn("mass-delete", `${count(held, "delete")} here would be refused by the mass-delete guard (--force carries them out)`, { paths: plan.held.local });
+  report.info("summary", `dry run: would pull ${count(plan.writes.length, "file")}, delete ${plan.removes.length} here, ${count(plan.conflicts.length, "conflict")}; nothing written`, {
+    writes: plan.writes.length,
+    removes: plan.removes.length,
+    conflicts: plan.conflicts.length,
+    held,
+    refused,
+  });
+  return plan.conflicts.length + held + refused > 0 ? 1 : 0;
 }
 
-function note(outcome: Outcome, report: Reporter, rel: string, error: unknown): void {
-  const reason = (error as Error).message;
-  if (error instanceof LocalChanged) {
-    outcome.kept.push({ path: rel, reason });
-    report.warn("pull-conflict", `conflict ${rel}: ${reason}`, { path: rel, reason });
-    return;
-  }
-  outcome.failed.push({ path: rel, reason });
-  const what = error instanceof WriteRefused ? "refused" : "not pulled";
-  report.warn(error instanceof WriteRefused ? "pull-refused" : "pull-failed", `${what} ${JSON.stringify(rel)}: ${reason}`, { path: rel, reason });
-}
-
-function dryRun(report: Reporter, plan: PullPlan): 0 | 1 {
-  for (const file of plan.downloads) report.info("pull-plan", `would pull ${file.path}`, { path: file.path, op: "pull" });
-  for (const rel of plan.deletes) report.info("pull-plan", `would delete ${rel}`, { path: rel, op: "delete" });
-  const line = `dry run: would pull ${count(plan.downloads.length, "file")}, ${plan.unchanged.length} unchanged` + ignoredPart(plan) + tail(plan.deletes.length, plan.conflicts.length, plan.refusals.length, 0, plan.heldDeletes.length);
-  report.info("summary", line, counts(plan));
-  return plan.conflicts.length + plan.refusals.length + plan.heldDeletes.length > 0 ? 1 : 0;
-}
-
-/** `pulled 812 files, 3 unchanged, 1 conflict`. */
-function summarize(report: Reporter, plan: PullPlan, outcome: Outcome): 0 | 1 {
-  const conflicts = plan.conflicts.length + outcome.kept.length;
-  const line = `pulled ${count(outcome.written.size, "file")}, ${plan.unchanged.length} unchanged` + ignoredPart(plan) + tail(outcome.deleted.size, conflicts, plan.refusals.length, outcome.failed.length, plan.heldDeletes.length);
-  const fields = { ...counts(plan), pulled: outcome.written.size, deleted: outcome.deleted.size, conflicts, failed: outcome.failed.length };
-  const bad = conflicts + plan.refusals.length + outcome.failed.length + plan.heldDeletes.length > 0;
-  if (bad) report.error("summary", line, fields);
-  else report.info("summary", line, fields);
-  return bad ? 1 : 0;
-}
-
-/** A remote that suddenly lacks most of what was pulled is far more often a mistake than an intent. */
-function reportHeldDeletes(report: Reporter, plan: PullPlan, baseFiles: number): void {
-  const n = plan.heldDeletes.length;
-  report.error(
-    "mass-delete",
-    `the remote no longer has ${n} of the ${baseFiles} files last pulled or synced here: not deleting them ` +
-      `(more than ${MASS_DELETE_TEXT}; a wrong --project-id or --prefix, or a remote that was emptied?). If they are meant to go: --delete --force`,
-    { deletes: n, base: baseFiles },
-  );
-}
-
-function ignoredPart(plan: PullPlan): string {
-  return plan.ignored.length > 0 ? `, ${plan.ignored.length} ignored` : "";
-}
-
-function tail(deleted: number, conflicts: number, refused: number, failed: number, notDeleted: number): string {
-  const parts = [];
-  if (deleted > 0) parts.push(`${deleted} deleted`);
-  if (notDeleted > 0) parts.push(`${notDeleted} not deleted`);
-  if (conflicts > 0) parts.push(count(conflicts, "conflict"));
+/** `pulled 812 files, 3 unchanged, 1 conflict`; 1 when anything was refused, kept or failed. */
+function summarize(report: Reporter, ws: Workspace, result: RoundResult, kept: number): 0 | 1 {
+  const { ledger } = ws.reconciler;
+  const refused = reportRefusedPaths(report, result);
+  reportHeld(report, result.plan, ws.base.base.files.size, "pull");
+  const failed = reportUnsynced(report, ledger, result);
+  const conflicts = openConflicts(ledger);
+  if (conflicts.length > 0) report.error("conflicts", `${count(conflicts.length, "conflict")} open (${conflicts.slice(0, 5).join(", ")}${conflicts.length > 5 ? ", …" : ""}): your versions are kept here and committed as conflict copies; resolve with uspark pull --force <path> (theirs) or uspark push --force <path> (yours)`, { paths: conflicts });
+  const ignored = result.outOfScope.filter((o) => !o.refused).length;
+  const held = result.plan.held.local.length;
+  const parts = [`pulled ${count(ledger.pulled, "file")}`, `${ledger.unchanged} unchanged`];
+  if (ignored > 0) parts.push(`${ignored} ignored`);
+  if (ledger.removed > 0) parts.push(`${ledger.removed} deleted`);
+  if (held > 0) parts.push(`${held} not deleted`);
+  if (conflicts.length > 0) parts.push(count(conflicts.length, "conflict"));
   if (refused > 0) parts.push(`${refused} refused`);
-  if (failed > 0) parts.push(`${failed} failed`);
-  return parts.map((p) => `, ${p}`).join("");
-}
-
-function counts(plan: PullPlan) {
-  return { downloads: plan.downloads.length, unchanged: plan.unchanged.length, deletes: plan.deletes.length, heldDeletes: plan.heldDeletes.length, conflicts: plan.conflicts.length, refusals: plan.refusals.length, ignored: plan.ignored.length };
-}
-
-function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? "" : "s"}`;
-}
-
-/**
- * The one ignore decision, as watch and push make it, on the local path: what they would never
- * push is never written (the built-ins, --ignore relative to the root, the .gitignore files here).
- */
-function ignoreRule(root: string, patterns: readonly string[], prefix: string | undefined): (rel: string) => boolean {
-  const engine = new IgnoreEngine({ root, ignore: patterns });
-  return (rel) => engine.check(prefix ? `${prefix}/${rel}` : rel, false) !== undefined;
-}
-
-/**
- * The requests of one pull: retried by the session's policy, given up when the server has not
- * answered for `giveUpAfterMs` (a large download within its own deadline counts as an answer).
- */
-class PullSession {
-  readonly transfer: Transfer;
-  private readonly controller = new AbortController();
-  private readonly deadline: IdleDeadline;
-  private readonly caller: RetryingCaller;
-
-  constructor(client: ApiClient, options: PullOptions) {
-    const timeoutMs = options.giveUpAfterMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-    this.deadline = idleDeadline({
-      timeoutMs,
-      longTransferDeadline: () => client.longTransferDeadline(),
-      expire: () => this.controller.abort(new Error(`the server has not answered for ${timeoutMs} ms`)),
-    });
-    this.caller = new RetryingCaller({ report: options.report, policy: options.backoff, onProgress: () => this.deadline.progress() });
-    this.transfer = new Transfer(client, { concurrency: options.concurrency, report: options.report, call: (run, signal) => this.caller.call(run, signal) });
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  call<T>(run: () => Promise<T>): Promise<T> {
-    return this.caller.call(run, this.signal);
-  }
-
-  end(): void {
-    this.deadline.stop();
-  }
+  if (failed + kept > 0) parts.push(`${failed + kept} failed`);
+  const left = result.plan.leftAlone.length;
+  if (left > 0) parts.push(`${left} changed here (uspark push sends them)`);
+  const bad = refused + held + failed + kept + conflicts.length > 0;
+  report[bad ? "error" : "info"]("summary", parts.join(", "), { pulled: ledger.pulled, unchanged: ledger.unchanged, deleted: ledger.removed, conflicts: conflicts.length, refused, failed, ignored, held, leftAlone: left });
+  return bad ? 1 : 0;
 }

@@ -5,7 +5,8 @@ import { ApiError, networkError } from "./api-error.js";
 import { isRetryableStatus, parseRetryAfter } from "./retry.js";
 
 export { ApiError } from "./api-error.js";
-import type { Change, CommitSource, RemoteFile, RemoteTree } from "./api-types.js";
+import type { ApiVersion, Change, CommitFeed, CommitSource, Listing, ProjectSummary, RemoteFile } from "../api/types.js";
+import { isProjectSummary, isShaList, isVersion, parseFeed } from "../api/answers.js";
 
 /**
  * The project API client (design.md §3): one request per call, no retries (retry.ts does that).
@@ -57,6 +58,10 @@ interface RequestInit {
   sendBytes?: number;
   /** Bytes the answer is expected to carry (downloads), for the deadline. */
   answerBytes?: number;
+  /** The server may rightly hold its answer this long (a long poll): added to the deadlines. */
+  answerWithinMs?: number;
+  /** The path is under `<api>/api/projects`, not under this project. */
+  projectsRoute?: boolean;
 }
 
 /**
@@ -82,7 +87,9 @@ function loadUndici(): Promise<typeof Undici> {
 
 export class ApiClient {
   readonly origin: string;
-  /** `/base/api/projects/<id>` (the API URL may carry a path prefix). */
+  /** `/base/api/projects` (the API URL may carry a path prefix). */
+  private readonly projects: string;
+  /** `/base/api/projects/<id>`. */
   private readonly base: string;
   private pool: Promise<Undici.Pool> | undefined;
   private closed = false;
@@ -101,14 +108,19 @@ export class ApiClient {
       throw new ApiError("the API URL must not contain credentials; use --token", { code: "config", fatal: true });
     }
     this.origin = url.origin;
-    this.base = `${url.pathname.replace(/\/+$/, "")}/api/projects/${encodeURIComponent(options.projectId)}`;
+    this.projects = `${url.pathname.replace(/\/+$/, "")}/api/projects`;
+    this.base = `${this.projects}/${encodeURIComponent(options.projectId)}`;
   }
 
-  /** GET /files: the project's current tree (version 0 and no files for a new project). */
-  async listFiles(signal?: AbortSignal): Promise<RemoteTree> {
-    const answer = await this.request("GET", "/files", { signal, ok: [200], maxBody: MAX_LISTING_BODY });
+  /**
+   * GET /files (`?version=N`: as of version N, v1.2): the project's tree, and the API version the
+   * server says it speaks ("1.2"; an older server says nothing: "1").
+   */
+  async listFiles(signal?: AbortSignal, version?: number): Promise<Listing> {
+    const query = version === undefined ? "" : `?version=${version}`;
+    const answer = await this.request("GET", `/files${query}`, { signal, ok: [200], maxBody: MAX_LISTING_BODY });
     const json = answer.json;
-    if (!json || typeof json.version !== "number" || !Array.isArray(json.files)) {
+    if (!json || !isVersion(json.version) || !Array.isArray(json.files)) {
       throw this.protocolError("GET /files", "the answer is not { version, files }");
     }
     const files: RemoteFile[] = [];
@@ -119,7 +131,29 @@ export class ApiClient {
       }
       files.push({ path: file.path, sha256: file.sha256, size: file.size });
     }
-    return { version: json.version, files };
+    const api: ApiVersion = json.api === "1.2" ? "1.2" : "1";
+    return { version: json.version, files, api };
+  }
+
+  /**
+   * GET /commits (v1.2): the commits after `since`, oldest first, and the head version; with
+   * `waitMs`, the server answers as soon as there is one (a long poll). Checked here: versions
+   * that go back or repeat are a protocol error, never a loop.
+   */
+  async commitFeed(since: number, options: { limit?: number; waitMs?: number; path?: string } = {}, signal?: AbortSignal): Promise<CommitFeed> {
+    const query = new URLSearchParams({ since: String(since) });
+    if (options.limit !== undefined) query.set("limit", String(options.limit));
+    if (options.path !== undefined) query.set("path", options.path);
+    if (options.waitMs !== undefined) query.set("wait", String(options.waitMs));
+    const answer = await this.request("GET", `/commits?${query}`, {
+      signal,
+      ok: [200],
+      optional: true,
+      maxBody: MAX_LISTING_BODY,
+      // A long poll may rightly answer only at the end of its wait.
+      answerWithinMs: options.waitMs,
+    });
+    return parseFeed(answer.json, since, (why) => this.protocolError("GET /commits", why));
   }
 
   /** HEAD /blobs/{sha256}: does the server have it? */
@@ -207,7 +241,10 @@ export class ApiClient {
     return this.longDeadlines.size === 0 ? undefined : Math.max(...this.longDeadlines.values());
   }
 
-  /** POST /commits. Errors: 422 `missing_blobs` (body.missing), 400 `invalid_path` (body.path), … */
+  /**
+   * POST /commits. Errors: 409 `conflict` (v1.2: body.conflicts, body.version: nothing applied),
+   * 422 `missing_blobs` (body.missing), 400 `invalid_path` (body.path), 422 `idempotency_key_reused`.
+   */
   async commit(changes: Change[], source: CommitSource, idempotencyKey: string, signal?: AbortSignal): Promise<{ version: number }> {
     const answer = await this.request("POST", "/commits", {
       signal,
@@ -238,6 +275,27 @@ export class ApiClient {
       throw this.protocolError("PUT /sessions/…/events", "the answer has no length");
     }
     return { appended: answer.status === 200, length };
+  }
+
+  /** GET /api/projects (v1.2): the projects the token may see. ApiError `unsupported`: an older server. */
+  async listProjects(signal?: AbortSignal): Promise<ProjectSummary[]> {
+    const answer = await this.request("GET", "", { signal, ok: [200], optional: true, projectsRoute: true, maxBody: MAX_LISTING_BODY });
+    const projects = answer.json?.projects;
+    if (!Array.isArray(projects) || !projects.every(isProjectSummary)) throw this.protocolError("GET /api/projects", "the answer is not { projects }");
+    return projects;
+  }
+
+  /** POST /api/projects (v1.2): "created", or "exists" (409). ApiError `unsupported`: an older server. */
+  async createProject(id: string, signal?: AbortSignal): Promise<"created" | "exists"> {
+    const answer = await this.request("POST", "", {
+      signal,
+      ok: [200, 201, 409],
+      optional: true,
+      projectsRoute: true,
+      body: JSON.stringify({ id }),
+      headers: { "content-type": "application/json" },
+    });
+    return answer.status === 409 ? "exists" : "created";
   }
 
   /** Lets the requests under way finish (at most `graceMs`), then closes the connections. */
@@ -282,10 +340,11 @@ export class ApiClient {
     // sized by the bytes the request moves, measured from the body whenever it can be.
     const { requestTimeoutMs } = this.options;
     const sent = typeof init.body === "function" ? (init.sendBytes ?? 0) : init.body === undefined ? 0 : byteLength(init.body);
-    const deadlineMs = requestDeadlineMs(requestTimeoutMs, sent + (init.answerBytes ?? 0));
+    const held = init.answerWithinMs ?? 0;
+    const deadlineMs = requestDeadlineMs(requestTimeoutMs, sent + (init.answerBytes ?? 0)) + held;
     // No answer can come before the body is sent: the wait for the headers gets the time the
     // body takes at the slowest allowed rate (undici's header timer also runs while it is sent).
-    const headersTimeoutMs = requestDeadlineMs(requestTimeoutMs, sent);
+    const headersTimeoutMs = requestDeadlineMs(requestTimeoutMs, sent) + held;
     const deadline = AbortSignal.timeout(deadlineMs);
     const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
     const token = {};
@@ -319,7 +378,7 @@ export class ApiClient {
       const pool = await this.getPool();
       response = await pool.request({
         method,
-        path: this.base + sub,
+        path: (init.projectsRoute ? this.projects : this.base) + sub,
         headers,
         body: typeof init.body === "function" ? init.body(undici) : init.body,
         signal: init.signal,
@@ -484,6 +543,3 @@ async function readBytes(body: Undici.Dispatcher.ResponseData["body"], limit: nu
   return Buffer.concat(chunks);
 }
 
-function isShaList(value: unknown): value is string[] {
-  return Array.isArray(value) && value.every(isSha256);
-}

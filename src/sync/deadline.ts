@@ -1,4 +1,3 @@
-import type { SyncEngine, SyncTarget } from "./engine.js";
 import type { ChangeQueue } from "./queue.js";
 
 /**
@@ -66,8 +65,9 @@ export function idleDeadline(options: IdleDeadlineOptions): IdleDeadline {
  * trickles its answers, still ends it.
  */
 export interface DrainOptions {
-  queue: ChangeQueue<SyncTarget>;
-  engine: SyncEngine;
+  queue: Pick<ChangeQueue<unknown>, "drain" | "idle">;
+  /** The requests: whether they are failing now, and how to cut their retry waits short. */
+  requests: { readonly degraded: boolean; wake(): void };
   signal: AbortSignal;
   timeoutMs: number;
   idle: boolean;
@@ -80,13 +80,13 @@ export interface DrainOptions {
 }
 
 export async function drainWithDeadline(options: DrainOptions): Promise<void> {
-  const { queue, engine, signal, timeoutMs } = options;
+  const { queue, requests, signal, timeoutMs } = options;
   const reason = `still unsynced when the flush timeout (${timeoutMs} ms) ran out`;
   const deadline = idleDeadline({
     timeoutMs,
     // Idle mode: a large transfer under way while nothing fails is progress.
     longTransferDeadline: options.idle ? options.longTransferDeadline : undefined,
-    extendWhile: () => !engine.degraded,
+    extendWhile: () => !requests.degraded,
     expire: () => options.expire(reason),
   });
   if (options.idle) options.onProgress(() => deadline.progress());
@@ -94,7 +94,7 @@ export async function drainWithDeadline(options: DrainOptions): Promise<void> {
     if (signal.aborted) resolve();
     signal.addEventListener("abort", () => resolve(), { once: true });
   });
-  engine.wake(); // a retry waiting out its backoff tries again now
+  requests.wake(); // a retry waiting out its backoff tries again now
   try {
     await Promise.race([queue.drain(), aborted]);
     // An interrupted batch gives up quickly (its requests and waits are aborted); let it

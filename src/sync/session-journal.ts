@@ -1,6 +1,6 @@
 import type { Reporter } from "../report.js";
 import { stateFileExists } from "../state-dir.js";
-import type { SyncEngine, SyncTarget } from "./engine.js";
+import type { Ledger } from "../reconcile/ledger.js";
 import { JOURNAL_NAME, journalPath, updateJournal, type JournalEntry, type SyncedPath } from "./journal.js";
 
 /**
@@ -8,15 +8,15 @@ import { JOURNAL_NAME, journalPath, updateJournal, type JournalEntry, type Synce
  * wins), and at the end the entries its successes settle are cleared.
  */
 
-/** Not synced because time ran out or syncing stopped: remote path → why. */
-export type Unsynced = Map<string, { target: SyncTarget; reason: string }>;
+/** Not synced because time ran out or syncing stopped: remote path → the local file and why. */
+export type Unsynced = Map<string, { local: string; reason: string }>;
 
 export interface SessionJournalOptions {
   apiUrl: string;
   projectId: string;
   root: string;
   report: Reporter;
-  engine: SyncEngine;
+  ledger: Ledger;
   unsynced: Unsynced;
 }
 
@@ -30,32 +30,25 @@ export interface SessionJournal {
 }
 
 export function createSessionJournal(options: SessionJournalOptions): SessionJournal {
-  const { apiUrl, projectId, root, engine, unsynced } = options;
+  const { apiUrl, projectId, root, ledger, unsynced } = options;
   const journaled = new Set<string>();
 
-  const entry = (target: SyncTarget, reason: string, time: string): JournalEntry => ({
-    apiUrl,
-    projectId,
-    path: target.remote,
-    local: target.abs,
-    reason,
-    time,
-  });
+  const entry = (path: string, local: string, reason: string, time: string): JournalEntry => ({ apiUrl, projectId, path, local, reason, time });
 
   function unsyncedEntries(time: string): JournalEntry[] {
     const add: JournalEntry[] = [];
-    for (const [remote, outcome] of engine.outcomes) {
+    for (const [remote, outcome] of ledger.outcomes) {
       if (outcome.status === "failed" || (outcome.status === "skipped" && outcome.journal)) {
-        if (!unsynced.has(remote)) add.push(entry(outcome.target, outcome.reason, time));
+        if (!unsynced.has(remote)) add.push(entry(remote, outcome.local, outcome.reason, time));
       }
     }
-    for (const { target, reason } of unsynced.values()) add.push(entry(target, reason, time));
+    for (const [remote, { local, reason }] of unsynced) add.push(entry(remote, local, reason, time));
     return add;
   }
 
   function syncedPaths(): SyncedPath[] {
     const synced: SyncedPath[] = [];
-    for (const [remote, outcome] of engine.outcomes) {
+    for (const [remote, outcome] of ledger.outcomes) {
       if (outcome.status === "synced" && !unsynced.has(remote)) synced.push({ apiUrl, projectId, path: remote, at: outcome.at });
     }
     return synced;

@@ -1,6 +1,9 @@
 import { createHash } from "node:crypto";
 import type { Reporter } from "../report.js";
 import { ApiError, type ApiClient } from "./client.js";
+
+/** The blob requests the transfer layer makes (the client's; the simulation's server in memory). */
+export type BlobApi = Pick<ApiClient, "hasBlob" | "putBlob" | "postBlobs" | "getBlobs" | "getBlob">;
 import { MAX_BATCH_BYTES, MAX_BATCH_PARTS } from "../server/validate.js";
 import { mapLimit } from "../map-limit.js";
 
@@ -71,7 +74,7 @@ export class Transfer {
   private readonly packBytes: number;
 
   constructor(
-    private readonly client: ApiClient,
+    private readonly client: BlobApi,
     private readonly options: TransferOptions,
   ) {
     this.known = options.known ?? new Set();

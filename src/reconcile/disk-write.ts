@@ -3,7 +3,8 @@ import { constants, promises as fsp, type Stats } from "node:fs";
 import path from "node:path";
 import { isInside } from "../paths.js";
 import { fsyncDirQuietly } from "../fsync-dir.js";
-import { changedSince, descriptorPath, type FileSnapshot } from "../sync/files.js";
+import { descriptorPath } from "../sync/files.js";
+import { LocalChanged, WriteRefused } from "./local-tree.js";
 
 /**
  * Writing a pulled file without ever leaving the root: directories are created one by one, each
@@ -13,25 +14,19 @@ import { changedSince, descriptorPath, type FileSnapshot } from "../sync/files.j
  * all is written (syncDirectories), before it records the pull as done.
  */
 
-/** The path may not be written (a symlink or a file in the way). */
-export class WriteRefused extends Error {
-  override readonly name = "WriteRefused";
-}
-
-/** The local file changed after it was looked at: it is kept. */
-export class LocalChanged extends Error {
-  override readonly name = "LocalChanged";
-}
-
 const { O_WRONLY, O_CREAT, O_EXCL } = constants;
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
-/** `expected`: the local file as it was planned (its stat), or "missing". */
-export async function writeAtomic(root: string, abs: string, bytes: Uint8Array, expected: FileSnapshot | "missing"): Promise<void> {
+/** Does the local file still hold what was planned on? Asked right before the rename or unlink. */
+export type Precondition = () => Promise<boolean>;
+
+/** Writes `bytes` at `abs` (under `root`) if `unchanged()` still holds right before the rename. */
+export async function writeAtomic(root: string, abs: string, bytes: Uint8Array, unchanged: Precondition): Promise<void> {
   const problem = await parentProblem(root, abs, true);
   if (problem) throw new WriteRefused(problem);
   const dir = path.dirname(abs);
   const existing = await fsp.lstat(abs).catch(() => undefined);
+  if (existing && !existing.isFile()) throw new WriteRefused(existing.isDirectory() ? "a directory is in its place here" : "something other than a regular file is in its place here");
   const temp = path.join(dir, `.${path.basename(abs).slice(0, 200)}.uspark-${randomBytes(6).toString("hex")}.tmp`);
   const handle = await fsp.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o666);
   let renamed = false;
@@ -43,9 +38,7 @@ export async function writeAtomic(root: string, abs: string, bytes: Uint8Array, 
     const where = await descriptorPath(handle, temp);
     if (where === undefined || !isInside(root, where)) throw new WriteRefused(`it would be written outside the project root (${where ?? "its real path cannot be told"})`);
     await handle.close();
-    if (expected === "missing" ? existing !== undefined : await changedSince(abs, expected)) {
-      throw new LocalChanged("it changed here while the pull ran: kept");
-    }
+    if (!(await unchanged())) throw new LocalChanged("it changed here meanwhile: kept");
     await fsp.rename(temp, abs);
     renamed = true;
   } finally {
@@ -55,8 +48,8 @@ export async function writeAtomic(root: string, abs: string, bytes: Uint8Array, 
 }
 
 /** Removes a file the base says is ours, unless it changed since it was looked at. */
-export async function removeUnchanged(abs: string, expected: FileSnapshot): Promise<void> {
-  if (await changedSince(abs, expected)) throw new LocalChanged("it changed here while the pull ran: kept");
+export async function removeUnchanged(abs: string, unchanged: Precondition): Promise<void> {
+  if (!(await unchanged())) throw new LocalChanged("it changed here meanwhile: kept");
   await fsp.unlink(abs);
 }
 

@@ -1,0 +1,55 @@
+import { isSha256 } from "../server/validate.js";
+import type { Change, CommitFeed, CommitRecord, ConflictEntry, ProjectSummary } from "./types.js";
+
+/**
+ * The client's checks of what a server answers (design.md §3): pure, so that a server that answers
+ * nonsense (a feed whose versions go back, a 409 for paths never sent) is named, never looped on.
+ */
+
+export function isVersion(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+
+export function isProjectSummary(value: unknown): value is ProjectSummary {
+  const p = value as Partial<ProjectSummary> | null;
+  return !!p && typeof p.id === "string" && isVersion(p.version) && typeof p.files === "number" && typeof p.updated === "string";
+}
+
+/** A 409 `conflict` body's entries, checked (undefined when the body is not one). */
+export function conflictEntries(body: Record<string, unknown> | undefined): ConflictEntry[] | undefined {
+  const list = body?.conflicts;
+  if (!Array.isArray(list)) return undefined;
+  const ok = list.every((c: Partial<ConflictEntry> | null) => !!c && typeof c.path === "string" && (c.sha256 === null || isSha256(c.sha256)));
+  return ok ? (list as ConflictEntry[]).map((c) => ({ path: c.path, sha256: c.sha256, size: typeof c.size === "number" ? c.size : null })) : undefined;
+}
+
+/**
+ * A commit feed, checked: each commit one version after the one before it (starting at
+ * `since + 1`), every change a put or a delete of a string path, the head at least the last.
+ */
+export function parseFeed(json: Record<string, unknown> | undefined, since: number, fail: (why: string) => Error): CommitFeed {
+  if (!json || !isVersion(json.version) || !Array.isArray(json.commits)) throw fail("the answer is not { version, commits }");
+  const commits: CommitRecord[] = [];
+  let expected = since + 1;
+  for (const item of json.commits as unknown[]) {
+    const commit = item as Partial<CommitRecord> | null;
+    if (!commit || !isVersion(commit.version) || !Array.isArray(commit.changes)) throw fail("a commit is not { version, changes }");
+    if (commit.version !== expected) throw fail(`commit versions go back, repeat or skip (v${commit.version} where v${expected} was due)`);
+    if (!commit.changes.every(isChange)) throw fail(`commit v${commit.version} holds a change that is not a put or a delete`);
+    commits.push({ version: commit.version, time: typeof commit.time === "string" ? commit.time : "", source: commit.source, changes: commit.changes });
+    expected++;
+  }
+  if (json.version < expected - 1) throw fail(`the head v${json.version} is older than the commits listed`);
+  return { version: json.version, commits };
+}
+
+function isChange(value: unknown): value is Change {
+  const c = value as Partial<Change> | null;
+  if (!c || typeof c.path !== "string") return false;
+  if (c.op === "delete") return true;
+  return c.op === "put" && isSha256((c as { sha256?: unknown }).sha256) && typeof (c as { size?: unknown }).size === "number";
+}
+
+export function isShaList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every(isSha256);
+}

@@ -1,0 +1,86 @@
+import os from "node:os";
+import { realpath } from "node:fs/promises";
+import type { CommitSource } from "../api/types.js";
+import { IgnoreEngine } from "../ignore/engine.js";
+import { BaseKeeper } from "../reconcile/base-keeper.js";
+import { createDiskTree } from "../reconcile/disk-tree.js";
+import { Reconciler } from "../reconcile/reconciler.js";
+import { RemoteView } from "../reconcile/remote-view.js";
+import { fileStateStore } from "../reconcile/state-store.js";
+import { gitCleanFiles } from "../reconcile/git-clean.js";
+import type { Reporter } from "../report.js";
+import { ApiClient } from "../sync/client.js";
+import { DEFAULT_IDLE_TIMEOUT_MS, idleDeadline, type IdleDeadline } from "../sync/deadline.js";
+import { ProjectRemote } from "../sync/project-remote.js";
+import { RetryingCaller, type BackoffPolicy } from "../sync/retry.js";
+
+/**
+ * The parts of one push, pull or status: the tree under the root, the project's API under one
+ * retry policy, the remote view, the base, and the reconciler over them. It gives up when the
+ * server has not answered for `giveUpAfterMs` (a large transfer within its own deadline counts as
+ * an answer).
+ */
+
+export interface WorkspaceOptions {
+  apiUrl: string;
+  projectId: string;
+  token?: string;
+  root: string;
+  prefix?: string;
+  ignore?: readonly string[];
+  requestTimeoutMs: number;
+  concurrency: number;
+  maxFileSize: number;
+  report: Reporter;
+  source: CommitSource;
+  /** Give up when the server has not answered for this long, ms. Default 60000. */
+  giveUpAfterMs?: number;
+  backoff?: BackoffPolicy;
+}
+
+export interface Workspace {
+  root: string;
+  client: ApiClient;
+  view: RemoteView;
+  base: BaseKeeper;
+  reconciler: Reconciler;
+  tree: ReturnType<typeof createDiskTree>;
+  signal: AbortSignal;
+  /** Writes the base, closes the connections. */
+  close(): Promise<void>;
+}
+
+export async function openWorkspace(options: WorkspaceOptions): Promise<Workspace> {
+  const { report } = options;
+  const root = await realpath(options.root);
+  const prefix = options.prefix?.replace(/\/+$/, "") || undefined;
+  const client = new ApiClient({ ...options, connections: options.concurrency + 1, report });
+  const controller = new AbortController();
+  const timeoutMs = options.giveUpAfterMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const deadline: IdleDeadline = idleDeadline({
+    timeoutMs,
+    longTransferDeadline: () => client.longTransferDeadline(),
+    expire: () => controller.abort(new Error(`the server has not answered for ${timeoutMs} ms`)),
+  });
+  const caller = new RetryingCaller({ report, policy: options.backoff, onProgress: () => deadline.progress() });
+  const remote = new ProjectRemote(client, caller, { concurrency: options.concurrency, report });
+  const view = new RemoteView(remote, report);
+  const ignore = new IgnoreEngine({ root, ignore: options.ignore });
+  const tree = createDiskTree({ root, prefix, ignore, maxFileSize: options.maxFileSize, report });
+  const base = await BaseKeeper.load({ apiUrl: options.apiUrl, projectId: options.projectId, prefix }, { store: fileStateStore(root, report), report });
+  const reconciler = new Reconciler({ tree, remote, view, base, report, source: options.source, host: os.hostname(), maxFileSize: options.maxFileSize, gitClean: () => gitCleanFiles(tree.dir) });
+  return {
+    root,
+    client,
+    view,
+    base,
+    reconciler,
+    tree,
+    signal: controller.signal,
+    async close() {
+      deadline.stop();
+      await base.close();
+      await client.close();
+    },
+  };
+}

@@ -1,0 +1,154 @@
+import { normalizeApiUrl } from "../sync/journal.js";
+
+/**
+ * The base (design.md §1c): per project (API URL, project id, prefix), what this machine last saw
+ * both sides agree on, path by path, with the stat it had here then (so a scan hashes only what
+ * changed), the open conflicts, the deletes the mass-delete guard holds, and the remote version.
+ * This file is the pure half: the shape of `.uspark/state.json` and its parsing. Reading and
+ * writing it is state-store.ts. The token is never part of it.
+ */
+
+export interface BaseEntry {
+  sha256: string;
+  size: number;
+  /** -1: not to be trusted (written too close to when it was read, or from an old state file): hash again. */
+  mtimeMs: number;
+  ino: number;
+}
+
+/** A conflict kept open until the two sides are made equal or one is forced (design.md §1c). */
+export interface OpenConflict {
+  /** The local version when the conflict was found (its copy holds the latest, `copySha`). */
+  local: string;
+  /** The remote version then (`null`: deleted). */
+  remote: string | null;
+  /** The conflict copy's remote path. */
+  copy: string;
+  /** What the copy holds: the last local version committed there. */
+  copySha: string;
+  /** ISO time it was found. */
+  at: string;
+}
+
+export interface Base {
+  apiUrl: string;
+  projectId: string;
+  /** `--prefix`, `/`-separated, "" for none. */
+  prefix: string;
+  /** The remote version the base was last brought up to. */
+  version: number;
+  files: Map<string, BaseEntry>;
+  conflicts: Map<string, OpenConflict>;
+  /** Deletes the mass-delete guard refused: they stay refused until `--force`. */
+  held: Set<string>;
+  /** ISO time of the last save (when read from the file). */
+  updatedAt?: string;
+}
+
+export interface BaseKey {
+  apiUrl: string;
+  projectId: string;
+  prefix?: string;
+}
+
+export function emptyBase(key: BaseKey): Base {
+  return { apiUrl: normalizeApiUrl(key.apiUrl), projectId: key.projectId, prefix: key.prefix ?? "", version: 0, files: new Map(), conflicts: new Map(), held: new Set() };
+}
+
+const FORMAT = 2;
+
+/** A file entry as stored: `[sha256, size, mtimeMs, ino]` (50,000 of them must stay small). */
+type StoredEntry = [string, number, number, number];
+
+interface StoredProject {
+  apiUrl: string;
+  projectId: string;
+  prefix?: string;
+  version: number;
+  updatedAt: string;
+  /** Format 2: `[sha, size, mtimeMs, ino]`; format 1: the sha alone. */
+  files: Record<string, StoredEntry | string>;
+  conflicts?: Record<string, OpenConflict>;
+  held?: string[];
+}
+
+export interface StateFile {
+  format: 1 | 2;
+  projects: StoredProject[];
+}
+
+/** Parses state.json (format 2, or format 1 of v0.2); throws with a reason when it is not one we wrote. */
+export function parseState(text: string): StateFile {
+  const data: unknown = JSON.parse(text);
+  if (!data || typeof data !== "object" || Array.isArray(data)) throw new Error("not a JSON object");
+  const file = data as Partial<StateFile>;
+  if (file.format !== 1 && file.format !== FORMAT) throw new Error(`unknown state format ${JSON.stringify(file.format)}`);
+  if (!Array.isArray(file.projects)) throw new Error("projects is not an array");
+  file.projects.forEach((project, i) => {
+    const why = storedProjectProblem(project);
+    if (why) throw new Error(`projects[${i}]: ${why}`);
+  });
+  return file as StateFile;
+}
+
+function storedProjectProblem(p: Partial<StoredProject> | null): string | undefined {
+  if (!p || typeof p.apiUrl !== "string" || typeof p.projectId !== "string" || !Number.isInteger(p.version)) return "not { apiUrl, projectId, version, files }";
+  if (!isRecord(p.files)) return "files is not an object";
+  for (const value of Object.values(p.files)) if (typeof value !== "string" && !isStoredEntry(value)) return "a file entry is not [sha256, size, mtimeMs, ino]";
+  if (p.prefix !== undefined && typeof p.prefix !== "string") return "prefix is not a string";
+  if (p.conflicts !== undefined && !isRecord(p.conflicts)) return "conflicts is not an object";
+  if (p.held !== undefined && !(Array.isArray(p.held) && p.held.every((h) => typeof h === "string"))) return "held is not a list of paths";
+  return undefined;
+}
+
+function isStoredEntry(value: unknown): value is StoredEntry {
+  return Array.isArray(value) && value.length === 4 && typeof value[0] === "string" && value.slice(1).every((n) => typeof n === "number");
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function matches(stored: StoredProject, key: BaseKey, anyPrefix: boolean): boolean {
+  return normalizeApiUrl(stored.apiUrl) === normalizeApiUrl(key.apiUrl) && stored.projectId === key.projectId && (anyPrefix || (stored.prefix ?? "") === (key.prefix ?? ""));
+}
+
+/** This project's base in a parsed state file; a v0.2 entry (no prefix recorded) counts for any prefix. */
+export function baseIn(state: StateFile, key: BaseKey): Base | undefined {
+  const stored = state.projects.find((p) => matches(p, key, false)) ?? state.projects.find((p) => p.prefix === undefined && matches(p, key, true));
+  if (!stored) return undefined;
+  const files = new Map<string, BaseEntry>();
+  for (const [path, value] of Object.entries(stored.files)) {
+    files.set(path, typeof value === "string" ? { sha256: value, size: -1, mtimeMs: -1, ino: -1 } : { sha256: value[0], size: value[1], mtimeMs: value[2], ino: value[3] });
+  }
+  return {
+    apiUrl: normalizeApiUrl(stored.apiUrl),
+    projectId: stored.projectId,
+    prefix: key.prefix ?? "",
+    version: stored.version,
+    files,
+    conflicts: new Map(Object.entries(stored.conflicts ?? {})),
+    held: new Set(stored.held ?? []),
+    updatedAt: stored.updatedAt,
+  };
+}
+
+/** The state file with one project's base replaced (the others kept, the newest last). */
+export function withBase(state: StateFile | undefined, base: Base, now: Date): StateFile {
+  const others = (state?.projects ?? []).filter((p) => !matches(p, base, false) && !(p.prefix === undefined && matches(p, base, true)));
+  const files: Record<string, StoredEntry> = {};
+  for (const path of [...base.files.keys()].sort()) {
+    const e = base.files.get(path)!;
+    files[path] = [e.sha256, e.size, e.mtimeMs, e.ino];
+  }
+  const stored: StoredProject = { apiUrl: normalizeApiUrl(base.apiUrl), projectId: base.projectId, prefix: base.prefix, version: base.version, updatedAt: now.toISOString(), files };
+  if (base.conflicts.size > 0) stored.conflicts = Object.fromEntries(base.conflicts);
+  if (base.held.size > 0) stored.held = [...base.held].sort();
+  return { format: FORMAT, projects: [...others, stored] };
+}
+
+/** The project this root was last synced with (the newest entry): what commands use when no flag names one. */
+export function lastProject(state: StateFile): BaseKey | undefined {
+  const newest = [...state.projects].sort((a, b) => Date.parse(a.updatedAt) - Date.parse(b.updatedAt)).at(-1);
+  return newest && { apiUrl: newest.apiUrl, projectId: newest.projectId, prefix: newest.prefix ?? "" };
+}

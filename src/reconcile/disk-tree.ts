@@ -1,0 +1,152 @@
+import { promises as fsp } from "node:fs";
+import path from "node:path";
+import type { IgnoreEngine } from "../ignore/engine.js";
+import { mapLimit } from "../map-limit.js";
+import type { Reporter } from "../report.js";
+import { MAX_PATH_BYTES, validateProjectPath } from "../server/validate.js";
+import { ensureDir, stateDirPath } from "../state-dir.js";
+import { readLocal } from "../sync/files.js";
+import { walkFiles } from "../sync/walk.js";
+import { NOT_UTF8 } from "../fswatch/names.js";
+import { describeRule } from "../ignore/pattern.js";
+import { writeAtomic, removeUnchanged, syncDirectories } from "./disk-write.js";
+import type { LocalExpectation, LocalRead, LocalStat, LocalTree, TreeListing, Unrepresentable } from "./local-tree.js";
+
+/**
+ * The local tree on the disk: `<root>/<prefix>/<project path>`. Listing walks with the session's
+ * one ignore engine (built-ins, .gitignore files, --ignore) and never follows a symlink, so what
+ * it lists is inside the root by construction: no realpath per file. Reads check the descriptor's
+ * real path (sync/files.ts); writes go through disk-write.ts.
+ */
+
+export interface DiskTreeOptions {
+  /** The real path of the project root. */
+  root: string;
+  prefix?: string;
+  ignore: IgnoreEngine;
+  maxFileSize: number;
+  report?: Reporter;
+}
+
+const STAT_CHUNK = 512;
+const STAT_CONCURRENCY = 32;
+/** Never written or listed, whatever the rules say (case-insensitive: `.GIT/` is `.git/` on macOS). */
+const RESERVED = new Set([".git", ".uspark"]);
+
+export function createDiskTree(options: DiskTreeOptions): LocalTree & { readonly dir: string; flushDirectories(): Promise<void> } {
+  const { root, ignore } = options;
+  const prefix = (options.prefix ?? "").split(/[\\/]+/).filter((s) => s !== "" && s !== ".").join("/");
+  const dir = prefix ? path.join(root, ...prefix.split("/")) : root;
+  const abs = (p: string) => path.join(dir, ...p.split("/"));
+  const touchedDirs = new Set<string>();
+
+  const unchanged = (p: string, expected: LocalExpectation) => async (): Promise<boolean> => {
+    const now = await fsp.lstat(abs(p)).catch(() => undefined);
+    if (expected === null) return now === undefined;
+    if (!now?.isFile()) return false;
+    if (now.size === expected.stat.size && now.mtimeMs === expected.stat.mtimeMs && now.ino === expected.stat.ino) return true;
+    const read = await readLocal(abs(p), { root, maxFileSize: Number.MAX_SAFE_INTEGER });
+    return read.kind === "file" && read.sha256 === expected.sha256;
+  };
+
+  return {
+    dir,
+    where: abs,
+
+    async list(signal) {
+      return listTree(root, dir, prefix, ignore, options.report, signal);
+    },
+
+    async stat(p) {
+      const stat = await fsp.lstat(abs(p)).catch(() => undefined);
+      if (!stat || stat.isDirectory()) return undefined;
+      return stat.isFile() ? { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino } : "other";
+    },
+
+    async read(p, keepBytesUpTo = 0): Promise<LocalRead> {
+      const read = await readLocal(abs(p), { root, maxFileSize: options.maxFileSize, keepBytesUpTo });
+      if (read.kind !== "file") return read;
+      return { kind: "file", sha256: read.sha256, size: read.size, stat: { size: read.stat.size, mtimeMs: read.stat.mtimeMs, ino: read.stat.ino }, bytes: read.bytes };
+    },
+
+    outOfScope(p) {
+      const why = pathRefusal(p);
+      if (why) return { reason: why, refused: true };
+      const rule = ignore.check(prefix ? `${prefix}/${p}` : p, false);
+      return rule ? { reason: `ignored by ${describeRule(rule)}`, refused: false } : undefined;
+    },
+
+    async write(p, bytes, expected) {
+      await writeAtomic(root, abs(p), bytes, unchanged(p, expected));
+      touchedDirs.add(path.dirname(abs(p)));
+      const stat = await fsp.lstat(abs(p));
+      return { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino };
+    },
+
+    async remove(p, expected) {
+      await removeUnchanged(abs(p), unchanged(p, expected));
+      touchedDirs.add(path.dirname(abs(p)));
+    },
+
+    async backup(p, label) {
+      const backupRoot = path.join(await ensureDir(root), "backup");
+      await fsp.mkdir(backupRoot, { recursive: false }).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "EEXIST") throw error;
+      });
+      const target = path.join(backupRoot, label, ...p.split("/"));
+      await writeAtomic(stateDirPath(root), target, await fsp.readFile(abs(p)), async () => true);
+      return target;
+    },
+
+    /** Makes the renames and unlinks done so far durable (one fsync per directory). */
+    async flushDirectories() {
+      const dirs = [...touchedDirs];
+      touchedDirs.clear();
+      await syncDirectories(dirs);
+    },
+  };
+}
+
+/** Why a project path may never be written or synced here, by its name alone; undefined when it may. */
+export function pathRefusal(p: string): string | undefined {
+  const invalid = validateProjectPath(p);
+  if (invalid) return invalid;
+  const reserved = p.split("/").find((segment) => RESERVED.has(segment.toLowerCase()));
+  return reserved ? `it is inside ${reserved}/, which is never written` : undefined;
+}
+
+/** Why the API cannot hold this path, in the user's words; undefined when it can. */
+export function unrepresentableFile(remote: string): { remote: string; reason: string } | undefined {
+  const invalid = validateProjectPath(remote);
+  if (invalid === undefined) return undefined;
+  if (Buffer.byteLength(remote) > MAX_PATH_BYTES) return { remote, reason: `a path over ${MAX_PATH_BYTES} bytes cannot be stored remotely` };
+  if (remote.includes("\\")) return { remote, reason: "a backslash in the name cannot be stored remotely" };
+  return { remote, reason: `${invalid}: it cannot be stored remotely` };
+}
+
+async function listTree(root: string, dir: string, prefix: string, ignore: IgnoreEngine, report: Reporter | undefined, signal?: AbortSignal): Promise<TreeListing> {
+  const files = new Map<string, LocalStat>();
+  const unrepresentable: Unrepresentable[] = [];
+  if (!(await fsp.lstat(dir).catch(() => undefined))?.isDirectory()) return { files, unrepresentable };
+  const strip = prefix === "" ? 0 : prefix.length + 1;
+  const onUnsyncable = (rel: string, key: string) => unrepresentable.push({ remote: rel.slice(strip), reason: NOT_UTF8, key });
+  let chunk: string[] = [];
+  const statChunk = async () => {
+    const batch = chunk;
+    chunk = [];
+    await mapLimit(batch, STAT_CONCURRENCY, async (file) => {
+      const remote = path.relative(dir, file).split(path.sep).join("/");
+      const why = unrepresentableFile(remote);
+      if (why) return void unrepresentable.push({ ...why, key: file });
+      const stat = await fsp.lstat(file).catch(() => undefined);
+      if (stat?.isFile()) files.set(remote, { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino });
+    });
+  };
+  for await (const file of walkFiles({ root, start: dir, ignoreEngine: ignore, report, onUnsyncable })) {
+    signal?.throwIfAborted();
+    chunk.push(file);
+    if (chunk.length >= STAT_CHUNK) await statChunk();
+  }
+  await statChunk();
+  return { files, unrepresentable };
+}

@@ -1,0 +1,118 @@
+import { mapLimit } from "../map-limit.js";
+import { realTimers, type Timers } from "../sync/queue.js";
+import { statMatches, type BaseKeeper, type LocalStat } from "./base-keeper.js";
+import type { LocalRead, LocalTree } from "./local-tree.js";
+import type { LocalFile } from "./plan.js";
+
+/**
+ * The local side of the paths a round looks at: a stat each, and a hash only when the stat differs
+ * from the one the base recorded (or this session last hashed): no mtime guess ever decides what
+ * is pushed, and a quiet tree of 50,000 files is stat'ed, never read.
+ */
+
+export type Observation =
+  | { kind: "file"; file: LocalFile; /** kept from hashing, for the upload */ bytes?: Uint8Array }
+  | { kind: "absent" }
+  /** Not synced now: too large, a symlink, unreadable (journal: worth retrying later), or changing (retry: soon). */
+  | { kind: "unreadable"; reason: string; journal: boolean; retry: boolean; failed: boolean };
+
+export interface ObserverOptions {
+  tree: LocalTree;
+  base: BaseKeeper;
+  maxFileSize: number;
+  timers?: Timers;
+  /** Files at most this large keep their bytes between hashing and upload. Default 4 MiB. */
+  keepBytesUpTo?: number;
+  /** All kept bytes of one round together. Default 64 MiB. */
+  keepBudget?: number;
+}
+
+const READ_CONCURRENCY = 8;
+const STAT_CONCURRENCY = 32;
+const KEEP_BYTES = 4 * 1024 * 1024;
+const KEEP_BUDGET = 64 * 1024 * 1024;
+
+interface Hashed {
+  stat: LocalStat;
+  sha256: string;
+  readAt: number;
+}
+
+export class Observer {
+  /** What this session hashed, by path: a file that is not in sync is not read again until it changes. */
+  private readonly hashed = new Map<string, Hashed>();
+
+  constructor(private readonly options: ObserverOptions) {}
+
+  /**
+   * The local state of each path. `listed`: the stats of a full listing (then a path it lacks is
+   * looked at once more, since not listed is not gone: a symlink or an unreadable name is not a delete).
+   */
+  async observe(paths: readonly string[], listed?: ReadonlyMap<string, LocalStat>): Promise<Map<string, Observation>> {
+    const stats = await mapLimit(paths, STAT_CONCURRENCY, async (path) => listed?.get(path) ?? (await this.options.tree.stat(path)));
+    const result = new Map<string, Observation>();
+    const toRead: string[] = [];
+    paths.forEach((path, i) => {
+      const stat = stats[i];
+      if (stat === undefined) return void result.set(path, { kind: "absent" });
+      if (stat === "other") return void result.set(path, unreadable("not a regular file here (a symlink or a special file)", false));
+      const known = this.known(path, stat);
+      if (known) result.set(path, { kind: "file", file: known });
+      else toRead.push(path);
+    });
+    let budget = this.options.keepBudget ?? KEEP_BUDGET;
+    await mapLimit(toRead, READ_CONCURRENCY, async (path) => {
+      const keep = Math.max(0, Math.min(this.options.keepBytesUpTo ?? KEEP_BYTES, budget));
+      const readAt = this.now();
+      const read = await this.options.tree.read(path, keep);
+      if (read.kind === "file" && read.bytes) budget -= read.bytes.length;
+      result.set(path, this.toObservation(path, read, readAt));
+    });
+    return result;
+  }
+
+  /** The content without reading, when the stat says it is what the base or this session last saw. */
+  private known(path: string, stat: LocalStat): LocalFile | undefined {
+    const entry = this.options.base.entry(path);
+    if (statMatches(entry, stat)) return { sha256: entry!.sha256, size: stat.size, stat, readAt: this.now() };
+    const seen = this.hashed.get(path);
+    if (seen && seen.stat.size === stat.size && seen.stat.mtimeMs === stat.mtimeMs && seen.stat.ino === stat.ino) {
+      return { sha256: seen.sha256, size: stat.size, stat, readAt: seen.readAt };
+    }
+    return undefined;
+  }
+
+  private toObservation(path: string, read: LocalRead, readAt: number): Observation {
+    switch (read.kind) {
+      case "file":
+        this.hashed.set(path, { stat: read.stat, sha256: read.sha256, readAt });
+        if (this.options.base.sha(path) === read.sha256) this.options.base.refreshStat(path, read.stat, readAt);
+        return { kind: "file", file: { sha256: read.sha256, size: read.size, stat: read.stat, readAt }, bytes: read.bytes };
+      case "missing":
+        this.hashed.delete(path);
+        return { kind: "absent" };
+      case "too-large":
+        return unreadable(`larger than the ${formatBytes(this.options.maxFileSize)} limit (${formatBytes(read.size)})`, true);
+      case "refused":
+        return unreadable(read.reason, false);
+      case "changed":
+        return { kind: "unreadable", reason: "it kept changing while it was read", journal: true, retry: true, failed: true };
+      case "error":
+        return { kind: "unreadable", reason: read.reason, journal: true, retry: false, failed: true };
+    }
+  }
+
+  private now(): number {
+    return (this.options.timers ?? realTimers).now();
+  }
+}
+
+function unreadable(reason: string, journal: boolean): Observation {
+  return { kind: "unreadable", reason, journal, retry: false, failed: false };
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1).replace(/\.0$/, "")} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1).replace(/\.0$/, "")} MiB`;
+}

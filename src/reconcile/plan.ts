@@ -1,0 +1,199 @@
+import { isMassDelete } from "../mass-delete.js";
+import type { OpenConflict } from "./base.js";
+import { conflictCopyPath } from "./conflict-copy.js";
+import { acts, reconcile, type Decision, type Mode, type Sha } from "./reconcile.js";
+
+/**
+ * From decisions to what is done, once, with every guard (design.md §1c): the mode's filter (a
+ * push sends, a pull writes), conflicts (a copy of the local version committed next to the remote
+ * file; an open one only updates its copy), forced paths, and the mass-delete guard, which counts
+ * deletes against what the tree holds now (a rename is no mass delete) and keeps a refused delete
+ * refused until --force. Pure: plain values in, plain values out; no I/O, no clock.
+ */
+
+/** A local file as observed: its hash and the stat it had when read. */
+export interface LocalFile {
+  sha256: string;
+  size: number;
+  stat: { size: number; mtimeMs: number; ino: number };
+  /** When it was read (ms), for the base's racy-stat rule. */
+  readAt: number;
+}
+
+export interface RemoteEntry {
+  sha256: string;
+  size: number;
+}
+
+/** One path, everything known about it. */
+export interface PathState {
+  path: string;
+  base: Sha;
+  local: LocalFile | null;
+  remote: RemoteEntry | null;
+  /** Deleted with evidence (a tool or file event, a commit of the feed), not only found missing by a scan or listing. */
+  evidence?: boolean;
+}
+
+export interface PlanContext {
+  mode: Mode;
+  /** Conflicts already open (path → record). */
+  open: ReadonlyMap<string, OpenConflict>;
+  /** Deletes the guard refused before. */
+  held: ReadonlySet<string>;
+  /** Files in the base (the guard's measure of "the project"). */
+  baseFiles: number;
+  /** Conflicts and held deletes to force through (push --force: mine; pull --force: theirs). */
+  force?: (path: string) => boolean;
+  /** For naming new conflict copies. */
+  now: Date;
+  host: string;
+}
+
+export interface Put {
+  path: string;
+  sha256: string;
+  size: number;
+  expect: Sha;
+  /** The local file the content comes from (a copy's is the conflicting file's). */
+  from: string;
+  local: LocalFile;
+}
+
+export interface RemoteDelete {
+  path: string;
+  expect: Sha;
+}
+
+export interface LocalWrite {
+  path: string;
+  sha256: string;
+  size: number;
+  /** What the local file must still be right before it is replaced (`null`: absent). */
+  expectLocal: LocalFile | null;
+  /** Forced theirs: keep the local version under .uspark/backup/ first. */
+  backup: boolean;
+}
+
+export interface LocalRemove {
+  path: string;
+  expectLocal: LocalFile;
+}
+
+export interface NewConflict {
+  path: string;
+  local: string;
+  remote: string | null;
+  copy: string;
+}
+
+export interface Plan {
+  puts: Put[];
+  deletes: RemoteDelete[];
+  /** Conflict copies to commit (new ones, and open ones whose local version moved). */
+  copies: Put[];
+  writes: LocalWrite[];
+  removes: LocalRemove[];
+  /** Equal on both sides: the base follows (the local stat with it). */
+  settles: { path: string; sha256: Sha; local: LocalFile | null }[];
+  /** Conflicts found now (said once, recorded when their copy is committed). */
+  conflicts: NewConflict[];
+  /** Open conflicts that still are (their record's remote side may have moved). */
+  stillOpen: { path: string; remote: Sha }[];
+  /** Open conflicts that are no more (made equal, or one side gave way). */
+  resolved: string[];
+  /** Deletes refused by the mass-delete guard, here (local) and remotely. */
+  held: { remote: string[]; local: string[]; tripped: boolean };
+  /** Decisions this mode leaves to another (a push leaves a remote change alone): status, dry runs. */
+  leftAlone: { path: string; decision: Decision }[];
+}
+
+export function plan(states: readonly PathState[], context: PlanContext): Plan {
+  const out = emptyPlan();
+  for (const state of states) planPath(state, context, out);
+  guardDeletes(states, context, out);
+  return out;
+}
+
+export function emptyPlan(): Plan {
+  return { puts: [], deletes: [], copies: [], writes: [], removes: [], settles: [], conflicts: [], stillOpen: [], resolved: [], held: { remote: [], local: [], tripped: false }, leftAlone: [] };
+}
+
+function planPath(state: PathState, context: PlanContext, out: Plan): void {
+  const { path, base, local, remote } = state;
+  const decision = reconcile(base, local?.sha256 ?? null, remote?.sha256 ?? null);
+  const open = context.open.get(path);
+  if (open && decision.kind !== "conflict") out.resolved.push(path);
+  if (decision.kind === "in-sync") return void out.settles.push({ path, sha256: local?.sha256 ?? null, local });
+  if (decision.kind === "conflict") return planConflict(state, context, out);
+  if (!acts(context.mode, decision)) return void out.leftAlone.push({ path, decision });
+  if (decision.kind === "push") {
+    if (local) out.puts.push({ path, sha256: local.sha256, size: local.size, expect: decision.expect, from: path, local });
+    else out.deletes.push({ path, expect: decision.expect });
+  } else if (remote) {
+    out.writes.push({ path, sha256: remote.sha256, size: remote.size, expectLocal: local, backup: false });
+  } else if (local) {
+    out.removes.push({ path, expectLocal: local });
+  }
+}
+
+function planConflict(state: PathState, context: PlanContext, out: Plan): void {
+  const { path, local, remote } = state;
+  // A conflict has content on both sides (reconcile says so).
+  const mine = local!;
+  const theirs = remote!;
+  if (forced(context, path)) {
+    // Forced: mine in a push, theirs in a pull (the local file kept as a backup first).
+    if (context.mode === "pull") out.writes.push({ path, sha256: theirs.sha256, size: theirs.size, expectLocal: mine, backup: true });
+    else out.puts.push({ path, sha256: mine.sha256, size: mine.size, expect: theirs.sha256, from: path, local: mine });
+    if (context.open.has(path)) out.resolved.push(path);
+    return;
+  }
+  const open = context.open.get(path);
+  if (open) {
+    out.stillOpen.push({ path, remote: theirs.sha256 });
+    // Later local edits update the same copy: never a copy per edit.
+    if (open.copySha !== mine.sha256) out.copies.push({ path: open.copy, sha256: mine.sha256, size: mine.size, expect: open.copySha, from: path, local: mine });
+    return;
+  }
+  const copy = conflictCopyPath(path, context.now, context.host, mine.sha256);
+  out.conflicts.push({ path, local: mine.sha256, remote: theirs.sha256, copy });
+  out.copies.push({ path: copy, sha256: mine.sha256, size: mine.size, expect: null, from: path, local: mine });
+}
+
+function forced(context: PlanContext, path: string): boolean {
+  return context.force?.(path) === true;
+}
+
+/**
+ * Deletes found only by looking (a scan, a listing) that would take most of the project are held,
+ * on each side; so are deletes held before. Measured as the net loss: deletes less the new files on
+ * the same side, so `mv src lib` deletes nothing in the guard's eyes. Forced: none is held.
+ */
+function guardDeletes(states: readonly PathState[], context: PlanContext, out: Plan): void {
+  const evidenced = new Set(states.filter((s) => s.evidence).map((s) => s.path));
+  const isForced = (path: string) => forced(context, path);
+  const localNew = out.puts.filter((p) => p.expect === null).length;
+  const remoteNew = out.writes.filter((w) => w.expectLocal === null).length;
+  const remoteSide = holdSide(out.deletes.map((d) => d.path), localNew, evidenced, isForced, context);
+  const localSide = holdSide(out.removes.map((r) => r.path), remoteNew, evidenced, isForced, context);
+  out.held = { remote: remoteSide.held, local: localSide.held, tripped: remoteSide.tripped || localSide.tripped };
+  const heldRemote = new Set(remoteSide.held);
+  const heldLocal = new Set(localSide.held);
+  out.deletes = out.deletes.filter((d) => !heldRemote.has(d.path));
+  out.removes = out.removes.filter((r) => !heldLocal.has(r.path));
+}
+
+function holdSide(
+  deletes: string[],
+  added: number,
+  evidenced: ReadonlySet<string>,
+  isForced: (path: string) => boolean,
+  context: PlanContext,
+): { held: string[]; tripped: boolean } {
+  const unforced = deletes.filter((path) => !isForced(path));
+  const found = unforced.filter((path) => !evidenced.has(path));
+  const tripped = isMassDelete(found.length - added, context.baseFiles);
+  const held = unforced.filter((path) => context.held.has(path) || (tripped && !evidenced.has(path)));
+  return { held, tripped };
+}

@@ -1,0 +1,288 @@
+import type { CommitSource } from "../api/types.js";
+import type { Reporter } from "../report.js";
+import { realTimers, type Timers } from "../sync/queue.js";
+import type { ProjectRemote } from "../sync/project-remote.js";
+import type { BaseKeeper } from "./base-keeper.js";
+import { commitStep, type CommitStepContext } from "./commit-step.js";
+import { isConflictCopyOf } from "./conflict-copy.js";
+import { Ledger } from "./ledger.js";
+import { localStep } from "./local-step.js";
+import type { LocalStat, LocalTree, Unrepresentable } from "./local-tree.js";
+import { Observer, type Observation } from "./observe.js";
+import { emptyPlan, plan, type PathState, type Plan } from "./plan.js";
+import type { Mode } from "./reconcile.js";
+import type { RemoteView } from "./remote-view.js";
+import { scanTree, type ScanFindings } from "./scan.js";
+
+/**
+ * One round of the reconcile (design.md §1c), the same for push, pull, every scan, the watch and
+ * status; in order:
+ *   1. which paths: the given ones, or the whole tree, the base and the remote listing
+ *   2. the local side: a stat each, a hash only where the stat moved (observe.ts)
+ *   3. the remote side: the session's view, confirmed by a fresh look where it alone says "equal"
+ *   4. per path base, local, remote → plan(): the one decision and every guard (plan.ts)
+ *   5. the commit: blobs, then one commit whose changes carry their expectation (commit-step.ts)
+ *   6. the local writes and deletes, each re-checked right before it happens (local-step.ts)
+ * The base of a path moves only when both sides are acknowledged equal at one hash.
+ */
+
+export interface ReconcilerDeps {
+  tree: LocalTree;
+  remote: ProjectRemote;
+  view: RemoteView;
+  base: BaseKeeper;
+  report: Reporter;
+  source: CommitSource;
+  /** This machine's name, in conflict copies. */
+  host: string;
+  maxFileSize: number;
+  timers?: Timers;
+  /** Clean tracked files of a git checkout (git-clean.ts), asked once, only when a file has no base entry. */
+  gitClean?: () => Promise<ReadonlySet<string>>;
+}
+
+export interface RoundRequest {
+  mode: Mode;
+  /** The paths to decide; "all": the whole tree, the base and the remote listing. */
+  paths: readonly string[] | "all";
+  /** Paths deleted with evidence (an event), exempt from the mass-delete guard. */
+  evidence?: ReadonlySet<string>;
+  /** Conflicts and held deletes to force through (push --force: mine; pull --force: theirs). */
+  force?: (path: string) => boolean;
+  /** Plan, report nothing, change nothing (status, --dry-run). */
+  dryRun?: boolean;
+  /** A tripped mass-delete guard stops the whole commit (push: all or nothing). */
+  allOrNothing?: boolean;
+  /** With "all": only paths this accepts (push <paths>: the directories given). */
+  within?: (path: string) => boolean;
+}
+
+export interface RoundResult {
+  plan: Plan;
+  states: PathState[];
+  /** To decide again soon: changed while synced, or the remote moved too often. */
+  requeue: string[];
+  /** Local files not read (too large, symlinks, unreadable), with why. */
+  unreadable: Map<string, Extract<Observation, { kind: "unreadable" }>>;
+  /** Files the API cannot name (with "all"). */
+  unrepresentable: Unrepresentable[];
+  /** Commits left undone: the mass-delete guard refused (allOrNothing). */
+  refused: boolean;
+  /** Remote paths left out: never written (`refused`: invalid, reserved, a hostile listing) or ignored here. */
+  outOfScope: { path: string; reason: string; refused: boolean }[];
+}
+
+export class Reconciler {
+  readonly ledger = new Ledger();
+  private readonly observer: Observer;
+  private clean: Promise<ReadonlySet<string>> | undefined;
+
+  constructor(private readonly deps: ReconcilerDeps) {
+    this.observer = new Observer({ tree: deps.tree, base: deps.base, maxFileSize: deps.maxFileSize, timers: deps.timers });
+  }
+
+  async round(request: RoundRequest, signal: AbortSignal): Promise<RoundResult> {
+    const seen = this.deps.view.generation;
+    const { paths, listed, unrepresentable, outOfScope } = await this.pathsOf(request, signal);
+    const observed = await this.observer.observe(paths, listed);
+    await this.deps.view.ensure(signal);
+    const unreadable = new Map<string, Extract<Observation, { kind: "unreadable" }>>();
+    const states = await this.statesOf(paths, observed, request, unreadable, signal);
+    if (this.deps.view.generation === seen && needsConfirmation(states)) await this.confirm(states, signal);
+    const planned = plan(states, this.context(request));
+    const result: RoundResult = { plan: planned, states, requeue: [], unreadable, unrepresentable, refused: false, outOfScope };
+    if (request.dryRun) return result;
+    this.record(planned, unreadable);
+    const requeue = new Set<string>([...unreadable].filter(([, u]) => u.retry).map(([p]) => p));
+    result.refused = request.allOrNothing === true && planned.held.tripped;
+    if (!result.refused) {
+      const context = this.commitContext(observed, request, requeue);
+      for (const part of commitChunks(planned)) {
+        await commitStep(part, context, signal);
+        // A path decided again after a 409 may now be the local side's (two-way).
+        if (part !== planned) planned.writes.push(...part.writes), planned.removes.push(...part.removes);
+      }
+    }
+    await localStep(planned, { ...this.deps, ledger: this.ledger, requeue, backupLabel: backupLabel(this.now()), now: () => this.now() }, signal);
+    await (this.deps.tree as { flushDirectories?: () => Promise<void> }).flushDirectories?.();
+    this.deps.base.reachVersion(this.deps.view.version);
+    result.requeue = [...requeue];
+    return result;
+  }
+
+  /** The paths a scan finds moved away from the base (two-way: on either side); they go to the queue. */
+  scan(twoWay: boolean, signal: AbortSignal): Promise<ScanFindings> {
+    return scanTree({ ...this.deps, observe: (paths, listed) => this.observer.observe(paths, listed) }, twoWay, signal);
+  }
+
+  /** Step 1: the paths of the round, with the listing's stats when it is the whole tree. */
+  private async pathsOf(request: RoundRequest, signal: AbortSignal): Promise<{ paths: string[]; listed?: ReadonlyMap<string, LocalStat>; unrepresentable: Unrepresentable[]; outOfScope: RoundResult["outOfScope"] }> {
+    const { tree, base, view } = this.deps;
+    const copies = base.conflictCopies();
+    const outOfScope: RoundResult["outOfScope"] = [];
+    const inScope = (path: string) => {
+      if (copies.has(path) || !(request.within?.(path) ?? true)) return false;
+      const why = tree.outOfScope(path) ?? refusedBy(view, path);
+      if (why && view.files.has(path)) outOfScope.push({ path, ...why });
+      return why === undefined;
+    };
+    if (request.paths !== "all") return { paths: [...new Set(request.paths)].filter(inScope), unrepresentable: [], outOfScope };
+    const [listing] = await Promise.all([tree.list(signal), view.ensure(signal)]);
+    const all = new Set([...listing.files.keys(), ...base.base.files.keys(), ...view.files.keys()]);
+    return { paths: [...all].filter(inScope), listed: listing.files, unrepresentable: listing.unrepresentable, outOfScope };
+  }
+
+  /** Step 4's input: per path, the three sides (a clean git file with no base entry counts as its own base). */
+  private async statesOf(
+    paths: readonly string[],
+    observed: ReadonlyMap<string, Observation>,
+    request: RoundRequest,
+    unreadable: Map<string, Extract<Observation, { kind: "unreadable" }>>,
+    signal: AbortSignal,
+  ): Promise<PathState[]> {
+    const states: PathState[] = [];
+    const noBase: PathState[] = [];
+    for (const path of paths) {
+      const seen = observed.get(path)!;
+      if (seen.kind === "unreadable") {
+        unreadable.set(path, seen);
+        continue;
+      }
+      const local = seen.kind === "file" ? seen.file : null;
+      const state: PathState = { path, base: this.deps.base.sha(path), local, remote: this.deps.view.get(path), evidence: request.evidence?.has(path) };
+      if (state.base === null && local) noBase.push(state);
+      states.push(state);
+    }
+    if (noBase.length > 0) await this.assumeCleanBases(noBase, signal);
+    return states;
+  }
+
+  /**
+   * A file git reports clean, with no base entry, is recoverable from git: it counts as unchanged
+   * (base = local), so the remote wins, its edits and deletes included. A delete only when the
+   * remote had the path once: a file it never had is new here, not deleted there.
+   */
+  private async assumeCleanBases(states: PathState[], signal: AbortSignal): Promise<void> {
+    if (!this.deps.gitClean) return;
+    this.clean ??= this.deps.gitClean();
+    const clean = await this.clean;
+    for (const state of states) {
+      if (!clean.has(state.path)) continue;
+      if (state.remote || (await this.remoteHadOnce(state.path, signal))) state.base = state.local!.sha256;
+    }
+  }
+
+  private async remoteHadOnce(path: string, signal: AbortSignal): Promise<boolean> {
+    const { view, remote } = this.deps;
+    if (view.api !== "1.2" || view.version === 0) return false;
+    const feed = await remote.feed(0, { limit: 1, path }, signal);
+    return feed.commits.length > 0;
+  }
+
+  /** Step 3: decisions of "equal" that only the (possibly old) view backs are made again on a fresh one. */
+  private async confirm(states: PathState[], signal: AbortSignal): Promise<void> {
+    await this.deps.view.refresh(signal);
+    for (const state of states) state.remote = this.deps.view.get(state.path);
+  }
+
+  private context(request: RoundRequest) {
+    const { base } = this.deps;
+    return { mode: request.mode, open: base.base.conflicts, held: base.base.held, baseFiles: base.base.files.size, force: request.force, now: new Date(this.now()), host: this.deps.host };
+  }
+
+  /** What the plan settles without a request: equal paths, conflicts now gone or still open, held deletes. */
+  private record(planned: Plan, unreadable: ReadonlyMap<string, Extract<Observation, { kind: "unreadable" }>>): void {
+    const { base, tree } = this.deps;
+    for (const { path, sha256, local } of planned.settles) {
+      base.settle(path, sha256, local?.stat, local?.readAt);
+      this.ledger.unchanged++;
+      this.ledger.set(path, { status: "synced", at: local?.readAt ?? this.now() });
+    }
+    for (const path of planned.resolved) if (base.closeConflict(path)) this.deps.report.info("resolved", `conflict ${path} resolved`, { path });
+    for (const { path, remote } of planned.stillOpen) {
+      const open = base.conflict(path)!;
+      if (open.remote !== remote) base.openConflict(path, { ...open, remote });
+      this.ledger.set(path, { status: "conflict", copy: open.copy, local: tree.where(path) });
+    }
+    this.adoptExistingCopies(planned);
+    const held = [...planned.held.remote, ...planned.held.local];
+    base.hold(held);
+    for (const path of held) this.ledger.set(path, { status: "held", reason: "a delete held by the mass-delete guard", local: tree.where(path) });
+    for (const [path, u] of unreadable) {
+      if (u.retry) continue;
+      this.ledger.set(path, u.failed ? { status: "failed", reason: u.reason, local: tree.where(path) } : { status: "skipped", reason: u.reason, journal: u.journal, local: tree.where(path) });
+    }
+  }
+
+  /** A new conflict whose copy the remote already holds (a crash after the commit, before the base was saved): no second copy. */
+  private adoptExistingCopies(planned: Plan): void {
+    for (const conflict of [...planned.conflicts]) {
+      const existing = [...this.deps.view.files].find(([p, f]) => f.sha256 === conflict.local && isConflictCopyOf(p, conflict.path));
+      if (!existing) continue;
+      planned.copies = planned.copies.filter((c) => c.from !== conflict.path);
+      planned.conflicts = planned.conflicts.filter((c) => c !== conflict);
+      this.deps.base.openConflict(conflict.path, { local: conflict.local, remote: conflict.remote, copy: existing[0], copySha: conflict.local, at: new Date(this.now()).toISOString() });
+      this.ledger.set(conflict.path, { status: "conflict", copy: existing[0], local: this.deps.tree.where(conflict.path) });
+    }
+  }
+
+  private commitContext(observed: ReadonlyMap<string, Observation>, request: RoundRequest, requeue: Set<string>): CommitStepContext {
+    const kept = new Map<string, Uint8Array>();
+    for (const [path, o] of observed) if (o.kind === "file" && o.bytes) kept.set(path, o.bytes);
+    return {
+      ...this.deps,
+      ledger: this.ledger,
+      kept,
+      requeue,
+      now: () => this.now(),
+      replan: async (paths, signal) => {
+        const again = await this.observer.observe(paths);
+        for (const [path, o] of again) if (o.kind === "file" && o.bytes) kept.set(path, o.bytes);
+        const unreadable = new Map<string, Extract<Observation, { kind: "unreadable" }>>();
+        const fresh = plan(await this.statesOf(paths, again, request, unreadable, signal), this.context(request));
+        this.record(fresh, unreadable);
+        return fresh;
+      },
+    };
+  }
+
+  private now(): number {
+    return (this.deps.timers ?? realTimers).now();
+  }
+}
+
+/** Changes in one commit at most: a fresh push of 50,000 files goes in parts, each acknowledged before the next. */
+export const MAX_COMMIT_CHANGES = 1000;
+
+/** The plan's commit in parts of at most MAX_COMMIT_CHANGES changes (the plan itself when it fits). */
+function commitChunks(planned: Plan): Plan[] {
+  const total = planned.puts.length + planned.copies.length + planned.deletes.length;
+  if (total <= MAX_COMMIT_CHANGES) return [planned];
+  const items = [...planned.puts.map((p) => ({ put: p })), ...planned.copies.map((c) => ({ copy: c })), ...planned.deletes.map((d) => ({ del: d }))];
+  const parts: Plan[] = [];
+  for (let i = 0; i < items.length; i += MAX_COMMIT_CHANGES) {
+    const part = { ...emptyPlan(), conflicts: planned.conflicts };
+    for (const item of items.slice(i, i + MAX_COMMIT_CHANGES)) {
+      if ("put" in item) part.puts.push(item.put);
+      else if ("copy" in item) part.copies.push(item.copy);
+      else part.deletes.push(item.del);
+    }
+    parts.push(part);
+  }
+  return parts;
+}
+
+function refusedBy(view: RemoteView, path: string): { reason: string; refused: boolean } | undefined {
+  const why = view.refused.get(path);
+  return why === undefined ? undefined : { reason: why, refused: true };
+}
+
+/** Any path whose local side moved from the base and that only the view says equal to the remote. */
+function needsConfirmation(states: readonly PathState[]): boolean {
+  return states.some((s) => s.local !== null && s.local.sha256 !== s.base && s.remote?.sha256 === s.local.sha256);
+}
+
+/** `20261125-101500`, a folder name under .uspark/backup/. */
+function backupLabel(now: number): string {
+  return new Date(now).toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+}

@@ -1,0 +1,167 @@
+import type { ApiVersion, Change, ConflictEntry, Listing } from "../api/types.js";
+import type { Reporter } from "../report.js";
+import { ApiError } from "../sync/api-error.js";
+import type { ProjectRemote } from "../sync/project-remote.js";
+import type { RemoteEntry } from "./plan.js";
+
+/**
+ * The session's picture of the remote project: a listing, then kept up to date by our own
+ * acknowledged commits, the current hashes a 409 names, and the commit feed (v1.2) or a new
+ * listing (older servers). It is only ever a hint: commits carry their expectation, so a stale
+ * picture costs a 409, never an overwrite. What the server says is checked: a version that goes
+ * back, or a feed or listing that contradicts a commit it acknowledged, is an error, not a retry.
+ */
+
+const FEED_PAGE = 1000;
+
+export class RemoteView {
+  readonly files = new Map<string, RemoteEntry>();
+  /** The version the whole picture is known to be at (paths may be known newer: see `ours`). */
+  version = 0;
+  api: ApiVersion = "1";
+  /** Counts the listings and feeds taken in: a round knows whether its picture is newer than its local look. */
+  generation = 0;
+  private loading: Promise<void> | undefined;
+  private loaded = false;
+  /** Listed paths that are never written or decided: the same path twice, a file that is also a directory. */
+  readonly refused = new Map<string, string>();
+  /** Our acknowledged commits not yet seen in a feed or listing: what the server must show for them. */
+  private readonly ours = new Map<number, Change[]>();
+
+  constructor(
+    private readonly remote: ProjectRemote,
+    private readonly report: Reporter,
+  ) {}
+
+  get isLoaded(): boolean {
+    return this.loaded;
+  }
+
+  get(path: string): RemoteEntry | null {
+    return this.files.get(path) ?? null;
+  }
+
+  /** The first listing, once. */
+  ensure(signal: AbortSignal): Promise<void> {
+    if (this.loaded) return Promise.resolve();
+    this.loading ??= this.remote.list(signal).then(
+      (listing) => void this.replace(listing),
+      (error: unknown) => {
+        this.loading = undefined;
+        throw error;
+      },
+    );
+    return this.loading;
+  }
+
+  /**
+   * Brings the picture up to the head: the commits since our version (v1.2), or a new listing.
+   * `waitMs` (v1.2): wait that long for a first new commit. Returns the paths whose content changed.
+   */
+  async refresh(signal: AbortSignal, waitMs?: number): Promise<Set<string>> {
+    if (!this.loaded) {
+      await this.ensure(signal);
+      return new Set(this.files.keys());
+    }
+    if (this.api !== "1.2") return this.replace(await this.remote.list(signal));
+    const changed = new Set<string>();
+    for (let wait = waitMs; ; wait = undefined) {
+      const feed = await this.remote.feed(this.version, { limit: FEED_PAGE, waitMs: wait }, signal);
+      this.generation++;
+      for (const commit of feed.commits) {
+        this.checkOurs(commit.version, commit.changes);
+        for (const change of commit.changes) if (this.apply(change)) changed.add(change.path);
+        this.version = commit.version;
+      }
+      if (feed.commits.length === 0 || this.version >= feed.version) return changed;
+    }
+  }
+
+  /** Our commit was applied at `version`: its changes are the truth for those paths now. */
+  committed(version: number, changes: readonly Change[]): void {
+    for (const change of changes) this.apply(change);
+    if (version === this.version + 1) this.version = version;
+    else this.ours.set(version, [...changes]);
+  }
+
+  /** A 409 named the current state of these paths (as of `version`). */
+  conflicted(entries: readonly ConflictEntry[]): void {
+    for (const entry of entries) {
+      if (entry.sha256 === null) this.files.delete(entry.path);
+      else this.files.set(entry.path, { sha256: entry.sha256, size: entry.size ?? 0 });
+    }
+  }
+
+  private replace(listing: Listing): Set<string> {
+    if (this.loaded && listing.version < this.version) throw contradiction(`the project's version went back from v${this.version} to v${listing.version}`);
+    const changed = new Set<string>();
+    const next = new Map(listing.files.map((f) => [f.path, { sha256: f.sha256, size: f.size }]));
+    for (const [path, entry] of next) if (this.files.get(path)?.sha256 !== entry.sha256) changed.add(path);
+    for (const path of this.files.keys()) if (!next.has(path)) changed.add(path);
+    this.checkListing(listing.version, next);
+    this.refused.clear();
+    for (const [path, why] of listingRefusals(listing.files.map((f) => f.path))) this.refused.set(path, why);
+    this.files.clear();
+    for (const [path, entry] of next) this.files.set(path, entry);
+    this.version = listing.version;
+    this.api = listing.api ?? "1";
+    this.generation++;
+    if (!this.loaded) this.report.debug("remote", `project is at v${listing.version} with ${listing.files.length} files (API ${this.api})`, { version: listing.version, files: listing.files.length, api: this.api });
+    this.loaded = true;
+    return changed;
+  }
+
+  /** True when the path's content changed. */
+  private apply(change: Change): boolean {
+    const before = this.files.get(change.path)?.sha256 ?? null;
+    if (change.op === "delete") this.files.delete(change.path);
+    else this.files.set(change.path, { sha256: change.sha256, size: change.size });
+    return before !== (change.op === "delete" ? null : change.sha256);
+  }
+
+  /** A feed's commit at a version we were answered must be ours, change for change. */
+  private checkOurs(version: number, changes: readonly Change[]): void {
+    const sent = this.ours.get(version);
+    if (!sent) return;
+    this.ours.delete(version);
+    if (!sameChanges(sent, changes)) throw contradiction(`the commit feed's v${version} is not the commit the server acknowledged as v${version}`);
+  }
+
+  /** A listing at the version of our last acknowledged commit must show it. */
+  private checkListing(version: number, files: ReadonlyMap<string, RemoteEntry>): void {
+    const sent = this.ours.get(version);
+    for (const v of [...this.ours.keys()]) if (v <= version) this.ours.delete(v);
+    if (!sent) return;
+    for (const change of sent) {
+      const shown = files.get(change.path)?.sha256 ?? null;
+      if (shown !== (change.op === "delete" ? null : change.sha256)) throw contradiction(`the listing at v${version} contradicts the commit the server acknowledged as v${version} (${change.path})`);
+    }
+  }
+}
+
+/** Per-path refusals of a listing: the same path twice, a file that is also a directory. */
+export function listingRefusals(paths: readonly string[]): Map<string, string> {
+  const refused = new Map<string, string>();
+  const count = new Map<string, number>();
+  for (const path of paths) count.set(path, (count.get(path) ?? 0) + 1);
+  for (const [path, n] of count) if (n > 1) refused.set(path, `listed ${n} times`);
+  for (const path of count.keys()) {
+    for (let slash = path.indexOf("/"); slash > 0; slash = path.indexOf("/", slash + 1)) {
+      const dir = path.slice(0, slash);
+      if (!count.has(dir)) continue;
+      refused.set(path, `${dir} is listed as a file and as a directory`);
+      refused.set(dir, `${dir} is listed as a file and as a directory`);
+    }
+  }
+  return refused;
+}
+
+function sameChanges(a: readonly Change[], b: readonly Change[]): boolean {
+  const key = (c: Change) => `${c.op}\0${c.path}\0${c.op === "put" ? c.sha256 : ""}`;
+  return a.length === b.length && a.every((c, i) => key(c) === key(b[i]!));
+}
+
+/** The server says two things that cannot both be true: no retry can fix it. */
+function contradiction(why: string): ApiError {
+  return new ApiError(`the server contradicts itself: ${why}`, { code: "protocol", fatal: true });
+}

@@ -1,0 +1,43 @@
+import type { Change, CommitFeed, CommitSource, Listing } from "../api/types.js";
+import type { ApiClient } from "./client.js";
+import type { RetryingCaller } from "./retry.js";
+import { Transfer, type BlobApi } from "./transfer.js";
+import type { Reporter } from "../report.js";
+
+/**
+ * One project's API as the reconcile uses it: every request under the session's retry policy,
+ * blobs through the transfer layer. The real API is the HTTP client; the simulation puts a server
+ * in memory behind the same interface (with dropped, repeated and reordered answers).
+ */
+export type ProjectApi = BlobApi & Pick<ApiClient, "listFiles" | "commitFeed" | "commit">;
+
+export interface ProjectRemoteOptions {
+  concurrency: number;
+  report: Reporter;
+  /** Blob hashes the server is known to hold (grown by every answer). */
+  known?: Set<string>;
+}
+
+export class ProjectRemote {
+  readonly transfer: Transfer;
+
+  constructor(
+    readonly api: ProjectApi,
+    readonly caller: RetryingCaller,
+    options: ProjectRemoteOptions,
+  ) {
+    this.transfer = new Transfer(api, { concurrency: options.concurrency, report: options.report, known: options.known, call: (run, signal) => caller.call(run, signal) });
+  }
+
+  list(signal: AbortSignal, version?: number): Promise<Listing> {
+    return this.caller.call(() => this.api.listFiles(signal, version), signal);
+  }
+
+  feed(since: number, options: { limit?: number; waitMs?: number; path?: string }, signal: AbortSignal): Promise<CommitFeed> {
+    return this.caller.call(() => this.api.commitFeed(since, options, signal), signal);
+  }
+
+  commit(changes: Change[], source: CommitSource, key: string, signal: AbortSignal): Promise<{ version: number }> {
+    return this.caller.call(() => this.api.commit(changes, source, key, signal), signal);
+  }
+}

@@ -1,0 +1,282 @@
+import os from "node:os";
+import type { CommitSource } from "../api/types.js";
+import type { IgnoreEngine } from "../ignore/engine.js";
+import { BaseKeeper } from "../reconcile/base-keeper.js";
+import { createDiskTree } from "../reconcile/disk-tree.js";
+import { gitCleanFiles } from "../reconcile/git-clean.js";
+import type { LocalTree } from "../reconcile/local-tree.js";
+import { Ledger } from "../reconcile/ledger.js";
+import { Reconciler } from "../reconcile/reconciler.js";
+import { RemoteView } from "../reconcile/remote-view.js";
+import { fileStateStore, type StateStore } from "../reconcile/state-store.js";
+import type { Reporter } from "../report.js";
+import { ApiClient, ApiError } from "./client.js";
+import { drainWithDeadline } from "./deadline.js";
+import { journalPath } from "./journal.js";
+import { summarize, type SyncResult } from "./outcome.js";
+import { ProjectRemote, type ProjectApi } from "./project-remote.js";
+import { ChangeQueue, type Timers } from "./queue.js";
+import { RetryingCaller, type BackoffPolicy } from "./retry.js";
+import { createSessionJournal, describe, type SessionJournal, type Unsynced } from "./session-journal.js";
+
+/**
+ * A sync session: the change queue in front of the reconcile, the deadline at the end, and the
+ * journal of whatever could not be synced. The watcher, its scans and the two-way follower feed it
+ * paths; each batch is one round of the reconcile (src/reconcile/reconciler.ts).
+ */
+
+export interface SyncTarget {
+  /** The path in the remote project. */
+  remote: string;
+  /** Tool name, "fs", "scan", "remote". Anything but a scan is evidence for a delete. */
+  cause: string;
+}
+
+export interface SyncOptions {
+  apiUrl: string;
+  projectId: string;
+  token?: string;
+  /** The real path of the project root. */
+  root: string;
+  prefix?: string;
+  /** The session's one ignore engine (shared with the path policy and the file watcher). */
+  ignore: IgnoreEngine;
+  /** Request timeout, ms: the idle limit for headers and body, and the least hard deadline of a whole request. */
+  requestTimeoutMs: number;
+  maxFileSize: number;
+  concurrency: number;
+  debounceMs: number;
+  maxWaitMs: number;
+  source: CommitSource;
+  report: Reporter;
+  /** "two-way": remote changes are written here too. Default "push". */
+  mode?: "push" | "two-way";
+  maxBatch?: number;
+  backoff?: BackoffPolicy;
+  timers?: Timers;
+  /** Syncing stopped for good (401, 403, unknown project, a server that contradicts itself). */
+  onStopped?: (reason: string) => void;
+  /** Test and simulation seams: the tree, the API, the state file, the machine's name. */
+  tree?: LocalTree;
+  api?: ProjectApi;
+  store?: StateStore;
+  host?: string;
+}
+
+export interface FinishOptions {
+  /** The timeout counts from the last request that went through (push: a large tree takes as long as it takes). */
+  idle?: boolean;
+}
+
+/** Why a batch was cut short: the end-of-input deadline, or an interrupt. */
+export class SyncInterrupted extends Error {
+  override readonly name = "SyncInterrupted";
+}
+
+export interface SessionParts {
+  base: BaseKeeper;
+  reconciler: Reconciler;
+}
+
+export class SyncSession {
+  readonly view: RemoteView;
+  readonly remote: ProjectRemote;
+  readonly tree: LocalTree;
+  private readonly controller = new AbortController();
+  private readonly client: ApiClient | undefined;
+  private readonly caller: RetryingCaller;
+  private readonly queue: ChangeQueue<SyncTarget>;
+  private readonly unsynced: Unsynced = new Map();
+  private readonly parts: Promise<SessionParts>;
+  private journal: SessionJournal | undefined;
+  private wakeUp!: () => void;
+  private woken: Promise<void> = this.nextWake();
+  private onProgress: (() => void) | undefined;
+  private stoppedWhy: string | undefined;
+  private stopJournal: Promise<unknown> = Promise.resolve();
+  private settled: Promise<SyncResult> | undefined;
+  private finishing: Promise<SyncResult> | undefined;
+
+  constructor(private readonly options: SyncOptions) {
+    const { report } = options;
+    this.client = options.api ? undefined : new ApiClient({ ...options, connections: options.concurrency + 1, report });
+    this.caller = new RetryingCaller({
+      report,
+      policy: options.backoff,
+      wake: () => this.woken,
+      onProgress: () => this.onProgress?.(),
+      recovered: "the server answers again; syncing goes on",
+    });
+    this.remote = new ProjectRemote(options.api ?? this.client!, this.caller, { concurrency: options.concurrency, report });
+    this.view = new RemoteView(this.remote, report);
+    this.tree = options.tree ?? createDiskTree({ root: options.root, prefix: options.prefix, ignore: options.ignore, maxFileSize: options.maxFileSize, report });
+    this.queue = new ChangeQueue<SyncTarget>({
+      debounceMs: options.debounceMs,
+      maxWaitMs: options.maxWaitMs,
+      maxBatch: options.maxBatch ?? 1000,
+      timers: options.timers,
+      flush: (batch) => this.runBatch(batch),
+      onError: (error) => report.error("sync-error", `internal error while syncing: ${describe(error)}`),
+    });
+    this.parts = this.load();
+    this.parts.catch(() => undefined);
+  }
+
+  private async load(): Promise<SessionParts> {
+    const o = this.options;
+    const store = o.store ?? fileStateStore(o.root, o.report);
+    const base = await BaseKeeper.load({ apiUrl: o.apiUrl, projectId: o.projectId, prefix: o.prefix }, { store, report: o.report, timers: o.timers });
+    const tree = this.tree;
+    const gitClean = o.tree ? undefined : () => gitCleanFiles((tree as ReturnType<typeof createDiskTree>).dir);
+    const reconciler = new Reconciler({ tree, remote: this.remote, view: this.view, base, report: o.report, source: o.source, host: o.host ?? os.hostname(), maxFileSize: o.maxFileSize, timers: o.timers, gitClean });
+    this.journal = createSessionJournal({ apiUrl: o.apiUrl, projectId: o.projectId, root: o.root, report: o.report, ledger: reconciler.ledger, unsynced: this.unsynced });
+    return { base, reconciler };
+  }
+
+  /** Why syncing stopped (401/403/404/redirect/protocol), once it has. */
+  get stopped(): string | undefined {
+    return this.stoppedWhy;
+  }
+
+  /** True while requests fail and are being retried. */
+  get degraded(): boolean {
+    return this.caller.degraded;
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** The reconciler and the base, once loaded (scans use them). */
+  ready(): Promise<SessionParts> {
+    return this.parts;
+  }
+
+  /** Goes through the debounced queue; the path is decided when its batch is flushed. */
+  add(target: SyncTarget): void {
+    if (this.settled) {
+      this.options.report.debug("late-change", `${target.remote} changed after the session ended; not synced`, { path: target.remote });
+      return;
+    }
+    if (this.stoppedWhy) return this.markUnsynced(target.remote, this.stoppedWhy);
+    const waiting = this.queue.peekPending().get(target.remote);
+    // Evidence of a delete (an event) is not lost to a later scan's finding of the same path.
+    this.queue.add(target.remote, waiting && waiting.cause !== "scan" && target.cause === "scan" ? waiting : target);
+  }
+
+  /** Cuts every retry wait short: they try again at once (stdin ended, flush now). */
+  wake(): void {
+    this.wakeUp();
+    this.woken = this.nextWake();
+  }
+
+  /** Stdin ended: flush at once, wait up to `timeoutMs`, journal what is still unsynced and sum up. Idempotent. */
+  finish(timeoutMs: number, finishOptions: FinishOptions = {}): Promise<SyncResult> {
+    this.finishing ??= drainWithDeadline({
+      queue: this.queue,
+      requests: this,
+      signal: this.controller.signal,
+      timeoutMs,
+      idle: finishOptions.idle === true,
+      longTransferDeadline: () => this.client?.longTransferDeadline(),
+      onProgress: (rearm) => (this.onProgress = rearm),
+      expire: (reason) => this.abortWith(reason),
+    }).then(() => this.settle());
+    return this.finishing;
+  }
+
+  /** Second signal: journal everything pending or in flight at once and sum up. */
+  abort(): Promise<SyncResult> {
+    this.abortWith("interrupted before it was synced");
+    return this.settle();
+  }
+
+  /** A fatal answer: no more requests; what is unsynced goes to the journal now. */
+  stop(message: string): void {
+    if (this.stoppedWhy) return;
+    this.stoppedWhy = message;
+    this.options.report.error(
+      "sync-stopped",
+      `${message}. Syncing is stopped for this session; unsynced changes are kept in ${journalPath(this.options.root)}`,
+      { reason: message },
+    );
+    this.queue.close();
+    for (const target of this.queue.takePending().values()) this.markUnsynced(target.remote, message);
+    this.controller.abort(new SyncInterrupted(message));
+    this.stopJournal = this.parts.then(() => this.journal!.write(false)).catch((error) => this.journal?.failed(error));
+    this.options.onStopped?.(message);
+  }
+
+  private async runBatch(batch: Map<string, SyncTarget>): Promise<void> {
+    const targets = [...batch.values()];
+    if (this.stoppedWhy || this.settled) {
+      for (const t of targets) this.markUnsynced(t.remote, this.stoppedWhy ?? "the session had ended");
+      return;
+    }
+    try {
+      const { reconciler } = await this.parts;
+      const evidence = new Set(targets.filter((t) => t.cause !== "scan").map((t) => t.remote));
+      const { requeue } = await reconciler.round({ mode: this.options.mode ?? "push", paths: targets.map((t) => t.remote), evidence }, this.controller.signal);
+      if (this.settled) return;
+      // Unless a newer change of the same path is already waiting, try again in the next batch.
+      const waiting = this.queue.peekPending();
+      for (const path of requeue) if (!waiting.has(path)) this.queue.add(path, batch.get(path) ?? { remote: path, cause: "retry" });
+    } catch (error) {
+      this.batchFailed(targets, error);
+    }
+  }
+
+  private batchFailed(targets: SyncTarget[], error: unknown): void {
+    if (this.controller.signal.aborted) {
+      for (const t of targets) this.markUnsynced(t.remote, describe(this.controller.signal.reason));
+      return;
+    }
+    if (error instanceof ApiError && error.fatal) {
+      for (const t of targets) this.markUnsynced(t.remote, error.message);
+      return this.stop(error.message);
+    }
+    const reason = describe(error);
+    this.options.report.warn("batch-failed", `batch not synced: ${reason}`, { paths: targets.map((t) => t.remote) });
+    for (const t of targets) this.markUnsynced(t.remote, reason);
+  }
+
+  private markUnsynced(path: string, reason: string): void {
+    this.unsynced.set(path, { local: this.tree.where(path), reason });
+  }
+
+  private abortWith(reason: string): void {
+    if (!this.controller.signal.aborted) this.controller.abort(new SyncInterrupted(reason));
+  }
+
+  /** Once: everything not synced by now is unsynced; journal it, close the client, sum up. */
+  private settle(): Promise<SyncResult> {
+    this.settled ??= (async () => {
+      this.queue.close();
+      const why = this.controller.signal.aborted ? describe(this.controller.signal.reason) : "the session ended first";
+      for (const target of this.queue.peekInFlight()?.values() ?? []) this.markUnsynced(target.remote, why);
+      for (const target of this.queue.takePending().values()) this.markUnsynced(target.remote, why);
+      this.abortWith(why);
+      await this.stopJournal;
+      const parts = await this.parts.catch(() => undefined);
+      let journaled = 0;
+      try {
+        await this.journal?.write(true);
+        journaled = this.journal?.count ?? 0;
+      } catch (error) {
+        this.journal?.failed(error);
+      }
+      await this.client?.close();
+      await parts?.base.close();
+      return summarize(parts?.reconciler.ledger ?? new Ledger(), this.unsynced, journaled, this.stoppedWhy);
+    })();
+    return this.settled;
+  }
+
+  private nextWake(): Promise<void> {
+    return new Promise<void>((resolve) => (this.wakeUp = resolve));
+  }
+}
+
+export function createSyncSession(options: SyncOptions): SyncSession {
+  return new SyncSession(options);
+}

@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import type { OpenConflict } from "../../src/reconcile/base.js";
+import { plan, type LocalFile, type PathState, type PlanContext } from "../../src/reconcile/plan.js";
+
+const NOW = new Date("2026-11-25T10:15:00Z");
+const file = (sha: string): LocalFile => ({ sha256: sha, size: sha.length, stat: { size: sha.length, mtimeMs: 1, ino: 1 }, readAt: 10_000 });
+const remote = (sha: string) => ({ sha256: sha, size: sha.length });
+const context = (over: Partial<PlanContext> = {}): PlanContext => ({ mode: "push", open: new Map(), held: new Set(), baseFiles: 100, now: NOW, host: "ci-7", ...over });
+const state = (path: string, base: string | null, local: string | null, rem: string | null, evidence = false): PathState => ({
+  path,
+  base,
+  local: local === null ? null : file(local),
+  remote: rem === null ? null : remote(rem),
+  evidence,
+});
+const SHA_B = "b".repeat(64);
+
+describe("plan: what each mode carries out", () => {
+  const states = [state("local-edit", "a", "b", "a"), state("remote-edit", "a", "a", "c"), state("local-delete", "a", null, "a"), state("remote-delete", "a", "a", null), state("same", "a", "a", "a")];
+
+  it("a push sends local changes with their expectation and leaves remote ones alone", () => {
+    const p = plan(states, context({ mode: "push" }));
+    expect(p.puts.map((x) => [x.path, x.sha256, x.expect])).toEqual([["local-edit", "b", "a"]]);
+    expect(p.deletes).toEqual([{ path: "local-delete", expect: "a" }]);
+    expect(p.writes).toEqual([]);
+    expect(p.removes).toEqual([]);
+    expect(p.leftAlone.map((x) => x.path)).toEqual(["remote-edit", "remote-delete"]);
+    expect(p.settles.map((x) => x.path)).toEqual(["same"]);
+  });
+
+  it("a pull writes remote changes over unchanged local files and leaves local ones alone", () => {
+    const p = plan(states, context({ mode: "pull" }));
+    expect(p.writes.map((w) => [w.path, w.sha256, w.expectLocal?.sha256])).toEqual([["remote-edit", "c", "a"]]);
+    expect(p.removes.map((r) => [r.path, r.expectLocal.sha256])).toEqual([["remote-delete", "a"]]);
+    expect(p.puts).toEqual([]);
+    expect(p.leftAlone.map((x) => x.path)).toEqual(["local-edit", "local-delete"]);
+  });
+
+  it("a two-way watch does both", () => {
+    const p = plan(states, context({ mode: "two-way" }));
+    expect([p.puts.length, p.deletes.length, p.writes.length, p.removes.length, p.leftAlone.length]).toEqual([1, 1, 1, 1, 0]);
+  });
+});
+
+describe("plan: conflicts keep both", () => {
+  it("a new conflict commits the local version as a copy next to the remote file, expecting nothing there", () => {
+    const p = plan([state("src/app.ts", "a", SHA_B, "c")], context());
+    expect(p.conflicts).toEqual([{ path: "src/app.ts", local: SHA_B, remote: "c", copy: "src/app.conflict-20261125-101500-ci-7-bbbbbb.ts" }]);
+    expect(p.copies.map((c) => [c.path, c.sha256, c.expect, c.from])).toEqual([["src/app.conflict-20261125-101500-ci-7-bbbbbb.ts", SHA_B, null, "src/app.ts"]]);
+    expect(p.puts).toEqual([]);
+    expect(p.writes).toEqual([]);
+  });
+
+  it("every mode keeps both: a pull commits the copy too and never writes over the local file", () => {
+    const p = plan([state("a.txt", null, SHA_B, "c")], context({ mode: "pull" }));
+    expect(p.copies).toHaveLength(1);
+    expect(p.writes).toEqual([]);
+  });
+
+  const open: OpenConflict = { local: SHA_B, remote: "c", copy: "a.conflict-x.txt", copySha: SHA_B, at: NOW.toISOString() };
+  it("an open conflict is not said again, and its copy moves only when the local version does", () => {
+    const same = plan([state("a.txt", "a", SHA_B, "c")], context({ open: new Map([["a.txt", open]]) }));
+    expect(same.conflicts).toEqual([]);
+    expect(same.copies).toEqual([]);
+    expect(same.stillOpen).toEqual([{ path: "a.txt", remote: "c" }]);
+    const edited = plan([state("a.txt", "a", "d", "c")], context({ open: new Map([["a.txt", open]]) }));
+    expect(edited.copies.map((c) => [c.path, c.sha256, c.expect])).toEqual([["a.conflict-x.txt", "d", SHA_B]]);
+  });
+
+  it("an open conflict is resolved when the two sides are made equal, or one side gives way", () => {
+    const opened = new Map([["a.txt", open]]);
+    expect(plan([state("a.txt", "a", "c", "c")], context({ open: opened })).resolved).toEqual(["a.txt"]);
+    expect(plan([state("a.txt", "a", null, "c")], context({ open: opened, mode: "two-way" })).resolved).toEqual(["a.txt"]);
+  });
+
+  it("push --force <path> commits mine over theirs; pull --force <path> writes theirs after a backup", () => {
+    const force = (p: string) => p === "a.txt";
+    const mine = plan([state("a.txt", "a", "b", "c")], context({ mode: "push", force }));
+    expect(mine.puts.map((x) => [x.sha256, x.expect])).toEqual([["b", "c"]]);
+    expect(mine.copies).toEqual([]);
+    const theirs = plan([state("a.txt", "a", "b", "c")], context({ mode: "pull", force }));
+    expect(theirs.writes.map((w) => [w.sha256, w.backup, w.expectLocal?.sha256])).toEqual([["c", true, "b"]]);
+  });
+});
+
+describe("plan: the mass-delete guard", () => {
+  const tree = (n: number, prefix: string, base: string | null, local: string | null, rem: string | null, evidence = false) =>
+    Array.from({ length: n }, (_, i) => state(`${prefix}/${i}`, base, local, rem, evidence));
+
+  it("holds the deletes when the tree lost most of what the base held (a volume not mounted)", () => {
+    const p = plan(tree(60, "src", "a", null, "a"), context({ baseFiles: 60 }));
+    expect(p.held.tripped).toBe(true);
+    expect(p.held.remote).toHaveLength(60);
+    expect(p.deletes).toEqual([]);
+  });
+
+  it("a rename (mv src lib) is no mass delete: as many files are new as are gone", () => {
+    const p = plan([...tree(60, "src", "a", null, "a"), ...tree(60, "lib", null, "a", null)], context({ baseFiles: 60 }));
+    expect(p.held.tripped).toBe(false);
+    expect(p.deletes).toHaveLength(60);
+    expect(p.puts).toHaveLength(60);
+  });
+
+  it("deletes announced by events are not held; deletes held before stay held until forced", () => {
+    expect(plan(tree(60, "src", "a", null, "a", true), context({ baseFiles: 60 })).deletes).toHaveLength(60);
+    const held = new Set(["src/1"]);
+    const again = plan([state("src/1", "a", null, "a", true)], context({ held }));
+    expect(again.held.remote).toEqual(["src/1"]);
+    expect(again.deletes).toEqual([]);
+    expect(plan([state("src/1", "a", null, "a")], context({ held, force: (p) => p === "src/1" })).deletes).toHaveLength(1);
+    expect(plan(tree(60, "src", "a", null, "a"), context({ baseFiles: 60, force: () => true })).deletes).toHaveLength(60);
+  });
+
+  it("guards a pull the same way: a remote that lost most of what was pulled deletes nothing here", () => {
+    const p = plan(tree(60, "src", "a", "a", null), context({ baseFiles: 60, mode: "pull" }));
+    expect(p.held.local).toHaveLength(60);
+    expect(p.removes).toEqual([]);
+  });
+});

@@ -1,6 +1,6 @@
 import { fsyncDirQuietly } from "./fsync-dir.js";
 import { randomBytes } from "node:crypto";
-import { constants, promises as fsp } from "node:fs";
+import { constants, promises as fsp, type Stats } from "node:fs";
 import path from "node:path";
 
 /**
@@ -102,11 +102,16 @@ export async function listStateFiles(root: string, prefix: string): Promise<stri
   return entries.filter((entry) => entry.isFile() && entry.name.startsWith(prefix)).map((entry) => entry.name);
 }
 
+/** The stat of a regular file of ours, or undefined (a symlink in its place is never ours). */
+export async function stateFileStat(root: string, name: string): Promise<Stats | undefined> {
+  if (!(await checkDir(root))) return undefined;
+  const stat = await fsp.lstat(stateFilePath(root, name)).catch(() => undefined);
+  return stat?.isFile() ? stat : undefined;
+}
+
 /** Whether the file exists (a symlink in its place counts as absent: it is never ours). */
 export async function stateFileExists(root: string, name: string): Promise<boolean> {
-  if (!(await checkDir(root))) return false;
-  const stat = await fsp.lstat(stateFilePath(root, name)).catch(() => undefined);
-  return stat?.isFile() === true;
+  return (await stateFileStat(root, name)) !== undefined;
 }
 
 /** Writes the whole file atomically: temp file, fsync, rename over the old one, fsync of the directory. */

@@ -310,19 +310,25 @@ function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: num
     report.info("summary", `dry run: ${plural(dryRunFiles, "file")} would be pushed (${plural(summary.detected, "change")}${refused})`, fields);
     return;
   }
-  const { commits, pushed, deleted, unchanged, stopped } = summary.sync;
+  const { commits, pushed, deleted, unchanged, stopped, pulled, removed, conflicts } = summary.sync;
   const notListed = [...summary.sync.failed, ...summary.sync.skipped, ...summary.unrepresentable, ...summary.sync.held];
-  const done = `${plural(pushed, "file")} pushed, ${deleted} deleted, ${unchanged} unchanged in ${plural(commits, "commit")}${refused}`;
+  const fromRemote = pulled + removed > 0 ? `, ${plural(pulled, "file")} pulled, ${removed} deleted here` : "";
+  const done = `${plural(pushed, "file")} pushed, ${deleted} deleted, ${unchanged} unchanged in ${plural(commits, "commit")}${fromRemote}${refused}`;
   if (fullySynced(summary)) {
     report.info("summary", `synced: ${done}`, fields);
     return;
   }
   reportNotSynced(report, notListed);
+  if (conflicts.length > 0) {
+    const shown = conflicts.slice(0, 5).map((c) => `${c.remote} (yours in ${c.copy})`).join(", ");
+    report.error("conflicts", `${plural(conflicts.length, "conflict")} open: ${shown}${conflicts.length > 5 ? ", …" : ""}; resolve with uspark push --force <path> (yours) or uspark pull --force <path> (theirs)`, { conflicts });
+  }
   const why = stopped ? ` (syncing stopped: ${stopped})` : "";
   const journal = summary.sync.journaled
     ? ` ${plural(summary.sync.journaled, "entry")} written to .uspark/pending.json: run \`uspark push --pending\` to retry.`
     : "";
-  report.error("summary", `${plural(notListed.length, "file")} not synced${why}; ${done}.${journal}`, fields);
+  const open = conflicts.length > 0 ? `${plural(conflicts.length, "conflict")}, ` : "";
+  report.error("summary", `${open}${plural(notListed.length, "file")} not synced${why}; ${done}.${journal}`, fields);
 }
 
 /**

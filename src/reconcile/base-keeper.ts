@@ -30,9 +30,15 @@ export function baseEntry(sha256: string, stat: LocalStat, readAt: number): Base
   return { sha256, size: stat.size, mtimeMs: racy ? -1 : stat.mtimeMs, ino: stat.ino };
 }
 
-/** Does the file still have the stat the base recorded (then its content is the base's, unhashed)? */
-export function statMatches(entry: BaseEntry | undefined, stat: LocalStat): boolean {
-  return entry !== undefined && entry.mtimeMs >= 0 && entry.size === stat.size && entry.mtimeMs === stat.mtimeMs && entry.ino === stat.ino;
+/**
+ * Does the file still have the stat the base recorded (then its content is the base's, unhashed)?
+ * Not when its mtime is not older than the state file's own (`savedMtimeMs`, the file system's
+ * clock, so a skewed clock does not fool it): it may have been rewritten within the same tick
+ * after it was read, as git's "racily clean" entries.
+ */
+export function statMatches(entry: BaseEntry | undefined, stat: LocalStat, savedMtimeMs?: number): boolean {
+  if (entry === undefined || entry.mtimeMs < 0 || (savedMtimeMs !== undefined && entry.mtimeMs >= savedMtimeMs)) return false;
+  return entry.size === stat.size && entry.mtimeMs === stat.mtimeMs && entry.ino === stat.ino;
 }
 
 export interface BaseKeeperOptions {

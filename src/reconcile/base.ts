@@ -43,6 +43,8 @@ export interface Base {
   held: Set<string>;
   /** ISO time of the last save (when read from the file). */
   updatedAt?: string;
+  /** The state file's mtime when it was read (the file system's clock): stats not older are not trusted. */
+  savedMtimeMs?: number;
 }
 
 export interface BaseKey {

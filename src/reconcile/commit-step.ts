@@ -16,7 +16,7 @@ import type { RemoteView } from "./remote-view.js";
  * carries its expectation (design.md §3 v1.2). A 409 names the paths whose remote moved: only those
  * are decided again, on the hashes it gives, and the commit is sent again (so a race costs one
  * more round trip, never an overwrite). A v1 server, which cannot check, gets a fresh listing
- * right before each commit instead.
+ * right before each commit instead, and a warning, once, that a window remains.
  */
 
 export interface CommitStepContext {
@@ -81,6 +81,11 @@ export async function commitStep(plan: Plan, ctx: CommitStepContext, signal: Abo
  * whoever made the session.
  */
 async function decideOnFreshListing(plan: Plan, ctx: CommitStepContext, signal: AbortSignal): Promise<void> {
+  ctx.report.warnOnce(
+    "blind-commits",
+    "old-api",
+    `the server speaks API ${ctx.view.api}, which cannot refuse a commit over a newer edit: each commit is decided on a listing taken right before it, and another writer's edit in between can still be overwritten (upgrade the server to API 1.2)`,
+  );
   await ctx.view.refresh(signal);
   const paths = new Set([...plan.puts.map((p) => p.path), ...plan.copies.map((c) => c.from), ...plan.deletes.map((d) => d.path)]);
   mergeReplan(plan, await ctx.replan([...paths], signal), paths);

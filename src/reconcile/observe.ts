@@ -46,9 +46,10 @@ export class Observer {
 
   /**
    * The local state of each path. `listed`: the stats of a full listing (then a path it lacks is
-   * looked at once more, since not listed is not gone: a symlink or an unreadable name is not a delete).
+   * looked at once more, since not listed is not gone: a symlink or an unreadable name is not a
+   * delete). `fresh`: paths an event named, read whatever their stat says.
    */
-  async observe(paths: readonly string[], listed?: ReadonlyMap<string, LocalStat>): Promise<Map<string, Observation>> {
+  async observe(paths: readonly string[], listed?: ReadonlyMap<string, LocalStat>, fresh?: ReadonlySet<string>): Promise<Map<string, Observation>> {
     const stats = await mapLimit(paths, STAT_CONCURRENCY, async (path) => listed?.get(path) ?? (await this.options.tree.stat(path)));
     const result = new Map<string, Observation>();
     const toRead: string[] = [];
@@ -56,7 +57,8 @@ export class Observer {
       const stat = stats[i];
       if (stat === undefined) return void result.set(path, { kind: "absent" });
       if (stat === "other") return void result.set(path, unreadable("not a regular file here (a symlink or a special file)", false));
-      const known = this.known(path, stat);
+      // An event says the file was written: a rewrite may keep size and mtime, so it is read.
+      const known = fresh?.has(path) ? undefined : this.known(path, stat);
       if (known) result.set(path, { kind: "file", file: known });
       else toRead.push(path);
     });
@@ -74,7 +76,7 @@ export class Observer {
   /** The content without reading, when the stat says it is what the base or this session last saw. */
   private known(path: string, stat: LocalStat): LocalFile | undefined {
     const entry = this.options.base.entry(path);
-    if (statMatches(entry, stat)) return { sha256: entry!.sha256, size: stat.size, stat, readAt: this.now() };
+    if (statMatches(entry, stat, this.options.base.base.savedMtimeMs)) return { sha256: entry!.sha256, size: stat.size, stat, readAt: this.now() };
     const seen = this.hashed.get(path);
     if (seen && seen.stat.size === stat.size && seen.stat.mtimeMs === stat.mtimeMs && seen.stat.ino === stat.ino) {
       return { sha256: seen.sha256, size: stat.size, stat, readAt: seen.readAt };

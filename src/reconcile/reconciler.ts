@@ -45,7 +45,7 @@ export interface RoundRequest {
   mode: Mode;
   /** The paths to decide; "all": the whole tree, the base and the remote listing. */
   paths: readonly string[] | "all";
-  /** Paths deleted with evidence (an event), exempt from the mass-delete guard. */
+  /** Paths an event named: read whatever their stat says, and a delete of one is exempt from the mass-delete guard. */
   evidence?: ReadonlySet<string>;
   /** Conflicts and held deletes to force through (push --force: mine; pull --force: theirs). */
   force?: (path: string) => boolean;
@@ -84,7 +84,7 @@ export class Reconciler {
   async round(request: RoundRequest, signal: AbortSignal): Promise<RoundResult> {
     const seen = this.deps.view.generation;
     const { paths, listed, unrepresentable, outOfScope } = await this.pathsOf(request, signal);
-    const observed = await this.observer.observe(paths, listed);
+    const observed = await this.observer.observe(paths, listed, request.evidence);
     await this.deps.view.ensure(signal);
     const unreadable = new Map<string, Extract<Observation, { kind: "unreadable" }>>();
     const states = await this.statesOf(paths, observed, request, unreadable, signal);

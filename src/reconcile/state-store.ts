@@ -1,5 +1,5 @@
 import type { Reporter } from "../report.js";
-import { readStateFile, stateFilePath, withLock, writeStateFile } from "../state-dir.js";
+import { readStateFile, stateFilePath, stateFileStat, withLock, writeStateFile } from "../state-dir.js";
 import { baseIn, lastProject, parseState, withBase, type Base, type BaseKey, type StateFile } from "./base.js";
 
 /**
@@ -23,7 +23,10 @@ export function fileStateStore(root: string, report?: Reporter): StateStore {
   return {
     async load(key) {
       const state = await readState(root, report);
-      return state && baseIn(state, key);
+      const base = state && baseIn(state, key);
+      const stat = base && (await stateFileStat(root, STATE_NAME));
+      if (base && stat) base.savedMtimeMs = stat.mtimeMs;
+      return base;
     },
     async save(base) {
       await withLock(root, STATE_NAME, async () => {

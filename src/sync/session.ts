@@ -12,6 +12,7 @@ import { fileStateStore, type StateStore } from "../reconcile/state-store.js";
 import type { Reporter } from "../report.js";
 import { ApiClient, ApiError } from "./client.js";
 import { drainWithDeadline } from "./deadline.js";
+import { RemoteFollower } from "./follower.js";
 import { journalPath } from "./journal.js";
 import { summarize, type SyncResult } from "./outcome.js";
 import { ProjectRemote, type ProjectApi } from "./project-remote.js";
@@ -96,6 +97,7 @@ export class SyncSession {
   private stopJournal: Promise<unknown> = Promise.resolve();
   private settled: Promise<SyncResult> | undefined;
   private finishing: Promise<SyncResult> | undefined;
+  private readonly follower: RemoteFollower | undefined;
 
   constructor(private readonly options: SyncOptions) {
     const { report } = options;
@@ -120,6 +122,15 @@ export class SyncSession {
     });
     this.parts = this.load();
     this.parts.catch(() => undefined);
+    if (options.mode === "two-way") {
+      this.follower = new RemoteFollower({
+        view: this.view,
+        report,
+        changed: (path) => this.add({ remote: path, cause: "remote" }),
+        fatal: (error) => this.stop(error.message),
+      });
+      void this.parts.then(() => this.follower?.start());
+    }
   }
 
   private async load(): Promise<SessionParts> {
@@ -172,6 +183,7 @@ export class SyncSession {
 
   /** Stdin ended: flush at once, wait up to `timeoutMs`, journal what is still unsynced and sum up. Idempotent. */
   finish(timeoutMs: number, finishOptions: FinishOptions = {}): Promise<SyncResult> {
+    void this.follower?.stop();
     this.finishing ??= drainWithDeadline({
       queue: this.queue,
       requests: this,
@@ -187,6 +199,7 @@ export class SyncSession {
 
   /** Second signal: journal everything pending or in flight at once and sum up. */
   abort(): Promise<SyncResult> {
+    void this.follower?.stop();
     this.abortWith("interrupted before it was synced");
     return this.settle();
   }
@@ -195,6 +208,7 @@ export class SyncSession {
   stop(message: string): void {
     if (this.stoppedWhy) return;
     this.stoppedWhy = message;
+    void this.follower?.stop();
     this.options.report.error(
       "sync-stopped",
       `${message}. Syncing is stopped for this session; unsynced changes are kept in ${journalPath(this.options.root)}`,

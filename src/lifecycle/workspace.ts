@@ -13,6 +13,7 @@ import { ApiClient } from "../sync/client.js";
 import { DEFAULT_IDLE_TIMEOUT_MS, idleDeadline, type IdleDeadline } from "../sync/deadline.js";
 import { ProjectRemote } from "../sync/project-remote.js";
 import { RetryingCaller, type BackoffPolicy } from "../sync/retry.js";
+import { ProgressLine } from "./progress.js";
 
 /**
  * The parts of one push, pull or status: the tree under the root, the project's API under one
@@ -68,7 +69,9 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   const ignore = new IgnoreEngine({ root, ignore: options.ignore });
   const tree = createDiskTree({ root, prefix, ignore, maxFileSize: options.maxFileSize, report });
   const base = await BaseKeeper.load({ apiUrl: options.apiUrl, projectId: options.projectId, prefix }, { store: fileStateStore(root, report), report });
-  const reconciler = new Reconciler({ tree, remote, view, base, report, source: options.source, host: os.hostname(), maxFileSize: options.maxFileSize, gitClean: () => gitCleanFiles(tree.dir) });
+  const progress = new ProgressLine(report);
+  const onProgress = (done: number, total: number) => (done < total ? progress.update(done, total, "pulling") : progress.clear());
+  const reconciler = new Reconciler({ tree, remote, view, base, report, source: options.source, host: os.hostname(), maxFileSize: options.maxFileSize, gitClean: () => gitCleanFiles(tree.dir), onProgress });
   return {
     root,
     client,

@@ -21,6 +21,7 @@ export interface LocalStepContext {
   requeue: Set<string>;
   /** Where forced-over local files are kept (`.uspark/backup/<label>/`). */
   backupLabel: string;
+  onProgress?: (done: number, total: number) => void;
   now(): number;
 }
 
@@ -44,10 +45,14 @@ async function writeAll(writes: readonly LocalWrite[], ctx: LocalStepContext, si
   if (writes.length === 0) return;
   const bySha = new Map<string, LocalWrite[]>();
   for (const write of writes) bySha.set(write.sha256, [...(bySha.get(write.sha256) ?? []), write]);
+  let done = 0;
   const failures = await ctx.remote.transfer.downloadBlobs(
     writes.map((w) => ({ sha256: w.sha256, size: w.size })),
     async (sha, bytes) => {
-      for (const write of bySha.get(sha) ?? []) await writeOne(write, bytes, ctx);
+      for (const write of bySha.get(sha) ?? []) {
+        await writeOne(write, bytes, ctx);
+        ctx.onProgress?.(++done, writes.length);
+      }
     },
     signal,
   );

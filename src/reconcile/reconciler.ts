@@ -39,6 +39,8 @@ export interface ReconcilerDeps {
   timers?: Timers;
   /** Clean tracked files of a git checkout (git-clean.ts), asked once, only when a file has no base entry. */
   gitClean?: () => Promise<ReadonlySet<string>>;
+  /** Told how far the local writes of a round are (a pull's progress line). */
+  onProgress?: (done: number, total: number) => void;
 }
 
 export interface RoundRequest {

@@ -90,15 +90,6 @@ export async function readLocal(abs: string, options: ReadOptions): Promise<Loca
   }
 }
 
-/** Has the file at `abs` changed since `snap` was taken? (A missing file has changed.) */
-export async function changedSince(abs: string, snap: FileSnapshot): Promise<boolean> {
-  try {
-    return !sameStat(snap, await fsp.lstat(abs));
-  } catch {
-    return true;
-  }
-}
-
 function sameStat(a: FileSnapshot, b: FileSnapshot): boolean {
   return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.ino === b.ino;
 }

@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { conflictEntries, parseFeed } from "../../src/api/answers.js";
+import { listingRefusals } from "../../src/reconcile/remote-view.js";
+
+const SHA = "a".repeat(64);
+const put = (path: string) => ({ op: "put", path, sha256: SHA, size: 1 });
+const commit = (version: number, ...changes: object[]) => ({ version, time: "2026-11-25T10:00:00Z", changes });
+const fail = (why: string) => new Error(why);
+
+describe("parseFeed: a commit feed is checked, never looped on", () => {
+  it("takes commits one version after another from since + 1", () => {
+    const feed = parseFeed({ version: 9, commits: [commit(4, put("a")), commit(5, { op: "delete", path: "a" })] }, 3, fail);
+    expect(feed.commits.map((c) => c.version)).toEqual([4, 5]);
+    expect(feed.version).toBe(9);
+  });
+
+  it.each([
+    ["versions that go back", { version: 9, commits: [commit(4), commit(3)] }, "go back, repeat or skip"],
+    ["a version repeated", { version: 9, commits: [commit(4), commit(4)] }, "go back, repeat or skip"],
+    ["a gap", { version: 9, commits: [commit(5)] }, "go back, repeat or skip"],
+    ["a head older than its commits", { version: 4, commits: [commit(4), commit(5)] }, "older than the commits"],
+    ["a head older than since", { version: 2, commits: [] }, "older than the commits"],
+    ["a change that is neither put nor delete", { version: 9, commits: [commit(4, { op: "move", path: "a" })] }, "not a put or a delete"],
+    ["not a feed", { commits: "no" }, "not { version, commits }"],
+  ])("refuses %s", (_, json, message) => {
+    expect(() => parseFeed(json as Record<string, unknown>, 3, fail)).toThrow(message);
+  });
+});
+
+describe("conflictEntries: the body of a 409", () => {
+  it("reads each path's current hash, null for an absent one", () => {
+    expect(conflictEntries({ conflicts: [{ path: "a", sha256: SHA, size: 1 }, { path: "b", sha256: null, size: null }] })).toEqual([
+      { path: "a", sha256: SHA, size: 1 },
+      { path: "b", sha256: null, size: null },
+    ]);
+  });
+
+  it("is undefined for a body that is not one", () => {
+    expect(conflictEntries({ conflicts: [{ path: "a", sha256: "nope" }] })).toBeUndefined();
+    expect(conflictEntries({ error: "conflict" })).toBeUndefined();
+  });
+});
+
+describe("listingRefusals: a hostile listing is refused by name", () => {
+  it("the same path twice: refused", () => {
+    expect(listingRefusals(["a.txt", "a.txt", "b.txt"])).toEqual(new Map([["a.txt", "listed 2 times"]]));
+  });
+
+  it("a file that is also a directory: both refused", () => {
+    expect(listingRefusals(["d", "d/x.txt", "e/f"])).toEqual(
+      new Map([
+        ["d/x.txt", "d is listed as a file and as a directory"],
+        ["d", "d is listed as a file and as a directory"],
+      ]),
+    );
+  });
+});

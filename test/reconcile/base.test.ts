@@ -1,0 +1,100 @@
+import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Reporter } from "../../src/report.js";
+import { baseIn, emptyBase, lastProject, parseState, withBase, type Base } from "../../src/reconcile/base.js";
+import { baseEntry, BaseKeeper, RACY_MS, statMatches } from "../../src/reconcile/base-keeper.js";
+import { fileStateStore, statePath } from "../../src/reconcile/state-store.js";
+
+const API = "http://127.0.0.1:4400";
+const SHA = "ab".repeat(32);
+const entry = { sha256: SHA, size: 3, mtimeMs: 1000, ino: 7 };
+const base = (projectId: string, files: Record<string, typeof entry>, extra: Partial<Base> = {}): Base => ({ ...emptyBase({ apiUrl: API, projectId }), files: new Map(Object.entries(files)), ...extra });
+
+describe("state file contents", () => {
+  it("keeps other projects when one project's base is replaced; the newest is the remembered one", () => {
+    const now = new Date("2026-11-25T10:00:00Z");
+    const one = withBase(undefined, base("a", { x: entry }), now);
+    const two = withBase(one, { ...base("b", { y: entry }), apiUrl: `${API}/` }, new Date(now.getTime() + 1000));
+    const three = withBase(two, base("a", { z: entry }, { version: 4 }), new Date(now.getTime() + 2000));
+    expect(baseIn(three, { apiUrl: API, projectId: "a" })?.files).toEqual(new Map([["z", entry]]));
+    expect(baseIn(three, { apiUrl: `${API}/`, projectId: "b" })?.files).toEqual(new Map([["y", entry]]));
+    expect(baseIn(three, { apiUrl: "http://other:1", projectId: "a" })).toBeUndefined();
+    expect(lastProject(three)).toEqual({ apiUrl: API, projectId: "a", prefix: "" });
+  });
+
+  it("keeps open conflicts and held deletes", () => {
+    const conflict = { local: SHA, remote: null, copy: "a.conflict-x.txt", copySha: SHA, at: "2026-11-25T10:00:00.000Z" };
+    const state = parseState(JSON.stringify(withBase(undefined, base("p", {}, { conflicts: new Map([["a.txt", conflict]]), held: new Set(["gone.txt"]) }), new Date())));
+    const read = baseIn(state, { apiUrl: API, projectId: "p" })!;
+    expect(read.conflicts.get("a.txt")).toEqual(conflict);
+    expect([...read.held]).toEqual(["gone.txt"]);
+  });
+
+  it("reads a v0.2 state file (format 1): every hash kept, no stat trusted", () => {
+    const v1 = JSON.stringify({ format: 1, projects: [{ apiUrl: API, projectId: "p", version: 3, updatedAt: "2026-01-01T00:00:00Z", files: { "a.txt": SHA } }] });
+    const read = baseIn(parseState(v1), { apiUrl: API, projectId: "p", prefix: "sub" })!;
+    expect(read.files.get("a.txt")).toEqual({ sha256: SHA, size: -1, mtimeMs: -1, ino: -1 });
+    expect(statMatches(read.files.get("a.txt"), { size: -1, mtimeMs: -1, ino: -1 })).toBe(false);
+  });
+
+  it.each([
+    ["not JSON", "{"],
+    ["an array", "[]"],
+    ["a foreign format", JSON.stringify({ format: 99, projects: [] })],
+    ["a project without files", JSON.stringify({ format: 2, projects: [{ apiUrl: API, projectId: "a", version: 1 }] })],
+    ["an entry that is not [sha, size, mtime, ino]", JSON.stringify({ format: 2, projects: [{ apiUrl: API, projectId: "a", version: 1, files: { x: [SHA, 1] } }] })],
+  ])("rejects %s", (_, text) => {
+    expect(() => parseState(text)).toThrow();
+  });
+});
+
+describe("the stat rules of the base", () => {
+  it("trusts a stat only when size, mtime and inode are all the same", () => {
+    expect(statMatches(entry, { size: 3, mtimeMs: 1000, ino: 7 })).toBe(true);
+    expect(statMatches(entry, { size: 4, mtimeMs: 1000, ino: 7 })).toBe(false);
+    expect(statMatches(entry, { size: 3, mtimeMs: 1001, ino: 7 })).toBe(false);
+    expect(statMatches(entry, { size: 3, mtimeMs: 1000, ino: 8 })).toBe(false);
+  });
+
+  it("does not trust an mtime read too soon after it was set, or not older than the state file", () => {
+    expect(baseEntry(SHA, { size: 3, mtimeMs: 1000, ino: 7 }, 1000 + RACY_MS - 1).mtimeMs).toBe(-1);
+    expect(baseEntry(SHA, { size: 3, mtimeMs: 1000, ino: 7 }, 1000 + RACY_MS).mtimeMs).toBe(1000);
+    expect(statMatches(entry, { size: 3, mtimeMs: 1000, ino: 7 }, 1000)).toBe(false);
+    expect(statMatches(entry, { size: 3, mtimeMs: 1000, ino: 7 }, 1001)).toBe(true);
+  });
+});
+
+describe("state file on disk", () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(tmpdir(), "uspark-base-"));
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+  const quiet = new Reporter({ stream: { write: () => true } });
+
+  it("round-trips a base through the keeper, with the state file's mtime as the racy limit", async () => {
+    const store = fileStateStore(root);
+    const keeper = await BaseKeeper.load({ apiUrl: API, projectId: "p" }, { store, report: quiet });
+    keeper.settle("src/a.ts", SHA, { size: 3, mtimeMs: 1000, ino: 7 }, 1000 + RACY_MS);
+    keeper.reachVersion(7);
+    await keeper.close();
+    const again = await store.load({ apiUrl: API, projectId: "p" });
+    expect(again?.version).toBe(7);
+    expect(again?.files.get("src/a.ts")).toEqual(entry);
+    expect(again?.savedMtimeMs).toBeGreaterThan(1000);
+  });
+
+  it("reads a corrupt state file as no base, with one warning", async () => {
+    await mkdir(path.join(root, ".uspark"));
+    await writeFile(statePath(root), "garbage");
+    const lines: string[] = [];
+    const report = new Reporter({ stream: { write: (t: string) => lines.push(t) } });
+    expect(await fileStateStore(root, report).load({ apiUrl: API, projectId: "p" })).toBeUndefined();
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain("starting without a base");
+  });
+});

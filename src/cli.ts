@@ -7,8 +7,8 @@ import { MASS_DELETE_TEXT } from "./mass-delete.js";
 import { Reporter } from "./report.js";
 import { requireCjs } from "./cjs.js";
 import { DEFAULTS } from "./watcher.js";
-import { checkWorkingDirectory, exit, runPullCommand, runPushCommand, runRunCommand, runServeCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
-import type { PullFlags, PushFlags, RunFlags, ServeFlags, WatchFlags } from "./cli/flags.js";
+import { checkWorkingDirectory, exit, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRunCommand, runServeCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
+import type { ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, WatchFlags } from "./cli/flags.js";
 
 const { Command, CommanderError, Option } = requireCjs("commander") as typeof Commander;
 type Command = Commander.Command;
@@ -60,6 +60,16 @@ Examples:
   $ uspark pull --project-id my-app --dry-run        # what would change; nothing written
   $ uspark pull --force src/app.ts                   # a conflict: take theirs (yours kept in .uspark/backup/)
   $ uspark pull --project-id my-app --prefix vendor/app --ignore "*.log"`;
+
+const PROJECTS_HELP = `
+A project exists once it is created: a push, pull or watch of an id the server does not know is an
+error (exit 2) that names the closest known ids, unless --create is given. (Servers older than API
+1.2 create a project on its first commit, and cannot list them.)
+
+Examples:
+  $ uspark projects                                  # id, version, files, last change
+  $ uspark projects create my-app
+  $ uspark push --project-id my-app --create         # create it if need be, then push`;
 
 const PUSH_HELP = `
 Commits what changed here since the last sync, each change on condition that the remote still
@@ -164,6 +174,15 @@ export function buildProgram(): Command {
     .addHelpText("after", PULL_HELP)
     .action((paths: string[], flags: PullFlags) => runPullCommand(paths, flags));
 
+  const projects = addLogOptions(
+    addConnectionOptions(program.command("projects").description("list the projects the token can see (on stdout)").option("--json", "one JSON object instead of a table")),
+  )
+    .addHelpText("after", PROJECTS_HELP)
+    .action((flags: ProjectsFlags) => runProjectsCommand(flags));
+  addLogOptions(addConnectionOptions(projects.command("create").description("create a project on the server").argument("<id>", "the new project's id")))
+    .addHelpText("after", PROJECTS_HELP)
+    .action((id: string, flags: ProjectsFlags) => runProjectsCreateCommand(id, flags));
+
   program
     .command("serve")
     .description("run the reference project server: the project API, on this machine, for trying uspark out and for tests")
@@ -208,6 +227,7 @@ function transcriptOption(): Commander.Option {
 function addConnectionOptions(command: Command): Command {
   return command
     .option("--project-id <id>", "the remote project (or USPARK_PROJECT_ID)")
+    .option("--create", "create the project on the server if it does not exist yet (else that is an error, exit 2)")
     .option("--api-url <url>", `the project API (or USPARK_API_URL; default ${DEFAULT_API_URL})`)
     .option("--token <token>", "bearer token (or USPARK_TOKEN, or ~/.uspark/config.json)")
     .option("--insecure", "allow plain http:// to a host other than this machine");

@@ -46,10 +46,15 @@ export function resolveConnection(
   env: NodeJS.ProcessEnv,
   home: HomeConfig,
 ): Connection {
+  const projectId = flags.projectId ?? nonEmpty(env.USPARK_PROJECT_ID) ?? home.projectId;
+  return { ...resolveServer(flags, env, home), projectId: requireProjectId(projectId) };
+}
+
+/** The server and token alone (commands that name no project, such as `uspark projects`). */
+export function resolveServer(flags: ConnectionFlags, env: NodeJS.ProcessEnv, home: HomeConfig): { apiUrl: string; token?: string } {
   const apiUrl = flags.apiUrl ?? nonEmpty(env.USPARK_API_URL) ?? home.apiUrl ?? DEFAULT_API_URL;
   const token = flags.token ?? nonEmpty(env.USPARK_TOKEN) ?? home.token;
-  const projectId = flags.projectId ?? nonEmpty(env.USPARK_PROJECT_ID) ?? home.projectId;
-  return { apiUrl: checkApiUrl(apiUrl, flags.insecure === true), token, projectId: requireProjectId(projectId) };
+  return { apiUrl: checkApiUrl(apiUrl, flags.insecure === true), token };
 }
 
 export function requireProjectId(projectId: string | undefined): string {

@@ -57,6 +57,8 @@ export interface WatcherOptions {
   transcript?: boolean;
   /** Also follow the remote and write its changes here (a two-way watch). */
   twoWay?: boolean;
+  /** Create the project if the server does not have it. */
+  create?: boolean;
 }
 
 export interface WatchSummary {
@@ -72,8 +74,8 @@ export interface WatchSummary {
   sync?: SyncResult;
   /** What became of the transcript, with `transcript: true`. */
   transcript?: TranscriptResult;
-  /** 0: everything synced; 1: something was not (it is journaled). */
-  exitCode: 0 | 1;
+  /** 0: everything synced; 1: something was not (it is journaled); 2: the project does not exist. */
+  exitCode: 0 | 1 | 2;
 }
 
 export interface Watcher {
@@ -197,6 +199,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
           prefix: options.prefix,
           ignore: policy.ignore,
           mode: options.twoWay ? "two-way" : "push",
+          create: options.create,
         });
       });
   // Events are hints, the tree is the truth: scans compare it with the base and feed the same queue.
@@ -263,7 +266,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
       transcript: transcriptDone,
       exitCode: 0,
     };
-    summary.exitCode = unsent || (result && !fullySynced(summary)) ? 1 : 0;
+    summary.exitCode = result?.usage ? 2 : unsent || (result && !fullySynced(summary)) ? 1 : 0;
     reportSummary(report, summary, dryRunPaths.size);
     return summary;
   };

@@ -1,12 +1,15 @@
 import { statSync } from "node:fs";
 import path from "node:path";
-import { checkPrefix, loadHomeConfig, resolveConnection, UsageError, type Connection } from "../config.js";
+import { checkPrefix, loadHomeConfig, resolveConnection, resolveServer, UsageError, type Connection } from "../config.js";
 import { EXIT } from "../exit-codes.js";
 import { agentForCommand, commandName, missingStreamFlags } from "../lifecycle/run.js";
 import { runSession } from "../lifecycle/session.js";
 import { Reporter, stderrFailure, stderrOutput, type Verbosity } from "../report.js";
 import { createWatcher, type Watcher } from "../watcher.js";
-import type { ConnectionOptionFlags, LogFlags, PullFlags, PushFlags, RunFlags, ServeFlags, TreeFlags, WatchFlags } from "./flags.js";
+import type { ConnectionOptionFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, TreeFlags, WatchFlags } from "./flags.js";
+import { ApiClient, ApiError } from "../sync/client.js";
+import { listProjects } from "../sync/projects.js";
+import { validateProjectId } from "../server/validate.js";
 
 /**
  * What each command does with its parsed flags: check the root and the connection (a bad one is
@@ -82,6 +85,7 @@ function watcherFor(flags: WatchFlags): Watcher {
     rescanMs: flags.rescan,
     transcript: flags.transcript,
     twoWay: flags.twoWay === true,
+    create: flags.create === true,
   });
 }
 
@@ -103,6 +107,7 @@ export async function runPushCommand(paths: string[], flags: PushFlags): Promise
     requestTimeoutMs: flags.requestTimeout,
     maxFileSize: flags.maxFileSize,
     concurrency: flags.concurrency,
+    create: flags.create === true,
     source: { agent: "push" },
     report: reporterFor(flags, connection.token),
   });
@@ -126,11 +131,54 @@ async function pull(flags: PullFlags, paths: string[] = []): Promise<number> {
     paths,
     force: flags.force === true,
     dryRun: flags.dryRun === true,
+    create: flags.create === true,
     giveUpAfterMs: flags.timeout,
     requestTimeoutMs: flags.requestTimeout,
     concurrency: flags.concurrency,
     report: reporterFor(flags, connection.token),
   });
+}
+
+/** `uspark projects`: needs no project id; the list goes to stdout. */
+export async function runProjectsCommand(flags: ProjectsFlags): Promise<void> {
+  await withClient(flags, "projects", async (client) => listProjects(client, process.stdout, flags.json === true));
+}
+
+/** `uspark projects create <id>`: exit 0 when made, 1 when it already exists. */
+export async function runProjectsCreateCommand(id: string, flags: ProjectsFlags): Promise<void> {
+  const badId = validateProjectId(id);
+  if (badId) return usageFailure(reporterFor(flags), new UsageError(`project id ${JSON.stringify(id)}: ${badId}`));
+  await withClient({ ...flags, projectId: id }, "projects", async (client, report) => {
+    const outcome = await client.createProject(id);
+    if (outcome === "exists") {
+      report.error("project", `project ${id} already exists`, { projectId: id });
+      return EXIT.notSynced;
+    }
+    report.info("project", `created project ${id}`, { projectId: id });
+    return EXIT.ok;
+  });
+}
+
+/** A client for the project routes (no project id needed), closed after `work`; its failures said plainly. */
+async function withClient(flags: ProjectsFlags, what: string, work: (client: ApiClient, report: Reporter) => Promise<number | void>): Promise<void> {
+  let client: ApiClient;
+  let report = reporterFor(flags);
+  try {
+    const server = resolveServer(flags, process.env, loadHomeConfig());
+    report = reporterFor(flags, server.token);
+    client = new ApiClient({ ...server, projectId: flags.projectId ?? "", requestTimeoutMs: 30_000 });
+  } catch (error) {
+    return usageFailure(report, error);
+  }
+  try {
+    exit((await work(client, report)) ?? EXIT.ok);
+  } catch (error) {
+    const unsupported = error instanceof ApiError && error.code === "unsupported";
+    report.error(what, unsupported ? "this server does not list or create projects (it speaks an API older than 1.2; it creates a project on its first commit)" : (error as Error).message);
+    exit(unsupported ? EXIT.usage : EXIT.notSynced);
+  } finally {
+    await client.close();
+  }
 }
 
 export async function runServeCommand(flags: ServeFlags): Promise<void> {

@@ -10,6 +10,8 @@ export interface LogFlags {
 
 export interface ConnectionOptionFlags {
   projectId?: string;
+  /** --create: make the project if the server does not have it. */
+  create?: boolean;
   apiUrl?: string;
   token?: string;
   insecure?: boolean;
@@ -64,6 +66,10 @@ export interface PullFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
   timeout: number;
   requestTimeout: number;
   concurrency: number;
+}
+
+export interface ProjectsFlags extends LogFlags, ConnectionOptionFlags {
+  json?: boolean;
 }
 
 export interface ServeFlags {

@@ -4,7 +4,7 @@ import type { Reporter } from "../report.js";
 import type { BackoffPolicy } from "../sync/retry.js";
 import { count, openConflicts, reportHeld, reportPlan, reportRefusedPaths, reportUnsynced } from "./round-report.js";
 import { resolvePaths } from "./scope.js";
-import { openWorkspace, type Workspace } from "./workspace.js";
+import { openOrExit, type Workspace } from "./workspace.js";
 
 /**
  * `uspark pull [paths...]` (design.md §1c, §2b): rounds of the reconcile in pull mode. Remote changes
@@ -40,6 +40,8 @@ export interface PullOptions {
   giveUpAfterMs?: number;
   maxFileSize?: number;
   backoff?: BackoffPolicy;
+  /** Create the project if the server does not have it. */
+  create?: boolean;
 }
 
 /** Rounds for paths that changed here while they were pulled: decided again, a few times at most. */
@@ -55,7 +57,8 @@ export async function runPull(options: PullOptions): Promise<0 | 1 | 2> {
   }
   const scope = resolvePaths({ ...options, paths: options.paths ?? [] });
   if (scope === "usage") return 2;
-  const ws = await openWorkspace({ ...options, prefix, maxFileSize: options.maxFileSize ?? Number.MAX_SAFE_INTEGER, source: { agent: "pull" } });
+  const ws = await openOrExit({ ...options, prefix, maxFileSize: options.maxFileSize ?? Number.MAX_SAFE_INTEGER, source: { agent: "pull" } }, "pull");
+  if (typeof ws === "number") return ws;
   try {
     const request: RoundRequest = { mode: "pull", paths: "all", dryRun: options.dryRun, within: scope?.contains };
     if (options.force) request.force = scope?.contains ?? (() => true);

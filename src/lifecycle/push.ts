@@ -5,7 +5,7 @@ import { entriesFor, readJournal, updateJournal, type JournalEntry } from "../sy
 import { pendingTranscripts, sendPendingTranscripts } from "../transcript/pending.js";
 import type { BackoffPolicy } from "../sync/retry.js";
 import { count, openConflicts, reportHeld, reportPlan, reportUnsynced } from "./round-report.js";
-import { openWorkspace, type Workspace } from "./workspace.js";
+import { openOrExit, type Workspace } from "./workspace.js";
 import { resolvePaths, type PathScope } from "./scope.js";
 
 /**
@@ -45,6 +45,8 @@ export interface PushOptions {
   source: { agent: string; sessionId?: string };
   report: Reporter;
   backoff?: BackoffPolicy;
+  /** Create the project if the server does not have it. */
+  create?: boolean;
 }
 
 export async function runPush(options: PushOptions): Promise<number> {
@@ -55,7 +57,8 @@ export async function runPush(options: PushOptions): Promise<number> {
   }
   const scope = resolvePaths(options);
   if (scope === "usage") return 2;
-  const ws = await openWorkspace({ ...options, giveUpAfterMs: options.flushTimeoutMs });
+  const ws = await openOrExit({ ...options, giveUpAfterMs: options.flushTimeoutMs }, "push");
+  if (typeof ws === "number") return ws;
   try {
     const pending = options.pending ? await pendingEntries(ws, options) : undefined;
     const request = pushRequest(options, scope, pending);

@@ -1,6 +1,7 @@
 import os from "node:os";
 import { realpath } from "node:fs/promises";
 import type { CommitSource } from "../api/types.js";
+import { UsageError } from "../config.js";
 import { IgnoreEngine } from "../ignore/engine.js";
 import { BaseKeeper } from "../reconcile/base-keeper.js";
 import { createDiskTree } from "../reconcile/disk-tree.js";
@@ -14,6 +15,7 @@ import { DEFAULT_IDLE_TIMEOUT_MS, idleDeadline, type IdleDeadline } from "../syn
 import { ProjectRemote } from "../sync/project-remote.js";
 import { RetryingCaller, type BackoffPolicy } from "../sync/retry.js";
 import { ProgressLine } from "./progress.js";
+import { withProject } from "../sync/projects.js";
 
 /**
  * The parts of one push, pull or status: the tree under the root, the project's API under one
@@ -37,6 +39,8 @@ export interface WorkspaceOptions {
   /** Give up when the server has not answered for this long, ms. Default 60000. */
   giveUpAfterMs?: number;
   backoff?: BackoffPolicy;
+  /** Create the project if the server does not have it (else that is a usage error, exit 2). */
+  create?: boolean;
 }
 
 export interface Workspace {
@@ -49,6 +53,23 @@ export interface Workspace {
   signal: AbortSignal;
   /** Writes the base, closes the connections. */
   close(): Promise<void>;
+}
+
+/**
+ * The workspace, or the exit code after its failure was said: 2 for a project that does not
+ * exist (with the nearest ids), 1 for a server that never answered.
+ */
+export async function openOrExit(options: WorkspaceOptions, command: string): Promise<Workspace | 1 | 2> {
+  try {
+    return await openWorkspace(options);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      options.report.error("usage", error.hint ? `${error.message} (${error.hint})` : error.message);
+      return 2;
+    }
+    options.report.error(`${command}-failed`, `${command} failed: ${(error as Error).message}`);
+    return 1;
+  }
 }
 
 export async function openWorkspace(options: WorkspaceOptions): Promise<Workspace> {
@@ -71,6 +92,12 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   const base = await BaseKeeper.load({ apiUrl: options.apiUrl, projectId: options.projectId, prefix }, { store: fileStateStore(root, report), report });
   const progress = new ProgressLine(report);
   const onProgress = (done: number, total: number) => (done < total ? progress.update(done, total, "pulling") : progress.clear());
+  // The first listing: a project that does not exist is said now (exit 2), or created (--create).
+  await withProject(client, options.projectId, options.create === true, report, () => view.ensure(controller.signal)).catch(async (error: unknown) => {
+    deadline.stop();
+    await client.close();
+    throw error;
+  });
   const reconciler = new Reconciler({ tree, remote, view, base, report, source: options.source, host: os.hostname(), maxFileSize: options.maxFileSize, gitClean: () => gitCleanFiles(tree.dir), onProgress });
   return {
     root,

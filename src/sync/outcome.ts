@@ -27,6 +27,8 @@ export interface SyncResult {
   journaled: number;
   /** Why syncing stopped early (401/403/404/redirect), if it did. */
   stopped?: string;
+  /** It stopped on a usage error (a project that does not exist): exit code 2. */
+  usage?: true;
 }
 
 /** The final state per path: an unsynced path (time ran out, syncing stopped) wins over its last outcome. */

@@ -5,6 +5,8 @@ import { BaseKeeper } from "../reconcile/base-keeper.js";
 import { createDiskTree } from "../reconcile/disk-tree.js";
 import { gitCleanFiles } from "../reconcile/git-clean.js";
 import type { LocalTree } from "../reconcile/local-tree.js";
+import { UsageError } from "../config.js";
+import { withProject } from "./projects.js";
 import { Ledger } from "../reconcile/ledger.js";
 import { Reconciler } from "../reconcile/reconciler.js";
 import { RemoteView } from "../reconcile/remote-view.js";
@@ -57,6 +59,8 @@ export interface SyncOptions {
   timers?: Timers;
   /** Syncing stopped for good (401, 403, unknown project, a server that contradicts itself). */
   onStopped?: (reason: string) => void;
+  /** Create the project if the server does not have it (else the session stops: a usage error). */
+  create?: boolean;
   /** Test and simulation seams: the tree, the API, the state file, the machine's name. */
   tree?: LocalTree;
   api?: ProjectApi;
@@ -97,6 +101,7 @@ export class SyncSession {
   private stopJournal: Promise<unknown> = Promise.resolve();
   private settled: Promise<SyncResult> | undefined;
   private finishing: Promise<SyncResult> | undefined;
+  private usageError = false;
   private readonly follower: RemoteFollower | undefined;
 
   constructor(private readonly options: SyncOptions) {
@@ -122,6 +127,7 @@ export class SyncSession {
     });
     this.parts = this.load();
     this.parts.catch(() => undefined);
+    if (this.client) void this.checkProject(this.client);
     if (options.mode === "two-way") {
       this.follower = new RemoteFollower({
         view: this.view,
@@ -142,6 +148,17 @@ export class SyncSession {
     const reconciler = new Reconciler({ tree, remote: this.remote, view: this.view, base, report: o.report, source: o.source, host: o.host ?? os.hostname(), maxFileSize: o.maxFileSize, timers: o.timers, gitClean });
     this.journal = createSessionJournal({ apiUrl: o.apiUrl, projectId: o.projectId, root: o.root, report: o.report, ledger: reconciler.ledger, unsynced: this.unsynced });
     return { base, reconciler };
+  }
+
+  /** The project does not exist (and --create was not given): a usage error, said with the nearest ids. */
+  private async checkProject(client: ApiClient): Promise<void> {
+    try {
+      await withProject(client, this.options.projectId, this.options.create === true, this.options.report, () => this.view.ensure(this.controller.signal));
+    } catch (error) {
+      if (!(error instanceof UsageError)) return; // the rounds retry and say it
+      this.usageError = true;
+      this.stop(error.hint ? `${error.message} (${error.hint})` : error.message);
+    }
   }
 
   /** Why syncing stopped (401/403/404/redirect/protocol), once it has. */
@@ -281,7 +298,9 @@ export class SyncSession {
       }
       await this.client?.close();
       await parts?.base.close();
-      return summarize(parts?.reconciler.ledger ?? new Ledger(), this.unsynced, journaled, this.stoppedWhy);
+      const result = summarize(parts?.reconciler.ledger ?? new Ledger(), this.unsynced, journaled, this.stoppedWhy);
+      if (this.usageError) result.usage = true;
+      return result;
     })();
     return this.settled;
   }

@@ -32,3 +32,14 @@ export async function fileSize(file: string): Promise<number | undefined> {
 export function isCode(error: unknown, ...codes: string[]): boolean {
   return codes.includes((error as NodeJS.ErrnoException | undefined)?.code ?? "");
 }
+
+/** Writes a new file (never an existing one) and fsyncs it; its directory entry is the caller's to fsync. */
+export async function writeFileDurably(file: string, text: string): Promise<void> {
+  const handle = await open(file, "wx");
+  try {
+    await writeAll(handle, Buffer.from(text));
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

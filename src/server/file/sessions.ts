@@ -1,4 +1,4 @@
-// Session transcripts on disk: DATA/projects/<id>/sessions/<sessionId>.ndjson, fsynced per append.
+// Session transcripts on disk: DATA/projects/<dir>/sessions/<sessionId>.ndjson, fsynced per append.
 
 import { mkdir, open, readdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -9,7 +9,8 @@ import { planAppend } from "../transcript.js";
 const SUFFIX = ".ndjson";
 
 export class TranscriptFiles {
-  constructor(private readonly projectsDir: string) {}
+  /** `dirOf` gives a project's directory (see projectDirName). */
+  constructor(private readonly dirOf: (projectId: string) => string) {}
 
   /** Callers serialize appends per session. */
   async append(projectId: string, sessionId: string, offset: number, body: Buffer): Promise<AppendOutcome> {
@@ -52,7 +53,7 @@ export class TranscriptFiles {
   }
 
   async list(projectId: string): Promise<{ id: string; length: number }[]> {
-    const dir = join(this.projectsDir, projectId, "sessions");
+    const dir = join(this.dirOf(projectId), "sessions");
     let names: string[];
     try {
       names = await readdir(dir);
@@ -69,6 +70,6 @@ export class TranscriptFiles {
   }
 
   private path(projectId: string, sessionId: string): string {
-    return join(this.projectsDir, projectId, "sessions", sessionId + SUFFIX);
+    return join(this.dirOf(projectId), "sessions", sessionId + SUFFIX);
   }
 }

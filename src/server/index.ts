@@ -1,5 +1,6 @@
 // Public entry of the reference server behind `uspark serve`.
 
+import { setMaxListeners } from "node:events";
 import { createServer, type Server } from "node:http";
 import { isIP, type AddressInfo } from "node:net";
 import { resolve } from "node:path";
@@ -84,6 +85,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   const store = await openStore(options);
   const closingSignal = new AbortController();
+  // Each long poll listens on it while it waits (and stops after): as many as there are clients.
+  setMaxListeners(0, closingSignal.signal);
   const limits = { ...DEFAULT_LIMITS };
   for (const name of Object.keys(limits) as (keyof Limits)[]) limits[name] = options[name] ?? limits[name];
   const handler = withLatency(options.latencyMs ?? 0, createHandler({

@@ -112,6 +112,38 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       expect(await isStored(t, "part 0")).toBe(false);
     });
 
+    it("refuses a body of many tiny parts as soon as it passes the part limit, before the rest is sent", async () => {
+      const t = await testServer();
+      const part = Buffer.from(`--bomb\r\nContent-Disposition: form-data; name="${sha256("")}"\r\n\r\n\r\n`);
+      const chunk = Buffer.concat(Array.from({ length: 500 }, () => part));
+      const total = 800 * chunk.length; // 400,000 parts, about 47 MB: under the byte limit
+      const { status, written } = await new Promise<{ status: number; written: number }>((resolve, reject) => {
+        const req = httpRequest(`${t.url}/api/projects/demo/blobs`, {
+          method: "POST",
+          headers: { "content-type": "multipart/form-data; boundary=bomb" },
+        });
+        let written = 0;
+        let answered = false;
+        req.on("response", (res) => {
+          answered = true;
+          res.resume();
+          resolve({ status: res.statusCode!, written });
+        });
+        req.on("error", (error) => answered || reject(error));
+        const pump = () => {
+          while (!answered && written < total) {
+            written += chunk.length;
+            if (!req.write(chunk)) return void req.once("drain", pump);
+          }
+          if (!answered) req.end("--bomb--\r\n");
+        };
+        pump();
+      });
+      expect(status).toBe(413);
+      expect(written).toBeLessThan(total / 2);
+      expect(await isStored(t, "")).toBe(false);
+    });
+
     it("refuses parts over the byte limit with 413 too_large and stores nothing", async () => {
       const t = await testServer({ maxBatchBytes: 1000 });
       const form = formOf(["a".repeat(600), "b".repeat(600)]);

@@ -117,7 +117,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       const part = Buffer.from(`--bomb\r\nContent-Disposition: form-data; name="${sha256("")}"\r\n\r\n\r\n`);
       const chunk = Buffer.concat(Array.from({ length: 500 }, () => part));
       const total = 800 * chunk.length; // 400,000 parts, about 47 MB: under the byte limit
-      const { status, written } = await new Promise<{ status: number; written: number }>((resolve, reject) => {
+      const { outcome, written } = await new Promise<{ outcome: number | string; written: number }>((resolve) => {
         const req = httpRequest(`${t.url}/api/projects/demo/blobs`, {
           method: "POST",
           headers: { "content-type": "multipart/form-data; boundary=bomb" },
@@ -127,9 +127,11 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
         req.on("response", (res) => {
           answered = true;
           res.resume();
-          resolve({ status: res.statusCode!, written });
+          resolve({ outcome: res.statusCode!, written });
         });
-        req.on("error", (error) => answered || reject(error));
+        // The server closes the connection after its answer; a sender that is still writing may
+        // hear of the close before it reads the answer.
+        req.on("error", (error: NodeJS.ErrnoException) => answered || resolve({ outcome: error.code ?? "error", written }));
         const pump = () => {
           while (!answered && written < total) {
             written += chunk.length;
@@ -139,7 +141,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
         };
         pump();
       });
-      expect(status).toBe(413);
+      expect([413, "EPIPE", "ECONNRESET"]).toContain(outcome);
       expect(written).toBeLessThan(total / 2);
       expect(await isStored(t, "")).toBe(false);
     });

@@ -5,7 +5,7 @@
 // time as the answer is sent: a blob is never whole in memory, in or out.
 
 import { randomUUID } from "node:crypto";
-import type { ClientBase, Pool, QueryConfig } from "pg";
+import type { ClientBase, Pool } from "pg";
 import type { BodyFeed, StoredBlob } from "../store.js";
 import { guarded, transaction } from "./db.js";
 
@@ -28,19 +28,13 @@ export async function readBlob(pool: Pool, sha256: string): Promise<StoredBlob |
 /** Blobs are immutable, so chunks read by separate queries belong together. */
 async function* chunksOf(pool: Pool, sha256: string, size: number): AsyncGenerator<Buffer> {
   for (let seq = 0, read = 0; read < size; seq++) {
-    // In binary: as text, bytea comes as hex, a string twice the chunk's size to parse and drop.
     const { rows } = await guarded(() =>
-      pool.query<{ data: Buffer }>(chunkQuery(sha256, seq)),
+      pool.query<{ data: Buffer }>("SELECT data FROM blob_chunks WHERE sha256 = $1 AND seq = $2", [sha256, seq]),
     );
     if (rows.length === 0) throw new Error(`blob ${sha256} is cut short: chunk ${seq} is missing`);
     read += rows[0]!.data.length;
     yield rows[0]!.data;
   }
-}
-
-/** node-pg takes `binary` (results in binary format); its types do not say so. */
-function chunkQuery(sha256: string, seq: number): QueryConfig {
-  return { text: "SELECT data FROM blob_chunks WHERE sha256 = $1 AND seq = $2", values: [sha256, seq], binary: true } as QueryConfig;
 }
 
 export async function writeBlob(pool: Pool, sha256: string, feed: BodyFeed): Promise<"created" | "exists"> {

@@ -20,8 +20,8 @@ export type AppendOutcome = { kind: "appended"; length: number } | { kind: "offs
 /** Writes the chunks of a body as they arrive; resolves once the body has been read. */
 export type BodyFeed = (write: (chunk: Buffer) => void | Promise<void>) => Promise<void>;
 
-/** A stored blob: its size, and its bytes read as they are consumed (never held whole). */
-export interface StoredBlob {
+/** Stored bytes (a blob, a transcript): their size, and the bytes read as they are consumed (never held whole). */
+export interface StoredBytes {
   size: number;
   chunks(): AsyncIterable<Uint8Array>;
 }
@@ -74,7 +74,7 @@ export interface ProjectStore {
   /** The sizes of the stored blobs among `hashes` (the absent ones are not in the map). */
   blobSizes(hashes: readonly string[]): Promise<Map<string, number>>;
   /** A stored blob, or undefined when absent. */
-  readBlob(sha256: string): Promise<StoredBlob | undefined>;
+  readBlob(sha256: string): Promise<StoredBytes | undefined>;
   /** Stores the bytes `feed` writes under `sha256` (the caller has checked they hash to it); keeps nothing when the feed fails. */
   putBlob(sha256: string, feed: BodyFeed): Promise<"created" | "exists">;
   /**
@@ -84,8 +84,8 @@ export interface ProjectStore {
   commit(projectId: string, key: string, request: CommitRequest): Promise<CommitOutcome>;
   /** Appends `bytes` at `offset` of a session's transcript, durably, once (see planAppend). */
   appendEvents(projectId: string, sessionId: string, offset: number, bytes: Buffer): Promise<AppendOutcome>;
-  /** A session's transcript so far, or undefined when there is none. */
-  readEvents(projectId: string, sessionId: string): Promise<Buffer | undefined>;
+  /** A session's transcript as long as it is now, or undefined when there is none. */
+  readEvents(projectId: string, sessionId: string): Promise<StoredBytes | undefined>;
   sessions(projectId: string): Promise<{ id: string; length: number }[]>;
   /** Why the store cannot serve requests now, or undefined when it can (GET /readyz). */
   notReady(): Promise<string | undefined>;

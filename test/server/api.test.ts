@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
-import { rawRequest, sha256, storeCases } from "./helpers.js";
+import { rawRequest, sendUntilAnswered, sha256, storeCases } from "./helpers.js";
 import { usePgCluster } from "./pg-cluster.js";
 
 const pg = usePgCluster();
@@ -185,26 +185,8 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       const t = await testServer({ maxBlobBytes: 64 * 1024 });
       const chunk = Buffer.alloc(16 * 1024, 1);
       const cap = 256 * 1024 * 1024;
-      const { status, written } = await new Promise<{ status: number; written: number }>((resolve, reject) => {
-        const req = httpRequest(`${t.url}/api/projects/demo/blobs/${MISSING}`, { method: "PUT" });
-        let written = 0;
-        let answered = false;
-        req.on("response", (res) => {
-          answered = true;
-          res.resume();
-          resolve({ status: res.statusCode!, written });
-        });
-        req.on("error", (error) => answered || reject(error));
-        const pump = () => {
-          while (!answered && written < cap) {
-            written += chunk.length;
-            if (!req.write(chunk)) return void req.once("drain", pump);
-          }
-          if (!answered) req.end();
-        };
-        pump();
-      });
-      expect(status).toBe(413);
+      const { outcome, written } = await sendUntilAnswered(`${t.url}/api/projects/demo/blobs/${MISSING}`, { method: "PUT" }, chunk, cap);
+      expect(outcome).toBe(413);
       expect(written).toBeLessThan(cap);
       expect(await t.storedBlobs()).toEqual([]);
     });

@@ -1,6 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
-import { sha256, storeCases, type TestServer } from "./helpers.js";
+import { sendUntilAnswered, sha256, storeCases, type TestServer } from "./helpers.js";
 import { usePgCluster } from "./pg-cluster.js";
 
 const pg = usePgCluster();
@@ -117,30 +117,13 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       const part = Buffer.from(`--bomb\r\nContent-Disposition: form-data; name="${sha256("")}"\r\n\r\n\r\n`);
       const chunk = Buffer.concat(Array.from({ length: 500 }, () => part));
       const total = 800 * chunk.length; // 400,000 parts, about 47 MB: under the byte limit
-      const { outcome, written } = await new Promise<{ outcome: number | string; written: number }>((resolve) => {
-        const req = httpRequest(`${t.url}/api/projects/demo/blobs`, {
-          method: "POST",
-          headers: { "content-type": "multipart/form-data; boundary=bomb" },
-        });
-        let written = 0;
-        let answered = false;
-        req.on("response", (res) => {
-          answered = true;
-          res.resume();
-          resolve({ outcome: res.statusCode!, written });
-        });
-        // The server closes the connection after its answer; a sender that is still writing may
-        // hear of the close before it reads the answer.
-        req.on("error", (error: NodeJS.ErrnoException) => answered || resolve({ outcome: error.code ?? "error", written }));
-        const pump = () => {
-          while (!answered && written < total) {
-            written += chunk.length;
-            if (!req.write(chunk)) return void req.once("drain", pump);
-          }
-          if (!answered) req.end("--bomb--\r\n");
-        };
-        pump();
-      });
+      const { outcome, written } = await sendUntilAnswered(
+        `${t.url}/api/projects/demo/blobs`,
+        { method: "POST", headers: { "content-type": "multipart/form-data; boundary=bomb" } },
+        chunk,
+        total,
+        Buffer.from("--bomb--\r\n"),
+      );
       expect([413, "EPIPE", "ECONNRESET"]).toContain(outcome);
       expect(written).toBeLessThan(total / 2);
       expect(await isStored(t, "")).toBe(false);

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { request as httpRequest } from "node:http";
+import { request as httpRequest, type RequestOptions } from "node:http";
 import { join } from "node:path";
 import { onTestFinished } from "vitest";
 import type { Pool } from "pg";
@@ -44,6 +44,39 @@ export function rawRequest(
     });
     req.on("error", reject);
     req.end();
+  });
+}
+
+/**
+ * Sends `chunk` again and again, up to `total` bytes then `last`, until the server answers; the
+ * answer's status, or the error code when the connection closed before the answer was read (a
+ * server that refuses early closes it while the sender still writes), and the bytes sent.
+ */
+export function sendUntilAnswered(
+  url: string,
+  options: RequestOptions,
+  chunk: Buffer,
+  total: number,
+  last?: Buffer,
+): Promise<{ outcome: number | string; written: number }> {
+  return new Promise((resolve) => {
+    const req = httpRequest(url, options);
+    let written = 0;
+    let answered = false;
+    req.on("response", (res) => {
+      answered = true;
+      res.resume();
+      resolve({ outcome: res.statusCode!, written });
+    });
+    req.on("error", (error: NodeJS.ErrnoException) => answered || resolve({ outcome: error.code ?? error.message, written }));
+    const pump = () => {
+      while (!answered && written < total) {
+        written += chunk.length;
+        if (!req.write(chunk)) return void req.once("drain", pump);
+      }
+      if (!answered) req.end(last);
+    };
+    pump();
   });
 }
 

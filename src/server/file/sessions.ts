@@ -1,9 +1,9 @@
 // Session transcripts on disk: DATA/projects/<dir>/sessions/<sessionId>.ndjson, fsynced per append.
 
-import { mkdir, open, readdir, readFile } from "node:fs/promises";
+import { mkdir, open, readdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { fileSize, fsyncDir, isCode, writeAll } from "../fsutil.js";
-import type { AppendOutcome } from "../store.js";
+import { fileBytes, fileSize, fsyncDir, isCode, writeAll } from "../fsutil.js";
+import type { AppendOutcome, StoredBytes } from "../store.js";
 import { planAppend } from "../transcript.js";
 
 const SUFFIX = ".ndjson";
@@ -43,13 +43,11 @@ export class TranscriptFiles {
     }
   }
 
-  async read(projectId: string, sessionId: string): Promise<Buffer | undefined> {
-    try {
-      return await readFile(this.path(projectId, sessionId));
-    } catch (error) {
-      if (isCode(error, "ENOENT")) return undefined;
-      throw error;
-    }
+  /** The transcript as long as it is now; appends meanwhile are not read. */
+  async read(projectId: string, sessionId: string): Promise<StoredBytes | undefined> {
+    const file = this.path(projectId, sessionId);
+    const size = await fileSize(file);
+    return size === undefined ? undefined : fileBytes(file, size);
   }
 
   async list(projectId: string): Promise<{ id: string; length: number }[]> {

@@ -20,7 +20,7 @@ import {
   type FeedQuery,
   type FileEntry,
   type ProjectStore,
-  type StoredBlob,
+  type StoredBytes,
 } from "../store.js";
 import { CommitWaiters } from "../waiters.js";
 import { mapLimit } from "../../map-limit.js";
@@ -130,7 +130,7 @@ export class FileStore implements ProjectStore {
     return new Map(sizes.flatMap(([sha256, size]) => (size === undefined ? [] : [[sha256, size] as const])));
   }
 
-  readBlob(sha256: string): Promise<StoredBlob | undefined> {
+  readBlob(sha256: string): Promise<StoredBytes | undefined> {
     return this.blobs.read(sha256);
   }
 
@@ -166,7 +166,7 @@ export class FileStore implements ProjectStore {
     );
   }
 
-  readEvents(projectId: string, sessionId: string): Promise<Buffer | undefined> {
+  readEvents(projectId: string, sessionId: string): Promise<StoredBytes | undefined> {
     return this.transcripts.read(projectId, sessionId);
   }
 

@@ -6,7 +6,7 @@
 
 import { randomUUID } from "node:crypto";
 import type { ClientBase, Pool } from "pg";
-import type { BodyFeed, StoredBlob } from "../store.js";
+import type { BodyFeed, StoredBytes } from "../store.js";
 import { guarded, transaction } from "./db.js";
 
 const CHUNK_BYTES = 1024 * 1024;
@@ -20,7 +20,7 @@ export async function blobSizes(pool: Pool | ClientBase, hashes: readonly string
   return new Map(rows.map((row) => [row.sha256, Number(row.size)]));
 }
 
-export async function readBlob(pool: Pool, sha256: string): Promise<StoredBlob | undefined> {
+export async function readBlob(pool: Pool, sha256: string): Promise<StoredBytes | undefined> {
   const size = (await blobSizes(pool, [sha256])).get(sha256);
   return size === undefined ? undefined : { size, chunks: () => chunksOf(pool, sha256, size) };
 }

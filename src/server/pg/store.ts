@@ -14,7 +14,7 @@ import {
   type FeedQuery,
   type FileEntry,
   type ProjectStore,
-  type StoredBlob,
+  type StoredBytes,
 } from "../store.js";
 import { CommitWaiters } from "../waiters.js";
 import { blobSizes, dropStaleUploads, readBlob, writeBlob } from "./blobs.js";
@@ -135,7 +135,7 @@ export class PgStore implements ProjectStore {
     return blobSizes(this.pool, hashes);
   }
 
-  async readBlob(sha256: string): Promise<StoredBlob | undefined> {
+  async readBlob(sha256: string): Promise<StoredBytes | undefined> {
     this.ready();
     return readBlob(this.pool, sha256);
   }
@@ -187,7 +187,7 @@ export class PgStore implements ProjectStore {
     return appendEvents(this.pool, projectId, sessionId, offset, bytes);
   }
 
-  async readEvents(projectId: string, sessionId: string): Promise<Buffer | undefined> {
+  async readEvents(projectId: string, sessionId: string): Promise<StoredBytes | undefined> {
     this.ready();
     return readEvents(this.pool, projectId, sessionId);
   }

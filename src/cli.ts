@@ -51,6 +51,15 @@ Examples:
   $ uspark pull --project-id my-app --delete --root ~/src/my-app
   $ uspark pull --project-id my-app --prefix vendor/app --ignore "*.log"`;
 
+const SERVE_HELP = `
+Projects exist once created (POST /api/projects); any route of another id answers 404.
+
+Examples:
+  $ uspark serve --data ./uspark-data                 # on 127.0.0.1:4400, no token
+  $ curl -X POST http://127.0.0.1:4400/api/projects -d '{"id":"my-app"}'   # create a project
+  $ uspark serve --data /srv/uspark --host 0.0.0.0 --token "$TOKEN"
+  $ uspark serve --db postgres://uspark:secret@db.internal/uspark --port 4401   # replicas may share it`;
+
 const RUN_EXAMPLES = `
 Examples:
   $ uspark run --project-id my-app -- claude -p --output-format stream-json --verbose "fix the login bug"
@@ -145,6 +154,7 @@ export function buildProgram(): Command {
     .option("--quiet", "print errors only")
     .option("--verbose", "print every request")
     .addOption(new Option("--latency <ms>", "delay every answer (benchmarks)").hideHelp().argParser(int("--latency")))
+    .addHelpText("after", SERVE_HELP)
     .action((flags: ServeFlags) => runServeCommand(flags));
 
   return program;

@@ -43,10 +43,10 @@ export async function createProject(url, id) {
 
 /** `clients` concurrent committers, `commits` each; resolves with per-commit latencies and wall time. */
 async function load(urls, { clients, commits }) {
+  for (let client = 0; client < clients; client++) await createProject(urls[0], `bench-${client}`);
   const content = `bench ${randomUUID()}\n`;
   const blob = { sha256: createHash("sha256").update(content).digest("hex"), size: Buffer.byteLength(content) };
   await expectOk(await fetch(`${urls[0]}/api/projects/bench-0/blobs/${blob.sha256}`, { method: "PUT", body: content }), "PUT blob");
-  for (let client = 0; client < clients; client++) await createProject(urls[0], `bench-${client}`);
   const latencies = [];
   const started = performance.now();
   await Promise.all(

@@ -49,6 +49,7 @@ export class PgStore implements ProjectStore {
   private closed = false;
   private retry?: NodeJS.Timeout;
   private readonly waiters = new CommitWaiters();
+  private readonly known = new Set<string>();
   private readonly listener: CommitListener;
   private readonly recheckTimer: NodeJS.Timeout;
 
@@ -104,9 +105,13 @@ export class PgStore implements ProjectStore {
     return createProject(this.pool, projectId);
   }
 
+  /** Projects are never deleted: one seen to exist is remembered (one query fewer a request). */
   async hasProject(projectId: string): Promise<boolean> {
     this.ready();
-    return (await headsOf(this.pool, [projectId])).length > 0;
+    if (this.known.has(projectId)) return true;
+    const exists = (await headsOf(this.pool, [projectId])).length > 0;
+    if (exists) this.known.add(projectId);
+    return exists;
   }
 
   async files(projectId: string, version?: number): Promise<{ version: number; files: FileEntry[] } | undefined> {

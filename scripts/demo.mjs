@@ -42,6 +42,9 @@ function run(command, args, options) {
 
 const { server, url } = await startServer();
 try {
+  // Projects exist only once created (API v1.2).
+  const created = await fetch(`${url}/api/projects`, { method: "POST", body: JSON.stringify({ id: "demo" }) });
+  if (created.status !== 201) throw new Error(`creating the project answered ${created.status}: ${await created.text()}`);
   await import("node:fs").then((fs) => fs.mkdirSync(project, { recursive: true }));
   say(`an agent session in ${project}, piped through: uspark watch-claude --project-id demo --api-url ${url}`);
   const agent = spawn(process.execPath, [path.join(repo, "scripts", "play-session.mjs"), session, "--root", project, "--delay", "40"], {

@@ -86,6 +86,16 @@ Examples:
   $ uspark push --force src/app.ts                   # a conflict: yours wins
   $ uspark push --pending                            # retry what an earlier run journaled`;
 
+const SERVE_HELP = `
+Projects exist once created (\`uspark projects create <id>\`, or POST /api/projects); any route of
+another id answers 404.
+
+Examples:
+  $ uspark serve --data ./uspark-data                 # on 127.0.0.1:4400, no token
+  $ uspark projects create my-app                     # then create a project
+  $ uspark serve --data /srv/uspark --host 0.0.0.0 --token "$TOKEN"
+  $ uspark serve --db postgres://uspark:secret@db.internal/uspark --port 4401   # replicas may share it`;
+
 const RUN_EXAMPLES = `
 Examples:
   $ uspark run --project-id my-app -- claude -p --output-format stream-json --verbose "fix the login bug"
@@ -194,6 +204,7 @@ export function buildProgram(): Command {
     .option("--quiet", "print errors only")
     .option("--verbose", "print every request")
     .addOption(new Option("--latency <ms>", "delay every answer (benchmarks)").hideHelp().argParser(int("--latency")))
+    .addHelpText("after", SERVE_HELP)
     .action((flags: ServeFlags) => runServeCommand(flags));
 
   return program;

@@ -9,8 +9,8 @@ import os from "node:os";
 import path from "node:path";
 import { startCluster } from "./pg-cluster.mjs";
 
-/** Starts `uspark serve <args> --port 0`; resolves with its URL and a stop function. */
-function serve(bin, args) {
+/** Starts `uspark serve <args> --port 0`; resolves with its URL, its pid and a stop function. */
+export function serve(bin, args) {
   const child = spawn(process.execPath, [bin, "serve", ...args, "--port", "0", "--quiet"], { stdio: ["ignore", "ignore", "pipe"] });
   let text = "";
   return new Promise((resolve, reject) => {
@@ -22,6 +22,7 @@ function serve(bin, args) {
       clearTimeout(timer);
       resolve({
         url: match[1],
+        pid: child.pid,
         stop: () => new Promise((done) => (child.exitCode !== null ? done() : (child.once("exit", done), child.kill("SIGTERM")))),
       });
     });
@@ -34,8 +35,15 @@ async function expectOk(res, what) {
   return res.json();
 }
 
+/** Creates a project (v1.2); an older server (404/405) creates it at its first commit. */
+export async function createProject(url, id) {
+  const res = await fetch(`${url}/api/projects`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id }) });
+  if (res.status !== 201 && res.status !== 404 && res.status !== 405) throw new Error(`POST /api/projects answered ${res.status}: ${await res.text()}`);
+}
+
 /** `clients` concurrent committers, `commits` each; resolves with per-commit latencies and wall time. */
 async function load(urls, { clients, commits }) {
+  for (let client = 0; client < clients; client++) await createProject(urls[0], `bench-${client}`);
   const content = `bench ${randomUUID()}\n`;
   const blob = { sha256: createHash("sha256").update(content).digest("hex"), size: Buffer.byteLength(content) };
   await expectOk(await fetch(`${urls[0]}/api/projects/bench-0/blobs/${blob.sha256}`, { method: "PUT", body: content }), "PUT blob");

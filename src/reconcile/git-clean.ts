@@ -1,32 +1,40 @@
 import { execFile } from "node:child_process";
+import { promises as fsp } from "node:fs";
 import path from "node:path";
+import { mapLimit } from "../map-limit.js";
+import type { LocalStat } from "./local-tree.js";
 
 /**
  * The files of a git checkout that git reports clean (tracked, unchanged since the checkout):
  * recoverable from git, so with no base entry they count as unchanged and the remote wins
  * (design.md §1c). Only modified and untracked files can conflict. No git, or no repository:
- * an empty set, and the "no base" rows apply to every file.
+ * none, and the "no base" rows apply to every file.
+ *
+ * git's answer is true when it is given; a file edited after it is not clean any more. So each
+ * tracked file is stat'ed before git is asked, and a file counts as clean only while it still has
+ * that stat (an edit during or after the question changes it).
  */
 
 const MAX_BUFFER = 512 * 1024 * 1024;
 
-/** Clean tracked files under `dir` (the root, or root/prefix), as paths relative to `dir`. */
-export async function gitCleanFiles(dir: string): Promise<Set<string>> {
+/** Clean tracked files under `dir` (the root, or root/prefix), by path relative to `dir`: the stat each had before git was asked. */
+export async function gitCleanFiles(dir: string): Promise<Map<string, LocalStat>> {
   try {
     const top = (await git(dir, ["rev-parse", "--show-toplevel"])).trim();
-    // `status` refreshes the index's stat cache, so a file merely touched since the checkout is clean.
-    const [tracked, status] = await Promise.all([git(dir, ["ls-files", "-z", "--cached", "--full-name", "--", "."]), git(dir, ["status", "--porcelain=v1", "-z", "--untracked-files=no", "--", "."])]);
-    const changed = changedPaths(status);
     const below = path.relative(top, dir).split(path.sep).join("/");
     const strip = below === "" ? 0 : below.length + 1;
-    const clean = new Set<string>();
-    for (const file of tracked.split("\0")) {
-      if (file === "" || changed.has(file)) continue;
-      if (strip === 0 || file.startsWith(below + "/")) clean.add(file.slice(strip));
-    }
+    const tracked = (await git(dir, ["ls-files", "-z", "--cached", "--full-name", "--", "."])).split("\0").filter((f) => f !== "" && (strip === 0 || f.startsWith(below + "/")));
+    const stats = await mapLimit(tracked, 32, (file) => fsp.lstat(path.join(top, file)).catch(() => undefined));
+    // `status` refreshes the index's stat cache, so a file merely touched since the checkout is clean.
+    const changed = changedPaths(await git(dir, ["status", "--porcelain=v1", "-z", "--untracked-files=no", "--", "."]));
+    const clean = new Map<string, LocalStat>();
+    tracked.forEach((file, i) => {
+      const stat = stats[i];
+      if (stat?.isFile() && !changed.has(file)) clean.set(file.slice(strip), { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino });
+    });
     return clean;
   } catch {
-    return new Set();
+    return new Map();
   }
 }
 

@@ -37,8 +37,8 @@ export interface ReconcilerDeps {
   host: string;
   maxFileSize: number;
   timers?: Timers;
-  /** Clean tracked files of a git checkout (git-clean.ts), asked once, only when a file has no base entry. */
-  gitClean?: () => Promise<ReadonlySet<string>>;
+  /** Clean tracked files of a git checkout with their stat then (git-clean.ts), asked once, only when a file has no base entry. */
+  gitClean?: () => Promise<ReadonlyMap<string, LocalStat>>;
   /** Told how far the local writes of a round are (a pull's progress line). */
   onProgress?: (done: number, total: number) => void;
 }
@@ -77,7 +77,7 @@ export interface RoundResult {
 export class Reconciler {
   readonly ledger = new Ledger();
   private readonly observer: Observer;
-  private clean: Promise<ReadonlySet<string>> | undefined;
+  private clean: Promise<ReadonlyMap<string, LocalStat>> | undefined;
 
   constructor(private readonly deps: ReconcilerDeps) {
     this.observer = new Observer({ tree: deps.tree, base: deps.base, maxFileSize: deps.maxFileSize, timers: deps.timers });
@@ -169,7 +169,10 @@ export class Reconciler {
     this.clean ??= this.deps.gitClean();
     const clean = await this.clean;
     for (const state of states) {
-      if (!clean.has(state.path)) continue;
+      const then = clean.get(state.path);
+      const now = state.local!.stat;
+      // Clean when git was asked, and not touched since.
+      if (!then || then.size !== now.size || then.mtimeMs !== now.mtimeMs || then.ino !== now.ino) continue;
       if (state.remote || (await this.remoteHadOnce(state.path, signal))) state.base = state.local!.sha256;
     }
   }

@@ -7,8 +7,10 @@ import type { Context } from "./context.js";
 import { HttpError, sendError, sendJson } from "./http.js";
 import { ALLOWED, parseRoute, type Route } from "./routes.js";
 import { getEvents, listSessions, putEvents } from "./session-routes.js";
-import { ProjectUnavailableError, StoreUnavailableError } from "./store.js";
+import { API_ERRORS } from "../api/types.js";
+import { ProjectNotFoundError, ProjectUnavailableError, StoreUnavailableError } from "./store.js";
 import { commit, getBlob, getFiles, putBlob } from "./v1-routes.js";
+import { createProject, getCommits, listProjects } from "./v12-routes.js";
 import { isSha256, validateProjectId, validateSessionId } from "./validate.js";
 
 export type { CommitEvent, Limits } from "./context.js";
@@ -41,15 +43,18 @@ export function createHandler(options: AppOptions): (req: IncomingMessage, res: 
     }
     if (route.kind === "healthz") return sendJson(res, 200, { status: "ok" });
     if (route.kind === "readyz") return readyz(res);
+    if (route.kind === "projects") return method === "POST" ? createProject(req, res, options) : listProjects(res, options);
     const badId = validateProjectId(route.projectId);
     if (badId) throw new HttpError(400, "invalid_project_id", badId);
+    // Every project route, blobs included: a mistyped id is said at once, whatever the request.
+    if (!(await options.store.hasProject(route.projectId))) throw new ProjectNotFoundError(route.projectId);
     return dispatch(req, res, route, method === "HEAD");
   }
 
-  function dispatch(req: IncomingMessage, res: ServerResponse, route: Exclude<Route, { kind: "healthz" | "readyz" }>, head: boolean): Promise<void> {
+  function dispatch(req: IncomingMessage, res: ServerResponse, route: ProjectRoute, head: boolean): Promise<void> {
     switch (route.kind) {
       case "files":
-        return getFiles(res, options, route.projectId);
+        return getFiles(req, res, options, route.projectId);
       case "blob":
         if (!isSha256(route.sha256)) {
           throw new HttpError(400, "invalid_request", "blob address must be 64 lowercase hex characters");
@@ -60,7 +65,7 @@ export function createHandler(options: AppOptions): (req: IncomingMessage, res: 
       case "blobsGet":
         return getBlobs(req, res, options);
       case "commits":
-        return commit(req, res, options, route.projectId);
+        return req.method === "POST" ? commit(req, res, options, route.projectId) : getCommits(req, res, options, route.projectId);
       case "sessions":
         return listSessions(res, options, route.projectId);
       case "events": {
@@ -89,12 +94,15 @@ export function createHandler(options: AppOptions): (req: IncomingMessage, res: 
   };
 }
 
+type ProjectRoute = Exclude<Route, { kind: "healthz" | "readyz" | "projects" }>;
+
 function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof StoreUnavailableError) {
     return new HttpError(503, "unavailable", error.message, {}, { "retry-after": RETRY_AFTER_SECONDS });
   }
   if (error instanceof ProjectUnavailableError) return new HttpError(500, "project_unavailable", error.message);
+  if (error instanceof ProjectNotFoundError) return new HttpError(404, API_ERRORS.projectNotFound, error.message);
   return new HttpError(500, "internal", "internal server error");
 }
 

@@ -1,12 +1,13 @@
-// The v1.1 batch blob routes (design.md §3): POST /blobs and POST /blobs/get, multipart/form-data
-// built and parsed by the platform (FormData, Request.formData(), new Response(formData)).
+// The v1.1 batch blob routes (design.md §3): POST /blobs (multipart/form-data parsed by the
+// platform, Request.formData()) and POST /blobs/get (a multipart answer streamed blob by blob).
 
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { Context, Limits } from "./context.js";
-import { HttpError, readAll, readJson, sendJson } from "./http.js";
+import { HttpError, readBody, readJson, sendJson } from "./http.js";
+import { multipartBoundary, OccurrenceCounter } from "./multipart-guard.js";
+import type { ProjectStore } from "./store.js";
 import { isSha256 } from "./validate.js";
 import { mapLimit } from "../map-limit.js";
 
@@ -21,18 +22,29 @@ const STORE_CONCURRENCY = 16;
 export async function postBlobs(req: IncomingMessage, res: ServerResponse, ctx: Context): Promise<void> {
   const verified = [...(await verifyParts(await parseMultipart(req, ctx.limits), ctx.limits))];
   // A few at a time: each new blob waits for its own fsyncs. The parts' hashes are checked already.
-  const results = await mapLimit(verified, STORE_CONCURRENCY, ([sha256, bytes]) => ctx.store.putBlob(sha256, async (write) => write(bytes)));
+  const results = await mapLimit(verified, STORE_CONCURRENCY, ([sha256, blob]) =>
+    ctx.store.putBlob(sha256, async (write) => {
+      for await (const chunk of blob.stream()) await write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    }),
+  );
   const stored = verified.filter((_, i) => results[i] === "created").map(([sha256]) => sha256);
   const present = verified.filter((_, i) => results[i] === "exists").map(([sha256]) => sha256);
   sendJson(res, 200, { stored, present });
 }
 
+/** The body, parsed; refused as soon as it holds more parts than allowed, before the rest is read. */
 async function parseMultipart(req: IncomingMessage, limits: Limits): Promise<FormData> {
   const type = req.headers["content-type"] ?? "";
-  if (!/^multipart\/form-data\s*;.*boundary=/i.test(type)) {
-    throw invalidMultipart("Content-Type must be multipart/form-data with a boundary");
-  }
-  const body = await readAll(req, limits.maxBatchBytes + limits.maxBatchParts * FRAMING_BYTES_PER_PART);
+  const boundary = multipartBoundary(type);
+  if (boundary === undefined) throw invalidMultipart("Content-Type must be multipart/form-data with a boundary");
+  const delimiters = new OccurrenceCounter(Buffer.from(`--${boundary}`));
+  const chunks: Buffer[] = [];
+  await readBody(req, limits.maxBatchBytes + limits.maxBatchParts * FRAMING_BYTES_PER_PART, (chunk) => {
+    // A delimiter begins each part, and one more ends the body.
+    if (delimiters.push(chunk) > limits.maxBatchParts + 1) throw tooManyParts(limits.maxBatchParts);
+    chunks.push(chunk);
+  });
+  const body = Buffer.concat(chunks.splice(0));
   try {
     return await new Request("http://uspark.invalid/", { method: "POST", headers: { "content-type": type }, body }).formData();
   } catch {
@@ -41,31 +53,33 @@ async function parseMultipart(req: IncomingMessage, limits: Limits): Promise<For
 }
 
 /** sha256 → bytes of every part, each checked; throws the answer for the first bad part. */
-async function verifyParts(form: FormData, limits: Limits): Promise<Map<string, Buffer>> {
-  const parts = [...form];
-  if (parts.length > limits.maxBatchParts) {
-    throw new HttpError(413, "too_large", `${parts.length} parts: at most ${limits.maxBatchParts} a request`);
-  }
-  const verified = new Map<string, Buffer>();
+async function verifyParts(form: FormData, limits: Limits): Promise<Map<string, Blob>> {
+  const verified = new Map<string, Blob>();
   let total = 0;
-  for (const [name, value] of parts) {
+  for (const [name, value] of form) {
     if (!isSha256(name)) throw invalidMultipart("each part's name must be its SHA-256 in 64 lowercase hex characters");
     // A part without a filename comes as text; its UTF-8 bytes are what is checked.
-    const bytes = typeof value === "string" ? Buffer.from(value) : Buffer.from(await value.arrayBuffer());
-    total += bytes.length;
+    const blob = typeof value === "string" ? new Blob([value]) : value;
+    total += blob.size;
     if (total > limits.maxBatchBytes) {
       throw new HttpError(413, "too_large", `parts hold more than ${limits.maxBatchBytes} bytes: send fewer`);
     }
-    const actual = createHash("sha256").update(bytes).digest("hex");
+    const actual = await sha256Of(blob);
     if (actual !== name) {
       throw new HttpError(400, "hash_mismatch", `part ${name} has SHA-256 ${actual}`, { sha256: name });
     }
-    verified.set(name, bytes);
+    verified.set(name, blob);
   }
   return verified;
 }
 
-/** Answers the asked blobs as multipart/form-data, one part per blob named by its sha256. */
+async function sha256Of(blob: Blob): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of blob.stream()) hash.update(chunk);
+  return hash.digest("hex");
+}
+
+/** Answers the asked blobs as multipart/form-data, one part per blob named by its sha256, read as sent. */
 export async function getBlobs(req: IncomingMessage, res: ServerResponse, ctx: Context): Promise<void> {
   const hashes = parseHashList(await readJson(req, ctx.limits.maxJsonBytes), ctx.limits);
   // Sizes first: a request that will be refused reads no blob.
@@ -77,15 +91,38 @@ export async function getBlobs(req: IncomingMessage, res: ServerResponse, ctx: C
     throw new HttpError(413, "too_large", `the answer would hold ${total} bytes, over ${ctx.limits.maxBatchBytes}: ask for fewer`);
   }
 
-  const form = new FormData();
-  for (const sha256 of hashes) {
-    const blob = await ctx.store.readBlob(sha256);
-    if (!blob) throw new HttpError(404, "not_found", "1 blob(s) not found", { missing: [sha256] });
-    form.append(sha256, blob, sha256);
+  const boundary = `uspark-${randomUUID()}`;
+  const heads = hashes.map((sha256) => partHead(boundary, sha256));
+  const tail = Buffer.from(`--${boundary}--\r\n`);
+  const length = heads.reduce((sum, head, i) => sum + head.length + sizes.get(hashes[i]!)! + CRLF.length, tail.length);
+  res.writeHead(200, {
+    "content-type": `multipart/form-data; boundary=${boundary}`,
+    "content-length": String(length),
+    "cache-control": "no-store",
+  });
+  await pipeline(multipartBody(ctx.store, hashes, heads, tail), res).catch(() => res.destroy());
+}
+
+const CRLF = Buffer.from("\r\n");
+
+/** A part's delimiter and headers, as the platform's FormData writes them for a file. */
+function partHead(boundary: string, sha256: string): Buffer {
+  return Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="${sha256}"; filename="${sha256}"\r\n` +
+      "Content-Type: application/octet-stream\r\n\r\n",
+  );
+}
+
+/** Writing multipart is no parsing: the client reads it back with the platform's Response.formData(). */
+async function* multipartBody(store: ProjectStore, hashes: string[], heads: Buffer[], tail: Buffer): AsyncGenerator<Uint8Array> {
+  for (const [i, sha256] of hashes.entries()) {
+    const blob = await store.readBlob(sha256);
+    if (!blob) throw new Error(`blob ${sha256} went away while it was being sent`);
+    yield heads[i]!;
+    yield* blob.chunks();
+    yield CRLF;
   }
-  const answer = new Response(form);
-  res.writeHead(200, { "content-type": answer.headers.get("content-type")!, "cache-control": "no-store" });
-  await pipeline(Readable.fromWeb(answer.body! as never), res).catch(() => res.destroy());
+  yield tail;
 }
 
 function parseHashList(body: unknown, limits: Limits): string[] {
@@ -101,4 +138,9 @@ function parseHashList(body: unknown, limits: Limits): string[] {
 
 function invalidMultipart(message: string): HttpError {
   return new HttpError(400, "invalid_multipart", message);
+}
+
+function tooManyParts(limit: number): HttpError {
+  // The rest of the body is not read, so the connection cannot be reused.
+  return new HttpError(413, "too_large", `more than ${limit} parts: at most ${limit} a request`, {}, { connection: "close" });
 }

@@ -1,23 +1,83 @@
+// Pure decisions about a commit, shared by the stores (and by the sync engine's simulation): no I/O.
+
+import { createHash } from "node:crypto";
+import type { Change, CommitRequest, ConflictEntry } from "../api/types.js";
 import type { CommitOutcome } from "./store.js";
-import type { Change } from "./validate.js";
+
+/** What a path holds now (absent paths are not in the map). */
+export type CurrentFiles = ReadonlyMap<string, { sha256: string; size: number }>;
 
 /** The blobs a commit's puts name, each once. */
 export function blobsNamed(changes: readonly Change[]): string[] {
   return [...new Set(changes.flatMap((change) => (change.op === "put" ? [change.sha256] : [])))];
 }
 
+/** The paths whose changes carry an `expect`, each once. */
+export function pathsExpected(changes: readonly Change[]): string[] {
+  return [...new Set(changes.flatMap((change) => (change.expect === undefined ? [] : [change.path])))];
+}
+
 /**
- * The commit's refusal when a blob it names is missing or has another size, else undefined.
- * Shared by the stores: `sizes` holds the stored sizes of the blobs named (see blobsNamed).
+ * Every path whose expectation fails against `current` (the state before the commit), once, in
+ * the order of the changes, with what it holds now. An `expect` of null requires the path to be
+ * absent; a hash requires the path to hold it. Changes without `expect` require nothing.
  */
-export function checkBlobs(changes: readonly Change[], sizes: ReadonlyMap<string, number>): CommitOutcome | undefined {
+export function checkExpectations(changes: readonly Change[], current: CurrentFiles): ConflictEntry[] {
+  const conflicts = new Map<string, ConflictEntry>();
+  for (const change of changes) {
+    if (change.expect === undefined || conflicts.has(change.path)) continue;
+    const now = current.get(change.path);
+    if ((now?.sha256 ?? null) === change.expect) continue;
+    conflicts.set(change.path, { path: change.path, sha256: now?.sha256 ?? null, size: now?.size ?? null });
+  }
+  return [...conflicts.values()];
+}
+
+/**
+ * The commit's refusal, or undefined when it may be applied, in the order of design.md §3: a put
+ * whose size differs from its blob's (400), failed expectations (409), missing blobs (422).
+ * `sizes` holds the stored sizes of the blobs named (see blobsNamed), `current` at least the
+ * paths expected (see pathsExpected), `version` the project's head.
+ */
+export function checkCommit(
+  changes: readonly Change[],
+  stored: { sizes: ReadonlyMap<string, number>; current: CurrentFiles; version: number },
+): CommitOutcome | undefined {
   for (const change of changes) {
     if (change.op !== "put") continue;
-    const actual = sizes.get(change.sha256);
+    const actual = stored.sizes.get(change.sha256);
     if (actual !== undefined && actual !== change.size) {
       return { kind: "size_mismatch", path: change.path, size: change.size, actual };
     }
   }
-  const missing = blobsNamed(changes).filter((sha256) => !sizes.has(sha256));
+  const conflicts = checkExpectations(changes, stored.current);
+  if (conflicts.length > 0) return { kind: "conflict", conflicts, version: stored.version };
+  const missing = blobsNamed(changes).filter((sha256) => !stored.sizes.has(sha256));
   return missing.length > 0 ? { kind: "missing_blobs", missing } : undefined;
+}
+
+/**
+ * A digest of the parsed request that is equal for "the same body" (design.md §3: the same JSON
+ * with keys sorted): what an Idempotency-Key is bound to.
+ */
+export function requestFingerprint(request: CommitRequest): string {
+  return createHash("sha256").update(canonicalJson(request)).digest("hex");
+}
+
+/** JSON with the keys of every object sorted; undefined members are left out, as JSON.stringify does. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(",")}]`;
+  if (typeof value !== "object" || value === null) return JSON.stringify(value);
+  const members = Object.keys(value)
+    .sort()
+    .flatMap((key) => {
+      const member = (value as Record<string, unknown>)[key];
+      return member === undefined ? [] : [`${JSON.stringify(key)}:${canonicalJson(member)}`];
+    });
+  return `{${members.join(",")}}`;
+}
+
+/** Whether a change of the commit is at `path` or under it (GET /commits?path=P). */
+export function touchesPath(changes: readonly Change[], path: string): boolean {
+  return changes.some((change) => change.path === path || change.path.startsWith(`${path}/`));
 }

@@ -25,4 +25,6 @@ export interface Context {
   store: ProjectStore;
   limits: Limits;
   onCommit?: (event: CommitEvent) => void;
+  /** Aborts when the server closes: long polls answer at once. */
+  closing?: AbortSignal;
 }

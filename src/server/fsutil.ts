@@ -1,6 +1,9 @@
 // Small durable-write helpers of the file store.
 
+import { createReadStream } from "node:fs";
 import { open, stat, type FileHandle } from "node:fs/promises";
+import { Readable } from "node:stream";
+import type { StoredBytes } from "./store.js";
 
 export async function writeAll(file: FileHandle, data: Buffer): Promise<void> {
   for (let offset = 0; offset < data.length; ) {
@@ -29,6 +32,23 @@ export async function fileSize(file: string): Promise<number | undefined> {
   }
 }
 
+/** The first `size` bytes of a file, read as they are consumed (the file may grow meanwhile). */
+export function fileBytes(file: string, size: number): StoredBytes {
+  // An inclusive end cannot say "no byte": an empty file is an empty stream.
+  return { size, chunks: () => (size === 0 ? Readable.from([]) : createReadStream(file, { start: 0, end: size - 1 })) };
+}
+
 export function isCode(error: unknown, ...codes: string[]): boolean {
   return codes.includes((error as NodeJS.ErrnoException | undefined)?.code ?? "");
+}
+
+/** Writes a new file (never an existing one) and fsyncs it; its directory entry is the caller's to fsync. */
+export async function writeFileDurably(file: string, text: string): Promise<void> {
+  const handle = await open(file, "wx");
+  try {
+    await writeAll(handle, Buffer.from(text));
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }

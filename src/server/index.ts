@@ -1,5 +1,6 @@
 // Public entry of the reference server behind `uspark serve`.
 
+import { setMaxListeners } from "node:events";
 import { createServer, type Server } from "node:http";
 import { isIP, type AddressInfo } from "node:net";
 import { resolve } from "node:path";
@@ -12,7 +13,7 @@ import { MAX_BATCH_BYTES, MAX_BATCH_PARTS } from "./validate.js";
 
 export { isLoopbackHost };
 export { validateProjectPath, validateProjectId, isSha256, parseCommitRequest } from "./validate.js";
-export type { Change, CommitRequest, CommitSource } from "./validate.js";
+export type { Change, CommitRequest, CommitSource } from "../api/types.js";
 export type { CommitEvent } from "./app.js";
 
 export const DEFAULT_MAX_BLOB_BYTES = 100 * 1024 * 1024;
@@ -49,6 +50,9 @@ export interface ServerOptions {
 export interface RunningServer {
   url: string;
   port: number;
+  /** Long polls (GET /commits?wait=) in progress: for monitoring, and to see a client's leave end its wait. */
+  waiting(): number;
+  /** Ends the long polls at once (they answer what they have), lets the other requests finish, then closes the store. */
   close(): Promise<void>;
 }
 
@@ -80,6 +84,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
 
   const store = await openStore(options);
+  const closingSignal = new AbortController();
+  // Each long poll listens on it while it waits (and stops after): as many as there are clients.
+  setMaxListeners(0, closingSignal.signal);
   const limits = { ...DEFAULT_LIMITS };
   for (const name of Object.keys(limits) as (keyof Limits)[]) limits[name] = options[name] ?? limits[name];
   const handler = withLatency(options.latencyMs ?? 0, createHandler({
@@ -88,6 +95,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     limits,
     onCommit: options.onCommit,
     onError: options.onError,
+    closing: closingSignal.signal,
   }));
 
   let closing: Promise<void> | undefined;
@@ -111,7 +119,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   return {
     url: `http://${isIP(host) === 6 ? `[${host}]` : host}:${actualPort}`,
     port: actualPort,
+    waiting: () => store.waiting(),
     close() {
+      closingSignal.abort();
       closing ??= new Promise<void>((done, fail) => {
         server.close((error) => (error ? fail(error) : done()));
         server.closeIdleConnections();

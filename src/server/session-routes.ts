@@ -1,6 +1,7 @@
 // The v1.1 transcript routes (design.md §3): PUT/GET /sessions/{id}/events, GET /sessions.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { pipeline } from "node:stream/promises";
 import type { Context } from "./context.js";
 import { HttpError, readAll, sendJson } from "./http.js";
 import { queryOffset } from "./routes.js";
@@ -23,15 +24,18 @@ export async function putEvents(
   sendJson(res, 200, { length: outcome.length });
 }
 
+/** The transcript as long as it is when asked, streamed as it is read. */
 export async function getEvents(res: ServerResponse, ctx: Context, projectId: string, sessionId: string, headOnly: boolean): Promise<void> {
-  const bytes = await ctx.store.readEvents(projectId, sessionId);
-  if (!bytes) throw new HttpError(404, "session_not_found", `no transcript for session ${sessionId}`);
+  const transcript = await ctx.store.readEvents(projectId, sessionId);
+  if (!transcript) throw new HttpError(404, "session_not_found", `no transcript for session ${sessionId}`);
   res.writeHead(200, {
     "content-type": "application/x-ndjson",
-    "content-length": String(bytes.length),
+    "content-length": String(transcript.size),
     "cache-control": "no-store",
   });
-  res.end(headOnly ? undefined : bytes);
+  if (headOnly) return void res.end();
+  // A client that goes away mid-download is not a server error.
+  await pipeline(transcript.chunks(), res).catch(() => res.destroy());
 }
 
 export async function listSessions(res: ServerResponse, ctx: Context, projectId: string): Promise<void> {

@@ -1,17 +1,16 @@
 // What the HTTP app needs from a place that keeps projects: the file store (--data) and the
 // PostgreSQL store (--db) both implement it.
 
-import type { Change, CommitSource } from "./validate.js";
+import type { CommitFeed, CommitRequest, ConflictEntry, ProjectSummary, RemoteFile } from "../api/types.js";
 
-export interface FileEntry {
-  path: string;
-  sha256: string;
-  size: number;
-}
+export type FileEntry = RemoteFile;
 
 export type CommitOutcome =
   | { kind: "committed"; version: number }
   | { kind: "replayed"; version: number }
+  /** The Idempotency-Key was bound to another body by an applied commit. */
+  | { kind: "key_reused" }
+  | { kind: "conflict"; conflicts: ConflictEntry[]; version: number }
   | { kind: "missing_blobs"; missing: string[] }
   | { kind: "size_mismatch"; path: string; size: number; actual: number };
 
@@ -21,27 +20,72 @@ export type AppendOutcome = { kind: "appended"; length: number } | { kind: "offs
 /** Writes the chunks of a body as they arrive; resolves once the body has been read. */
 export type BodyFeed = (write: (chunk: Buffer) => void | Promise<void>) => Promise<void>;
 
+/** Stored bytes (a blob, a transcript): their size, and the bytes read as they are consumed (never held whole). */
+export interface StoredBytes {
+  size: number;
+  chunks(): AsyncIterable<Uint8Array>;
+}
+
+/** Which commits GET /commits asks for (design.md §3 v1.2). */
+export interface FeedQuery {
+  /** Commits after this version. */
+  since: number;
+  /** At most this many commits. */
+  limit: number;
+  /** Only commits with a change at this path or under it. */
+  path?: string;
+  /** Stop before the commits' changes pass this many bytes (at least one commit is answered). */
+  maxBytes: number;
+}
+
 /** A project whose stored state cannot be read: it is answered with an error, others are served. */
 export class ProjectUnavailableError extends Error {}
+
+/** No project has this id (never created): answered 404 project_not_found. */
+export class ProjectNotFoundError extends Error {
+  constructor(readonly projectId: string) {
+    super(`no project ${JSON.stringify(projectId)}: create it first (POST /api/projects)`);
+  }
+}
 
 /** The store cannot be reached just now (database down): answered 503 with Retry-After. */
 export class StoreUnavailableError extends Error {}
 
 export interface ProjectStore {
-  /** The current files of a project; an unknown project is version 0 with no files. */
-  files(projectId: string): Promise<{ version: number; files: FileEntry[] }>;
+  /** Every project, sorted by id. */
+  projects(): Promise<ProjectSummary[]>;
+  /** Creates an empty project at version 0; undefined when it exists already. */
+  createProject(projectId: string): Promise<ProjectSummary | undefined>;
+  hasProject(projectId: string): Promise<boolean>;
+  /**
+   * The files of a project now, or as of `version` (undefined when `version` is past the head).
+   * Throws ProjectNotFoundError for a project never created.
+   */
+  files(projectId: string, version?: number): Promise<{ version: number; files: FileEntry[] } | undefined>;
+  /** The commits after `query.since`, oldest first, with the head version. */
+  commits(projectId: string, query: FeedQuery): Promise<CommitFeed>;
+  /**
+   * Resolves once the project's head is past `since` (on any replica of a shared store), after
+   * `ms`, or when `signal` aborts; holds no connection while it waits.
+   */
+  waitForCommit(projectId: string, since: number, ms: number, signal: AbortSignal): Promise<void>;
+  /** How many waitForCommit calls are in progress. */
+  waiting(): number;
   /** The sizes of the stored blobs among `hashes` (the absent ones are not in the map). */
   blobSizes(hashes: readonly string[]): Promise<Map<string, number>>;
-  /** A stored blob's bytes, or undefined when absent. */
-  readBlob(sha256: string): Promise<Blob | undefined>;
+  /** A stored blob, or undefined when absent. */
+  readBlob(sha256: string): Promise<StoredBytes | undefined>;
   /** Stores the bytes `feed` writes under `sha256` (the caller has checked they hash to it); keeps nothing when the feed fails. */
   putBlob(sha256: string, feed: BodyFeed): Promise<"created" | "exists">;
-  /** Applies a commit all or nothing; a known Idempotency-Key answers its first version again. */
-  commit(projectId: string, key: string, changes: Change[], source?: CommitSource): Promise<CommitOutcome>;
+  /**
+   * Applies a commit all or nothing, in the order of design.md §3: a known Idempotency-Key answers
+   * its first version again (the same request) or key_reused (another one), then checkCommit.
+   */
+  commit(projectId: string, key: string, request: CommitRequest): Promise<CommitOutcome>;
   /** Appends `bytes` at `offset` of a session's transcript, durably, once (see planAppend). */
   appendEvents(projectId: string, sessionId: string, offset: number, bytes: Buffer): Promise<AppendOutcome>;
-  /** A session's transcript so far, or undefined when there is none. */
-  readEvents(projectId: string, sessionId: string): Promise<Buffer | undefined>;
+  /** A session's transcript as long as it is now, or undefined when there is none. */
+  readEvents(projectId: string, sessionId: string): Promise<StoredBytes | undefined>;
   sessions(projectId: string): Promise<{ id: string; length: number }[]>;
   /** Why the store cannot serve requests now, or undefined when it can (GET /readyz). */
   notReady(): Promise<string | undefined>;

@@ -1,18 +1,27 @@
-// The v1 routes of design.md §3: GET /files, HEAD/GET/PUT /blobs/{sha256}, POST /commits.
+// The v1 routes of design.md §3 (with their v1.2 additions): GET /files, HEAD/GET/PUT
+// /blobs/{sha256}, POST /commits.
 
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { API_ERRORS, type Listing } from "../api/types.js";
 import type { Context } from "./context.js";
 import { HttpError, readBody, readJson, sendJson } from "./http.js";
+import { queryVersion } from "./routes.js";
 import type { BodyFeed } from "./store.js";
 import { parseCommitRequest } from "./validate.js";
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
-export async function getFiles(res: ServerResponse, ctx: Context, projectId: string): Promise<void> {
-  sendJson(res, 200, await ctx.store.files(projectId));
+/** `GET /files[?version=N]`: the listing now or as of version N, saying the API version it speaks. */
+export async function getFiles(req: IncomingMessage, res: ServerResponse, ctx: Context, projectId: string): Promise<void> {
+  const version = queryVersion(req.url ?? "");
+  const listing = await ctx.store.files(projectId, version);
+  if (!listing) {
+    throw new HttpError(404, API_ERRORS.versionNotFound, `version ${version} is past the project's head`);
+  }
+  const answer: Listing = { ...listing, api: "1.2" };
+  sendJson(res, 200, answer);
 }
 
 export async function getBlob(res: ServerResponse, ctx: Context, sha256: string, headOnly: boolean): Promise<void> {
@@ -30,7 +39,7 @@ export async function getBlob(res: ServerResponse, ctx: Context, sha256: string,
     return;
   }
   // A client that goes away mid-download is not a server error.
-  await pipeline(Readable.fromWeb(blob.stream() as never), res).catch(() => res.destroy());
+  await pipeline(blob.chunks(), res).catch(() => res.destroy());
 }
 
 export async function putBlob(req: IncomingMessage, res: ServerResponse, ctx: Context, sha256: string): Promise<void> {
@@ -55,21 +64,28 @@ export async function commit(req: IncomingMessage, res: ServerResponse, ctx: Con
     const extra = parsed.error === "invalid_path" ? { path: parsed.path } : {};
     throw new HttpError(400, parsed.error, parsed.message, extra);
   }
-  const { changes, source } = parsed.value;
-  const outcome = await ctx.store.commit(projectId, key, changes, source);
+  const outcome = await ctx.store.commit(projectId, key, parsed.value);
   switch (outcome.kind) {
     case "committed":
-      ctx.onCommit?.({ projectId, version: outcome.version, changes: changes.length });
+      ctx.onCommit?.({ projectId, version: outcome.version, changes: parsed.value.changes.length });
       return sendJson(res, 200, { version: outcome.version });
     case "replayed":
       return sendJson(res, 200, { version: outcome.version }, { "idempotent-replayed": "true" });
+    case "key_reused": {
+      const message = "this Idempotency-Key was used by an applied commit with another body: use a new key for a new commit";
+      throw new HttpError(422, API_ERRORS.idempotencyKeyReused, message);
+    }
+    case "conflict": {
+      const message = `${outcome.conflicts.length} path(s) do not hold what the commit expects: nothing was applied`;
+      throw new HttpError(409, API_ERRORS.conflict, message, { conflicts: outcome.conflicts, version: outcome.version });
+    }
     case "missing_blobs":
-      throw new HttpError(422, "missing_blobs", `${outcome.missing.length} blob(s) must be uploaded first`, {
+      throw new HttpError(422, API_ERRORS.missingBlobs, `${outcome.missing.length} blob(s) must be uploaded first`, {
         missing: outcome.missing,
       });
     case "size_mismatch": {
       const message = `${outcome.path}: size ${outcome.size} differs from the blob's ${outcome.actual} bytes`;
-      throw new HttpError(400, "invalid_request", message, { path: outcome.path });
+      throw new HttpError(400, API_ERRORS.invalidRequest, message, { path: outcome.path });
     }
   }
 }

@@ -1,12 +1,17 @@
-// Pure validation of the project API's inputs (design.md §3). No imports on purpose:
-// the sync client reuses these functions.
+// Pure validation of the project API's inputs (design.md §3). Type imports only: the sync client
+// reuses these functions.
+
+import type { Change, CommitRequest, Expect } from "../api/types.js";
 
 export const MAX_PATH_BYTES = 1024;
 /** The v1.1 batch routes' limits on one request (design.md §3): parts, and bytes of all parts. */
 export const MAX_BATCH_PARTS = 1000;
 export const MAX_BATCH_BYTES = 64 * 1024 * 1024;
 
-const ID = /^[A-Za-z0-9._-]{1,128}$/;
+const SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/;
+export const MAX_PROJECT_ID_BYTES = 255;
+/** C0, DEL and C1: Unicode's control characters (category Cc). */
+const CONTROL = /\p{Cc}/u;
 const SHA256 = /^[0-9a-f]{64}$/;
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
@@ -30,38 +35,31 @@ export function validateProjectPath(path: string): string | undefined {
   return undefined;
 }
 
-/** Why `id` is not a valid project id, or undefined when it is valid. */
+/**
+ * Why `id` is not a valid project id, or undefined when it is valid (design.md §3): 1-255 UTF-8
+ * bytes, no `/`, `\`, control character, not `.` or `..`.
+ */
 export function validateProjectId(id: string): string | undefined {
-  return validateId("project id", id);
+  if (typeof id !== "string" || id === "") return "project id is empty";
+  if (LONE_SURROGATE.test(id)) return "project id is not valid UTF-8";
+  if (id.length > MAX_PROJECT_ID_BYTES || utf8Length(id) > MAX_PROJECT_ID_BYTES) {
+    return `project id is longer than ${MAX_PROJECT_ID_BYTES} bytes`;
+  }
+  if (id.includes("/") || id.includes("\\")) return "project id must not contain / or \\";
+  if (CONTROL.test(id)) return "project id must not contain control characters";
+  if (id === "." || id === "..") return "project id must not be '.' or '..'";
+  return undefined;
 }
 
-/** Why `id` is not a valid session id (same rules as a project id), or undefined when it is valid. */
+/** Why `id` is not a valid session id, or undefined when it is valid (it names a file: kept narrow). */
 export function validateSessionId(id: string): string | undefined {
-  return validateId("session id", id);
-}
-
-function validateId(what: string, id: string): string | undefined {
-  if (!ID.test(id)) return `${what} must be 1-128 characters of A-Z a-z 0-9 . _ -`;
-  if (id === "." || id === "..") return `${what} must not be '.' or '..'`;
+  if (!SESSION_ID.test(id)) return "session id must be 1-128 characters of A-Z a-z 0-9 . _ -";
+  if (id === "." || id === "..") return "session id must not be '.' or '..'";
   return undefined;
 }
 
 export function isSha256(value: unknown): value is string {
   return typeof value === "string" && SHA256.test(value);
-}
-
-export type Change =
-  | { op: "put"; path: string; sha256: string; size: number }
-  | { op: "delete"; path: string };
-
-export interface CommitSource {
-  agent?: string;
-  sessionId?: string;
-}
-
-export interface CommitRequest {
-  changes: Change[];
-  source?: CommitSource;
 }
 
 export type CommitParse =
@@ -83,15 +81,19 @@ export function parseCommitRequest(body: unknown): CommitParse {
     if (typeof item.path !== "string") return invalid(`${at}.path must be a string`);
     const reason = validateProjectPath(item.path);
     if (reason) return { ok: false, error: "invalid_path", message: `${at}: ${reason}`, path: item.path };
+    if (Object.hasOwn(item, "expect") && item.expect !== null && !isSha256(item.expect)) {
+      return invalid(`${at}.expect must be 64 lowercase hex characters or null`);
+    }
+    const expect = Object.hasOwn(item, "expect") ? { expect: item.expect as Expect } : {};
     if (item.op === "delete") {
-      changes.push({ op: "delete", path: item.path });
+      changes.push({ op: "delete", path: item.path, ...expect });
       continue;
     }
     if (!isSha256(item.sha256)) return invalid(`${at}.sha256 must be 64 lowercase hex characters`);
     if (!Number.isSafeInteger(item.size) || (item.size as number) < 0) {
       return invalid(`${at}.size must be a non-negative integer`);
     }
-    changes.push({ op: "put", path: item.path, sha256: item.sha256, size: item.size as number });
+    changes.push({ op: "put", path: item.path, sha256: item.sha256, size: item.size as number, ...expect });
   }
 
   const request: CommitRequest = { changes };

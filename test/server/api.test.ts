@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
-import { rawRequest, sha256, storeCases } from "./helpers.js";
+import { rawRequest, sendUntilAnswered, sha256, storeCases } from "./helpers.js";
 import { usePgCluster } from "./pg-cluster.js";
 
 const pg = usePgCluster();
@@ -18,11 +18,11 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
   }
 
   describe("GET /files", () => {
-    it("answers version 0 and no files for an unknown project", async () => {
+    it("answers a new project with version 0, no files and api 1.2", async () => {
       const t = await testServer();
-      const res = await t.request("/files", {}, "never-seen");
+      const res = await t.request("/files");
       expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ version: 0, files: [] });
+      expect(await res.json()).toEqual({ version: 0, files: [], api: "1.2" });
     });
 
     it("lists the committed files sorted by path, with sha256 and size", async () => {
@@ -48,7 +48,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("keeps projects apart", async () => {
-      const t = await testServer();
+      const t = await testServer({ projects: ["first", "second"] });
       await t.write("a.txt", "one", "first");
       expect(await t.files("second")).toEqual({ version: 0, files: [] });
       expect((await t.files("first")).version).toBe(1);
@@ -185,26 +185,8 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       const t = await testServer({ maxBlobBytes: 64 * 1024 });
       const chunk = Buffer.alloc(16 * 1024, 1);
       const cap = 256 * 1024 * 1024;
-      const { status, written } = await new Promise<{ status: number; written: number }>((resolve, reject) => {
-        const req = httpRequest(`${t.url}/api/projects/demo/blobs/${MISSING}`, { method: "PUT" });
-        let written = 0;
-        let answered = false;
-        req.on("response", (res) => {
-          answered = true;
-          res.resume();
-          resolve({ status: res.statusCode!, written });
-        });
-        req.on("error", (error) => answered || reject(error));
-        const pump = () => {
-          while (!answered && written < cap) {
-            written += chunk.length;
-            if (!req.write(chunk)) return void req.once("drain", pump);
-          }
-          if (!answered) req.end();
-        };
-        pump();
-      });
-      expect(status).toBe(413);
+      const { outcome, written } = await sendUntilAnswered(`${t.url}/api/projects/demo/blobs/${MISSING}`, { method: "PUT" }, chunk, cap);
+      expect(outcome).toBe(413);
       expect(written).toBeLessThan(cap);
       expect(await t.storedBlobs()).toEqual([]);
     });
@@ -280,9 +262,9 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       expect(await again.json()).toEqual({ version: 1 });
       expect(again.headers.get("idempotent-replayed")).toBe("true");
 
-      // Even a different body under the same key is answered with the first result.
+      // A different body under the same key is refused: it would be lost silently otherwise.
       const other = await t.commit({ changes: [{ op: "delete", path: "a.txt" }] }, key);
-      expect(await other.json()).toEqual({ version: 1 });
+      await expectError(other, 422, "idempotency_key_reused");
       expect(await t.files()).toEqual({ version: 1, files: [{ path: "a.txt", ...blob }] });
     });
 
@@ -298,7 +280,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("keeps Idempotency-Keys per project", async () => {
-      const t = await testServer();
+      const t = await testServer({ projects: ["one", "two"] });
       const key = randomUUID();
       expect(await (await t.commit({ changes: [] }, key, "one")).json()).toEqual({ version: 1 });
       expect(await (await t.commit({ changes: [] }, key, "two")).json()).toEqual({ version: 1 });
@@ -436,8 +418,8 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       ["POST", "/sessions/s1/events", "GET, HEAD, PUT"],
       ["DELETE", `/blobs/${MISSING}`, "GET, HEAD, PUT"],
       ["POST", `/blobs/${MISSING}`, "GET, HEAD, PUT"],
-      ["GET", "/commits", "POST"],
-      ["PUT", "/commits", "POST"],
+      ["PUT", "/commits", "GET, POST"],
+      ["DELETE", "/commits", "GET, POST"],
     ])("answers %s %s with 405 and Allow: %s", async (method, path, allow) => {
       const t = await testServer();
       const res = await t.request(path, { method });
@@ -445,7 +427,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       expect(res.headers.get("allow")).toBe(allow);
     });
 
-    it.each(["..", ".", "%2e%2e", "a%2Fb", "a%20b", "x".repeat(129)])(
+    it.each(["..", ".", "%2e%2e", "a%2Fb", "a%5Cb", "a%01b", "a%7Fb", "a%C2%85b", "x".repeat(256), "%C3%A9".repeat(128)])(
       "refuses the project id %j with 400 invalid_project_id",
       async (id) => {
         const t = await testServer();

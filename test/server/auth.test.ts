@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isLoopbackHost, startServer } from "../../src/server/index.js";
-import { sha256, tempDir, testServer } from "./helpers.js";
+import { createProject, sha256, tempDir, testServer } from "./helpers.js";
 
 const TOKEN = "s3cret-token-value";
 
@@ -86,6 +86,7 @@ describe("binding", () => {
     const dataDir = await tempDir();
     const server = await startServer({ dataDir, port: 0, host: "0.0.0.0", token: TOKEN });
     try {
+      await createProject(`http://127.0.0.1:${server.port}`, "demo", { authorization: `Bearer ${TOKEN}` });
       const res = await fetch(`http://127.0.0.1:${server.port}/api/projects/demo/files`, {
         headers: { authorization: `Bearer ${TOKEN}` },
       });

@@ -1,6 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
-import { sha256, storeCases, type TestServer } from "./helpers.js";
+import { sendUntilAnswered, sha256, storeCases, type TestServer } from "./helpers.js";
 import { usePgCluster } from "./pg-cluster.js";
 
 const pg = usePgCluster();
@@ -110,6 +110,23 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       const contents = Array.from({ length: 1001 }, (_, i) => `part ${i}`);
       await expectError(await postBlobs(t, formOf(contents)), 413, "too_large");
       expect(await isStored(t, "part 0")).toBe(false);
+    });
+
+    it("refuses a body of many tiny parts as soon as it passes the part limit, before the rest is sent", async () => {
+      const t = await testServer();
+      const part = Buffer.from(`--bomb\r\nContent-Disposition: form-data; name="${sha256("")}"\r\n\r\n\r\n`);
+      const chunk = Buffer.concat(Array.from({ length: 500 }, () => part));
+      const total = 800 * chunk.length; // 400,000 parts, about 47 MB: under the byte limit
+      const { outcome, written } = await sendUntilAnswered(
+        `${t.url}/api/projects/demo/blobs`,
+        { method: "POST", headers: { "content-type": "multipart/form-data; boundary=bomb" } },
+        chunk,
+        total,
+        Buffer.from("--bomb--\r\n"),
+      );
+      expect([413, "EPIPE", "ECONNRESET"]).toContain(outcome);
+      expect(written).toBeLessThan(total / 2);
+      expect(await isStored(t, "")).toBe(false);
     });
 
     it("refuses parts over the byte limit with 413 too_large and stores nothing", async () => {

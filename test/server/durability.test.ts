@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startServer } from "../../src/server/index.js";
 import { spawnServe } from "./child.js";
-import { listFiles, sha256, tempDir, testServer } from "./helpers.js";
+import { createProject, listFiles, sha256, tempDir, testServer } from "./helpers.js";
 
 const logOf = (dataDir: string, project = "demo") => join(dataDir, "projects", project, "commits.ndjson");
 
@@ -13,7 +13,8 @@ describe("restart", () => {
     const t = await testServer();
     const one = await t.upload("one");
     const key = randomUUID();
-    await t.commit({ changes: [{ op: "put", path: "a.txt", ...one }, { op: "put", path: "b.txt", ...one }] }, key);
+    const first = { changes: [{ op: "put", path: "a.txt", ...one }, { op: "put", path: "b.txt", ...one }] };
+    await t.commit(first, key);
     await t.write("c.txt", "three");
     await t.commit({ changes: [{ op: "delete", path: "b.txt" }] });
     const before = await t.files();
@@ -22,7 +23,7 @@ describe("restart", () => {
     await t.restart();
 
     expect(await t.files()).toEqual(before);
-    const replay = await t.commit({ changes: [{ op: "delete", path: "a.txt" }] }, key);
+    const replay = await t.commit(first, key);
     expect(await replay.json()).toEqual({ version: 1 });
     expect(await t.files()).toEqual(before);
     expect(await t.write("d.txt", "four")).toBe(4);
@@ -73,7 +74,7 @@ describe("restart", () => {
   });
 
   it("reports a log that is corrupt before its last line, naming file and line, and refuses only that project", async () => {
-    const t = await testServer();
+    const t = await testServer({ projects: ["demo", "healthy"] });
     await t.write("a.txt", "one");
     await t.write("b.txt", "two", "healthy");
     await t.close();
@@ -116,12 +117,14 @@ describe("crash", () => {
   it("loses no acknowledged commit when the server is SIGKILLed right after an acknowledgement", async () => {
     const dataDir = await tempDir();
     const project = "crash";
-    const acknowledged: { key: string; version: number; path: string; sha256: string }[] = [];
+    const acknowledged: { key: string; version: number; path: string; sha256: string; body: string }[] = [];
 
     // Three lives, each killed at once after its k-th acknowledgement while other commits are in flight.
     for (const [round, killAfter] of [5, 15, 1].entries()) {
       const serve = spawnServe({ dataDir, port: 0, quiet: true });
-      const api = `${await serve.listening()}/api/projects/${project}`;
+      const url = await serve.listening();
+      if (round === 0) await createProject(url, project);
+      const api = `${url}/api/projects/${project}`;
       const perRound = 30;
       const bodies = Array.from({ length: perRound }, (_, i) => `round ${round} file ${i}\n`);
       for (const body of bodies) {
@@ -138,14 +141,15 @@ describe("crash", () => {
           const path = `round-${round}/file-${i}.txt`;
           const change = { op: "put", path, sha256: sha256(body), size: Buffer.byteLength(body) };
           try {
+            const body = JSON.stringify({ changes: [change] });
             const res = await fetch(`${api}/commits`, {
               method: "POST",
               headers: { "idempotency-key": key, "content-type": "application/json" },
-              body: JSON.stringify({ changes: [change] }),
+              body,
             });
             if (res.status !== 200) throw new Error(`commit answered ${res.status}`);
             const { version } = (await res.json()) as { version: number };
-            acknowledged.push({ key, version, path, sha256: change.sha256 });
+            acknowledged.push({ key, version, path, sha256: change.sha256, body });
             if (++acknowledgedThisRound === killAfter) {
               killed = serve.child.kill("SIGKILL");
             }
@@ -172,11 +176,7 @@ describe("crash", () => {
       const byPath = new Map(state.files.map((f) => [f.path, f.sha256]));
       for (const ack of acknowledged) {
         expect(byPath.get(ack.path), ack.path).toBe(ack.sha256);
-        const replay = await fetch(`${api}/commits`, {
-          method: "POST",
-          headers: { "idempotency-key": ack.key },
-          body: JSON.stringify({ changes: [] }),
-        });
+        const replay = await fetch(`${api}/commits`, { method: "POST", headers: { "idempotency-key": ack.key }, body: ack.body });
         expect(await replay.json()).toEqual({ version: ack.version });
       }
     } finally {

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { request as httpRequest } from "node:http";
+import { request as httpRequest, type RequestOptions } from "node:http";
 import { join } from "node:path";
 import { onTestFinished } from "vitest";
 import type { Pool } from "pg";
@@ -47,11 +47,56 @@ export function rawRequest(
   });
 }
 
+/**
+ * Sends `chunk` again and again, up to `total` bytes then `last`, until the server answers; the
+ * answer's status, or the error code when the connection closed before the answer was read (a
+ * server that refuses early closes it while the sender still writes), and the bytes sent.
+ */
+export function sendUntilAnswered(
+  url: string,
+  options: RequestOptions,
+  chunk: Buffer,
+  total: number,
+  last?: Buffer,
+): Promise<{ outcome: number | string; written: number }> {
+  return new Promise((resolve) => {
+    const req = httpRequest(url, options);
+    let written = 0;
+    let answered = false;
+    req.on("response", (res) => {
+      answered = true;
+      res.resume();
+      resolve({ outcome: res.statusCode!, written });
+    });
+    req.on("error", (error: NodeJS.ErrnoException) => answered || resolve({ outcome: error.code ?? error.message, written }));
+    const pump = () => {
+      while (!answered && written < total) {
+        written += chunk.length;
+        if (!req.write(chunk)) return void req.once("drain", pump);
+      }
+      if (!answered) req.end(last);
+    };
+    pump();
+  });
+}
+
 export type TestServer = Awaited<ReturnType<typeof testServer>>;
 
 export interface TestServerOptions extends Partial<ServerOptions> {
   /** Run on a fresh schema of this PostgreSQL cluster (`--db`) instead of a data dir. */
   pg?: () => PgCluster;
+  /** Projects created at start (POST /api/projects); ["demo"] unless told otherwise. */
+  projects?: string[];
+}
+
+/** Creates a project through the API (POST /api/projects), failing unless it answers 201. */
+export async function createProject(url: string, id: string, headers: Record<string, string> = {}): Promise<void> {
+  const res = await fetch(`${url}/api/projects`, {
+    method: "POST",
+    headers: { ...headers, "content-type": "application/json" },
+    body: JSON.stringify({ id }),
+  });
+  if (res.status !== 201) throw new Error(`creating project ${id} answered ${res.status}: ${await res.text()}`);
 }
 
 /** The contract tests run once per store: `describe.each(storeCases(pg))("%s", (_, testServer) => …)`. */
@@ -74,7 +119,7 @@ function testPool(url: string): Pool {
  * test finishes. Requests carry the server's token, if any, unless told otherwise.
  */
 export async function testServer(options: TestServerOptions = {}) {
-  const { pg, ...serverOptions } = options;
+  const { pg, projects = ["demo"], ...serverOptions } = options;
   const dataDir = options.dataDir ?? (await tempDir());
   const databaseUrl = pg ? await pg().freshSchemaUrl() : undefined;
   const db = databaseUrl ? testPool(databaseUrl) : undefined;
@@ -84,6 +129,7 @@ export async function testServer(options: TestServerOptions = {}) {
   onTestFinished(() => server.close());
 
   const auth: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
+  for (const id of projects) await createProject(server.url, id, auth);
 
   const t = {
     dataDir,
@@ -96,6 +142,9 @@ export async function testServer(options: TestServerOptions = {}) {
     get url() {
       return server.url;
     },
+    /** Long polls in progress on the server. */
+    waiting: () => server.waiting(),
+    createProject: (id: string) => createProject(server.url, id, auth),
     /** fetch() of a path under /api/projects/{project}. */
     request(path: string, init: RequestInit = {}, project = "demo"): Promise<Response> {
       return fetch(`${server.url}/api/projects/${project}${path}`, {
@@ -103,10 +152,13 @@ export async function testServer(options: TestServerOptions = {}) {
         headers: { ...auth, ...(init.headers as Record<string, string> | undefined) },
       });
     },
-    async files(project = "demo"): Promise<{ version: number; files: { path: string; sha256: string; size: number }[] }> {
-      const res = await t.request("/files", {}, project);
+    /** GET /files (or ?version=N), checking that it says `"api": "1.2"`; answered without that field. */
+    async files(project = "demo", version?: number): Promise<{ version: number; files: { path: string; sha256: string; size: number }[] }> {
+      const res = await t.request(`/files${version === undefined ? "" : `?version=${version}`}`, {}, project);
       if (res.status !== 200) throw new Error(`GET /files answered ${res.status}`);
-      return (await res.json()) as never;
+      const { api, ...listing } = (await res.json()) as { api?: string };
+      if (api !== "1.2") throw new Error(`GET /files answered api ${api}`);
+      return listing as never;
     },
     async upload(content: string | Uint8Array, project = "demo"): Promise<{ sha256: string; size: number }> {
       const body = typeof content === "string" ? Buffer.from(content) : content;

@@ -6,7 +6,7 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { requireCjs } from "../../src/cjs.js";
 import { startServer, type RunningServer } from "../../src/server/index.js";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
-import { eventually, sha256, testServer } from "./helpers.js";
+import { createProject, eventually, sha256, testServer } from "./helpers.js";
 import { usePgCluster } from "./pg-cluster.js";
 
 const pg = usePgCluster();
@@ -66,6 +66,7 @@ describe("several replicas on one database", () => {
   it("serializes concurrent commits to one project: versions 1..N, no gap, no duplicate", async () => {
     const url = await pg().freshSchemaUrl();
     const [a, b] = [await replica(url), await replica(url)];
+    await createProject(a.url, "demo");
     const blob = await upload(a.url, "shared");
     const answers = await Promise.all(
       Array.from({ length: 24 }, (_, i) => commit((i % 2 ? a : b).url, `f${i}.txt`, blob)),
@@ -94,7 +95,7 @@ describe("several replicas on one database", () => {
     for (const server of servers) expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
     const schema = decodeURIComponent(new URL(url).searchParams.get("options")!).split("=")[1];
     const { rows } = await pg().admin.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
-    expect(rows).toEqual([{ version: 1 }]);
+    expect(rows).toEqual([{ version: 1 }, { version: 2 }]);
   });
 });
 
@@ -155,7 +156,8 @@ describe("a database that goes away", () => {
     }
     expect(warnings.join("\n")).toMatch(/database unreachable/);
     await eventually(async () => (await fetch(`${server!.url}/readyz`)).status === 200);
-    expect(await (await fetch(`${server!.url}/api/projects/demo/files`)).json()).toEqual({ version: 0, files: [] });
+    await createProject(server!.url, "demo");
+    expect(await (await fetch(`${server!.url}/api/projects/demo/files`)).json()).toEqual({ version: 0, files: [], api: "1.2" });
   });
 });
 

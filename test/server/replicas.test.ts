@@ -6,7 +6,7 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect, it, onTestFinished } from "vitest";
 import { startCli, waitForOutput } from "../helpers/cli.js";
-import { eventually, tempDir } from "./helpers.js";
+import { createProject, eventually, tempDir } from "./helpers.js";
 import { usePgCluster } from "./pg-cluster.js";
 import { roundRobinProxy } from "./proxy.js";
 
@@ -67,6 +67,7 @@ it("keeps every watcher's edits, applied once, when one of two replicas is kille
   const proxy = await roundRobinProxy(replicas.map((r) => ({ host: "127.0.0.1", port: r.port })));
   onTestFinished(() => proxy.close());
 
+  for (const project of PROJECTS) await createProject(proxy.url, project);
   const watchers = await Promise.all(PROJECTS.map((project) => startWatcher(project, proxy.url)));
   await Promise.all(watchers.map((w) => writeRound(w.root, 1)));
   await eventually(async () => {

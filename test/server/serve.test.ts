@@ -3,11 +3,12 @@ import { Agent, request as httpRequest } from "node:http";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { runServe, startServer } from "../../src/server/index.js";
 import { spawnServe } from "./child.js";
-import { sha256, tempDir, testServer } from "./helpers.js";
+import { createProject, sha256, tempDir, testServer } from "./helpers.js";
 
 const TOKEN = "tok-never-printed-4242";
 
 async function commitOne(url: string, headers: Record<string, string> = {}): Promise<void> {
+  await createProject(url, "demo", headers);
   const api = `${url}/api/projects/demo`;
   const body = "hello";
   await fetch(`${api}/blobs/${sha256(body)}`, { method: "PUT", body, headers });
@@ -63,6 +64,7 @@ describe("runServe (uspark serve)", () => {
     const dataDir = await tempDir();
     const serve = spawnServe({ dataDir, port: 0, verbose: true });
     const url = await serve.listening();
+    await createProject(url, "demo");
     await fetch(`${url}/api/projects/demo/files`);
     await serve.waitForStderr(/uspark serve: GET \/api\/projects\/demo\/files 200 \d+ms\n/);
   });

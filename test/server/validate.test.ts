@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseCommitRequest, validateProjectId, validateProjectPath } from "../../src/server/validate.js";
+import { parseCommitRequest, validateProjectId, validateProjectPath, validateSessionId } from "../../src/server/validate.js";
 
 const HEX = "a".repeat(64);
 
@@ -68,12 +68,44 @@ describe("validateProjectPath", () => {
 });
 
 describe("validateProjectId", () => {
-  it.each(["demo", "my-project_1.0", "A".repeat(128)])("accepts %j", (id) => {
+  it.each([
+    ["a plain name", "demo"],
+    ["dots, dashes and underscores", "my-project_1.0"],
+    ["spaces and punctuation", "team a: q3 (draft) #2?"],
+    ["non-ASCII letters", "ü-日本"],
+    ["255 ASCII bytes", "A".repeat(255)],
+    ["255 bytes of 3-byte characters", "日".repeat(85)],
+    ["255 bytes of 4-byte characters and 3 more", "😀".repeat(63) + "abc"],
+    ["a name that starts with a dot", ".hidden"],
+  ])("accepts %s", (_name, id) => {
     expect(validateProjectId(id)).toBeUndefined();
   });
 
-  it.each(["", ".", "..", "a/b", "a b", "x".repeat(129), "ü", "a\\b"])("refuses %j", (id) => {
-    expect(validateProjectId(id)).toBeTypeOf("string");
+  it.each([
+    ["an empty id", "", /empty/],
+    ["'.'", ".", /'\.'/],
+    ["'..'", "..", /'\.\.'/],
+    ["a slash", "a/b", /\//],
+    ["a backslash", "a\\b", /\\/],
+    ["a NUL", "a\0b", /control/],
+    ["a tab", "a\tb", /control/],
+    ["DEL", "a\x7fb", /control/],
+    ["a C1 control (NEL)", "a\u0085b", /control/],
+    ["256 ASCII bytes", "x".repeat(256), /255 bytes/],
+    ["256 bytes of 2-byte characters", "é".repeat(128), /255 bytes/],
+    ["a lone surrogate", "a\ud800", /UTF-8/],
+  ])("refuses %s", (_name, id, reason) => {
+    expect(validateProjectId(id)).toMatch(reason);
+  });
+});
+
+describe("validateSessionId", () => {
+  it.each(["s-1", "A".repeat(128)])("accepts %j", (id) => {
+    expect(validateSessionId(id)).toBeUndefined();
+  });
+
+  it.each(["", ".", "..", "a b", "a/b", "x".repeat(129), "ü"])("refuses %j (it names a file)", (id) => {
+    expect(validateSessionId(id)).toBeTypeOf("string");
   });
 });
 
@@ -117,6 +149,46 @@ describe("parseCommitRequest", () => {
     ["a source agent that is not a string", { changes: [], source: { agent: 1 } }],
   ])("refuses %s as invalid_request", (_name, body) => {
     expect(parseCommitRequest(body)).toMatchObject({ ok: false, error: "invalid_request" });
+  });
+
+  it("keeps an expect that is a hash or null, on puts and deletes, and leaves it out when absent", () => {
+    const result = parseCommitRequest({
+      changes: [
+        { op: "put", path: "a", sha256: HEX, size: 1, expect: null },
+        { op: "put", path: "b", sha256: HEX, size: 1, expect: HEX },
+        { op: "delete", path: "c", expect: HEX },
+        { op: "delete", path: "d", expect: null },
+        { op: "delete", path: "e" },
+      ],
+    });
+    expect(result).toEqual({
+      ok: true,
+      value: {
+        changes: [
+          { op: "put", path: "a", sha256: HEX, size: 1, expect: null },
+          { op: "put", path: "b", sha256: HEX, size: 1, expect: HEX },
+          { op: "delete", path: "c", expect: HEX },
+          { op: "delete", path: "d", expect: null },
+          { op: "delete", path: "e" },
+        ],
+      },
+    });
+    expect(Object.hasOwn((result as { value: { changes: object[] } }).value.changes[4]!, "expect")).toBe(false);
+  });
+
+  it.each([
+    ["an uppercase hash", "A".repeat(64)],
+    ["a short hash", "abc"],
+    ["a number", 1],
+    ["false", false],
+    ["an empty string", ""],
+    ["an object", { sha256: HEX }],
+  ])("refuses an expect that is %s as invalid_request", (_name, value) => {
+    expect(parseCommitRequest({ changes: [{ op: "delete", path: "a", expect: value }] })).toMatchObject({
+      ok: false,
+      error: "invalid_request",
+      message: expect.stringContaining("changes[0].expect"),
+    });
   });
 
   it("reports the offending path as invalid_path", () => {

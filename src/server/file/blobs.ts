@@ -1,11 +1,10 @@
 // Content-addressed blobs on disk: DATA/blobs/ab/cdef..., written atomically.
 
 import { randomUUID } from "node:crypto";
-import { openAsBlob } from "node:fs";
 import { mkdir, open, readdir, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { fileSize, fsyncDir, writeAll } from "../fsutil.js";
-import type { BodyFeed } from "../store.js";
+import { fileBytes, fileSize, fsyncDir, writeAll } from "../fsutil.js";
+import type { BodyFeed, StoredBytes } from "../store.js";
 
 const TEMP_PREFIX = ".tmp-";
 
@@ -34,11 +33,11 @@ export class BlobFiles {
     return fileSize(this.path(sha256));
   }
 
-  /** A Blob backed by the file: read when consumed, never held whole in memory. */
-  async read(sha256: string): Promise<Blob | undefined> {
-    // openAsBlob does not say ENOENT; blobs are never deleted, so a stat first is enough.
-    if ((await this.size(sha256)) === undefined) return undefined;
-    return openAsBlob(this.path(sha256));
+  /** The blob's file, read when consumed, never held whole in memory. */
+  async read(sha256: string): Promise<StoredBytes | undefined> {
+    // Blobs are never deleted, so one that is there now is there when it is read.
+    const size = await this.size(sha256);
+    return size === undefined ? undefined : fileBytes(this.path(sha256), size);
   }
 
   /** Temp file in the blob's directory, fsync, rename, fsync of the directory; nothing kept when the feed fails. */

@@ -1,10 +1,14 @@
-// Per-project commit logs: DATA/projects/<id>/commits.ndjson, one JSON line per acknowledged
-// commit. A project's files map, version and idempotency keys are rebuilt from its log on open.
+// Per-project commit logs: DATA/projects/<dir>/commits.ndjson, one JSON line per acknowledged
+// commit. A project's files map, version and idempotency keys are rebuilt from its log on open;
+// the commits themselves stay on disk and are read back by byte offset (GET /commits, files as of
+// a version), so memory holds per commit only its key, fingerprint and offset.
 
-import { mkdir, open, readFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { createReadStream } from "node:fs";
+import { open, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Change, CommitSource } from "../../api/types.js";
+import { requestFingerprint } from "../commit-check.js";
 import { fsyncDir, isCode, writeAll } from "../fsutil.js";
-import type { Change, CommitSource } from "../validate.js";
 
 export const LOG_FILE = "commits.ndjson";
 
@@ -17,43 +21,64 @@ export interface LogRecord {
 }
 
 export interface Project {
+  id: string;
+  /** Its directory (see projectDirName). */
+  dir: string;
   version: number;
   files: Map<string, { sha256: string; size: number }>;
-  /** Idempotency-Key → version it was answered with. */
-  keys: Map<string, number>;
+  /** Idempotency-Key → the version it was answered with and the fingerprint of its request. */
+  keys: Map<string, { version: number; fingerprint: string }>;
+  /** Where each version's record starts in the log: offsets[version - 1]. */
+  offsets: number[];
   /** Bytes of the log that hold complete records. */
   logBytes: number;
+  /** ISO time of the last commit, or of the creation. */
+  updated: string;
   /** Why the project refuses requests (corrupt log, or a failed append that could not be undone). */
   broken?: string;
 }
 
-export function emptyProject(): Project {
-  return { version: 0, files: new Map(), keys: new Map(), logBytes: 0 };
+export function emptyProject(id: string, dir: string, created: string): Project {
+  return { id, dir, version: 0, files: new Map(), keys: new Map(), offsets: [], logBytes: 0, updated: created };
 }
 
-export function applyRecord(project: Project, record: LogRecord): void {
-  for (const change of record.changes) {
-    if (change.op === "put") project.files.set(change.path, { sha256: change.sha256, size: change.size });
-    else project.files.delete(change.path);
-  }
+/** Applies the record found at byte `offset` of the log. */
+export function applyRecord(project: Project, record: LogRecord, offset: number): void {
+  applyChanges(project.files, record.changes);
   project.version = record.version;
-  project.keys.set(record.key, record.version);
+  project.keys.set(record.key, { version: record.version, fingerprint: requestFingerprint(requestOf(record)) });
+  project.offsets.push(offset);
+  project.updated = record.at;
+}
+
+/** The changes, in order, applied to a files map: the last change of a path wins. */
+export function applyChanges(files: Map<string, { sha256: string; size: number }>, changes: readonly Change[]): void {
+  for (const change of changes) {
+    if (change.op === "put") files.set(change.path, { sha256: change.sha256, size: change.size });
+    else files.delete(change.path);
+  }
+}
+
+/** The commit request a record was applied from (what its key is bound to). */
+export function requestOf(record: LogRecord): { changes: Change[]; source?: CommitSource } {
+  return record.source === undefined ? { changes: record.changes } : { changes: record.changes, source: record.source };
 }
 
 /**
- * Reads a project's log; undefined when there is none. An incomplete last line (a crash during
- * an append: never acknowledged) is cut off with a warning; any other damage throws.
+ * Reads a project's log into `project` (fresh from emptyProject); no log is no commit. An
+ * incomplete last line (a crash during an append: never acknowledged) is cut off with a warning;
+ * any other damage throws.
  */
-export async function loadLog(file: string, warn: (message: string) => void): Promise<Project | undefined> {
+export async function loadLog(project: Project, warn: (message: string) => void): Promise<void> {
+  const file = join(project.dir, LOG_FILE);
   let data: Buffer;
   try {
     data = await readFile(file);
   } catch (error) {
-    if (isCode(error, "ENOENT")) return undefined;
+    if (isCode(error, "ENOENT")) return;
     throw new Error(`${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }
 
-  const project = emptyProject();
   let offset = 0;
   for (let line = 1; ; line++) {
     const end = data.indexOf(0x0a, offset);
@@ -67,7 +92,7 @@ export async function loadLog(file: string, warn: (message: string) => void): Pr
     if (record?.version !== project.version + 1 || typeof record.key !== "string" || !Array.isArray(record.changes)) {
       throw new Error(`${file}:${line}: corrupt commit log (expected version ${project.version + 1})`);
     }
-    applyRecord(project, record);
+    applyRecord(project, record, offset);
     offset = end + 1;
   }
 
@@ -82,22 +107,16 @@ export async function loadLog(file: string, warn: (message: string) => void): Pr
     }
   }
   project.logBytes = offset;
-  return project;
 }
 
 /** Appends one record and fsyncs it; on failure the log is cut back to its last complete record. */
-export async function appendLog(dir: string, project: Project, record: LogRecord): Promise<void> {
+export async function appendLog(project: Project, record: LogRecord): Promise<void> {
   const line = Buffer.from(JSON.stringify(record) + "\n");
-  const isNew = project.logBytes === 0;
-  if (isNew) await mkdir(dir, { recursive: true });
-  const file = await open(join(dir, LOG_FILE), "a");
+  const file = await open(join(project.dir, LOG_FILE), "a");
   try {
     await writeAll(file, line);
     await file.sync();
-    if (isNew) {
-      await fsyncDir(dir);
-      await fsyncDir(dirname(dir));
-    }
+    if (project.logBytes === 0) await fsyncDir(project.dir); // the log's own directory entry
   } catch (error) {
     try {
       await file.truncate(project.logBytes);
@@ -109,6 +128,33 @@ export async function appendLog(dir: string, project: Project, record: LogRecord
   } finally {
     await file.close().catch(() => {}); // what matters is already fsynced
   }
+  applyRecord(project, record, project.logBytes);
   project.logBytes += line.length;
-  applyRecord(project, record);
+}
+
+/**
+ * The records of versions `from` to `to` (at most the head), read from the log as they are
+ * consumed, each with the bytes of its line. The byte range is fixed by this call, so commits
+ * appended meanwhile are not read.
+ */
+export function readRecords(project: Project, from: number, to: number): AsyncGenerator<{ record: LogRecord; bytes: number }> {
+  const file = join(project.dir, LOG_FILE);
+  if (from > to) return linesOf(file, 0, 0);
+  return linesOf(file, project.offsets[from - 1]!, to < project.version ? project.offsets[to]! : project.logBytes);
+}
+
+async function* linesOf(file: string, start: number, end: number): AsyncGenerator<{ record: LogRecord; bytes: number }> {
+  if (start >= end) return;
+  let pieces: Buffer[] = [];
+  for await (const chunk of createReadStream(file, { start, end: end - 1 }) as AsyncIterable<Buffer>) {
+    let offset = 0;
+    for (let newline = chunk.indexOf(0x0a); newline !== -1; newline = chunk.indexOf(0x0a, offset)) {
+      pieces.push(chunk.subarray(offset, newline));
+      const line = Buffer.concat(pieces);
+      pieces = [];
+      offset = newline + 1;
+      yield { record: JSON.parse(line.toString("utf8")) as LogRecord, bytes: line.length + 1 };
+    }
+    if (offset < chunk.length) pieces.push(chunk.subarray(offset));
+  }
 }

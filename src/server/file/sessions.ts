@@ -1,15 +1,16 @@
-// Session transcripts on disk: DATA/projects/<id>/sessions/<sessionId>.ndjson, fsynced per append.
+// Session transcripts on disk: DATA/projects/<dir>/sessions/<sessionId>.ndjson, fsynced per append.
 
-import { mkdir, open, readdir, readFile } from "node:fs/promises";
+import { mkdir, open, readdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { fileSize, fsyncDir, isCode, writeAll } from "../fsutil.js";
-import type { AppendOutcome } from "../store.js";
+import { fileBytes, fileSize, fsyncDir, isCode, writeAll } from "../fsutil.js";
+import type { AppendOutcome, StoredBytes } from "../store.js";
 import { planAppend } from "../transcript.js";
 
 const SUFFIX = ".ndjson";
 
 export class TranscriptFiles {
-  constructor(private readonly projectsDir: string) {}
+  /** `dirOf` gives a project's directory (see projectDirName). */
+  constructor(private readonly dirOf: (projectId: string) => string) {}
 
   /** Callers serialize appends per session. */
   async append(projectId: string, sessionId: string, offset: number, body: Buffer): Promise<AppendOutcome> {
@@ -42,17 +43,15 @@ export class TranscriptFiles {
     }
   }
 
-  async read(projectId: string, sessionId: string): Promise<Buffer | undefined> {
-    try {
-      return await readFile(this.path(projectId, sessionId));
-    } catch (error) {
-      if (isCode(error, "ENOENT")) return undefined;
-      throw error;
-    }
+  /** The transcript as long as it is now; appends meanwhile are not read. */
+  async read(projectId: string, sessionId: string): Promise<StoredBytes | undefined> {
+    const file = this.path(projectId, sessionId);
+    const size = await fileSize(file);
+    return size === undefined ? undefined : fileBytes(file, size);
   }
 
   async list(projectId: string): Promise<{ id: string; length: number }[]> {
-    const dir = join(this.projectsDir, projectId, "sessions");
+    const dir = join(this.dirOf(projectId), "sessions");
     let names: string[];
     try {
       names = await readdir(dir);
@@ -69,6 +68,6 @@ export class TranscriptFiles {
   }
 
   private path(projectId: string, sessionId: string): string {
-    return join(this.projectsDir, projectId, "sessions", sessionId + SUFFIX);
+    return join(this.dirOf(projectId), "sessions", sessionId + SUFFIX);
   }
 }

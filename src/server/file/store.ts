@@ -1,26 +1,32 @@
 // The file store behind `uspark serve --data DIR`:
-//   DATA/blobs/ab/cdef...                   content-addressed blobs (blobs.ts)
-//   DATA/projects/<id>/commits.ndjson       one line per acknowledged commit (log.ts)
-//   DATA/projects/<id>/sessions/<s>.ndjson  session transcripts (sessions.ts)
+//   DATA/blobs/ab/cdef...                    content-addressed blobs (blobs.ts)
+//   DATA/projects/<dir>/project.json         the project's id and creation time (projects.ts)
+//   DATA/projects/<dir>/commits.ndjson       one line per acknowledged commit (log.ts)
+//   DATA/projects/<dir>/sessions/<s>.ndjson  session transcripts (sessions.ts)
 
-import { mkdir, readdir } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import type { CommitFeed, CommitRecord, CommitRequest, ProjectSummary } from "../../api/types.js";
+import { blobsNamed, checkCommit, requestFingerprint, touchesPath } from "../commit-check.js";
 import { fsyncDir } from "../fsutil.js";
 import { SerialTasks } from "../serial.js";
 import {
+  ProjectNotFoundError,
   ProjectUnavailableError,
   StoreSetupError,
   type AppendOutcome,
   type BodyFeed,
   type CommitOutcome,
+  type FeedQuery,
   type FileEntry,
   type ProjectStore,
+  type StoredBytes,
 } from "../store.js";
-import { validateProjectId, type Change, type CommitSource } from "../validate.js";
-import { blobsNamed, checkBlobs } from "../commit-check.js";
+import { CommitWaiters } from "../waiters.js";
 import { mapLimit } from "../../map-limit.js";
 import { BlobFiles } from "./blobs.js";
-import { appendLog, emptyProject, loadLog, LOG_FILE, type LogRecord, type Project } from "./log.js";
+import { appendLog, applyChanges, emptyProject, loadLog, readRecords, type LogRecord, type Project } from "./log.js";
+import { createProjectDir, findProjects, type FoundProject } from "./projects.js";
 import { TranscriptFiles } from "./sessions.js";
 
 export interface FileStoreOptions {
@@ -28,14 +34,15 @@ export interface FileStoreOptions {
 }
 
 export class FileStore implements ProjectStore {
-  private readonly projects = new Map<string, Project>();
+  private readonly projectsById = new Map<string, Project>();
   private readonly tasks = new SerialTasks();
+  private readonly waiters = new CommitWaiters();
   private readonly blobs: BlobFiles;
   private readonly transcripts: TranscriptFiles;
 
   private constructor(readonly dataDir: string) {
     this.blobs = new BlobFiles(join(dataDir, "blobs"));
-    this.transcripts = new TranscriptFiles(this.projectsDir);
+    this.transcripts = new TranscriptFiles((projectId) => this.project(projectId).dir);
   }
 
   /**
@@ -44,18 +51,18 @@ export class FileStore implements ProjectStore {
    */
   static async open(dataDir: string, options: FileStoreOptions = {}): Promise<FileStore> {
     const store = new FileStore(dataDir);
-    let names: string[];
+    const warn = options.onWarning ?? (() => {});
+    let found: FoundProject[];
     try {
       await mkdir(store.projectsDir, { recursive: true });
       await store.blobs.prepare();
       await fsyncDir(dataDir);
-      // Only directories are projects: a stray file (.DS_Store) is not a damaged one.
-      names = (await readdir(store.projectsDir, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+      found = await findProjects(store.projectsDir, warn);
     } catch (error) {
       const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
       throw new StoreSetupError(`data directory ${dataDir} cannot be used (${reason})`);
     }
-    await store.loadProjects(names, options.onWarning ?? (() => {}));
+    for (const project of found) await store.loadProject(project, warn);
     return store;
   }
 
@@ -63,14 +70,59 @@ export class FileStore implements ProjectStore {
     return join(this.dataDir, "projects");
   }
 
-  async files(projectId: string): Promise<{ version: number; files: FileEntry[] }> {
-    const project = this.projects.get(projectId);
-    if (!project) return { version: 0, files: [] };
-    if (project.broken) throw unavailable(projectId);
-    const files = [...project.files]
-      .map(([path, entry]) => ({ path, ...entry }))
-      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    return { version: project.version, files };
+  /** Projects whose log is damaged are left out: they are answered 500 until repaired. */
+  async projects(): Promise<ProjectSummary[]> {
+    return [...this.projectsById.values()]
+      .filter((project) => !project.broken)
+      .map(summaryOf)
+      .sort((a, b) => compare(a.id, b.id));
+  }
+
+  createProject(projectId: string): Promise<ProjectSummary | undefined> {
+    return this.tasks.run(`project:${projectId}`, async () => {
+      if (this.projectsById.has(projectId)) return undefined;
+      const created = new Date().toISOString();
+      const dir = await createProjectDir(this.projectsDir, projectId, created);
+      const project = emptyProject(projectId, dir, created);
+      this.projectsById.set(projectId, project);
+      return summaryOf(project);
+    });
+  }
+
+  async hasProject(projectId: string): Promise<boolean> {
+    return this.projectsById.has(projectId);
+  }
+
+  async files(projectId: string, version?: number): Promise<{ version: number; files: FileEntry[] } | undefined> {
+    const project = this.usable(projectId);
+    if (version !== undefined && version > project.version) return undefined;
+    if (version === undefined || version === project.version) return { version: project.version, files: listed(project.files) };
+    // An older version: the log replayed up to it (read from disk, held as one files map).
+    const files = new Map<string, { sha256: string; size: number }>();
+    for await (const { record } of readRecords(project, 1, version)) applyChanges(files, record.changes);
+    return { version, files: listed(files) };
+  }
+
+  async commits(projectId: string, query: FeedQuery): Promise<CommitFeed> {
+    const project = this.usable(projectId);
+    const head = project.version;
+    const commits: CommitRecord[] = [];
+    let bytes = 0;
+    for await (const { record, bytes: size } of readRecords(project, query.since + 1, head)) {
+      if (query.path !== undefined && !touchesPath(record.changes, query.path)) continue;
+      if (commits.length === query.limit || (commits.length > 0 && bytes + size > query.maxBytes)) break;
+      bytes += size;
+      commits.push(commitRecordOf(record));
+    }
+    return { version: head, commits };
+  }
+
+  waitForCommit(projectId: string, since: number, ms: number, signal: AbortSignal): Promise<void> {
+    return this.waiters.waitPast(projectId, since, ms, signal, () => this.project(projectId).version);
+  }
+
+  waiting(): number {
+    return this.waiters.size;
   }
 
   async blobSizes(hashes: readonly string[]): Promise<Map<string, number>> {
@@ -78,7 +130,7 @@ export class FileStore implements ProjectStore {
     return new Map(sizes.flatMap(([sha256, size]) => (size === undefined ? [] : [[sha256, size] as const])));
   }
 
-  readBlob(sha256: string): Promise<Blob | undefined> {
+  readBlob(sha256: string): Promise<StoredBytes | undefined> {
     return this.blobs.read(sha256);
   }
 
@@ -87,20 +139,23 @@ export class FileStore implements ProjectStore {
   }
 
   /** One commit at a time per project; the record is fsynced in the log before this resolves. */
-  commit(projectId: string, key: string, changes: Change[], source?: CommitSource): Promise<CommitOutcome> {
+  commit(projectId: string, key: string, request: CommitRequest): Promise<CommitOutcome> {
     return this.tasks.run(`commit:${projectId}`, async (): Promise<CommitOutcome> => {
-      let project = this.projects.get(projectId);
-      if (!project) this.projects.set(projectId, (project = emptyProject()));
+      const project = this.project(projectId);
+      const fingerprint = requestFingerprint(request);
       const answered = project.keys.get(key);
-      if (answered !== undefined) return { kind: "replayed", version: answered };
+      if (answered) return answered.fingerprint === fingerprint ? { kind: "replayed", version: answered.version } : { kind: "key_reused" };
       if (project.broken) throw unavailable(projectId);
 
-      const refused = checkBlobs(changes, await this.blobSizes(blobsNamed(changes)));
+      const { changes, source } = request;
+      const sizes = await this.blobSizes(blobsNamed(changes));
+      const refused = checkCommit(changes, { sizes, current: project.files, version: project.version });
       if (refused) return refused;
 
       const record: LogRecord = { version: project.version + 1, key, at: new Date().toISOString(), changes };
       if (source) record.source = source;
-      await appendLog(join(this.projectsDir, projectId), project, record);
+      await appendLog(project, record);
+      this.waiters.committed(projectId, record.version);
       return { kind: "committed", version: record.version };
     });
   }
@@ -111,7 +166,7 @@ export class FileStore implements ProjectStore {
     );
   }
 
-  readEvents(projectId: string, sessionId: string): Promise<Buffer | undefined> {
+  readEvents(projectId: string, sessionId: string): Promise<StoredBytes | undefined> {
     return this.transcripts.read(projectId, sessionId);
   }
 
@@ -127,18 +182,46 @@ export class FileStore implements ProjectStore {
     return this.tasks.idle();
   }
 
-  private async loadProjects(names: string[], warn: (message: string) => void): Promise<void> {
-    for (const name of names) {
-      if (validateProjectId(name)) continue;
-      try {
-        const project = await loadLog(join(this.projectsDir, name, LOG_FILE), warn);
-        if (project) this.projects.set(name, project);
-      } catch (error) {
-        warn(`project ${name} is unavailable: ${(error as Error).message}`);
-        this.projects.set(name, { ...emptyProject(), broken: (error as Error).message });
-      }
+  private project(projectId: string): Project {
+    const project = this.projectsById.get(projectId);
+    if (!project) throw new ProjectNotFoundError(projectId);
+    return project;
+  }
+
+  /** The project, refused when its data is damaged. */
+  private usable(projectId: string): Project {
+    const project = this.project(projectId);
+    if (project.broken) throw unavailable(projectId);
+    return project;
+  }
+
+  private async loadProject(found: FoundProject, warn: (message: string) => void): Promise<void> {
+    const project = emptyProject(found.id, found.dir, found.created);
+    try {
+      await loadLog(project, warn);
+      this.projectsById.set(found.id, project);
+    } catch (error) {
+      warn(`project ${found.id} is unavailable: ${(error as Error).message}`);
+      this.projectsById.set(found.id, { ...emptyProject(found.id, found.dir, found.created), broken: (error as Error).message });
     }
   }
+}
+
+function summaryOf(project: Project): ProjectSummary {
+  return { id: project.id, version: project.version, files: project.files.size, updated: project.updated };
+}
+
+function commitRecordOf(record: LogRecord): CommitRecord {
+  return { version: record.version, time: record.at, ...(record.source ? { source: record.source } : {}), changes: record.changes };
+}
+
+function listed(files: Map<string, { sha256: string; size: number }>): FileEntry[] {
+  return [...files].map(([path, entry]) => ({ path, ...entry })).sort((a, b) => compare(a.path, b.path));
+}
+
+/** Code-unit order, the same for every locale. */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function unavailable(projectId: string): ProjectUnavailableError {

@@ -1,11 +1,17 @@
-// Blobs in PostgreSQL: one row per blob in `blobs`, its bytes in 1 MiB `blob_chunks`. The blob row
-// is written in the same transaction as its chunks, so a blob is there whole or not at all.
+// Blobs in PostgreSQL: one row per blob in `blobs`, its bytes in 1 MiB `blob_chunks`. An upload
+// streams into `blob_uploads` one chunk at a time (no connection held between chunks, so a slow
+// client holds none); once its body is read and checked, one transaction moves the chunks under
+// the blob and adds its row, so a blob is there whole or not at all. Reads fetch one chunk at a
+// time as the answer is sent: a blob is never whole in memory, in or out.
 
+import { randomUUID } from "node:crypto";
 import type { ClientBase, Pool } from "pg";
-import type { BodyFeed } from "../store.js";
+import type { BodyFeed, StoredBytes } from "../store.js";
 import { guarded, transaction } from "./db.js";
 
 const CHUNK_BYTES = 1024 * 1024;
+/** Staged chunks older than this belong to an upload that died with its replica. */
+const STALE_UPLOAD = "1 day";
 
 export async function blobSizes(pool: Pool | ClientBase, hashes: readonly string[]): Promise<Map<string, number>> {
   const { rows } = await guarded(() =>
@@ -14,66 +20,92 @@ export async function blobSizes(pool: Pool | ClientBase, hashes: readonly string
   return new Map(rows.map((row) => [row.sha256, Number(row.size)]));
 }
 
-export async function readBlob(pool: Pool, sha256: string): Promise<Blob | undefined> {
-  const { rows } = await guarded(() =>
-    pool.query<{ data: Buffer | null }>(
-      `SELECT c.data FROM blobs b LEFT JOIN blob_chunks c ON c.sha256 = b.sha256
-       WHERE b.sha256 = $1 ORDER BY c.seq`,
-      [sha256],
-    ),
-  );
-  if (rows.length === 0) return undefined;
-  return new Blob(rows.flatMap((row) => (row.data ? [row.data] : [])));
+export async function readBlob(pool: Pool, sha256: string): Promise<StoredBytes | undefined> {
+  const size = (await blobSizes(pool, [sha256])).get(sha256);
+  return size === undefined ? undefined : { size, chunks: () => chunksOf(pool, sha256, size) };
 }
 
-/** The whole body is read before the transaction: a slow client never holds a connection. */
+/** Blobs are immutable, so chunks read by separate queries belong together. */
+async function* chunksOf(pool: Pool, sha256: string, size: number): AsyncGenerator<Buffer> {
+  for (let seq = 0, read = 0; read < size; seq++) {
+    const { rows } = await guarded(() =>
+      pool.query<{ data: Buffer }>("SELECT data FROM blob_chunks WHERE sha256 = $1 AND seq = $2", [sha256, seq]),
+    );
+    if (rows.length === 0) throw new Error(`blob ${sha256} is cut short: chunk ${seq} is missing`);
+    read += rows[0]!.data.length;
+    yield rows[0]!.data;
+  }
+}
+
 export async function writeBlob(pool: Pool, sha256: string, feed: BodyFeed): Promise<"created" | "exists"> {
-  const rows = new ChunkRows(CHUNK_BYTES);
-  await feed((chunk) => rows.push(chunk));
-  const parts = rows.end();
-
-  return transaction(pool, async (client) => {
-    // A concurrent insert of the same blob waits here for the other to commit, then sees it.
-    const inserted = await client.query("INSERT INTO blobs (sha256, size) VALUES ($1, $2) ON CONFLICT DO NOTHING", [
-      sha256,
-      rows.size,
-    ]);
-    if (inserted.rowCount === 0) return "exists";
-    for (const [seq, part] of parts.entries()) {
-      await client.query("INSERT INTO blob_chunks (sha256, seq, data) VALUES ($1, $2, $3)", [sha256, seq, part]);
-    }
-    return "created";
-  });
+  if ((await blobSizes(pool, [sha256])).has(sha256)) {
+    await feed(() => {}); // read (and checked by the feed) all the same
+    return "exists";
+  }
+  const upload = randomUUID();
+  const rows = new ChunkRows(CHUNK_BYTES, (seq, data) =>
+    guarded(() => pool.query("INSERT INTO blob_uploads (upload, seq, data) VALUES ($1, $2, $3)", [upload, seq, data])).then(() => {}),
+  );
+  let moved = false;
+  try {
+    await feed((chunk) => rows.push(chunk));
+    await rows.end();
+    const result = await transaction(pool, async (client) => {
+      // A concurrent insert of the same blob waits here for the other to commit, then sees it.
+      const inserted = await client.query("INSERT INTO blobs (sha256, size) VALUES ($1, $2) ON CONFLICT DO NOTHING", [sha256, rows.size]);
+      if (inserted.rowCount !== 0) {
+        await client.query("INSERT INTO blob_chunks (sha256, seq, data) SELECT $1, seq, data FROM blob_uploads WHERE upload = $2", [
+          sha256,
+          upload,
+        ]);
+      }
+      await client.query("DELETE FROM blob_uploads WHERE upload = $1", [upload]);
+      return inserted.rowCount !== 0 ? "created" : "exists";
+    });
+    moved = true;
+    return result;
+  } finally {
+    // A failed or refused upload leaves nothing staged (dropStaleUploads catches what this misses).
+    if (!moved) await pool.query("DELETE FROM blob_uploads WHERE upload = $1", [upload]).catch(() => {});
+  }
 }
 
-/** A body cut into rows of `rowBytes` as it arrives, never held twice. */
+/** Drops the staged chunks of uploads that never finished (their replica died). */
+export async function dropStaleUploads(pool: Pool): Promise<void> {
+  await pool.query(`DELETE FROM blob_uploads WHERE at < now() - interval '${STALE_UPLOAD}'`);
+}
+
+/** A body cut into rows of `rowBytes` as it arrives, each handed to `store` once full: one row in memory at most. */
 class ChunkRows {
   size = 0;
-  private readonly rows: Buffer[] = [];
+  private seq = 0;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
 
-  constructor(private readonly rowBytes: number) {}
+  constructor(
+    private readonly rowBytes: number,
+    private readonly store: (seq: number, data: Buffer) => Promise<void>,
+  ) {}
 
-  push(chunk: Buffer): void {
+  async push(chunk: Buffer): Promise<void> {
     this.size += chunk.length;
     while (chunk.length > 0) {
       const take = Math.min(chunk.length, this.rowBytes - this.pendingBytes);
       this.pending.push(chunk.subarray(0, take));
       this.pendingBytes += take;
       chunk = chunk.subarray(take);
-      if (this.pendingBytes === this.rowBytes) this.cut();
+      if (this.pendingBytes === this.rowBytes) await this.cut();
     }
   }
 
-  end(): Buffer[] {
-    if (this.pendingBytes > 0) this.cut();
-    return this.rows;
+  async end(): Promise<void> {
+    if (this.pendingBytes > 0) await this.cut();
   }
 
-  private cut(): void {
-    this.rows.push(Buffer.concat(this.pending, this.pendingBytes));
+  private async cut(): Promise<void> {
+    const data = Buffer.concat(this.pending, this.pendingBytes);
     this.pending = [];
     this.pendingBytes = 0;
+    await this.store(this.seq++, data);
   }
 }

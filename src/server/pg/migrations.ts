@@ -46,6 +46,44 @@ export const MIGRATIONS: readonly string[] = [
     FOREIGN KEY (project, session) REFERENCES transcripts
   );
   `,
+  // v1.2: projects are created explicitly (those that only had transcripts get a row too) and
+  // keep their creation time; every path's history replaces the files table (the history is
+  // rebuilt from the commits, the current files are its open rows); blob uploads are staged in
+  // chunks as they stream in.
+  `
+  ALTER TABLE projects ADD COLUMN created timestamptz NOT NULL DEFAULT now();
+  UPDATE projects p SET created = c.first FROM (SELECT project, min(at) AS first FROM commits GROUP BY project) c
+    WHERE c.project = p.id;
+  INSERT INTO projects (id) SELECT DISTINCT project FROM transcripts ON CONFLICT DO NOTHING;
+  CREATE TABLE file_history (
+    project text NOT NULL REFERENCES projects,
+    path text NOT NULL,
+    from_version bigint NOT NULL,
+    until_version bigint,
+    sha256 text NOT NULL REFERENCES blobs,
+    size bigint NOT NULL,
+    PRIMARY KEY (project, path, from_version)
+  );
+  CREATE UNIQUE INDEX file_history_current ON file_history (project, path) WHERE until_version IS NULL;
+  INSERT INTO file_history (project, path, from_version, until_version, sha256, size)
+  SELECT project, path, version, next_version, sha256, size FROM (
+    SELECT *, lead(version) OVER (PARTITION BY project, path ORDER BY version) AS next_version FROM (
+      SELECT DISTINCT ON (c.project, e.change->>'path', c.version)
+             c.project, e.change->>'path' AS path, c.version, e.change->>'op' AS op,
+             e.change->>'sha256' AS sha256, (e.change->>'size')::bigint AS size
+      FROM commits c CROSS JOIN LATERAL jsonb_array_elements(c.changes) WITH ORDINALITY AS e(change, n)
+      ORDER BY c.project, e.change->>'path', c.version, e.n DESC
+    ) last_change_of_each_commit
+  ) spans WHERE op = 'put';
+  DROP TABLE files;
+  CREATE TABLE blob_uploads (
+    upload uuid NOT NULL,
+    seq integer NOT NULL,
+    data bytea NOT NULL,
+    at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (upload, seq)
+  );
+  `,
 ];
 
 /** Any constant: the lock only has to be the same for every replica of one database. */

@@ -2,14 +2,37 @@
 // of replicas can serve one project set. A commit is one transaction holding the project row's
 // lock: commits to a project serialize and versions grow without gaps.
 
-import type { ClientBase, Pool } from "pg";
-import { blobsNamed, checkBlobs } from "../commit-check.js";
-import { StoreUnavailableError, type AppendOutcome, type BodyFeed, type CommitOutcome, type FileEntry, type ProjectStore } from "../store.js";
-import type { Change, CommitSource } from "../validate.js";
-import { blobSizes, readBlob, writeBlob } from "./blobs.js";
+import type { Pool } from "pg";
+import type { Change, CommitFeed, CommitRequest, CommitSource, ProjectSummary } from "../../api/types.js";
+import { blobsNamed, checkCommit, pathsExpected, requestFingerprint } from "../commit-check.js";
+import {
+  ProjectNotFoundError,
+  StoreUnavailableError,
+  type AppendOutcome,
+  type BodyFeed,
+  type CommitOutcome,
+  type FeedQuery,
+  type FileEntry,
+  type ProjectStore,
+  type StoredBytes,
+} from "../store.js";
+import { CommitWaiters } from "../waiters.js";
+import { blobSizes, dropStaleUploads, readBlob, writeBlob } from "./blobs.js";
 import { redactCredentials } from "../../report.js";
 import { createPool, guarded, transaction } from "./db.js";
 import { migrate, pendingMigrations } from "./migrations.js";
+import { CommitListener, notifyCommit } from "./notify.js";
+import {
+  applyChanges,
+  commitFeed,
+  createProject,
+  currentFiles,
+  currentListing,
+  filesAt,
+  headOf,
+  headsOf,
+  listProjects,
+} from "./projects.js";
 import { appendEvents, listSessions, readEvents } from "./transcripts.js";
 
 export interface PgStoreOptions {
@@ -18,16 +41,26 @@ export interface PgStoreOptions {
 
 /** How often migrations are tried again while the database cannot be reached. */
 const RETRY_MS = 1000;
+/** How often the heads of waited projects are read again, in case a notification was lost. */
+const RECHECK_MS = 2000;
 
 export class PgStore implements ProjectStore {
   private migrated = false;
   private closed = false;
   private retry?: NodeJS.Timeout;
+  private readonly waiters = new CommitWaiters();
+  private readonly known = new Set<string>();
+  private readonly listener: CommitListener;
+  private readonly recheckTimer: NodeJS.Timeout;
 
   private constructor(
     private readonly pool: Pool,
+    url: string,
     private readonly warn: (message: string) => void,
-  ) {}
+  ) {
+    this.listener = new CommitListener(url, (projectId, version) => this.waiters.committed(projectId, version), () => void this.recheck());
+    this.recheckTimer = setInterval(() => void this.recheck(), RECHECK_MS).unref();
+  }
 
   /**
    * Connects and migrates. A database that cannot be reached is not fatal: requests are answered
@@ -40,8 +73,9 @@ export class PgStore implements ProjectStore {
       if (error.message !== lastPoolError) warn(`database connection lost: ${error.message}`);
       lastPoolError = error.message;
     });
-    const store = new PgStore(pool, warn);
+    const store = new PgStore(pool, url, warn);
     await store.migrateOrRetry(redactCredentials(url));
+    void store.listener.start();
     return store;
   }
 
@@ -49,6 +83,7 @@ export class PgStore implements ProjectStore {
     try {
       await guarded(() => migrate(this.pool));
       this.migrated = true;
+      await dropStaleUploads(this.pool).catch(() => {}); // tidying only: never in the way of serving
     } catch (error) {
       if (!(error instanceof StoreUnavailableError)) throw error;
       if (!this.retry) this.warn(`${error.message} (${where}); answering 503 until it is back`);
@@ -60,19 +95,44 @@ export class PgStore implements ProjectStore {
     if (!this.migrated) throw new StoreUnavailableError("database not ready: migrations not applied yet");
   }
 
-  async files(projectId: string): Promise<{ version: number; files: FileEntry[] }> {
+  async projects(): Promise<ProjectSummary[]> {
     this.ready();
-    // One statement: the version and the files come from one snapshot.
-    const { rows } = await guarded(() =>
-      this.pool.query<{ version: string; path: string | null; sha256: string; size: string }>(
-        `SELECT p.version, f.path, f.sha256, f.size FROM projects p LEFT JOIN files f ON f.project = p.id
-         WHERE p.id = $1 ORDER BY f.path COLLATE "C"`,
-        [projectId],
-      ),
-    );
-    if (rows.length === 0) return { version: 0, files: [] };
-    const files = rows.flatMap((r) => (r.path === null ? [] : [{ path: r.path, sha256: r.sha256, size: Number(r.size) }]));
-    return { version: Number(rows[0]!.version), files };
+    return listProjects(this.pool);
+  }
+
+  async createProject(projectId: string): Promise<ProjectSummary | undefined> {
+    this.ready();
+    return createProject(this.pool, projectId);
+  }
+
+  /** Projects are never deleted: one seen to exist is remembered (one query fewer a request). */
+  async hasProject(projectId: string): Promise<boolean> {
+    this.ready();
+    if (this.known.has(projectId)) return true;
+    const exists = (await headsOf(this.pool, [projectId])).length > 0;
+    if (exists) this.known.add(projectId);
+    return exists;
+  }
+
+  async files(projectId: string, version?: number): Promise<{ version: number; files: FileEntry[] } | undefined> {
+    this.ready();
+    if (version === undefined) return currentListing(this.pool, projectId);
+    if (version > (await headOf(this.pool, projectId))) return undefined;
+    return { version, files: await filesAt(this.pool, projectId, version) };
+  }
+
+  async commits(projectId: string, query: FeedQuery): Promise<CommitFeed> {
+    this.ready();
+    return commitFeed(this.pool, projectId, query);
+  }
+
+  async waitForCommit(projectId: string, since: number, ms: number, signal: AbortSignal): Promise<void> {
+    this.ready();
+    return this.waiters.waitPast(projectId, since, ms, signal, () => headOf(this.pool, projectId));
+  }
+
+  waiting(): number {
+    return this.waiters.size;
   }
 
   async blobSizes(hashes: readonly string[]): Promise<Map<string, number>> {
@@ -80,7 +140,7 @@ export class PgStore implements ProjectStore {
     return blobSizes(this.pool, hashes);
   }
 
-  async readBlob(sha256: string): Promise<Blob | undefined> {
+  async readBlob(sha256: string): Promise<StoredBytes | undefined> {
     this.ready();
     return readBlob(this.pool, sha256);
   }
@@ -90,35 +150,40 @@ export class PgStore implements ProjectStore {
     return writeBlob(this.pool, sha256, feed);
   }
 
-  async commit(projectId: string, key: string, changes: Change[], source?: CommitSource): Promise<CommitOutcome> {
+  /** One transaction holding the project row's lock: checks, applies, notifies every replica. */
+  async commit(projectId: string, key: string, request: CommitRequest): Promise<CommitOutcome> {
     this.ready();
     return transaction(this.pool, async (client): Promise<CommitOutcome> => {
-      await client.query("INSERT INTO projects (id) VALUES ($1) ON CONFLICT DO NOTHING", [projectId]);
       const locked = await client.query<{ version: string }>("SELECT version FROM projects WHERE id = $1 FOR UPDATE", [projectId]);
+      if (!locked.rows[0]) throw new ProjectNotFoundError(projectId);
       // Read after the lock: a commit with this key that finished meanwhile is seen.
-      const earlier = await client.query<{ version: string }>("SELECT version FROM commits WHERE project = $1 AND key = $2", [
-        projectId,
-        key,
-      ]);
-      if (earlier.rows.length > 0) return { kind: "replayed", version: Number(earlier.rows[0]!.version) };
+      const earlier = await client.query<{ version: string; changes: Change[]; source: CommitSource | null }>(
+        "SELECT version, changes, source FROM commits WHERE project = $1 AND key = $2",
+        [projectId, key],
+      );
+      if (earlier.rows[0]) return replayOrReuse(earlier.rows[0], request);
 
-      const refused = checkBlobs(changes, await blobSizes(client, blobsNamed(changes)));
-      if (refused) throw new Refusal(refused);
+      const { changes, source } = request;
+      const version = Number(locked.rows[0].version);
+      const stored = {
+        sizes: await blobSizes(client, blobsNamed(changes)),
+        current: await currentFiles(client, projectId, pathsExpected(changes)),
+        version,
+      };
+      const refused = checkCommit(changes, stored);
+      if (refused) return refused; // nothing written
 
-      const version = Number(locked.rows[0]!.version) + 1;
-      await applyChanges(client, projectId, changes);
+      await applyChanges(client, projectId, version + 1, changes);
       await client.query("INSERT INTO commits (project, version, key, changes, source) VALUES ($1, $2, $3, $4, $5)", [
         projectId,
-        version,
+        version + 1,
         key,
         JSON.stringify(changes),
         source ? JSON.stringify(source) : null,
       ]);
-      await client.query("UPDATE projects SET version = $2 WHERE id = $1", [projectId, version]);
-      return { kind: "committed", version };
-    }).catch((error: unknown) => {
-      if (error instanceof Refusal) return error.outcome;
-      throw error;
+      await client.query("UPDATE projects SET version = $2 WHERE id = $1", [projectId, version + 1]);
+      await notifyCommit(client, projectId, version + 1);
+      return { kind: "committed", version: version + 1 };
     });
   }
 
@@ -127,7 +192,7 @@ export class PgStore implements ProjectStore {
     return appendEvents(this.pool, projectId, sessionId, offset, bytes);
   }
 
-  async readEvents(projectId: string, sessionId: string): Promise<Buffer | undefined> {
+  async readEvents(projectId: string, sessionId: string): Promise<StoredBytes | undefined> {
     this.ready();
     return readEvents(this.pool, projectId, sessionId);
   }
@@ -148,31 +213,21 @@ export class PgStore implements ProjectStore {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retry);
+    clearInterval(this.recheckTimer);
+    await this.listener.close();
     await this.pool.end();
   }
+
+  /** Reads the heads of the waited projects again: wakes whoever a lost notification left waiting. */
+  private async recheck(): Promise<void> {
+    if (this.waiters.size === 0 || !this.migrated) return;
+    const heads = await headsOf(this.pool, this.waiters.projects()).catch(() => []); // down: the waits time out
+    for (const { id, version } of heads) this.waiters.committed(id, version);
+  }
 }
 
-/** A refused commit rolls its transaction back (the project row it may have created too). */
-class Refusal extends Error {
-  constructor(readonly outcome: CommitOutcome) {
-    super(outcome.kind);
-  }
-}
-
-/** The net effect of the changes, in order: the last change of a path wins. */
-async function applyChanges(db: ClientBase, projectId: string, changes: Change[]): Promise<void> {
-  const last = new Map(changes.map((change) => [change.path, change]));
-  const puts = [...last.values()].flatMap((c) => (c.op === "put" ? [c] : []));
-  const deletes = [...last.values()].flatMap((c) => (c.op === "delete" ? [c.path] : []));
-  if (deletes.length > 0) {
-    await db.query("DELETE FROM files WHERE project = $1 AND path = ANY($2)", [projectId, deletes]);
-  }
-  if (puts.length > 0) {
-    await db.query(
-      `INSERT INTO files (project, path, sha256, size)
-       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::bigint[])
-       ON CONFLICT (project, path) DO UPDATE SET sha256 = excluded.sha256, size = excluded.size`,
-      [projectId, puts.map((c) => c.path), puts.map((c) => c.sha256), puts.map((c) => c.size)],
-    );
-  }
+/** The answer to a known Idempotency-Key: the first version for the same request, else a refusal. */
+function replayOrReuse(earlier: { version: string; changes: Change[]; source: CommitSource | null }, request: CommitRequest): CommitOutcome {
+  const first: CommitRequest = earlier.source === null ? { changes: earlier.changes } : { changes: earlier.changes, source: earlier.source };
+  return requestFingerprint(first) === requestFingerprint(request) ? { kind: "replayed", version: Number(earlier.version) } : { kind: "key_reused" };
 }

@@ -2,7 +2,7 @@
 // `transcript_chunks` the appended bytes by start offset.
 
 import type { Pool } from "pg";
-import type { AppendOutcome } from "../store.js";
+import type { AppendOutcome, StoredBytes } from "../store.js";
 import { planAppend } from "../transcript.js";
 import { guarded, transaction } from "./db.js";
 
@@ -48,17 +48,30 @@ export function appendEvents(pool: Pool, project: string, session: string, offse
   });
 }
 
-export async function readEvents(pool: Pool, project: string, session: string): Promise<Buffer | undefined> {
+/** The transcript as long as it is now, read one append (at most 8 MiB) at a time as it is consumed. */
+export async function readEvents(pool: Pool, project: string, session: string): Promise<StoredBytes | undefined> {
   const { rows } = await guarded(() =>
-    pool.query<{ data: Buffer | null }>(
-      `SELECT c.data FROM transcripts t
-       LEFT JOIN transcript_chunks c ON c.project = t.project AND c.session = t.session
-       WHERE t.project = $1 AND t.session = $2 ORDER BY c.start`,
-      [project, session],
-    ),
+    pool.query<{ length: string }>("SELECT length FROM transcripts WHERE project = $1 AND session = $2", [project, session]),
   );
-  if (rows.length === 0) return undefined;
-  return Buffer.concat(rows.flatMap((row) => (row.data ? [row.data] : [])));
+  if (!rows[0]) return undefined;
+  const size = Number(rows[0].length);
+  return { size, chunks: () => chunksOf(pool, project, session, size) };
+}
+
+/** Each append is one chunk starting where the transcript ended, and chunks are never changed. */
+async function* chunksOf(pool: Pool, project: string, session: string, size: number): AsyncGenerator<Buffer> {
+  for (let start = 0; start < size; ) {
+    const { rows } = await guarded(() =>
+      pool.query<{ data: Buffer }>("SELECT data FROM transcript_chunks WHERE project = $1 AND session = $2 AND start = $3", [
+        project,
+        session,
+        start,
+      ]),
+    );
+    if (!rows[0]) throw new Error(`transcript ${session} is cut short at byte ${start}`);
+    yield rows[0].data;
+    start += rows[0].data.length;
+  }
 }
 
 export async function listSessions(pool: Pool, project: string): Promise<{ id: string; length: number }[]> {

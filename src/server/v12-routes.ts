@@ -1,0 +1,57 @@
+// The v1.2 routes of design.md §3 that v1 had no form of: GET /commits (with its long poll),
+// GET and POST /api/projects.
+
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { API_ERRORS } from "../api/types.js";
+import type { Context } from "./context.js";
+import { HttpError, readJson, sendJson } from "./http.js";
+import { queryCommits } from "./routes.js";
+import { validateProjectId } from "./validate.js";
+
+/**
+ * `GET /commits?since=N&limit=M[&path=P][&wait=ms]`. With `wait`, answers as soon as the head is
+ * past N, else at the end of the wait (or at once when the server closes). A client that goes
+ * away ends its wait, and gets no answer.
+ */
+export async function getCommits(req: IncomingMessage, res: ServerResponse, ctx: Context, projectId: string): Promise<void> {
+  const query = queryCommits(req.url ?? "");
+  if (query.wait > 0 && !ctx.closing?.aborted) {
+    // One signal for both ends of a wait; a dependent signal per wait on the server's lifelong one
+    // (AbortSignal.any) would pile up, so the two are wired by hand and unwired after.
+    let gone = false;
+    const stop = new AbortController();
+    const onGone = () => {
+      gone = true;
+      stop.abort();
+    };
+    const onClosing = () => stop.abort();
+    res.once("close", onGone);
+    ctx.closing?.addEventListener("abort", onClosing, { once: true });
+    try {
+      await ctx.store.waitForCommit(projectId, query.since, query.wait, stop.signal);
+    } finally {
+      res.off("close", onGone);
+      ctx.closing?.removeEventListener("abort", onClosing);
+    }
+    if (gone) return;
+  }
+  const { since, limit, path } = query;
+  sendJson(res, 200, await ctx.store.commits(projectId, { since, limit, path, maxBytes: ctx.limits.maxJsonBytes }));
+}
+
+export async function listProjects(res: ServerResponse, ctx: Context): Promise<void> {
+  sendJson(res, 200, { projects: await ctx.store.projects() });
+}
+
+/** `POST /api/projects` `{ "id": "..." }`: 201 with the new project, 409 `exists`. */
+export async function createProject(req: IncomingMessage, res: ServerResponse, ctx: Context): Promise<void> {
+  const body = (await readJson(req, ctx.limits.maxJsonBytes)) as { id?: unknown } | null;
+  if (typeof body !== "object" || body === null || typeof body.id !== "string") {
+    throw new HttpError(400, API_ERRORS.invalidRequest, 'body must be { "id": "<project id>" }');
+  }
+  const badId = validateProjectId(body.id);
+  if (badId) throw new HttpError(400, "invalid_project_id", badId);
+  const created = await ctx.store.createProject(body.id);
+  if (!created) throw new HttpError(409, API_ERRORS.exists, `project ${JSON.stringify(body.id)} exists already`);
+  sendJson(res, 201, created);
+}

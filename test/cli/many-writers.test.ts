@@ -191,7 +191,7 @@ describe("a watch while another writer changes the project", () => {
 
 /** A watch of `dir` until its start scan is done and its queue is flushed, then SIGTERM. */
 async function watchBriefly(dir: string) {
-  const { child, result } = startCli(["watch", "--no-stdin", "--no-fs-watch", "--log-format", "json", "-v", "--debounce", "0"], { cwd: dir, env: env(), timeoutMs: 30_000 });
+  const { child, result } = startCli(["watch", "--no-stdin", "--log-format", "json", "-v", "--debounce", "0"], { cwd: dir, env: env(), timeoutMs: 30_000 });
   await waitForOutput(child.stderr, (text) => text.includes("start scan"), 20_000);
   child.kill("SIGTERM");
   return result;

@@ -1,8 +1,11 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-/** The built CLI, run as users run it: a child process with real pipes. */
-export const CLI = fileURLToPath(new URL("../../bin/uspark.js", import.meta.url));
+/**
+ * The built CLI, run as users run it: a child process with real pipes. USPARK_CLI runs another
+ * build instead (an older one, to see a test fail on the defect it names).
+ */
+export const CLI = process.env.USPARK_CLI ?? fileURLToPath(new URL("../../bin/uspark.js", import.meta.url));
 
 export interface CliResult {
   code: number | null;

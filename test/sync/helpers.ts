@@ -7,6 +7,7 @@ import path from "node:path";
 import { afterEach, beforeEach } from "vitest";
 import { Reporter } from "../../src/report.js";
 import { startServer, type RunningServer } from "../../src/server/index.js";
+import { createProject } from "../server/helpers.js";
 import type { SyncOptions } from "../../src/sync/index.js";
 
 export const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).digest("hex");
@@ -60,17 +61,24 @@ export interface RefServer extends RunningServer {
 }
 
 /** The reference server on 127.0.0.1, port 0, its own data dir. */
-export async function startRef(token?: string, extra: { maxBlobBytes?: number } = {}): Promise<RefServer> {
+/**
+ * The reference server on 127.0.0.1 over a temp data dir, with the projects the tests push to
+ * already created (`projects`, default "p" and "p1"; `[]` for none), as a user would create them.
+ */
+export async function startRef(token?: string, extra: { maxBlobBytes?: number; projects?: string[] } = {}): Promise<RefServer> {
   const { dir, cleanup } = await tempDir("uspark-data-");
   const requests: RefServer["requests"] = [];
+  const { projects = ["p", "p1"], ...options } = extra;
   const server = await startServer({
     dataDir: dir,
     port: 0,
     host: "127.0.0.1",
     token,
-    ...extra,
+    ...options,
     onRequest: (e) => requests.push({ method: e.method, url: e.url, status: e.status }),
   });
+  for (const id of projects) await createProject(server.url, id, token ? { authorization: `Bearer ${token}` } : {});
+  requests.length = 0;
   return Object.assign(server, {
     requests,
     dataDir: dir,

@@ -1,3 +1,4 @@
+import { IgnoreEngine } from "../../src/ignore/engine.js";
 import { createHash } from "node:crypto";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -307,6 +308,7 @@ export function syncOptions(root: string, apiUrl: string, reporter: Reporter, ex
     source: { agent: "test", sessionId: "s1" },
     report: reporter,
     backoff: { baseMs: 10, capMs: 100, retryAfterCapMs: 60_000 },
+    ignore: extra.ignore ?? new IgnoreEngine({ root }),
     ...extra,
   };
 }

@@ -1,3 +1,4 @@
+import type { CommitSource } from "../api/types.js";
 import { isInside } from "../paths.js";
 import type { RoundRequest, RoundResult } from "../reconcile/reconciler.js";
 import type { Reporter } from "../report.js";
@@ -42,7 +43,7 @@ export interface PushOptions {
   concurrency: number;
   /** Give up when the server has not answered for this long. Default 60000. */
   flushTimeoutMs?: number;
-  source: { agent: string; sessionId?: string };
+  source: CommitSource;
   report: Reporter;
   backoff?: BackoffPolicy;
   /** Create the project if the server does not have it. */

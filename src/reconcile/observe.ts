@@ -41,6 +41,8 @@ interface Hashed {
 export class Observer {
   /** What this session hashed, by path: a file that is not in sync is not read again until it changes. */
   private readonly hashed = new Map<string, Hashed>();
+  /** Files read (and hashed) so far. */
+  reads = 0;
 
   constructor(private readonly options: ObserverOptions) {}
 
@@ -66,6 +68,7 @@ export class Observer {
     await mapLimit(toRead, READ_CONCURRENCY, async (path) => {
       const keep = Math.max(0, Math.min(this.options.keepBytesUpTo ?? KEEP_BYTES, budget));
       const readAt = this.now();
+      this.reads++;
       const read = await this.options.tree.read(path, keep);
       if (read.kind === "file" && read.bytes) budget -= read.bytes.length;
       result.set(path, this.toObservation(path, read, readAt));

@@ -114,7 +114,7 @@ export class Reconciler {
 
   /** The paths a scan finds moved away from the base (two-way: on either side); they go to the queue. */
   scan(twoWay: boolean, signal: AbortSignal): Promise<ScanFindings> {
-    return scanTree({ ...this.deps, observe: (paths, listed) => this.observer.observe(paths, listed) }, twoWay, signal);
+    return scanTree({ ...this.deps, observe: (paths, listed) => this.observer.observe(paths, listed), reads: () => this.observer.reads }, twoWay, signal);
   }
 
   /** Step 1: the paths of the round, with the listing's stats when it is the whole tree. */

@@ -19,6 +19,8 @@ export interface ScanDeps {
   view: RemoteView;
   report: Reporter;
   observe(paths: readonly string[], listed: ReadonlyMap<string, LocalStat>): Promise<Map<string, Observation>>;
+  /** Files read so far (before and after tell how many this scan read). */
+  reads(): number;
 }
 
 export interface ScanFindings {
@@ -28,6 +30,8 @@ export interface ScanFindings {
   unrepresentable: Unrepresentable[];
   /** Files in the tree. */
   files: number;
+  /** Files read to hash them (a quiet tree: none). */
+  hashed: number;
 }
 
 export async function scanTree(deps: ScanDeps, twoWay: boolean, signal: AbortSignal): Promise<ScanFindings> {
@@ -41,6 +45,7 @@ export async function scanTree(deps: ScanDeps, twoWay: boolean, signal: AbortSig
     for (const path of view.files.keys()) candidates.add(path);
   }
   const paths = [...candidates].filter(inScope);
+  const readsBefore = deps.reads();
   const observed = await deps.observe(paths, listing.files);
   const found: string[] = [];
   const sides = { localGone: [] as string[], localNew: 0, remoteGone: [] as string[], remoteNew: 0 };
@@ -58,7 +63,7 @@ export async function scanTree(deps: ScanDeps, twoWay: boolean, signal: AbortSig
   }
   holdMassDeletes(deps, sides.localGone, sides.localNew, "missing here", "uspark push --force");
   holdMassDeletes(deps, sides.remoteGone, sides.remoteNew, "gone from the remote", "uspark pull --force");
-  return { paths: found, unrepresentable: listing.unrepresentable, files: listing.files.size };
+  return { paths: found, unrepresentable: listing.unrepresentable, files: listing.files.size, hashed: deps.reads() - readsBefore };
 }
 
 /** Deletes of most of what the base holds, net of new files (a rename is no loss), stay undone until forced. */

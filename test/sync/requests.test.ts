@@ -24,7 +24,7 @@ async function session100(debounceMs: number, maxWaitMs: number, gapMs: number) 
   for (let i = 0; i < 100; i++) {
     const rel = `src/file${i % 10}.ts`;
     await writeFile(path.join(root, rel), `// edit ${i}\n`);
-    session.add({ remote: rel, abs: path.join(root, rel), cause: "Edit" });
+    session.add({ remote: rel, cause: "Edit" });
     await new Promise((r) => setTimeout(r, gapMs));
   }
   const result = await session.finish(30_000);

@@ -23,7 +23,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { writeBigLineSession, writeClaudeSession } from "./lib/claude-session.mjs";
-import { firstByte, median, MiB, peakRss, sh, timeShell, untilExit } from "./lib/measure.mjs";
+import { createProject, firstByte, median, MiB, peakRss, sh, timeShell, untilExit } from "./lib/measure.mjs";
 import { topSelfTime } from "./lib/profile.mjs";
 import { endToExit } from "./lib/exit-time.mjs";
 import { measureSyncCost } from "./lib/sync-cost.mjs";
@@ -182,6 +182,7 @@ async function startup() {
   // Syncing for real loads the HTTP client and asks the server for its files at start.
   const { startServer } = await import(pathToFileURL(path.join(repo, "dist", "server", "index.js")).href);
   const server = await startServer({ dataDir: path.join(work, "startup-data"), port: 0, host: "127.0.0.1" });
+  await createProject(server.url, "startup");
   try {
     for (let i = 0; i < rounds; i++) {
       samples.bare.push(await untilExit(["-e", ""]));
@@ -313,6 +314,7 @@ async function exitTime() {
   const server = await startServer({ dataDir: path.join(work, "exit-data"), port: 0, host: "127.0.0.1" });
   const samples = { watcher: [], noFs: [] };
   try {
+    await createProject(server.url, "exit");
     const connection = ["--project-id", "exit", "--api-url", server.url, "--root", root];
     // The project on the server first, so that no round (the first least) times a start scan's uploads.
     await untilExit([bin, "push", ...connection, "--quiet"]);

@@ -8,6 +8,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import { randomSource, SESSION_ID } from "./claude-session.mjs";
+import { createProject } from "./measure.mjs";
 
 const PROJECT = "bench";
 const sha256 = (text) => createHash("sha256").update(text).digest("hex");
@@ -48,6 +49,7 @@ export async function measureSyncCost({ repo, work, edits = 1000, files = 100, b
     },
   });
   try {
+    await createProject(server.url, PROJECT);
     const connection = ["--project-id", PROJECT, "--api-url", server.url, "--root", root];
     const pushed = await exitOf(spawn(process.execPath, [bin, "push", ...connection, "--quiet"], { stdio: ["ignore", "ignore", "inherit"] }));
     if (pushed !== 0) throw new Error(`uspark push of the starting tree exited with ${pushed}`);

@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { sh, timeShell } from "./measure.mjs";
+import { createProject, sh, timeShell } from "./measure.mjs";
 
 /** Reads stdin to the end; writes the epoch ms at which byte number argv[1] arrived to argv[2]. */
 const LAST_BYTE = `let n=0;const total=Number(process.argv[1]);process.stdin.on("data",(c)=>{n+=c.length;if(n===total)require("fs").writeFileSync(process.argv[2],String(Date.now()))})`;
@@ -14,6 +14,7 @@ const LAST_BYTE = `let n=0;const total=Number(process.argv[1]);process.stdin.on(
 export async function measureTranscript({ repo, bin, work, sessionPath, rounds }) {
   const { startServer } = await import(pathToFileURL(path.join(repo, "dist", "server", "index.js")).href);
   const server = await startServer({ dataDir: path.join(work, "transcript-data"), port: 0, host: "127.0.0.1" });
+  for (const id of ["bench-off", "bench-on"]) await createProject(server.url, id);
   const root = path.join(work, "transcript-root");
   mkdirSync(root, { recursive: true });
   const bytes = statSync(sessionPath).size;

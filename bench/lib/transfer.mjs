@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { randomSource } from "./claude-session.mjs";
-import { median, untilExit } from "./measure.mjs";
+import { createProject, median, untilExit } from "./measure.mjs";
 
 const PROJECT = "bench-transfer";
 
@@ -46,6 +46,7 @@ async function pushAndPull({ startServer, bin, work, files, latencyMs, seed }) {
     onRequest: (event) => requests.push(event),
   });
   try {
+    await createProject(server.url, PROJECT);
     const connection = ["--project-id", PROJECT, "--api-url", server.url, "--quiet"];
     const push = await timed([bin, "push", ...connection, "--root", source], requests);
     const pull = await timed([bin, "pull", ...connection, "--root", target], requests);

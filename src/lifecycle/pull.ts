@@ -79,7 +79,7 @@ export async function runPull(options: PullOptions): Promise<0 | 1 | 2> {
 }
 
 function dryRun(report: Reporter, result: RoundResult): 0 | 1 {
-  reportPlan(report, result.plan);
+  reportPlan(report, result.plan, "pull-plan");
   const refused = reportRefusedPaths(report, result);
   const { plan } = result;
   const held = plan.held.local.length;

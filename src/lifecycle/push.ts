@@ -113,7 +113,7 @@ async function sendTranscripts(ws: Workspace, options: PushOptions): Promise<num
 }
 
 function dryRun(report: Reporter, result: RoundResult): 0 | 1 {
-  reportPlan(report, result.plan);
+  reportPlan(report, result.plan, "push-plan");
   const { plan } = result;
   const held = plan.held.remote.length;
   if (held > 0) report.warn("mass-delete", `${count(held, "delete")} would be refused by the mass-delete guard (--force carries them out)`, { paths: plan.held.remote });

@@ -11,8 +11,8 @@ import { reportNotSynced, type Reporter } from "../report.js";
  */
 
 /** A dry run: every change the round would make, one line each. */
-export function reportPlan(report: Reporter, plan: Plan): void {
-  const line = (op: string, path: string, text: string) => report.info("plan", text, { op, path });
+export function reportPlan(report: Reporter, plan: Plan, event: "push-plan" | "pull-plan"): void {
+  const line = (op: string, path: string, text: string) => report.info(event, text, { op, path });
   for (const p of plan.puts) line("push", p.path, `would push ${p.path}`);
   for (const d of plan.deletes) line("delete", d.path, `would delete ${d.path} remotely`);
   for (const w of plan.writes) line("pull", w.path, `would pull ${w.path}${w.backup ? " (your version kept in .uspark/backup/)" : ""}`);
@@ -38,7 +38,7 @@ export function reportHeld(report: Reporter, plan: Plan, baseFiles: number, side
 /** Remote paths never written here (invalid, reserved, a hostile listing): one warning each. */
 export function reportRefusedPaths(report: Reporter, result: RoundResult): number {
   const refused = result.outOfScope.filter((o) => o.refused);
-  for (const { path, reason } of refused) report.warn("refused", `refused ${JSON.stringify(path)}: ${reason}; not written`, { path, reason });
+  for (const { path, reason } of refused) report.warn("pull-refused", `refused ${JSON.stringify(path)}: ${reason}; not written`, { path, reason });
   return refused.length;
 }
 

@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { cliEnv, newToken, workspace } from "../reliability/harness.js";
-import { isBlobDownload, startProxy, startRef, v1Only, type RefServer } from "../sync/helpers.js";
+import { isBlobDownload, remoteFiles, startProxy, startRef, v1Only, type RefServer } from "../sync/helpers.js";
 import { commitFiles, startHostileServer } from "./helpers.js";
 
 const PROJECT = "pull-test";
@@ -17,7 +17,7 @@ let token: string;
 beforeEach(async () => {
   ws = await workspace("uspark-pull-");
   token = newToken();
-  server = await startRef(token);
+  server = await startRef(token, { projects: [PROJECT] });
 });
 
 afterEach(async () => {
@@ -82,7 +82,7 @@ describe.each(["v1.1", "v1"] as const)("uspark pull (API %s)", (api) => {
 });
 
 describe("uspark pull: local changes", () => {
-  it("a file changed since the last pull is a conflict: kept without --force, overwritten with it", async () => {
+  it("a file changed on both sides is a conflict: kept here, committed as a conflict copy, said once; --force <path> takes theirs with a backup", async () => {
     await commitFiles(server.url, PROJECT, token, { "a.txt": "v1\n", "b.txt": "b1\n" });
     expect((await pull(server.url)).code).toBe(0);
     await writeFile(path.join(ws.root, "a.txt"), "my local edit\n");
@@ -92,56 +92,66 @@ describe("uspark pull: local changes", () => {
     expect(kept.code).toBe(1);
     expect(await readFile(path.join(ws.root, "a.txt"), "utf8")).toBe("my local edit\n");
     expect(await readFile(path.join(ws.root, "b.txt"), "utf8")).toBe("b2\n");
-    expect(events(kept.stderr, "pull-conflict").map((r) => r.path)).toEqual(["a.txt"]);
+    const conflict = events(kept.stderr, "conflict");
+    expect(conflict.map((r) => r.path)).toEqual(["a.txt"]);
     expect(events(kept.stderr, "summary")[0]!.message).toBe("pulled 1 file, 0 unchanged, 1 conflict");
+    const copy = (conflict[0] as unknown as { copy: string }).copy;
+    expect(copy).toMatch(/^a\.conflict-\d{8}-\d{6}-.+-[0-9a-f]{6}\.txt$/);
+    expect((await remoteFiles(server.url, PROJECT, token)).get(copy)?.toString()).toBe("my local edit\n");
 
-    // Still a conflict the next time: the base keeps what the file was.
-    expect((await pull(server.url)).code).toBe(1);
-    const forced = await pull(server.url, "--force");
+    // Still open the next time, not said again, no second copy.
+    const again = await pull(server.url);
+    expect(again.code).toBe(1);
+    expect(events(again.stderr, "conflict")).toEqual([]);
+    expect([...(await remoteFiles(server.url, PROJECT, token)).keys()].filter((p) => p.startsWith("a.conflict-"))).toHaveLength(1);
+
+    const forced = await pull(server.url, "--force", "a.txt");
     expect(forced.code, forced.stderr).toBe(0);
     expect(await readFile(path.join(ws.root, "a.txt"), "utf8")).toBe("v2\n");
+    const backups = await readdir(path.join(ws.root, ".uspark", "backup"));
+    expect(await readFile(path.join(ws.root, ".uspark", "backup", backups[0]!, "a.txt"), "utf8")).toBe("my local edit\n");
   });
 
-  it("without a base, a local file that differs from the remote is a conflict", async () => {
+  it("without a base, a local file that differs from the remote is a conflict: the local file stays", async () => {
     await commitFiles(server.url, PROJECT, token, { "a.txt": "remote\n" });
     await writeFile(path.join(ws.root, "a.txt"), "local\n");
     const result = await pull(server.url);
     expect(result.code).toBe(1);
     expect(await readFile(path.join(ws.root, "a.txt"), "utf8")).toBe("local\n");
+    expect(events(result.stderr, "conflict").map((r) => r.path)).toEqual(["a.txt"]);
   });
 
-  it("--delete removes files the remote no longer has, but spares the ones changed here", async () => {
+  it("deletes what the remote deleted, but an edit here beats the remote's delete", async () => {
     await commitFiles(server.url, PROJECT, token, { "gone.txt": "g\n", "edited.txt": "e\n", "stays.txt": "s\n" });
     expect((await pull(server.url)).code).toBe(0);
     await writeFile(path.join(ws.root, "edited.txt"), "changed here\n");
     await commitFiles(server.url, PROJECT, token, { "gone.txt": null, "edited.txt": null });
 
-    const without = await pull(server.url);
-    expect(without.code).toBe(0);
-    expect((await readdir(ws.root)).sort()).toEqual([".uspark", "edited.txt", "gone.txt", "stays.txt"]);
-
     const result = await pull(server.url, "--delete");
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(0);
     expect((await readdir(ws.root)).sort()).toEqual([".uspark", "edited.txt", "stays.txt"]);
     expect(await readFile(path.join(ws.root, "edited.txt"), "utf8")).toBe("changed here\n");
-    expect(events(result.stderr, "summary")[0]!.message).toBe("pulled 0 files, 1 unchanged, 1 deleted, 1 conflict");
+    expect(events(result.stderr, "summary")[0]!.message).toBe("pulled 0 files, 1 unchanged, 1 deleted, 1 changed here (uspark push sends them)");
   });
 
-  it("--delete refuses to empty the tree when the remote suddenly lacks most of it, and does with --force", async () => {
+  it("refuses to empty the tree when the remote suddenly lacks most of it (exit 1), and does with --force", async () => {
     const names = Array.from({ length: 12 }, (_, i) => `f${i}.txt`);
     await commitFiles(server.url, PROJECT, token, Object.fromEntries(names.map((n) => [n, `${n}\n`])));
     expect((await pull(server.url)).code).toBe(0);
     await commitFiles(server.url, PROJECT, token, Object.fromEntries(names.slice(1).map((n) => [n, null])));
 
-    const dry = await pull(server.url, "--delete", "--dry-run");
+    const dry = await pull(server.url, "--dry-run");
     expect(dry.code).toBe(1);
-    expect(events(dry.stderr, "mass-delete")[0]!.message).toContain("the remote no longer has 11 of the 12 files");
-    const held = await pull(server.url, "--delete");
+    expect(events(dry.stderr, "mass-delete")).toHaveLength(1);
+    const held = await pull(server.url);
     expect(held.code).toBe(1);
     expect(events(held.stderr, "summary")[0]!.message).toBe("pulled 0 files, 1 unchanged, 11 not deleted");
     expect((await readdir(ws.root)).length).toBe(13);
+    // Held, not forgotten: the next plain pull still refuses.
+    expect((await pull(server.url)).code).toBe(1);
+    expect((await readdir(ws.root)).length).toBe(13);
 
-    const forced = await pull(server.url, "--delete", "--force");
+    const forced = await pull(server.url, "--force");
     expect(forced.code, forced.stderr).toBe(0);
     expect((await readdir(ws.root)).sort()).toEqual([".uspark", "f0.txt"]);
   });
@@ -171,7 +181,7 @@ describe("uspark pull: local changes", () => {
     await commitFiles(server.url, PROJECT, token, { "a.txt": "a\n", "secrets.env": "k=v\n", "dist/x.js": "x\n", "sub/y.tmp": "y\n", "sub/secrets.env": "not anchored here\n" });
     const result = await pull(server.url);
     expect(result.code, result.stderr).toBe(0);
-    expect(events(result.stderr, "summary")[0]!.message).toBe("pulled 2 files, 0 unchanged, 3 ignored");
+    expect(events(result.stderr, "summary")[0]!.message).toBe("pulled 2 files, 0 unchanged, 3 ignored, 2 changed here (uspark push sends them)");
     expect((await readdir(ws.root)).sort()).toEqual([".gitignore", ".uspark", "a.txt", "sub"]);
     expect((await readdir(path.join(ws.root, "sub"))).sort()).toEqual([".gitignore", "secrets.env"]);
   });

@@ -82,9 +82,11 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   const deadline: IdleDeadline = idleDeadline({
     timeoutMs,
     longTransferDeadline: () => client.longTransferDeadline(),
+    // Walking and hashing a large tree is not the server's silence: the clock runs while a request does.
+    waiting: () => caller.busy,
     expire: () => controller.abort(new Error(`the server has not answered for ${timeoutMs} ms`)),
   });
-  const caller = new RetryingCaller({ report, policy: options.backoff, onProgress: () => deadline.progress() });
+  const caller = new RetryingCaller({ report, policy: options.backoff, onProgress: () => deadline.progress(), onStart: () => deadline.progress() });
   const remote = new ProjectRemote(client, caller, { concurrency: options.concurrency, report });
   const view = new RemoteView(remote, report);
   const ignore = new IgnoreEngine({ root, ignore: options.ignore });

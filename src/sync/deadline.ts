@@ -18,6 +18,8 @@ export interface IdleDeadlineOptions {
   longTransferDeadline?: () => number | undefined;
   /** Whether a transfer under way may extend the deadline now (default: always). */
   extendWhile?: () => boolean;
+  /** Whether a request is under way (or waiting to be retried): time spent on local work alone is not the server's silence. Default: always. */
+  waiting?: () => boolean;
   /** Time ran out (called once). */
   expire: () => void;
 }
@@ -41,6 +43,7 @@ export function idleDeadline(options: IdleDeadlineOptions): IdleDeadline {
     clearTimeout(timer);
     if (stopped) return;
     timer = setTimeout(() => {
+      if (options.waiting?.() === false) return arm(options.timeoutMs);
       const until = options.extendWhile?.() === false ? undefined : options.longTransferDeadline?.();
       const left = until === undefined ? 0 : until - Date.now();
       if (left > 0) return arm(left);

@@ -29,12 +29,17 @@ export class ProjectRemote {
     this.transfer = new Transfer(api, { concurrency: options.concurrency, report: options.report, known: options.known, call: (run, signal) => caller.call(run, signal) });
   }
 
-  list(signal: AbortSignal, version?: number): Promise<Listing> {
-    return this.caller.call(() => this.api.listFiles(signal, version), signal);
+  /** The listing; every blob it names is known to be on the server (a copy of one is committed without an upload). */
+  async list(signal: AbortSignal, version?: number): Promise<Listing> {
+    const listing = await this.caller.call(() => this.api.listFiles(signal, version), signal);
+    for (const file of listing.files) this.transfer.known.add(file.sha256);
+    return listing;
   }
 
-  feed(since: number, options: { limit?: number; waitMs?: number; path?: string }, signal: AbortSignal): Promise<CommitFeed> {
-    return this.caller.call(() => this.api.commitFeed(since, options, signal), signal);
+  async feed(since: number, options: { limit?: number; waitMs?: number; path?: string }, signal: AbortSignal): Promise<CommitFeed> {
+    const feed = await this.caller.call(() => this.api.commitFeed(since, options, signal), signal);
+    for (const commit of feed.commits) for (const change of commit.changes) if (change.op === "put") this.transfer.known.add(change.sha256);
+    return feed;
   }
 
   commit(changes: Change[], source: CommitSource, key: string, signal: AbortSignal): Promise<{ version: number }> {

@@ -117,6 +117,8 @@ export interface RetryingCallerOptions {
   wake?: () => Promise<void>;
   /** A request went through (after its retries, if it needed any). */
   onProgress?: () => void;
+  /** A call started while none was under way: the server's silence counts from now. */
+  onStart?: () => void;
   /** Said (info, event `recovered`) when requests go through again after failing. */
   recovered?: string;
 }
@@ -128,8 +130,14 @@ export interface RetryingCallerOptions {
  */
 export class RetryingCaller {
   private failing = false;
+  private calls = 0;
 
   constructor(private readonly options: RetryingCallerOptions) {}
+
+  /** True while a call is under way (a request, or the wait before its retry). */
+  get busy(): boolean {
+    return this.calls > 0;
+  }
 
   /** True while requests fail and are being retried (since the last success). */
   get degraded(): boolean {
@@ -137,6 +145,15 @@ export class RetryingCaller {
   }
 
   async call<T>(run: () => Promise<T>, signal: AbortSignal): Promise<T> {
+    if (this.calls++ === 0) this.options.onStart?.();
+    try {
+      return await this.callWithRetries(run, signal);
+    } finally {
+      this.calls--;
+    }
+  }
+
+  private async callWithRetries<T>(run: () => Promise<T>, signal: AbortSignal): Promise<T> {
     const { report } = this.options;
     const result = await retry(run, {
       signal,

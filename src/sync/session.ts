@@ -155,6 +155,7 @@ export class SyncSession {
     try {
       await withProject(client, this.options.projectId, this.options.create === true, this.options.report, () => this.view.ensure(this.controller.signal));
     } catch (error) {
+      if (error instanceof ApiError && error.fatal) return this.stop(error.message); // 401, 403, a redirect: no round asks again
       if (!(error instanceof UsageError)) return; // the rounds retry and say it
       this.usageError = true;
       this.stop(error.hint ? `${error.message} (${error.hint})` : error.message);

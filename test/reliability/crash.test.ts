@@ -9,6 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { spawnServe, type ServeChild } from "../server/child.js";
+import { createProject } from "../server/helpers.js";
 import { isBlobUpload, isCommit, remoteFiles, tempDir, waitFor, type Proxy } from "../sync/helpers.js";
 import { cliEnv, expectNoToken, expectTokenOnlyToApi, faultProxy, newToken, TIMEOUT_MS, watchSession, workspace } from "./harness.js";
 import { commitLog, generateSession, jsonRecords, listRemote, PlayControl, readJournalFile, reconcile, rng, sha256 } from "./session.js";
@@ -18,6 +19,7 @@ async function crashableServer(token: string) {
   const { dir: dataDir, cleanup } = await tempDir("uspark-crash-data-");
   let current: ServeChild = spawnServe({ dataDir, port: 0, host: "127.0.0.1", token, quiet: true });
   let url = await current.listening();
+  for (const id of ["crash", "sigterm"]) await createProject(url, id, { authorization: `Bearer ${token}` });
   let proxy: Proxy | undefined;
   let chain: Promise<void> = Promise.resolve();
   const server = {

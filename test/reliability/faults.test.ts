@@ -158,7 +158,8 @@ async function runCase(c: FaultCase, api: Api) {
   const started = Date.now();
   const token = newToken();
   const ws = await workspace("uspark-faults-");
-  const server = await startRef(token);
+  const projectId = `faults-${c.seed}`;
+  const server = await startRef(token, { projects: [projectId] });
   let proxy: Proxy | undefined;
   try {
     const random = rng(c.seed * 7919);
@@ -171,7 +172,6 @@ async function runCase(c: FaultCase, api: Api) {
       if (action && injectedKinds.has(action.kind)) injected++;
       return action;
     });
-    const projectId = `faults-${c.seed}`;
     const plan = generateSession(ws.root, c.seed, { edits: EDITS, durationMs: c.durationMs ?? 3000 });
 
     let outageStarted = false;

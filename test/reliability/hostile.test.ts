@@ -30,7 +30,7 @@ beforeEach(async () => {
   mkdirSync(outside);
   writeFileSync(path.join(outside, "secret.txt"), `${SECRET} outside\n`);
   token = newToken();
-  server = await startRef(token);
+  server = await startRef(token, { projects: ["hostile"] });
   recorder = await startRecorder();
   rule = () => undefined;
   proxy = await faultProxy(server.url, (req) => rule(req));

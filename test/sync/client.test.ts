@@ -21,7 +21,7 @@ describe("ApiClient against the reference server", () => {
   });
 
   it("lists, uploads, probes and commits", async () => {
-    expect(await client.listFiles()).toEqual({ version: 0, files: [] });
+    expect(await client.listFiles()).toEqual({ version: 0, files: [], api: "1.2" });
     const bytes = Buffer.from("hello\n");
     const sha = sha256(bytes);
     expect(await client.hasBlob(sha)).toBe(false);
@@ -32,7 +32,7 @@ describe("ApiClient against the reference server", () => {
     const changes = [{ op: "put" as const, path: "a.txt", sha256: sha, size: bytes.length }];
     expect(await client.commit(changes, { agent: "test" }, key)).toEqual({ version: 1 });
     expect(await client.commit(changes, { agent: "test" }, key)).toEqual({ version: 1 }); // replay
-    expect(await client.listFiles()).toEqual({ version: 1, files: [{ path: "a.txt", sha256: sha, size: 6 }] });
+    expect(await client.listFiles()).toEqual({ version: 1, api: "1.2", files: [{ path: "a.txt", sha256: sha, size: 6 }] });
     // Every request is logged at debug level, never with the token.
     expect(log.events("request").length).toBe(8);
     expect(log.text()).not.toContain(TOKEN);

@@ -346,7 +346,7 @@ describe("sync session under failures", () => {
     expect(result.failed.map((f) => f.remote).sort()).toEqual(["a.txt", "b.txt"]);
     expect(log.records.filter((r) => r.level === "error")).toHaveLength(1);
     expect(log.events("sync-stopped")[0]!.message).toMatch(/rejected the token/);
-    expect(server.requests).toHaveLength(1);
+    expect(server.requests, JSON.stringify(server.requests)).toHaveLength(1);
     const journal = await readJournal(root);
     expect(journal.map((e) => e.path).sort()).toEqual(["a.txt", "b.txt"]);
     expect(journal[0]).toMatchObject({ apiUrl: server.url, projectId: "p1" });

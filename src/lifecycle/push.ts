@@ -1,5 +1,6 @@
 import type { CommitSource } from "../api/types.js";
 import { isInside } from "../paths.js";
+import { pathRefusal } from "../reconcile/disk-tree.js";
 import type { RoundRequest, RoundResult } from "../reconcile/reconciler.js";
 import type { Reporter } from "../report.js";
 import { entriesFor, readJournal, updateJournal, type JournalEntry } from "../sync/journal.js";
@@ -61,13 +62,14 @@ export async function runPush(options: PushOptions): Promise<number> {
   const ws = await openOrExit({ ...options, giveUpAfterMs: options.flushTimeoutMs }, "push");
   if (typeof ws === "number") return ws;
   try {
-    const pending = options.pending ? await pendingEntries(ws, options) : undefined;
+    const journal = options.pending ? await pendingEntries(ws, options) : undefined;
+    const pending = journal?.entries;
     const request = pushRequest(options, scope, pending);
     const result = await ws.reconciler.round(request, ws.signal);
     if (options.dryRun) return dryRun(report, result);
     const unsentTranscripts = options.pending ? await sendTranscripts(ws, options) : 0;
     if (pending) await settleJournal(ws, options, pending);
-    return summarize(report, ws, result) || unsentTranscripts > 0 ? 1 : 0;
+    return summarize(report, ws, result) || unsentTranscripts + (journal?.refused ?? 0) > 0 ? 1 : 0;
   } catch (error) {
     report.error("push-failed", `push failed: ${(error as Error).message}`);
     return 1;
@@ -88,11 +90,17 @@ function pushRequest(options: PushOptions, scope: PathScope | undefined, pending
   return request;
 }
 
-async function pendingEntries(ws: Workspace, options: PushOptions): Promise<JournalEntry[]> {
+/** The journal's entries for this project, but those whose file is not where the tree has its path (said, left in the journal). */
+async function pendingEntries(ws: Workspace, options: PushOptions): Promise<{ entries: JournalEntry[]; refused: number }> {
   const entries = entriesFor(await readJournal(ws.root, options.report), options.apiUrl, options.projectId);
-  const inside = entries.filter((e) => isInside(ws.root, e.local));
-  for (const e of entries) if (!inside.includes(e)) options.report.warn("refused", `pending ${e.path}: ${e.local} is outside the project root ${ws.root}; left in the journal`);
-  return inside;
+  const usable: JournalEntry[] = [];
+  for (const e of entries) {
+    // The tree is read by project path; an entry whose file is elsewhere was not written by us.
+    const refusal = pathRefusal(e.path) ?? (!isInside(ws.root, e.local) ? `${e.local} is outside the project root ${ws.root}` : e.local !== ws.tree.where(e.path) ? `the journal says it is ${e.local}, not ${ws.tree.where(e.path)}` : undefined);
+    if (refusal) options.report.warn("refused", `pending ${e.path}: ${refusal}; left in the journal`, { path: e.path });
+    else usable.push(e);
+  }
+  return { entries: usable, refused: entries.length - usable.length };
 }
 
 /** Journal entries whose path is now synced go; what failed again stays (with its new reason). */

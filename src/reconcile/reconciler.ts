@@ -215,7 +215,7 @@ export class Reconciler {
     for (const path of held) this.ledger.set(path, { status: "held", reason: "a delete held by the mass-delete guard", local: tree.where(path) });
     for (const [path, u] of unreadable) {
       if (u.retry) continue;
-      if (!u.failed) this.deps.report.warnOnce(`skipped:${path}:${u.reason}`, "skipped", `not synced ${path}: ${u.reason}`, { path, reason: u.reason });
+      if (!u.failed) this.deps.report.warnOnce(`skipped:${path}`, "skipped", `not synced ${path}: ${u.reason}`, { path, reason: u.reason });
       this.ledger.set(path, u.failed ? { status: "failed", reason: u.reason, local: tree.where(path) } : { status: "skipped", reason: u.reason, journal: u.journal, local: tree.where(path) });
     }
   }

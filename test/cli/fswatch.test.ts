@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
@@ -116,9 +116,6 @@ describe("the file system backstop through the CLI", () => {
 
   it("should leave .gitignored build output alone", async () => {
     writeFileSync(path.join(root, ".gitignore"), "build/\n*.log\n");
-    // Written long before the watch: with no base, the start scan pushes only recent files.
-    const hourAgo = new Date(Date.now() - 3600_000);
-    utimesSync(path.join(root, ".gitignore"), hourAgo, hourAgo);
     const { child, result } = await startWatching();
     mkdirSync(path.join(root, "build"));
     writeFileSync(path.join(root, "build", "out.js"), "generated");
@@ -129,7 +126,8 @@ describe("the file system backstop through the CLI", () => {
     expect(done.code).toBe(0);
     // The watcher reported the source file, and never the ignored ones.
     expect(new Set(watcherSaw(done.stderr))).toEqual(new Set(["write kept.ts"]));
-    expect([...(await remoteFiles(server.url)).keys()]).toEqual(["kept.ts"]);
+    // With no base every file not ignored is new: the start scan pushes .gitignore too.
+    expect([...(await remoteFiles(server.url)).keys()].sort()).toEqual([".gitignore", "kept.ts"]);
   });
 
   it("should delete remotely a file removed by a shell command", async () => {
@@ -158,21 +156,16 @@ describe("one ignore decision and every unsynced file counted (issue 15)", () =>
     writeFileSync(path.join(root, ".env"), "SECRET=1\n");
     writeFileSync(path.join(root, "key.pem"), "-----BEGIN\n");
     writeFileSync(path.join(root, "app.ts"), "ok\n");
-    // Files from before the watch (the start scan, with no base, takes recent ones for new).
-    const hourAgo = new Date(Date.now() - 3600_000);
-    for (const name of [".gitignore", ".env", "key.pem", "app.ts"]) utimesSync(path.join(root, name), hourAgo, hourAgo);
     const input = toolWrite("t1", path.join(root, ".env")) + toolWrite("t2", path.join(root, ".env")) + toolWrite("t3", path.join(root, "key.pem")) + toolWrite("t4", path.join(root, "app.ts"));
     const done = await runCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", root, "--agent", "claude", "--no-fs-watch", "--debounce", "20"], { input });
     expect(done.code).toBe(0);
-    expect([...(await remoteFiles(server.url)).keys()]).toEqual(["app.ts"]);
+    expect([...(await remoteFiles(server.url)).keys()].sort()).toEqual([".gitignore", "app.ts"]);
     expect(done.stderr.match(/not synced \.env: ignored by \.gitignore:3 \(\/\.env\)/g)).toHaveLength(1);
     expect(done.stderr).toContain("not synced key.pem: ignored by .gitignore:2 (*.pem)");
   });
 
   it("should not push a file that became ignored between its tool write and the flush", async () => {
     writeFileSync(path.join(root, "later.env"), "SECRET=1\n");
-    const hourAgo = new Date(Date.now() - 3600_000);
-    utimesSync(path.join(root, "later.env"), hourAgo, hourAgo);
     const { child, result } = await startWatching("--agent", "claude", "--debounce", "60000", "--max-wait", "60000");
     const detected = waitForOutput(child.stderr, (text) => /detected later\.env/.test(text));
     child.stdin.write(toolWrite("t1", path.join(root, "later.env")));

@@ -35,23 +35,31 @@ describe("push --delete of most of the remote project (defect 17)", () => {
     for (let i = 1; i < 12; i++) rmSync(path.join(t.root, `f${i}.txt`));
   }
 
-  it("should refuse without --force: one error line, nothing deleted, exit 1", async () => {
-    await remoteWithTwelveFilesAndOneLeft();
+  it("should refuse without --force, all or nothing: said once, nothing deleted and nothing else committed, exit 1", async () => {
+    // 24 synced files, 23 gone and one new: a net loss of 22 (a rename is no loss, so the guard counts net).
+    for (let i = 0; i < 24; i++) writeFileSync(path.join(t.root, `f${i}.txt`), `file ${i}\n`);
+    expect((await runCli(["push", ...connection()])).code).toBe(0);
+    for (let i = 1; i < 24; i++) rmSync(path.join(t.root, `f${i}.txt`));
+    writeFileSync(path.join(t.root, "new.txt"), "a new file in the same push\n");
+    const commits = () => t.server!.requests.filter((r) => r.method === "POST" && r.url.endsWith("/commits")).length;
+    const before = commits();
     const result = await runCli(["push", ...connection(), "--delete"]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/error: 11 of the 12 remote files have no local copy .*: not deleting them \(deleting more than 50% \(and more than 10 files\) of the project needs --force/);
-    expect((await remoteFiles(t.server!.url)).size).toBe(12);
+    expect(result.stderr.match(/error: 23 of the 24 files last synced are missing here: not deleting them/g)).toHaveLength(1);
+    expect(result.stderr).toContain("nothing was committed: a push is all or nothing when the mass-delete guard refuses");
+    expect(result.stderr).toContain("uspark push --force");
+    expect(commits()).toBe(before);
+    expect([...(await remoteFiles(t.server!.url)).keys()]).not.toContain("new.txt");
+    expect((await remoteFiles(t.server!.url)).size).toBe(24);
   });
 
-  it("should state it in a dry run and send nothing", async () => {
+  it("should state it in a dry run and send nothing (exit 1: the push would be refused)", async () => {
     await remoteWithTwelveFilesAndOneLeft();
     const writes = () => t.server!.requests.filter((r) => r.method === "POST" || r.method === "PUT").length;
     const before = writes();
     const result = await runCli(["push", ...connection(), "--delete", "--dry-run"]);
-    expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/warning: 11 of the 12 remote files .*: push --delete would refuse to delete them/);
-    expect(result.stderr).toContain("would delete f1.txt");
-    expect(result.stderr).toContain("would push (if changed) f0.txt");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/warning: 11 deletes would be refused by the mass-delete guard \(--force carries them out\)/);
     expect(writes()).toBe(before);
     expect((await remoteFiles(t.server!.url)).size).toBe(12);
   });

@@ -76,8 +76,8 @@ describe("scans through the built CLI", () => {
     for (const name of names.slice(1)) rmSync(path.join(project.root, name));
 
     const second = await runCli(watch());
-    expect(second.code).toBe(1);
-    expect(second.stderr.match(/11 of the 12 files the last sync saw are missing here: not deleting them remotely/g)).toHaveLength(1);
+    expect(second.code, second.stderr).toBe(1);
+    expect(second.stderr.match(/11 of the 12 files last synced are missing here: not deleting them on the other side/g)).toHaveLength(1);
     expect(second.stderr).toMatch(/11 files not synced/);
     expect((await text()).size).toBe(12);
 

@@ -77,7 +77,7 @@ export class ScanLoop {
       for (const path of found.paths) session.add({ remote: path, cause: "scan" });
       for (const file of found.unrepresentable) report.warnOnce(file.key, "refused", `not synced ${file.remote}: ${file.reason}`, { path: file.remote, cause: "scan" });
       this.lastUnrepresentable = found.unrepresentable;
-      report.debug("scan", `${cause} scan: ${found.files} files, ${found.paths.length} to decide (${Date.now() - started} ms)`, { cause, files: found.files, hashed: found.hashed, paths: found.paths });
+      report.debug("scan", `${cause} scan: ${found.files} files, ${found.paths.length} to decide (${Date.now() - started} ms)`, { cause, files: found.files, hashed: found.hashed, targets: found.paths });
     } catch (error) {
       if (!session.signal.aborted) report.warn("scan-failed", `the ${cause} scan of the tree failed: ${(error as Error).message}`, { cause });
     } finally {

@@ -94,7 +94,7 @@ export class Reconciler {
     const planned = plan(states, this.context(request));
     const result: RoundResult = { plan: planned, states, requeue: [], unreadable, unrepresentable, refused: false, outOfScope };
     if (request.dryRun) return result;
-    this.record(planned, unreadable);
+    this.record(planned, unreadable, request.evidence);
     const requeue = new Set<string>([...unreadable].filter(([, u]) => u.retry).map(([p]) => p));
     result.refused = request.allOrNothing === true && planned.held.tripped;
     if (!result.refused) {
@@ -196,7 +196,7 @@ export class Reconciler {
   }
 
   /** What the plan settles without a request: equal paths, conflicts now gone or still open, held deletes. */
-  private record(planned: Plan, unreadable: ReadonlyMap<string, Extract<Observation, { kind: "unreadable" }>>): void {
+  private record(planned: Plan, unreadable: ReadonlyMap<string, Extract<Observation, { kind: "unreadable" }>>, evidence?: ReadonlySet<string>): void {
     const { base, tree } = this.deps;
     for (const { path, sha256, local } of planned.settles) {
       base.settle(path, sha256, local?.stat, local?.readAt);
@@ -215,7 +215,9 @@ export class Reconciler {
     for (const path of held) this.ledger.set(path, { status: "held", reason: "a delete held by the mass-delete guard", local: tree.where(path) });
     for (const [path, u] of unreadable) {
       if (u.retry) continue;
-      if (!u.failed) this.deps.report.warnOnce(`skipped:${path}`, "skipped", `not synced ${path}: ${u.reason}`, { path, reason: u.reason });
+      // A symlink a scan came across (never followed) is no news; one an event named, or a file too large, is.
+      if (!u.failed && (u.journal || evidence?.has(path))) this.deps.report.warnOnce(`skipped:${path}`, "skipped", `not synced ${path}: ${u.reason}`, { path, reason: u.reason });
+      else if (!u.failed) this.deps.report.debug("skipped", `not synced ${path}: ${u.reason}`, { path, reason: u.reason });
       this.ledger.set(path, u.failed ? { status: "failed", reason: u.reason, local: tree.where(path) } : { status: "skipped", reason: u.reason, journal: u.journal, local: tree.where(path) });
     }
   }
@@ -246,7 +248,7 @@ export class Reconciler {
         for (const [path, o] of again) if (o.kind === "file" && o.bytes) kept.set(path, o.bytes);
         const unreadable = new Map<string, Extract<Observation, { kind: "unreadable" }>>();
         const fresh = plan(await this.statesOf(paths, again, request, unreadable, signal), this.context(request));
-        this.record(fresh, unreadable);
+        this.record(fresh, unreadable, request.evidence);
         return fresh;
       },
     };

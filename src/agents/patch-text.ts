@@ -1,0 +1,30 @@
+import { moveChanges, pending, type PendingChange } from "./common.js";
+
+/**
+ * The files a patch in the apply_patch format names in its headers (`*** Add File: path`,
+ * `*** Update File: path` with an optional `*** Move to: path`, `*** Delete File: path`), in
+ * order: what the patch means to change, for the streams that do not list what it did.
+ */
+export function patchTextChanges(patchText: string, cause: string): PendingChange[] {
+  const changes: PendingChange[] = [];
+  let updating: string | undefined;
+  for (const raw of patchText.split("\n")) {
+    const line = raw.replace(/\r$/, "");
+    const header = /^\*\*\* (Add|Update|Delete) File: (.+)$/.exec(line);
+    if (header) {
+      if (updating !== undefined) changes.push(pending(updating, "write", cause));
+      updating = undefined;
+      const [, action, path] = header as unknown as [string, string, string];
+      if (action === "Update") updating = path.trim();
+      else changes.push(pending(path.trim(), action === "Delete" ? "delete" : "write", cause));
+      continue;
+    }
+    const move = /^\*\*\* Move to: (.+)$/.exec(line);
+    if (move && updating !== undefined) {
+      changes.push(...moveChanges(updating, move[1]!.trim(), cause));
+      updating = undefined;
+    }
+  }
+  if (updating !== undefined) changes.push(pending(updating, "write", cause));
+  return changes;
+}

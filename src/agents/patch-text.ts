@@ -1,4 +1,5 @@
 import { moveChanges, pending, type PendingChange } from "./common.js";
+import { SkippedString, unescapeJsonString } from "./sparse-json.js";
 
 /**
  * The files a patch in the apply_patch format names in its headers (`*** Add File: path`,
@@ -27,4 +28,11 @@ export function patchTextChanges(patchText: string, cause: string): PendingChang
   }
   if (updating !== undefined) changes.push(pending(updating, "write", cause));
   return changes;
+}
+
+/** A patch's text from an event: a string, or one too long to have been decoded (a SkippedString still valid). */
+export function patchTextOf(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (!(value instanceof SkippedString) || value.raw === undefined) return undefined;
+  return unescapeJsonString(value.raw, value.raw.length)?.bytes.toString("utf8");
 }

@@ -173,8 +173,10 @@ function chat(res: ServerResponse, json: Record<string, unknown>, text: string, 
     const message = toolCalls.length > 0 ? { role: "assistant", content: null, tool_calls: toolCalls } : { role: "assistant", content: DONE };
     return sendJson(res, { ...base, object: "chat.completion", choices: [{ index: 0, message, finish_reason: finish }], usage });
   }
+  // One chunk per call, as OpenAI streams them: some clients read only the first call of a chunk.
+  const deltas = toolCalls.length > 0 ? toolCalls.map((call, i) => (i === 0 ? { role: "assistant", tool_calls: [call] } : { tool_calls: [call] })) : [delta];
   sse(res, [
-    [undefined, { ...base, choices: [{ index: 0, delta, finish_reason: null }] }],
+    ...deltas.map((d): [undefined, unknown] => [undefined, { ...base, choices: [{ index: 0, delta: d, finish_reason: null }] }]),
     [undefined, { ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }], usage }],
     [undefined, "[DONE]"],
   ]);

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { runCli, startCli, waitForOutput } from "../../helpers/cli.js";
 import { workspace } from "../../reliability/harness.js";
 import { remoteFiles, startRef, type RefServer } from "../../sync/helpers.js";
-import { startModelServer, type ModelServer, type Scripts, type ToolStep } from "./model-server.js";
+import { startModelServer, type ModelServer, type Scripts, type ToolStep, type Turn } from "./model-server.js";
 
 const AGENTS_DIR = fileURLToPath(new URL("..", import.meta.url));
 export const BIN = path.join(AGENTS_DIR, "node_modules", ".bin");
@@ -18,6 +18,8 @@ export interface AgentCase {
   agent: string;
   /** What `uspark watch --agent` is given (default `agent`): "auto" proves detection on the real stream. */
   watchAs?: string;
+  /** Which of the agent's runs this is, where it has more than one (its tools differ by model). */
+  variant?: string;
   /** The command and arguments, given the prompt. */
   command(prompt: string): [string, string[]];
   /** Environment and config files, in a temp HOME, that point it at `modelUrl` and nowhere else. */
@@ -115,7 +117,7 @@ async function runAgent(c: AgentCase, watchFlags: string[]): Promise<Run> {
     const [agentExit, result] = await Promise.all([exited, watch.result]);
     // For a failing case: USPARK_AGENT_DUMP=dir keeps each agent's stdout there.
     const dump = process.env.USPARK_AGENT_DUMP;
-    if (dump) writeFileSync(path.join(dump, `${c.agent}${watchFlags.join("")}.jsonl`), Buffer.concat(agentOut));
+    if (dump) writeFileSync(path.join(dump, `${c.agent}${c.variant ?? ""}${watchFlags.join("")}.jsonl`), Buffer.concat(agentOut));
     return {
       agentStdout: Buffer.concat(agentOut),
       agentStderr,
@@ -203,7 +205,7 @@ export function conformance(c: AgentCase, expected: Expectation): void {
     expect(run.agentCode, context).toBe(0);
     expect(run.watchCode, context).toBe(0);
   };
-  describe(`${c.agent} (the real binary)`, () => {
+  describe(`${c.agent}${c.variant ? ` ${c.variant}` : ""} (the real binary)`, () => {
     it("syncs exactly the stream's paths with --no-fs-watch, and passes its stdout through byte for byte", async () => {
       const run = await runAgent(c, ["--no-fs-watch"]);
       const context = failureContext(run);
@@ -242,7 +244,24 @@ export interface EditTools {
   shell: [name: string, fields?: Record<string, unknown>];
   /** Starts a sub-agent (`description`, `prompt`, `subagent_type`) that writes `sub/agent.txt`. */
   agent?: [name: string, subagentType: string];
+  /** The tools' own names for the fields, where they are not Claude's (`file_path`, `content`, `old_string`, `new_string`, `subagent_type`). */
+  keys?: Partial<EditKeys>;
+  /** Also edit `p2.txt` and write `sub/par.txt` in one turn, as parallel calls (PARALLEL_EDITED). */
+  parallel?: boolean;
 }
+
+interface EditKeys {
+  path: string;
+  content: string;
+  old: string;
+  new: string;
+  subagentType: string;
+}
+
+const CLAUDE_KEYS: EditKeys = { path: "file_path", content: "content", old: "old_string", new: "new_string", subagentType: "subagent_type" };
+
+/** What the parallel turn of `edits()` changes on disk. */
+export const PARALLEL_EDITED = ["p2.txt", "sub/par.txt"];
 
 /** The shell command of the edit script: a write, a rename and a delete that no tool event names. */
 const SHELL_EDITS = "echo shell > shell.txt && mv old-name.txt new-name.txt && rm doomed.txt";
@@ -255,31 +274,34 @@ export const EDITED = ["doomed.txt", "edit.txt", "multi.txt", "new-name.txt", "n
  * one file, an edit that does not apply, then `extra`, a shell (SHELL_EDITS) and, if the agent
  * has one, a sub-agent that writes.
  */
-export function edits(p: string, tools: EditTools, extra: ToolStep[] = []): Scripts {
+export function edits(p: string, tools: EditTools, extra: Turn[] = []): Scripts {
+  const keys = { ...CLAUDE_KEYS, ...tools.keys };
   const [edit, editFields] = tools.edit;
   const [shell, shellFields] = tools.shell;
-  const read = (file: string): ToolStep[] => (tools.read ? [{ tool: tools.read, input: { file_path: `${p}/${file}` } }] : []);
+  const read = (file: string): ToolStep[] => (tools.read ? [{ tool: tools.read, input: { [keys.path]: `${p}/${file}` } }] : []);
+  const write = (file: string, content: string): ToolStep => ({ tool: tools.write, input: { [keys.path]: `${p}/${file}`, [keys.content]: content } });
   const replace = (file: string, old_string: string, new_string: string): ToolStep => ({
     tool: edit,
-    input: { file_path: `${p}/${file}`, old_string, new_string, ...editFields },
+    input: { [keys.path]: `${p}/${file}`, [keys.old]: old_string, [keys.new]: new_string, ...editFields },
   });
-  const main: ToolStep[] = [
-    { tool: tools.write, input: { file_path: `${p}/new.txt`, content: "new\n" } },
+  const main: Turn[] = [
+    write("new.txt", "new\n"),
     ...read("edit.txt"),
     replace("edit.txt", "alpha", "ALPHA"),
     ...read("multi.txt"),
     replace("multi.txt", "one", "ONE"),
     replace("multi.txt", "three", "THREE"),
     replace("p1.txt", "not there", "x"),
+    ...(tools.parallel ? [[replace("p2.txt", "patch two", "PATCH TWO"), write("sub/par.txt", "parallel\n")]] : []),
     ...extra,
     { tool: shell, input: { command: SHELL_EDITS, ...shellFields } },
   ];
   if (!tools.agent) return [["SCRIPT:main", main]];
   const [agent, subagent_type] = tools.agent;
-  main.push({ tool: agent, input: { description: "write a file", prompt: "SCRIPT:sub: write the file", subagent_type } });
+  main.push({ tool: agent, input: { description: "write a file", prompt: "SCRIPT:sub: write the file", [keys.subagentType]: subagent_type } });
   return [
     ["SCRIPT:main", main],
-    ["SCRIPT:sub", [{ tool: tools.write, input: { file_path: `${p}/sub/agent.txt`, content: "from the sub-agent\n" } }]],
+    ["SCRIPT:sub", [write("sub/agent.txt", "from the sub-agent\n")]],
   ];
 }
 
@@ -303,3 +325,9 @@ export function patches(p: string): string[][] {
 }
 
 export const patchText = (lines: string[]): string => ["*** Begin Patch", ...lines, "*** End Patch"].join("\n");
+
+/** The turns of `patches()`, with the multi.txt patch and the two-file one called in parallel. */
+export function parallelPatches(p: string, call: (lines: string[]) => ToolStep): Turn[] {
+  const steps = patches(p).map(call);
+  return [steps[0]!, steps[1]!, [steps[2]!, steps[3]!], ...steps.slice(4)];
+}

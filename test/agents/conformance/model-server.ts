@@ -118,8 +118,8 @@ function anthropic(res: ServerResponse, json: Record<string, unknown>, text: str
   const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   if (json.stream !== true) return sendJson(res, { ...message, content: blocks, stop_reason: stop, usage });
   const blockEvents = blocks.flatMap((block, index): Array<[string, unknown]> => {
-    const start = block.type === "text" ? { type: "text", text: "" } : { ...block, input: {} };
-    const delta = block.type === "text" ? { type: "text_delta", text: DONE } : { type: "input_json_delta", partial_json: JSON.stringify(block.input) };
+    const start = "input" in block ? { ...block, input: {} } : { type: "text", text: "" };
+    const delta = "input" in block ? { type: "input_json_delta", partial_json: JSON.stringify(block.input) } : { type: "text_delta", text: DONE };
     return [
       ["content_block_start", { type: "content_block_start", index, content_block: start }],
       ["content_block_delta", { type: "content_block_delta", index, delta }],

@@ -26,12 +26,12 @@ function copilotCase(variant: string, model: string, wireApi: string, scripts: A
   };
 }
 
-const editTools = copilotCase("create/edit", "gpt-4.1", "completions", (p) =>
+const editTools = copilotCase("create-edit", "gpt-4.1", "completions", (p) =>
   edits(p, {
     write: "create",
     edit: ["edit"],
     shell: ["bash", { description: "shell edits" }],
-    agent: ["task", "general-purpose"],
+    agent: ["task", "general-purpose", { name: "writer" }],
     keys: { path: "path", content: "file_text", old: "old_str", new: "new_str", subagentType: "agent_type" },
     parallel: true,
   }),

@@ -28,7 +28,7 @@ function droidCase(variant: string, provider: string, model: string, scripts: Ag
 
 const shellFields = { summary: "Run the shell edits now", riskLevel: "low", riskLevelReason: "It edits test files only." };
 
-const editTools = droidCase("Create/Edit", "anthropic", "claude-sonnet-4-5", (p) =>
+const editTools = droidCase("Create-Edit", "anthropic", "claude-sonnet-4-5", (p) =>
   edits(p, { write: "Create", edit: ["Edit"], shell: ["Execute", shellFields], keys: { old: "old_str", new: "new_str" }, parallel: true }),
 );
 

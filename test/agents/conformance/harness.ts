@@ -243,7 +243,7 @@ export interface EditTools {
   /** Runs `command`, with `fields` added. */
   shell: [name: string, fields?: Record<string, unknown>];
   /** Starts a sub-agent (`description`, `prompt`, `subagent_type`) that writes `sub/agent.txt`. */
-  agent?: [name: string, subagentType: string];
+  agent?: [name: string, subagentType: string, fields?: Record<string, unknown>];
   /** The tools' own names for the fields, where they are not Claude's (`file_path`, `content`, `old_string`, `new_string`, `subagent_type`). */
   keys?: Partial<EditKeys>;
   /** Also edit `p2.txt` and write `sub/par.txt` in one turn, as parallel calls (PARALLEL_EDITED). */
@@ -297,8 +297,8 @@ export function edits(p: string, tools: EditTools, extra: Turn[] = []): Scripts 
     { tool: shell, input: { command: SHELL_EDITS, ...shellFields } },
   ];
   if (!tools.agent) return [["SCRIPT:main", main]];
-  const [agent, subagent_type] = tools.agent;
-  main.push({ tool: agent, input: { description: "write a file", prompt: "SCRIPT:sub: write the file", [keys.subagentType]: subagent_type } });
+  const [agent, subagent_type, agentFields] = tools.agent;
+  main.push({ tool: agent, input: { description: "write a file", prompt: "SCRIPT:sub: write the file", [keys.subagentType]: subagent_type, ...agentFields } });
   return [
     ["SCRIPT:main", main],
     ["SCRIPT:sub", [write("sub/agent.txt", "from the sub-agent\n")]],

@@ -12,7 +12,8 @@ import type { AgentFormat, AgentParser, ChangeSink } from "./types.js";
  * the same id, `success`, and `fileEdits: [{ path, kind: "create" | "edit" | "delete" }]` (a
  * rename is a create and a delete). A sub-agent's calls are in the same stream (`parentToolCallId`).
  *
- * `fileEdits` is marked experimental in Copilot's event schema, so where a result has none the
+ * `fileEdits` is marked experimental in Copilot's event schema (present on success, and on a
+ * partial failure with what was committed), so where a result has none the
  * tool's own path arguments are read instead: `create` / `edit` (`path`), and the headers of
  * `apply_patch`'s patch (its `arguments` is the patch text; the tool of the GPT-5 models).
  * A failed edit wrote nothing; a failed patch may have written its first files, so what it
@@ -25,8 +26,18 @@ export const copilot: AgentFormat = {
   create: (emit) => new CopilotParser(emit),
 };
 
-/** The families of Copilot's session event types (Codex's dotted types carry no `data` object). */
-const COPILOT_EVENT = /^(session|user|assistant|tool|subagent|model|hook|skill)\.[a-z_.]+$/;
+/**
+ * The families of the session event types in Copilot's schema (schemas/session-events.schema.json
+ * of 1.0.102). Codex's dotted types (`thread.`, `turn.`, `item.`) are none of them, nor carry `data`.
+ */
+const COPILOT_EVENT = new RegExp(
+  `^(${[
+    "agent", "assistant", "auto_mode_switch", "capabilities", "command", "commands", "elicitation", "exit_plan_mode",
+    "external_tool", "hook", "human_response", "mcp", "mcp_app", "model", "pending_messages", "permission", "sampling",
+    "sandbox", "session", "session_limits_exhausted", "skill", "subagent", "system", "tool", "tool_search", "ui",
+    "user", "user_input", "workflow",
+  ].join("|")})\\.[a-z_.]+$`,
+);
 
 /** The tools that write a file, by the argument that names it; apply_patch is read from its patch. */
 const PATH_TOOLS: Record<string, string> = { create: "path", edit: "path", str_replace_editor: "path" };

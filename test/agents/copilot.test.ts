@@ -67,3 +67,13 @@ describe("the Copilot CLI parser", () => {
     expect(run(copilot, lines)).toStrictEqual([]);
   });
 });
+
+describe("Copilot's detection", () => {
+  it("knows its session events by their dotted type and data object, not Codex's dotted events", () => {
+    expect(copilot.detect(start("c1", "create", {}))).toBe(true);
+    expect(copilot.detect({ type: "session.mcp_servers_loaded", ephemeral: true, data: { servers: [] }, id: "u", timestamp: "t", parentId: "p" })).toBe(true);
+    expect(copilot.detect({ type: "item.completed", item: { id: "item_1", type: "file_change", changes: [], status: "completed" } })).toBe(false);
+    expect(copilot.detect({ type: "thread.started", thread_id: "t" })).toBe(false);
+    expect(copilot.detect({ type: "system", subtype: "init", session_id: "s" })).toBe(false);
+  });
+});

@@ -40,7 +40,7 @@ const COPILOT_EVENT = new RegExp(
 );
 
 /** The tools that write a file, by the argument that names it; apply_patch is read from its patch. */
-const PATH_TOOLS: Record<string, string> = { create: "path", edit: "path", str_replace_editor: "path" };
+const PATH_TOOLS: Record<string, string> = { create: "path", edit: "path" };
 const PATCH_TOOL = "apply_patch";
 
 const STARTED = new Needle("tool.execution_start");

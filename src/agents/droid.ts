@@ -38,7 +38,7 @@ function isDroidEvent(event: Record<string, unknown>): boolean {
   }
 }
 
-const PATH_TOOLS = new Set(["Create", "Edit", "MultiEdit"]);
+const PATH_TOOLS = new Set(["Create", "Edit"]);
 const PATCH_TOOL = "ApplyPatch";
 
 const TOOL_CALL = needle("tool_call");

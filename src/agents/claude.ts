@@ -1,8 +1,10 @@
 import { AMP_TOOLS } from "./amp.js";
 import { claudeShaped } from "./claude-shaped.js";
 import { QWEN_TOOLS } from "./qwen.js";
+import { isObject } from "./sparse-json.js";
 
-const CLAUDE_EVENT_TYPES = new Set(["system", "assistant", "user", "result", "stream_event"]);
+/** Fields of Claude Code's init that the look-alikes (Droid, Cursor's has two of them but is asked first) do not carry. */
+const CLAUDE_INIT_FIELDS = ["claude_code_version", "apiKeySource", "permissionMode"];
 
 /**
  * Claude Code, `claude -p --output-format stream-json --verbose` (and the Agent SDK's messages).
@@ -21,5 +23,26 @@ export const claude = claudeShaped({
     ...QWEN_TOOLS,
     ...AMP_TOOLS,
   },
-  detect: (event) => typeof event.type === "string" && CLAUDE_EVENT_TYPES.has(event.type) && "session_id" in event,
+  detect: isClaudeEvent,
 });
+
+/**
+ * A message (`assistant`, `user`, `stream_event`) with a session id, or an init with Claude's own
+ * fields. Not a `result`: Auggie's one JSON line has that shape, and a Claude stream has its
+ * init and messages before it anyway. Nor an init without those fields (Factory Droid's): the
+ * messages after it tell.
+ */
+function isClaudeEvent(event: Record<string, unknown>): boolean {
+  if (!("session_id" in event)) return false;
+  switch (event.type) {
+    case "assistant":
+    case "user":
+      return isObject(event.message);
+    case "stream_event":
+      return true;
+    case "system":
+      return event.subtype === "init" && CLAUDE_INIT_FIELDS.some((field) => field in event);
+    default:
+      return false;
+  }
+}

@@ -2,7 +2,9 @@ import { acai } from "./acai.js";
 import { amp } from "./amp.js";
 import { claude } from "./claude.js";
 import { codex } from "./codex.js";
+import { copilot } from "./copilot.js";
 import { cursor } from "./cursor.js";
+import { droid } from "./droid.js";
 import { gemini } from "./gemini.js";
 import { kimi } from "./kimi.js";
 import { opencode } from "./opencode.js";
@@ -13,10 +15,13 @@ import type { LineSink } from "../stream/lines.js";
 
 /**
  * The order formats are asked in: the ones with a distinctive event first; then the streams
- * that copy Claude's shape and say who they are in their ids or init event (Cursor, Qwen, Amp);
- * the generic Claude shape last, since all of those would pass for it.
+ * that copy Claude's shape and say who they are in their ids or init event (Droid, Cursor, Qwen,
+ * Amp); the generic Claude shape last, since all of those would pass for it. No format claims a
+ * line that only looks like one of its own: Claude's takes an init only by Claude's own fields,
+ * and never a lone `result` (Auggie's one line copies its shape), so a look-alike waits for the
+ * lines that say whose stream it is.
  */
-export const DETECTION_ORDER: readonly AgentFormat[] = Object.freeze([codex, gemini, opencode, acai, kimi, cursor, qwen, amp, claude]);
+export const DETECTION_ORDER: readonly AgentFormat[] = Object.freeze([codex, copilot, gemini, opencode, acai, kimi, droid, cursor, qwen, amp, claude]);
 
 export interface AutoParserOptions {
   /** Give up after this many JSON object events without a match (default 64). */

@@ -2,7 +2,9 @@ import { acai } from "./acai.js";
 import { amp } from "./amp.js";
 import { claude } from "./claude.js";
 import { codex } from "./codex.js";
+import { copilot } from "./copilot.js";
 import { cursor } from "./cursor.js";
+import { droid } from "./droid.js";
 import { gemini } from "./gemini.js";
 import { kimi } from "./kimi.js";
 import { opencode } from "./opencode.js";
@@ -20,6 +22,8 @@ export const AGENTS: Readonly<Record<string, AgentFormat>> = Object.freeze({
   amp,
   acai,
   kimi,
+  copilot,
+  droid,
 });
 
 export const agentNames: readonly string[] = Object.freeze(Object.keys(AGENTS));

@@ -1,4 +1,5 @@
 import { fileChange, includesAny, needle, stringField } from "./common.js";
+import { patchTextChanges } from "./patch-text.js";
 import { isObject, parseEvent } from "./sparse-json.js";
 import type { AgentFormat, AgentParser, ChangeSink, FileChange } from "./types.js";
 
@@ -55,7 +56,7 @@ function changesOf(tool: string, state: Record<string, unknown>): FileChange[] {
       const files = isObject(state.metadata) ? state.metadata.files : undefined;
       if (Array.isArray(files)) return files.flatMap((file) => patchFileChanges(file));
       const patchText = isObject(state.input) ? state.input.patchText : undefined;
-      return typeof patchText === "string" ? patchTextChanges(patchText) : [];
+      return typeof patchText === "string" ? patchTextChanges(patchText, "apply_patch").map((change) => ({ ...change, confirmed: true })) : [];
     }
     default:
       return [];
@@ -71,30 +72,4 @@ function patchFileChanges(file: unknown): FileChange[] {
     return [fileChange(path, "delete", "apply_patch", true), fileChange(movePath, "write", "apply_patch", true)];
   }
   return [fileChange(path, "write", "apply_patch", true)];
-}
-
-/** The file headers of a patch in the apply_patch format (`*** Add File: path`, …). */
-function patchTextChanges(patchText: string): FileChange[] {
-  const changes: FileChange[] = [];
-  let updating: string | undefined;
-  for (const raw of patchText.split("\n")) {
-    const line = raw.replace(/\r$/, "");
-    const header = /^\*\*\* (Add|Update|Delete) File: (.+)$/.exec(line);
-    if (header) {
-      if (updating !== undefined) changes.push(fileChange(updating, "write", "apply_patch", true));
-      updating = undefined;
-      const [, action, path] = header as unknown as [string, string, string];
-      if (action === "Update") updating = path.trim();
-      else changes.push(fileChange(path.trim(), action === "Delete" ? "delete" : "write", "apply_patch", true));
-      continue;
-    }
-    const move = /^\*\*\* Move to: (.+)$/.exec(line);
-    if (move && updating !== undefined) {
-      changes.push(fileChange(updating, "delete", "apply_patch", true));
-      changes.push(fileChange(move[1]!.trim(), "write", "apply_patch", true));
-      updating = undefined;
-    }
-  }
-  if (updating !== undefined) changes.push(fileChange(updating, "write", "apply_patch", true));
-  return changes;
 }

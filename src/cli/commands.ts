@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import path from "node:path";
 import { checkPrefix, loadHomeConfig, resolveConnection, resolveServer, UsageError, type Connection } from "../config.js";
 import { EXIT } from "../exit-codes.js";
-import { agentForCommand, commandName, missingStreamFlags } from "../lifecycle/run.js";
+import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../lifecycle/run.js";
 import { runSession } from "../lifecycle/session.js";
 import { Reporter, stderrFailure, stderrOutput, type Verbosity } from "../report.js";
 import { createWatcher, type Watcher } from "../watcher.js";
@@ -48,8 +48,15 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
   if (missing) {
     report.warn("stream-flag", `${commandName(command!)} was started without ${missing}: its tool events cannot be read, only the file watcher syncs (uspark never changes the agent's arguments)`);
   }
+  if (printsNoFileEvents(command!)) noFileEventsNotice(report, commandName(command!), flags.fsWatch);
   const { runAgent } = await import("../lifecycle/agent-process.js");
   exit(await runAgent({ command: command!, args, watcher, report }));
+}
+
+/** Said once, before the agent starts: where its changes will be seen, since its output names none. */
+function noFileEventsNotice(report: Reporter, name: string, fsWatch: boolean): void {
+  if (fsWatch) report.info("agent", `${name}'s output carries no file events: the file watcher syncs its changes`, { agent: name });
+  else report.warn("agent", `${name}'s output carries no file events and the file watcher is off (--no-fs-watch): only the final scan syncs its changes`, { agent: name });
 }
 
 async function pullBeforeRun(flags: RunFlags): Promise<number> {

@@ -21,6 +21,8 @@ interface KnownAgent {
 const OUTPUT_FORMAT_STREAM_JSON: Requirement = { names: ["--output-format"], value: "stream-json" };
 const PRINT: Requirement = { names: ["-p", "--print"] };
 
+const OPENCODE_RUN: KnownAgent = { format: "opencode", streamFlags: "run --format json", requires: [{ subcommand: ["run"] }, { names: ["--format"], value: "json" }] };
+
 /** By the command's basename; the flags are those of fixtures/README.md. */
 const KNOWN_AGENTS: Readonly<Record<string, KnownAgent>> = {
   claude: { format: "claude", streamFlags: "-p --output-format stream-json --verbose", requires: [PRINT, OUTPUT_FORMAT_STREAM_JSON, { names: ["--verbose"] }] },
@@ -29,10 +31,21 @@ const KNOWN_AGENTS: Readonly<Record<string, KnownAgent>> = {
   qwen: { format: "qwen", streamFlags: "--output-format stream-json", requires: [{ names: ["--output-format", "-o"], value: "stream-json" }] },
   "cursor-agent": { format: "cursor", streamFlags: "-p --output-format stream-json", requires: [PRINT, OUTPUT_FORMAT_STREAM_JSON] },
   kimi: { format: "kimi", streamFlags: "--print --output-format stream-json", requires: [{ names: ["--print"] }, OUTPUT_FORMAT_STREAM_JSON] },
-  opencode: { format: "opencode", streamFlags: "run --format json", requires: [{ subcommand: ["run"] }, { names: ["--format"], value: "json" }] },
+  opencode: OPENCODE_RUN,
+  // Kilo Code is OpenCode's fork: the same subcommand, flag and stream.
+  kilo: OPENCODE_RUN,
+  kilocode: OPENCODE_RUN,
+  copilot: { format: "copilot", streamFlags: "-p --output-format json", requires: [{ names: ["-p", "--prompt"] }, { names: ["--output-format"], value: "json" }] },
+  droid: { format: "droid", streamFlags: "exec --output-format stream-json", requires: [{ subcommand: ["exec"] }, { names: ["-o", "--output-format"], value: "stream-json" }] },
   amp: { format: "amp", streamFlags: "--execute --stream-json", requires: [{ names: ["--stream-json"] }] },
   acai: { format: "acai", streamFlags: "instruct --streaming-json", requires: [{ names: ["--streaming-json"] }] },
 };
+
+/**
+ * Agents whose output has no tool events in any mode (Continue's `cn -p`, Auggie's `--print`
+ * with one final result line, Crush's plain text): the file watcher is the only live source.
+ */
+const AGENTS_WITHOUT_FILE_EVENTS: ReadonlySet<string> = new Set(["cn", "auggie", "crush"]);
 
 /** The command's name as a user would call it: `/usr/bin/claude`, `claude.cmd` and `claude.exe` are all `claude`. */
 export function commandName(command: string): string {
@@ -42,6 +55,11 @@ export function commandName(command: string): string {
 /** The stream format of a known agent command, or "auto" (detected from the first events). */
 export function agentForCommand(command: string): string {
   return KNOWN_AGENTS[commandName(command)]?.format ?? "auto";
+}
+
+/** Is this an agent whose output names no file it changes (so only the file watcher sees them)? */
+export function printsNoFileEvents(command: string): boolean {
+  return AGENTS_WITHOUT_FILE_EVENTS.has(commandName(command));
 }
 
 /** The flags to name in a warning when a known agent was started without its JSON stream; else undefined. */

@@ -110,6 +110,44 @@ describe("auto-detection", () => {
     ]);
   });
 
+  it("never takes Factory Droid's stream for Claude's: its init looks like Claude's, its fields and later events do not", () => {
+    const droid = fixture("droid");
+    const run = detect();
+    feed(run.parser, droid.session);
+    expect(run.names()).toEqual(["droid"]);
+    expect(run.changes).toStrictEqual(droid.expected);
+  });
+
+  it("waits past a look-alike init that names no agent, and lets the events after it decide", () => {
+    // Droid's init without its one field of its own: Claude's shape alone is no reason to guess.
+    const [init, ...rest] = fixture("droid").session.split("\n");
+    const { reasoning_effort: _, ...bare } = JSON.parse(init!) as Record<string, unknown>;
+    const run = detect();
+    feed(run.parser, [JSON.stringify(bare), ...rest]);
+    expect(run.names()).toEqual(["droid"]);
+    expect(run.changes).toStrictEqual(fixture("droid").expected);
+  });
+
+  it("never takes Auggie's one result line (Claude's result shape) for Claude's stream", () => {
+    // `auggie --print --output-format json`: one final line, no tool events.
+    const result = { type: "result", subtype: "success", is_error: false, result: "Done.", session_id: "0b6d9c4e-1f2a-4b3c-8d4e-5f6a7b8c9d0e", num_turns: 3, duration_ms: 5120 };
+    const run = detect();
+    feed(run.parser, ["Working...", JSON.stringify(result)]);
+    expect(run.names()).toEqual([null]);
+  });
+
+  it("still knows Claude's stream by its init's own fields, or by its messages", () => {
+    const [init, ...rest] = claudeLines;
+    const run = detect();
+    feed(run.parser, [init!]);
+    expect(run.names()).toEqual(["claude"]);
+    const { claude_code_version: _v, apiKeySource: _k, permissionMode: _m, ...bare } = JSON.parse(init!) as Record<string, unknown>;
+    const later = detect();
+    feed(later.parser, [JSON.stringify(bare), ...rest]);
+    expect(later.names()).toEqual(["claude"]);
+    expect(later.changes).toStrictEqual(fixture("claude").expected);
+  });
+
   it("survives a format whose detect throws", () => {
     const broken: AgentFormat = { name: "broken", detect: () => { throw new Error("boom"); }, create: () => ({ line() {}, end() {} }) };
     const run = detect({ formats: [broken, AGENTS.codex!] });
@@ -120,7 +158,7 @@ describe("auto-detection", () => {
 
 describe("the registry", () => {
   it("names every agent once and finds formats by name only", () => {
-    expect(agentNames).toEqual(["claude", "codex", "gemini", "opencode", "cursor", "qwen", "amp", "acai", "kimi"]);
+    expect(agentNames).toEqual(["claude", "codex", "gemini", "opencode", "cursor", "qwen", "amp", "acai", "kimi", "copilot", "droid"]);
     for (const name of agentNames) expect(agentByName(name)?.name).toBe(name);
     expect(agentByName("toString")).toBeUndefined();
     expect(agentByName("__proto__")).toBeUndefined();

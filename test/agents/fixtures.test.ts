@@ -47,5 +47,21 @@ describe.each(agentNames)("the %s fixture", (agent) => {
 });
 
 it("has a fixture for every agent", () => {
-  expect([...agentNames].sort()).toEqual(["acai", "amp", "claude", "codex", "cursor", "gemini", "kimi", "opencode", "qwen"]);
+  expect([...agentNames].sort()).toEqual(["acai", "amp", "claude", "codex", "copilot", "cursor", "droid", "gemini", "kimi", "opencode", "qwen"]);
+});
+
+/** Second streams from real runs, where an agent's tools differ by model: `fixtures/<agent>/<name>.jsonl`. */
+describe.each([
+  ["copilot", "edit-tools"],
+  ["droid", "edit-tools"],
+])("the %s %s stream (a real run)", (agent, name) => {
+  const { session, expected } = fixture(agent, name);
+
+  it("yields exactly the expected changes, and is recognised by auto-detection", () => {
+    const changes: FileChange[] = [];
+    const detected: Array<AgentFormat | undefined> = [];
+    feed(createAutoParser((change) => changes.push(change), (f) => detected.push(f)), session);
+    expect(detected.map((f) => f?.name)).toEqual([agent]);
+    expect(changes).toStrictEqual(expected);
+  });
 });

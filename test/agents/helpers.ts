@@ -4,10 +4,12 @@ import type { AgentFormat, AgentParser, FileChange } from "../../src/agents/type
 
 export const FIXTURES = fileURLToPath(new URL("../../fixtures/", import.meta.url));
 
-export function fixture(agent: string): { session: string; expected: FileChange[] } {
+/** `fixtures/<agent>/session.jsonl` and its `expected.json`, or another stream: `<name>.jsonl` and `<name>.expected.json`. */
+export function fixture(agent: string, name?: string): { session: string; expected: FileChange[] } {
+  const [session, expected] = name === undefined ? ["session.jsonl", "expected.json"] : [`${name}.jsonl`, `${name}.expected.json`];
   return {
-    session: readFileSync(`${FIXTURES}${agent}/session.jsonl`, "utf8"),
-    expected: JSON.parse(readFileSync(`${FIXTURES}${agent}/expected.json`, "utf8")) as FileChange[],
+    session: readFileSync(`${FIXTURES}${agent}/${session}`, "utf8"),
+    expected: JSON.parse(readFileSync(`${FIXTURES}${agent}/${expected}`, "utf8")) as FileChange[],
   };
 }
 

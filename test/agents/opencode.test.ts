@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { opencode } from "../../src/agents/opencode.js";
-import { del, run, write } from "./helpers.js";
+import { createAutoParser } from "../../src/agents/detect.js";
+import type { FileChange } from "../../src/agents/types.js";
+import { del, feed, fixture, run, write } from "./helpers.js";
 
 const tool = (name: string, state: object) => ({
   type: "tool_use",
@@ -86,5 +88,16 @@ describe("the OpenCode parser", () => {
   it("recognises its events by their sessionID and part", () => {
     expect(opencode.detect({ type: "step_start", timestamp: 1, sessionID: "ses_1", part: {} })).toBe(true);
     expect(opencode.detect({ type: "tool_use", tool_name: "write_file", tool_id: "x" })).toBe(false);
+  });
+});
+
+describe("Kilo Code's stream (a real run of kilo 7.7.7)", () => {
+  it("is OpenCode's: detected as such, with the changes of each patch", () => {
+    const { session, expected } = fixture("kilo");
+    const changes: FileChange[] = [];
+    const detected: Array<string | undefined> = [];
+    feed(createAutoParser((change) => changes.push(change), (format) => detected.push(format?.name)), session);
+    expect(detected).toEqual(["opencode"]);
+    expect(changes).toStrictEqual(expected);
   });
 });

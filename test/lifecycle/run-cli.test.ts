@@ -93,4 +93,24 @@ describe("uspark run -- <agent>", () => {
     expect(result.stderr.match(/warning: claude was started without -p --output-format stream-json --verbose/g)).toHaveLength(1);
     expect((await remoteFiles(t.server!.url)).get("out.txt")?.toString()).toBe("by the shell\n");
   });
+
+  it("should say once that auggie's output carries no file events, never take its Claude-shaped result line for Claude's stream, and sync by the file watcher", async () => {
+    // An `auggie` that writes a file and prints, as `auggie --print --output-format json` does, one result line.
+    const bin = path.join(t.root, "bin");
+    const auggie = path.join(bin, "auggie");
+    mkdirSync(bin);
+    const line = { type: "result", subtype: "success", is_error: false, result: "Done.", session_id: "0b6d9c4e-1f2a-4b3c-8d4e-5f6a7b8c9d0e", num_turns: 2 };
+    const script = [
+      `require("fs").writeFileSync(${JSON.stringify(path.join(t.root, "out.txt"))}, "by auggie\\n");`,
+      `console.log(${JSON.stringify(JSON.stringify(line))});`,
+    ];
+    writeFileSync(auggie, `#!${process.execPath}\n${script.join("\n")}\n`);
+    chmodSync(auggie, 0o755);
+    const result = await runCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--ignore", "bin/", "--verbose", "--", auggie, "--print", "--output-format", "json", "fix it"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout.toString()).toBe(JSON.stringify(line) + "\n");
+    expect(result.stderr.match(/auggie's output carries no file events: the file watcher syncs its changes/g)).toHaveLength(1);
+    expect(result.stderr).not.toMatch(/detected the claude/);
+    expect((await remoteFiles(t.server!.url)).get("out.txt")?.toString()).toBe("by auggie\n");
+  });
 });

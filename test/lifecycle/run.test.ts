@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { agentForCommand, commandName, missingStreamFlags, runExitCode } from "../../src/lifecycle/run.js";
+import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents, runExitCode } from "../../src/lifecycle/run.js";
 
 describe("agentForCommand", () => {
   it("should pick the stream format from the command's basename", () => {
@@ -14,6 +14,13 @@ describe("agentForCommand", () => {
       ["amp", "amp"],
       ["acai", "acai"],
       ["kimi", "kimi"],
+      ["copilot", "copilot"],
+      ["droid", "droid"],
+      ["kilo", "opencode"],
+      ["/opt/bin/kilocode", "opencode"],
+      ["auggie", "auto"],
+      ["cn", "auto"],
+      ["crush", "auto"],
       ["C:\\tools\\claude.exe".replaceAll("\\", "/"), "claude"],
       ["node", "auto"],
       ["./my-agent.sh", "auto"],
@@ -42,6 +49,12 @@ describe("missingStreamFlags", () => {
       ["opencode", ["run", "--format", "json", "x"]],
       ["amp", ["--execute", "x", "--stream-json"]],
       ["acai", ["instruct", "--streaming-json", "-p", "x"]],
+      ["copilot", ["-p", "x", "--allow-all-tools", "--output-format", "json"]],
+      ["copilot", ["--prompt", "x", "--output-format=json"]],
+      ["droid", ["exec", "-o", "stream-json", "x"]],
+      ["droid", ["exec", "--output-format", "stream-json", "--auto", "high", "x"]],
+      ["kilo", ["run", "--format", "json", "x"]],
+      ["auggie", ["--print", "x"]],
       ["node", ["agent.mjs"]],
     ];
     for (const [command, args] of started) expect(missingStreamFlags(command, args), `${command} ${args.join(" ")}`).toBeUndefined();
@@ -60,6 +73,18 @@ describe("missingStreamFlags", () => {
     expect(missingStreamFlags("opencode", ["run", "x"])).toBe("run --format json");
     expect(missingStreamFlags("amp", ["--execute", "x"])).toBe("--execute --stream-json");
     expect(missingStreamFlags("acai", ["instruct"])).toBe("instruct --streaming-json");
+    expect(missingStreamFlags("copilot", ["-p", "x", "--output-format", "text"])).toBe("-p --output-format json");
+    expect(missingStreamFlags("droid", ["exec", "x"])).toBe("exec --output-format stream-json");
+    expect(missingStreamFlags("droid", ["-o", "stream-json", "x"])).toBe("exec --output-format stream-json");
+    expect(missingStreamFlags("kilo", ["run", "x"])).toBe("run --format json");
+    expect(missingStreamFlags("kilocode", ["--format", "json"])).toBe("run --format json");
+  });
+});
+
+describe("printsNoFileEvents", () => {
+  it("should name Continue, Auggie and Crush, whose output names no file, and no agent with a stream", () => {
+    for (const command of ["cn", "/usr/local/bin/auggie", "crush", "auggie.cmd"]) expect(printsNoFileEvents(command), command).toBe(true);
+    for (const command of ["claude", "copilot", "droid", "kilo", "node"]) expect(printsNoFileEvents(command), command).toBe(false);
   });
 });
 

@@ -9,29 +9,35 @@ export interface ToolStep {
   freeform?: string;
 }
 
+/** One turn of the model: a tool call, or several called in parallel (all in one answer). */
+export type Turn = ToolStep | ToolStep[];
+
 /**
  * The scripts, by a marker the prompt holds ("SCRIPT:main", "SCRIPT:sub"): a conversation is the
- * script of the first marker of this list its request contains; its step is the number of tool
- * results the request already carries.
+ * script of the first marker of this list its request contains; its turn is the first whose calls
+ * are not all answered by the tool results the request already carries.
  */
-export type Scripts = Array<[marker: string, steps: ToolStep[]]>;
+export type Scripts = Array<[marker: string, turns: Turn[]]>;
 
 export interface ModelServer {
   url: string;
   close(): Promise<void>;
 }
 
-interface Turn {
-  step: ToolStep | undefined;
-  callId: string;
+/** What the model answers: its calls (none: it ends with text), each with the id it gets. */
+interface Answer {
+  calls: Array<{ step: ToolStep; callId: string }>;
+  /** An id for the answer itself. */
+  id: string;
 }
 
 /** A fake model on 127.0.0.1 that speaks the Anthropic, OpenAI (responses, chat) and Gemini APIs. */
 export async function startModelServer(scripts: Scripts): Promise<ModelServer> {
   let calls = 0;
-  const turnOf = (text: string, results: number): Turn => {
-    const script = scripts.find(([marker]) => text.includes(marker));
-    return { step: script?.[1][results], callId: `call_${++calls}` };
+  const answerTo: AnswerTo = (text: string, results: number): Answer => {
+    const turns = scripts.find(([marker]) => text.includes(marker))?.[1] ?? [];
+    const steps = turnAfter(turns, results);
+    return { calls: steps.map((step) => ({ step, callId: `call_${++calls}` })), id: `call_${++calls}` };
   };
   const server = createServer((req, res) => {
     void body(req).then((text) => {
@@ -42,10 +48,10 @@ export async function startModelServer(scripts: Scripts): Promise<ModelServer> {
         // not JSON: answered as a request without tools
       }
       const path = (req.url ?? "").split("?")[0]!;
-      if (path.endsWith("/messages")) return anthropic(res, json, text, turnOf);
-      if (path.endsWith("/responses")) return responses(res, text, turnOf);
-      if (path.endsWith("/chat/completions")) return chat(res, json, text, turnOf);
-      if (path.includes(":streamGenerateContent") || path.includes(":generateContent")) return gemini(res, path, json, text, turnOf);
+      if (path.endsWith("/messages")) return anthropic(res, json, text, answerTo);
+      if (path.endsWith("/responses")) return responses(res, text, answerTo);
+      if (path.endsWith("/chat/completions")) return chat(res, json, text, answerTo);
+      if (path.includes(":streamGenerateContent") || path.includes(":generateContent")) return gemini(res, path, json, text, answerTo);
       if (path.endsWith("/count_tokens") || path.includes(":countTokens")) return sendJson(res, { input_tokens: 10, totalTokens: 10 });
       if (path.endsWith("/models")) return sendJson(res, { data: [{ id: "test-model", object: "model" }], models: [] });
       sendJson(res, {}, 404);
@@ -59,7 +65,20 @@ export async function startModelServer(scripts: Scripts): Promise<ModelServer> {
   };
 }
 
-type TurnOf = (text: string, results: number) => Turn;
+type AnswerTo = (text: string, results: number) => Answer;
+
+/** The calls of the first turn not answered by `results` tool results; none once all are. */
+function turnAfter(turns: readonly Turn[], results: number): ToolStep[] {
+  let answered = 0;
+  for (const turn of turns) {
+    const steps = Array.isArray(turn) ? turn : [turn];
+    if (answered + steps.length > results) return steps;
+    answered += steps.length;
+  }
+  return [];
+}
+
+const NO_CALLS: Answer = { calls: [], id: "x" };
 
 function body(req: IncomingMessage): Promise<string> {
   return new Promise((resolve) => {
@@ -87,74 +106,90 @@ function count(text: string, needle: RegExp): number {
 
 const DONE = "All done.";
 
-function anthropic(res: ServerResponse, json: Record<string, unknown>, text: string, turnOf: TurnOf): void {
+function anthropic(res: ServerResponse, json: Record<string, unknown>, text: string, answerTo: AnswerTo): void {
   const hasTools = Array.isArray(json.tools) && json.tools.length > 0;
-  const turn = hasTools ? turnOf(text, count(text, /"type":"tool_result"/g)) : { step: undefined, callId: "" };
-  const block = turn.step
-    ? { type: "tool_use", id: `toolu_${turn.callId}`, name: turn.step.tool, input: turn.step.input }
-    : { type: "text", text: DONE };
-  const stop = turn.step ? "tool_use" : "end_turn";
-  const message = { id: `msg_${turn.callId || "x"}`, type: "message", role: "assistant", model: String(json.model ?? "m"), stop_sequence: null };
+  const answer = hasTools ? answerTo(text, count(text, /"type":"tool_result"/g)) : NO_CALLS;
+  const blocks =
+    answer.calls.length > 0
+      ? answer.calls.map(({ step, callId }) => ({ type: "tool_use", id: `toolu_${callId}`, name: step.tool, input: step.input }))
+      : [{ type: "text", text: DONE }];
+  const stop = answer.calls.length > 0 ? "tool_use" : "end_turn";
+  const message = { id: `msg_${answer.id}`, type: "message", role: "assistant", model: String(json.model ?? "m"), stop_sequence: null };
   const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-  if (json.stream !== true) return sendJson(res, { ...message, content: [block], stop_reason: stop, usage });
-  const start = block.type === "text" ? { type: "text", text: "" } : { ...block, input: {} };
-  const delta = block.type === "text" ? { type: "text_delta", text: DONE } : { type: "input_json_delta", partial_json: JSON.stringify(turn.step!.input) };
+  if (json.stream !== true) return sendJson(res, { ...message, content: blocks, stop_reason: stop, usage });
+  const blockEvents = blocks.flatMap((block, index): Array<[string, unknown]> => {
+    const start = "input" in block ? { ...block, input: {} } : { type: "text", text: "" };
+    const delta = "input" in block ? { type: "input_json_delta", partial_json: JSON.stringify(block.input) } : { type: "text_delta", text: DONE };
+    return [
+      ["content_block_start", { type: "content_block_start", index, content_block: start }],
+      ["content_block_delta", { type: "content_block_delta", index, delta }],
+      ["content_block_stop", { type: "content_block_stop", index }],
+    ];
+  });
   sse(res, [
     ["message_start", { type: "message_start", message: { ...message, content: [], stop_reason: null, usage } }],
-    ["content_block_start", { type: "content_block_start", index: 0, content_block: start }],
-    ["content_block_delta", { type: "content_block_delta", index: 0, delta }],
-    ["content_block_stop", { type: "content_block_stop", index: 0 }],
+    ...blockEvents,
     ["message_delta", { type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 5 } }],
     ["message_stop", { type: "message_stop" }],
   ]);
 }
 
-function responses(res: ServerResponse, text: string, turnOf: TurnOf): void {
-  const turn = turnOf(text, count(text, /"type":"(function_call_output|custom_tool_call_output)"/g));
-  const id = `resp_${turn.callId}`;
-  const step = turn.step;
-  const item = step
-    ? step.freeform !== undefined
-      ? { type: "custom_tool_call", id: `ctc_${turn.callId}`, call_id: turn.callId, name: step.tool, input: step.freeform, status: "completed" }
-      : { type: "function_call", id: `fc_${turn.callId}`, call_id: turn.callId, name: step.tool, arguments: JSON.stringify(step.input), status: "completed" }
-    : { type: "message", id: `msg_${turn.callId}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: DONE, annotations: [] }] };
+function responses(res: ServerResponse, text: string, answerTo: AnswerTo): void {
+  const answer = answerTo(text, count(text, /"type":"(function_call_output|custom_tool_call_output)"/g));
+  const id = `resp_${answer.id}`;
+  const items =
+    answer.calls.length > 0
+      ? answer.calls.map(({ step, callId }) =>
+          step.freeform !== undefined
+            ? { type: "custom_tool_call", id: `ctc_${callId}`, call_id: callId, name: step.tool, input: step.freeform, status: "completed" }
+            : { type: "function_call", id: `fc_${callId}`, call_id: callId, name: step.tool, arguments: JSON.stringify(step.input), status: "completed" },
+        )
+      : [{ type: "message", id: `msg_${answer.id}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: DONE, annotations: [] }] }];
   const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
   sse(res, [
     ["response.created", { type: "response.created", response: { id, status: "in_progress", output: [] } }],
-    ["response.output_item.added", { type: "response.output_item.added", output_index: 0, item }],
-    ["response.output_item.done", { type: "response.output_item.done", output_index: 0, item }],
-    ["response.completed", { type: "response.completed", response: { id, status: "completed", output: [item], usage } }],
+    ...items.flatMap((item, output_index): Array<[string, unknown]> => [
+      ["response.output_item.added", { type: "response.output_item.added", output_index, item }],
+      ["response.output_item.done", { type: "response.output_item.done", output_index, item }],
+    ]),
+    ["response.completed", { type: "response.completed", response: { id, status: "completed", output: items, usage } }],
   ]);
 }
 
-function chat(res: ServerResponse, json: Record<string, unknown>, text: string, turnOf: TurnOf): void {
+function chat(res: ServerResponse, json: Record<string, unknown>, text: string, answerTo: AnswerTo): void {
   const hasTools = Array.isArray(json.tools) && json.tools.length > 0;
-  const turn = hasTools ? turnOf(text, count(text, /"role":"tool"/g)) : { step: undefined, callId: "x" };
-  const base = { id: `chatcmpl-${turn.callId}`, object: "chat.completion.chunk", created: 1, model: String(json.model ?? "m") };
+  const answer = hasTools ? answerTo(text, count(text, /"role":"tool"/g)) : NO_CALLS;
+  const base = { id: `chatcmpl-${answer.id}`, object: "chat.completion.chunk", created: 1, model: String(json.model ?? "m") };
   const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
-  const delta = turn.step
-    ? { role: "assistant", tool_calls: [{ index: 0, id: turn.callId, type: "function", function: { name: turn.step.tool, arguments: JSON.stringify(turn.step.input) } }] }
-    : { role: "assistant", content: DONE };
-  const finish = turn.step ? "tool_calls" : "stop";
+  const toolCalls = answer.calls.map(({ step, callId }, index) => ({
+    index,
+    id: callId,
+    type: "function",
+    function: { name: step.tool, arguments: JSON.stringify(step.input) },
+  }));
+  const delta = toolCalls.length > 0 ? { role: "assistant", tool_calls: toolCalls } : { role: "assistant", content: DONE };
+  const finish = toolCalls.length > 0 ? "tool_calls" : "stop";
   if (json.stream !== true) {
-    const message = turn.step ? { role: "assistant", content: null, tool_calls: delta.tool_calls } : { role: "assistant", content: DONE };
+    const message = toolCalls.length > 0 ? { role: "assistant", content: null, tool_calls: toolCalls } : { role: "assistant", content: DONE };
     return sendJson(res, { ...base, object: "chat.completion", choices: [{ index: 0, message, finish_reason: finish }], usage });
   }
+  // One chunk per call, as OpenAI streams them: some clients read only the first call of a chunk.
+  const deltas = toolCalls.length > 0 ? toolCalls.map((call, i) => (i === 0 ? { role: "assistant", tool_calls: [call] } : { tool_calls: [call] })) : [delta];
   sse(res, [
-    [undefined, { ...base, choices: [{ index: 0, delta, finish_reason: null }] }],
+    ...deltas.map((d): [undefined, unknown] => [undefined, { ...base, choices: [{ index: 0, delta: d, finish_reason: null }] }]),
     [undefined, { ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }], usage }],
     [undefined, "[DONE]"],
   ]);
 }
 
-function gemini(res: ServerResponse, path: string, json: Record<string, unknown>, text: string, turnOf: TurnOf): void {
+function gemini(res: ServerResponse, path: string, json: Record<string, unknown>, text: string, answerTo: AnswerTo): void {
   const config = (json.generationConfig ?? json.config ?? {}) as Record<string, unknown>;
   const hasTools = Array.isArray(json.tools) && json.tools.length > 0;
   let parts: unknown[];
   if (!hasTools && config.responseMimeType === "application/json") parts = [{ text: '{"reasoning":"done","next_speaker":"user"}' }];
   else {
-    const turn = hasTools ? turnOf(text, count(text, /"functionResponse"/g)) : { step: undefined, callId: "" };
-    parts = turn.step ? [{ functionCall: { name: turn.step.tool, args: turn.step.input, id: turn.callId } }] : [{ text: DONE }];
+    const answer = hasTools ? answerTo(text, count(text, /"functionResponse"/g)) : NO_CALLS;
+    parts = answer.calls.length > 0 ? answer.calls.map(({ step, callId }) => ({ functionCall: { name: step.tool, args: step.input, id: callId } })) : [{ text: DONE }];
   }
   const response = {
     candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }],

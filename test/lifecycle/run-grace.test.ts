@@ -1,0 +1,81 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { runCli, startCli } from "../helpers/cli.js";
+import { perTest } from "../cli/helpers.js";
+import { remoteFiles, waitFor } from "../sync/helpers.js";
+
+/**
+ * `uspark run` when the agent leaves a background process holding its stdout (`npm run dev &`, a
+ * language server): the run still ends with the agent, after --exit-grace, and a signal after the
+ * agent is gone ends it too. The agent's environment holds no uspark credential.
+ */
+const AGENT = path.join(import.meta.dirname, "leave-background.mjs");
+const t = perTest("uspark-run-grace-", { server: true });
+const PID_FILE = "agent.pids";
+
+let backgrounds: number[] = [];
+afterEach(() => {
+  for (const pid of backgrounds) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone already
+    }
+  }
+  backgrounds = [];
+});
+
+function runArgs(code: number, ...extra: string[]): string[] {
+  const connection = ["--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--ignore", PID_FILE];
+  return ["run", ...connection, ...extra, "--", process.execPath, AGENT, path.join(t.root, PID_FILE), String(code), path.join(t.root, "a.txt")];
+}
+
+/** The agent's and its background child's pids, once the agent wrote them; the child is killed after the test. */
+async function pids(): Promise<{ agent: number; background: number }> {
+  const file = path.join(t.root, PID_FILE);
+  const text = await waitFor(() => (existsSync(file) ? readFileSync(file, "utf8") : undefined), 5000, "the agent's pid file");
+  const [agent, background] = text.trim().split(" ").map(Number) as [number, number];
+  backgrounds.push(background);
+  return { agent, background };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("uspark run with an agent that leaves a background process holding its stdout", () => {
+  it("should end after --exit-grace with the agent's code, its output passed through and its writes synced", async () => {
+    const started = Date.now();
+    const result = await runCli(runArgs(3, "--exit-grace", "300"), { timeoutMs: 10_000 });
+    await pids();
+    expect(result.code, result.stderr).toBe(3);
+    expect(Date.now() - started).toBeLessThan(8000);
+    expect(result.stdout.toString()).toMatch(/"tool_result"/);
+    expect(result.stderr).toMatch(/still held open .* after it exited/);
+    expect((await remoteFiles(t.server!.url)).get("a.txt")?.toString()).toBe("written\n");
+  });
+
+  it("should end the session on SIGTERM once the agent is gone, even within a long grace", async () => {
+    const { child, result } = startCli(runArgs(0, "--exit-grace", "600000"), { timeoutMs: 15_000 });
+    const { agent } = await pids();
+    await waitFor(() => !alive(agent), 5000, "the agent's exit");
+    child.kill("SIGTERM");
+    const done = await result;
+    expect(done.code, done.stderr).toBe(0);
+    expect((await remoteFiles(t.server!.url)).get("a.txt")?.toString()).toBe("written\n");
+  });
+
+  it("should pass no uspark credential on to the agent, only the rest of the environment", async () => {
+    const env = { USPARK_TOKEN: "secret-token", USPARK_SERVE_TOKEN: "admin-token", USPARK_DATABASE_URL: "postgres://u:pw@db/x", USPARK_PROJECT_ID: "p1" };
+    const result = await runCli(runArgs(0, "--exit-grace", "300"), { env, timeoutMs: 10_000 });
+    await pids();
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.toString()).toMatch(/^env: USPARK_PROJECT_ID\n/);
+  });
+});

@@ -139,6 +139,7 @@ export function buildProgram(): Command {
       .argument("<command...>", "the agent command and its arguments, after --")
       .addOption(new Option("--agent <name>", "the agent's stream format (default: from the command's name)").choices(["auto", ...agentNames]))
       .option("--pull", "pull the remote project first; a conflict (or any failed pull) stops before the agent starts")
+      .option("--exit-grace <ms>", "after the agent exits, wait this long for its stdout to close (a process it left running may hold it)", int("--exit-grace"), DEFAULTS.exitGraceMs)
       .option("--two-way", "also follow the remote while the agent runs and write its changes here (never over a local change)"),
   )
     .addHelpText("after", RUN_EXAMPLES)

@@ -97,6 +97,8 @@ export const DEFAULTS = {
   maxFileSize: 50 * 1024 * 1024,
   concurrency: 4,
   rescanMs: 30_000,
+  /** `uspark run`: how long the agent's stdout may stay open after it exited. */
+  exitGraceMs: 3000,
 } as const;
 
 export function createWatcher(options: WatcherOptions = {}): Watcher {

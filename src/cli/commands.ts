@@ -49,7 +49,7 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
     report.warn("stream-flag", `${commandName(command!)} was started without ${missing}: its tool events cannot be read, only the file watcher syncs (uspark never changes the agent's arguments)`);
   }
   const { runAgent } = await import("../lifecycle/agent-process.js");
-  exit(await runAgent({ command: command!, args, watcher, report }));
+  exit(await runAgent({ command: command!, args, watcher, report, exitGraceMs: flags.exitGrace }));
 }
 
 async function pullBeforeRun(flags: RunFlags): Promise<number> {

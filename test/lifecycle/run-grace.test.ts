@@ -34,7 +34,7 @@ function runArgs(code: number, background: "yes" | "no", ...extra: string[]): st
 /** The agent's and its background child's pids, once the agent wrote them; the child is killed after the test. */
 async function pids(): Promise<{ agent: number; background: number }> {
   const file = path.join(t.root, PID_FILE);
-  const text = await waitFor(() => (existsSync(file) ? readFileSync(file, "utf8") : undefined), 5000, "the agent's pid file");
+  const text: string = await waitFor(() => (existsSync(file) ? readFileSync(file, "utf8") : ""), 5000, "the agent's pid file");
   const [agent, background] = text.trim().split(" ").map(Number) as [number, number];
   if (background) backgrounds.push(background);
   return { agent, background };

@@ -41,7 +41,12 @@ async function checkDir(root: string): Promise<boolean> {
   }
 }
 
-/** Creates `.uspark` (a real directory, never a symlink) if needed; returns its path. */
+/**
+ * Creates `.uspark` (a real directory, never a symlink) if needed, with its `.gitignore`; returns
+ * its path. The `.gitignore` is also written into a `.uspark` found without one (made by an older
+ * version): the state, the journal and a spooled transcript (which holds what the agent read, a
+ * gitignored `.env` too) must never be staged by `git add -A`.
+ */
 export async function ensureDir(root: string): Promise<string> {
   if (!(await checkDir(root))) {
     await fsp.mkdir(stateDirPath(root), { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
@@ -49,7 +54,37 @@ export async function ensureDir(root: string): Promise<string> {
     });
     await checkDir(root);
   }
+  await ensureGitignore(root);
   return stateDirPath(root);
+}
+
+const GITIGNORE = ".gitignore";
+
+/** One open in the usual case (it is there: EEXIST); whatever is in its place, a symlink too, is left alone. */
+async function ensureGitignore(root: string): Promise<void> {
+  const file = stateFilePath(root, GITIGNORE);
+  try {
+    const handle = await fsp.open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+    try {
+      await handle.writeFile("# Written by uspark: nothing in .uspark/ belongs in git.\n*\n");
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw refusedLink(file, error);
+  }
+}
+
+/**
+ * Removes `.uspark` if it holds nothing but its `.gitignore` (a settle cookie made it for a
+ * moment, in a tree that had none); else leaves it as it is.
+ */
+export async function removeDirIfUnused(root: string): Promise<void> {
+  const entries = await fsp.readdir(stateDirPath(root)).catch(() => undefined);
+  if (!entries || entries.some((name) => name !== GITIGNORE)) return;
+  await removeStateFile(root, GITIGNORE);
+  // Something was put in it meanwhile: it stays, and keeps its .gitignore.
+  await fsp.rmdir(stateDirPath(root)).catch(() => ensureGitignore(root).catch(() => undefined));
 }
 
 function refusedLink(file: string, error: unknown): unknown {

@@ -8,6 +8,8 @@ import type { FsWatcher } from "./fswatch.js";
 import { createPathPolicy, type PathDecision } from "./paths.js";
 import { Reporter, reportNotSynced } from "./report.js";
 import { DEFAULT_MAX_LINE_LENGTH, LineSplitter } from "./stream/lines.js";
+import { JsonSniffer } from "./stream/json-sniffer.js";
+import { streamCommandFor } from "./lifecycle/run.js";
 import type { ScanLoop } from "./scan/loop.js";
 import type { SyncResult, SyncSession } from "./sync/index.js";
 import { allSynced } from "./sync/outcome.js";
@@ -59,6 +61,11 @@ export interface WatcherOptions {
   twoWay?: boolean;
   /** Create the project if the server does not have it. */
   create?: boolean;
+  /**
+   * Warn once when the stream's first lines hold no JSON event (the agent was started without its
+   * stream flag). Default true; `uspark run` turns it off when it named the missing flag already.
+   */
+  warnNoJson?: boolean;
 }
 
 export interface WatchSummary {
@@ -170,6 +177,15 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
         })
       : AGENTS[agentName]!.create(onChange);
 
+  // Only the first lines are looked at; then it is dropped and costs nothing more.
+  let sniffer: JsonSniffer | undefined =
+    options.warnNoJson === false
+      ? undefined
+      : new JsonSniffer(NO_JSON_LINES, () => {
+          const how = streamCommandFor(agentName);
+          report.warn("no-json", `no JSON event in the agent's output so far: was it started without its stream flag (${how})? Only the file watcher sees its changes`);
+        });
+
   let warnedLongLine = false;
   // The parser itself is the sink: a Claude-shaped one takes long lines in pieces and never holds them whole.
   const splitter = new LineSplitter(parser, {
@@ -243,6 +259,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     settleFs: boolean,
   ): Promise<WatchSummary> => {
     const transcriptResult = transcript && stopTranscript(transcript);
+    sniffer?.end();
     splitter.end();
     parser.end();
     const watcher = await fsWatcher;
@@ -277,9 +294,14 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     write(chunk) {
       const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
       transcript?.write(bytes);
+      if (sniffer) {
+        sniffer.push(bytes);
+        if (sniffer.decided) sniffer = undefined;
+      }
       splitter.push(bytes);
     },
     message(event) {
+      sniffer = undefined;
       const line = Buffer.from(JSON.stringify(event));
       transcript?.write(Buffer.concat([line, NEWLINE]));
       parser.line(line);
@@ -303,6 +325,8 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
 }
 
 const NEWLINE = Buffer.from("\n");
+/** Lines of text with no JSON event among them before the stream counts as one without. */
+const NO_JSON_LINES = 50;
 
 function fullySynced(summary: WatchSummary): boolean {
   return summary.sync !== undefined && allSynced(summary.sync) && summary.unrepresentable.length === 0;

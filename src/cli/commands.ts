@@ -5,7 +5,8 @@ import { EXIT } from "../exit-codes.js";
 import { agentForCommand, commandName, missingStreamFlags } from "../lifecycle/run.js";
 import { runSession } from "../lifecycle/session.js";
 import { Reporter, stderrFailure, stderrOutput, type Verbosity } from "../report.js";
-import { createWatcher, type Watcher } from "../watcher.js";
+import { passthrough } from "../stream/passthrough.js";
+import { createWatcher, type Watcher, type WatcherOptions } from "../watcher.js";
 import type { ConnectionOptionFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, TreeFlags, WatchFlags } from "./flags.js";
 import { ApiClient, ApiError } from "../sync/client.js";
 import { listProjects } from "../sync/projects.js";
@@ -24,6 +25,7 @@ export async function runWatchCommand(flags: WatchFlags): Promise<void> {
     if (!stdin && !flags.fsWatch) throw new UsageError("--no-stdin with --no-fs-watch would see no change at all", "drop --no-fs-watch");
     watcher = watcherFor(flags);
   } catch (error) {
+    if (stdin) return pipeUsageFailure(report, error);
     return usageFailure(report, error);
   }
   if (stdin && process.stdin.isTTY) report.warn("tty", "stdin is a terminal: pipe an agent's JSON stream into uspark (Ctrl-D ends), or use --no-stdin");
@@ -38,13 +40,14 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
     const code = await pullBeforeRun(flags);
     if (code !== EXIT.ok) return exit(code);
   }
+  const missing = missingStreamFlags(command!, args);
   let watcher: Watcher;
   try {
-    watcher = watcherFor({ ...flags, agent: flags.agent ?? agentForCommand(command!) });
+    // A missing stream flag is named below; the no-JSON warning would say it a second time.
+    watcher = watcherFor({ ...flags, agent: flags.agent ?? agentForCommand(command!) }, { warnNoJson: missing === undefined });
   } catch (error) {
     return usageFailure(report, error);
   }
-  const missing = missingStreamFlags(command!, args);
   if (missing) {
     report.warn("stream-flag", `${commandName(command!)} was started without ${missing}: its tool events cannot be read, only the file watcher syncs (uspark never changes the agent's arguments)`);
   }
@@ -60,7 +63,7 @@ async function pullBeforeRun(flags: RunFlags): Promise<number> {
 }
 
 /** A watcher from the command line's flags; throws a UsageError for bad ones. */
-function watcherFor(flags: WatchFlags): Watcher {
+function watcherFor(flags: WatchFlags, extra: Pick<WatcherOptions, "warnNoJson"> = {}): Watcher {
   const root = checkRoot(flags.root);
   checkPrefix(root, flags.prefix);
   const connection = flags.dryRun ? undefined : connect(flags);
@@ -86,6 +89,7 @@ function watcherFor(flags: WatchFlags): Watcher {
     transcript: flags.transcript,
     twoWay: flags.twoWay === true,
     create: flags.create === true,
+    ...extra,
   });
 }
 
@@ -250,6 +254,29 @@ export function usageFailure(report: Reporter, error: unknown): void {
   if (!(error instanceof UsageError)) throw error;
   report.error("usage", error.hint ? `${error.message} (${error.hint})` : error.message);
   exit(EXIT.usage);
+}
+
+/** `uspark watch` and `watch-claude` read an agent's stream from stdin unless --no-stdin is given. */
+export function isPipeForm(args: readonly string[]): boolean {
+  return (args[0] === "watch" || args[0] === "watch-claude") && !args.includes("--no-stdin");
+}
+
+/**
+ * A usage or configuration error in the pipe form (`agent | uspark watch`): said at once, then
+ * stdin is still copied to stdout to its end before exit 2, so that the agent upstream is not
+ * killed by SIGPIPE and none of its output is lost. A terminal on stdin is not waited for.
+ */
+export async function pipeUsageFailure(report: Reporter, error: unknown): Promise<void> {
+  if (!(error instanceof UsageError)) throw error;
+  report.error("usage", error.hint ? `${error.message} (${error.hint})` : error.message);
+  await copyStdinThrough();
+  exit(EXIT.usage);
+}
+
+/** Stdin to stdout to the end (a closed stdout is no reason to stop reading); nothing else. */
+export async function copyStdinThrough(): Promise<void> {
+  if (process.stdin.isTTY) return;
+  await passthrough({ input: process.stdin, output: process.stdout, onChunk: () => {}, onOutputError: () => {} }).done.catch(() => undefined);
 }
 
 /**

@@ -66,6 +66,8 @@ export interface WatcherOptions {
    * stream flag). Default true; `uspark run` turns it off when it named the missing flag already.
    */
   warnNoJson?: boolean;
+  /** Syncing stopped for good (401, 403, an unknown project): nothing more will be sent this session. */
+  onSyncStopped?: (reason: string) => void;
 }
 
 export interface WatchSummary {
@@ -218,6 +220,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
           ignore: policy.ignore,
           mode: options.twoWay ? "two-way" : "push",
           create: options.create,
+          onStopped: options.onSyncStopped,
         });
       });
   // Events are hints, the tree is the truth: scans compare it with the base and feed the same queue.

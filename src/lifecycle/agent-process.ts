@@ -41,7 +41,7 @@ export async function runAgent({ command, args, watcher, report, exitGraceMs }: 
     input: child.stdout,
     output: process.stdout,
     forwardSignal: (signal) => running(child) && child.kill(signal),
-    inputAbandoned: stdoutHeldPastGrace(child, exited, exitGraceMs, report),
+    endEarly: stdoutHeldPastGrace(child, exited, exitGraceMs, report),
   });
   if (end.aborted) return end.exitCode;
   const agent = await exited;

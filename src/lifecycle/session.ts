@@ -28,10 +28,10 @@ export interface SessionOptions {
    */
   forwardSignal?(signal: NodeJS.Signals): boolean;
   /**
-   * `uspark run`: resolves when the input is to count as ended though still open (the agent
-   * exited, and a background process it left still holds its stdout past the grace).
+   * Resolves when the session is to end as if its input had: `uspark run`, the agent exited and a
+   * process it left still holds its stdout past the grace; a daemon, syncing stopped for good.
    */
-  inputAbandoned?: Promise<void>;
+  endEarly?: Promise<void>;
 }
 
 export interface SessionEnd {
@@ -57,7 +57,7 @@ export function runSession(options: SessionOptions): Promise<SessionEnd> {
       report.info("signal", `${signal}: ${then} (again to stop at once)`);
       if (!passedOn) stream.stop();
     };
-    void options.inputAbandoned?.then(() => stream.stop());
+    void options.endEarly?.then(() => stream.stop());
     for (const signal of SESSION_SIGNALS) process.on(signal, onSignal);
 
     void (async () => {

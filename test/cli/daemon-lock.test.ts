@@ -1,10 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { startCli, waitForOutput } from "../helpers/cli.js";
 import { journaledPaths, perTest } from "./helpers.js";
-import { startProxy, startRef } from "../sync/helpers.js";
+import { startProxy, startRef, waitFor } from "../sync/helpers.js";
 
 /**
  * The daemon behaviour of design.md §2d: one watcher per root (`.uspark/lock`; a second one exits
@@ -51,7 +51,8 @@ describe("one watcher per root", () => {
 
   it("should print no start line with --quiet", async () => {
     const daemon = startCli(daemonArgs(t.server!.url, "--quiet"));
-    await waitForOutput(daemon.child.stderr, () => true, 1500).catch(() => "");
+    const lock = path.join(t.root, ".uspark", "lock");
+    await waitFor(() => existsSync(lock) && readFileSync(lock, "utf8").trim() === String(daemon.child.pid), 10_000, "the daemon's lock");
     daemon.child.kill("SIGTERM");
     const done = await daemon.result;
     expect(done.code).toBe(0);

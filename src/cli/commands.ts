@@ -53,7 +53,10 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
   // Before the watcher starts, so that the pulled files are the base, not local edits.
   if (flags.pull) {
     const code = await pullBeforeRun(flags);
-    if (code !== EXIT.ok) return void (await lock?.release(), exit(code));
+    if (code !== EXIT.ok) {
+      await lock?.release();
+      return exit(code);
+    }
   }
   const missing = missingStreamFlags(command!, args);
   let started: Started;

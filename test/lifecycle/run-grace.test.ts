@@ -61,6 +61,13 @@ describe("uspark run with an agent that leaves a background process holding its 
     expect((await remoteFiles(t.server!.url)).get("a.txt")?.toString()).toBe("written\n");
   });
 
+  it("should end after --exit-grace with --pull --two-way as well", async () => {
+    const result = await runCli(runArgs(5, "yes", "--exit-grace", "300", "--pull", "--two-way"), { timeoutMs: 10_000 });
+    await pids();
+    expect(result.code, result.stderr).toBe(5);
+    expect((await remoteFiles(t.server!.url)).get("a.txt")?.toString()).toBe("written\n");
+  });
+
   it("should end the session on SIGTERM once the agent is gone, within the grace", async () => {
     const { child, result } = startCli(runArgs(0, "yes"), { timeoutMs: 15_000 });
     const { agent } = await pids();

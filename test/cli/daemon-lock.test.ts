@@ -38,6 +38,19 @@ describe("one watcher per root", () => {
     expect(readFileSync(path.join(t.root, ".uspark", ".gitignore"), "utf8")).toMatch(/^\*$/m);
   });
 
+  it("should not start the agent of a uspark run on a root a watcher holds: exit 2", async () => {
+    const daemon = startCli(daemonArgs());
+    await started(daemon.child);
+    const marker = path.join(t.root, "agent-started");
+    const agent = ["--", process.execPath, "-e", `require("fs").writeFileSync(${JSON.stringify(marker)}, "")`];
+    const run = await startCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, ...agent], { timeoutMs: 5000 }).result;
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`pid ${daemon.child.pid}`);
+    expect(existsSync(marker)).toBe(false);
+    daemon.child.kill("SIGTERM");
+    expect((await daemon.result).code).toBe(0);
+  });
+
   it("should take over a stale lock, whose process is gone", async () => {
     const gone = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
     mkdirSync(path.join(t.root, ".uspark"));
@@ -51,8 +64,8 @@ describe("one watcher per root", () => {
 
   it("should print no start line with --quiet", async () => {
     const daemon = startCli(daemonArgs(t.server!.url, "--quiet"));
-    const lock = path.join(t.root, ".uspark", "lock");
-    await waitFor(() => existsSync(lock) && readFileSync(lock, "utf8").trim() === String(daemon.child.pid), 10_000, "the daemon's lock");
+    // Its first request comes after its signal handlers are in place.
+    await waitFor(() => t.server!.requests.length > 0, 10_000, "the daemon's first request");
     daemon.child.kill("SIGTERM");
     const done = await daemon.result;
     expect(done.code).toBe(0);

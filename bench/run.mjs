@@ -6,7 +6,7 @@
 //
 //   node bench/run.mjs                 the full run (200 MiB session; about a minute)
 //   node bench/run.mjs --smoke         a few MiB and a few edits, seconds (the test suite runs it)
-//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server
+//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server,depth
 //   options: --mb N --rounds N --out FILE --keep (leave the temp dir) --strict (exit 1 on a FAIL)
 //            --bin PATH (measure another build's bin/uspark.js, e.g. an older checkout's)
 //            --profile DIR (also run the throughput command once under node --cpu-prof, keep the
@@ -48,7 +48,7 @@ const config = smoke
   : { mb: 200, bigLineMiB: 64, files: 50, rounds: 5, startupRounds: 10, edits: 1000, syncFiles: 100, burst: 50, pauseMs: 400, debounceMs: 300, slowMiBps: 100, transferFiles: 1000, serverClients: 8, serverCommits: 100 };
 config.mb = Number(option("mb", config.mb));
 config.rounds = Number(option("rounds", config.rounds));
-const only = new Set((option("only", "throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server") ?? "").split(","));
+const only = new Set((option("only", "throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server,depth") ?? "").split(","));
 const out = path.resolve(option("out", path.join(here, "results.json")));
 
 if (!existsSync(path.join(repo, "dist", "cli.js"))) {
@@ -294,6 +294,35 @@ function fswatch() {
   figure("fswatch", "file written right after mkdir -p", ours.deepCaught, all(ours.deepCaught), "5/5", ours.deepCaught === 5 && ours.mkdirCaught === 5);
 }
 
+/** Scan time against directory depth, and SIGTERM during a deep scan (bench/depth.mjs). */
+function depth() {
+  const script = path.join(here, "depth.mjs");
+  // The smoke run keeps the test suite fast: two shallow chains.
+  const args = ["--bin", bin, "--json", ...(smoke ? ["--depths", "50,100", "--cap", "30"] : [])];
+  print(`\n10. Depth: scans of a chain of nested directories (bench/depth.mjs ${smoke ? "--depths 50,100" : ""})`);
+  const run = spawnSync(process.execPath, [script, ...args], { encoding: "utf8" });
+  const lines = run.stdout.trim().split("\n");
+  let report;
+  try {
+    report = JSON.parse(lines.pop());
+  } catch {
+    sane = false;
+    note(`bench/depth.mjs gave no JSON (exit ${run.status}): ${run.stderr.trim().split("\n").pop()}`);
+    return;
+  }
+  results.depth = report;
+  const scans = report.figures.filter((f) => f.name.startsWith("push"));
+  const seconds = (f) => f.seconds ?? report.capSeconds;
+  const shown = (f) => (f.seconds === null ? `> ${report.capSeconds} s` : `${f.seconds.toFixed(2)} s`);
+  for (const f of scans) figure("depth", f.name, seconds(f), shown(f), "info");
+  const [shallow, deep] = [scans[0], scans[scans.length - 1]];
+  const ratio = seconds(deep) / seconds(shallow);
+  const linear = deep.depth / shallow.depth;
+  figure("depth", `  depth ${deep.depth} vs ${shallow.depth}`, ratio, `${ratio.toFixed(2)}x`, `<= ${linear}x (linear)`, ratio <= linear);
+  const stop = report.figures.find((f) => f.name.startsWith("SIGTERM"));
+  figure("depth", `${stop.name}, ${stop.depth} levels`, seconds(stop), shown(stop), "<= 2 s flush timeout + 3 s", seconds(stop) <= 5);
+}
+
 /** Commits per second and latency of `uspark serve`: --data, and 1 and 2 --db replicas. */
 async function server() {
   const { serverClients: clients, serverCommits: commits } = config;
@@ -355,6 +384,7 @@ try {
   if (only.has("transfer")) await transfer();
   if (only.has("transcript")) await transcript(session);
   if (only.has("server")) await server();
+  if (only.has("depth")) depth();
   results.sane = sane;
   writeFileSync(out, JSON.stringify(results, null, 2) + "\n");
   const failed = results.figures.filter((f) => f.pass === false).length;

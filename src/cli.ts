@@ -7,7 +7,7 @@ import { MASS_DELETE_TEXT } from "./mass-delete.js";
 import { Reporter } from "./report.js";
 import { requireCjs } from "./cjs.js";
 import { DEFAULTS } from "./watcher.js";
-import { checkWorkingDirectory, exit, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRunCommand, runServeCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
+import { checkWorkingDirectory, copyStdinThrough, exit, isPipeForm, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRunCommand, runServeCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
 import type { ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, WatchFlags } from "./cli/flags.js";
 
 const { Command, CommanderError, Option } = requireCjs("commander") as typeof Commander;
@@ -139,6 +139,7 @@ export function buildProgram(): Command {
       .argument("<command...>", "the agent command and its arguments, after --")
       .addOption(new Option("--agent <name>", "the agent's stream format (default: from the command's name)").choices(["auto", ...agentNames]))
       .option("--pull", "pull the remote project first; a conflict (or any failed pull) stops before the agent starts")
+      .option("--exit-grace <ms>", "after the agent exits, wait this long for its stdout to close (a process it left running may hold it)", int("--exit-grace"), DEFAULTS.exitGraceMs)
       .option("--two-way", "also follow the remote while the agent runs and write its changes here (never over a local change)"),
   )
     .addHelpText("after", RUN_EXAMPLES)
@@ -290,7 +291,10 @@ export async function main(argv: string[]): Promise<void> {
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version are not errors; everything else commander rejects is a usage error.
-      exit(error.exitCode === 0 || error.code === "commander.helpDisplayed" || error.code === "commander.version" ? EXIT.ok : EXIT.usage);
+      if (error.exitCode === 0 || error.code === "commander.helpDisplayed" || error.code === "commander.version") return exit(EXIT.ok);
+      // The pipe form passes the agent's stream on even so (said already by reportCommanderError).
+      if (isPipeForm(argv.slice(2))) await copyStdinThrough();
+      exit(EXIT.usage);
       return;
     }
     if (error instanceof UsageError) return usageFailure(new Reporter(), error);

@@ -1,6 +1,6 @@
 import { fsyncDirQuietly } from "./fsync-dir.js";
 import { randomBytes } from "node:crypto";
-import { constants, promises as fsp, type Stats } from "node:fs";
+import { constants, promises as fsp, readFileSync, type Stats } from "node:fs";
 import path from "node:path";
 
 /**
@@ -41,7 +41,12 @@ async function checkDir(root: string): Promise<boolean> {
   }
 }
 
-/** Creates `.uspark` (a real directory, never a symlink) if needed; returns its path. */
+/**
+ * Creates `.uspark` (a real directory, never a symlink) if needed, with its `.gitignore`; returns
+ * its path. The `.gitignore` is also written into a `.uspark` found without one (made by an older
+ * version): the state, the journal and a spooled transcript (which holds what the agent read, a
+ * gitignored `.env` too) must never be staged by `git add -A`.
+ */
 export async function ensureDir(root: string): Promise<string> {
   if (!(await checkDir(root))) {
     await fsp.mkdir(stateDirPath(root), { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
@@ -49,7 +54,37 @@ export async function ensureDir(root: string): Promise<string> {
     });
     await checkDir(root);
   }
+  await ensureGitignore(root);
   return stateDirPath(root);
+}
+
+const GITIGNORE = ".gitignore";
+
+/** One open in the usual case (it is there: EEXIST); whatever is in its place, a symlink too, is left alone. */
+async function ensureGitignore(root: string): Promise<void> {
+  const file = stateFilePath(root, GITIGNORE);
+  try {
+    const handle = await fsp.open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+    try {
+      await handle.writeFile("# Written by uspark: nothing in .uspark/ belongs in git.\n*\n");
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw refusedLink(file, error);
+  }
+}
+
+/**
+ * Removes `.uspark` if it holds nothing but its `.gitignore` (a settle cookie made it for a
+ * moment, in a tree that had none); else leaves it as it is.
+ */
+export async function removeDirIfUnused(root: string): Promise<void> {
+  const entries = await fsp.readdir(stateDirPath(root)).catch(() => undefined);
+  if (!entries || entries.some((name) => name !== GITIGNORE)) return;
+  await removeStateFile(root, GITIGNORE);
+  // Something was put in it meanwhile: it stays, and keeps its .gitignore.
+  await fsp.rmdir(stateDirPath(root)).catch(() => ensureGitignore(root).catch(() => undefined));
 }
 
 function refusedLink(file: string, error: unknown): unknown {
@@ -160,6 +195,72 @@ export async function moveStateFileAside(root: string, name: string, asideName: 
   const aside = stateFilePath(root, asideName);
   await fsp.rename(stateFilePath(root, name), aside);
   return aside;
+}
+
+/** The root's watcher lock is held by another live process. */
+export class RootLockHeld extends Error {
+  override readonly name = "RootLockHeld";
+  constructor(
+    readonly root: string,
+    readonly pid: number,
+  ) {
+    super(`another uspark (pid ${pid}) is already watching ${root}`);
+  }
+}
+
+export interface RootLock {
+  /** Removes the lock, if it is still ours. */
+  release(): Promise<void>;
+}
+
+const ROOT_LOCK = "lock";
+
+/**
+ * `.uspark/lock`: one watcher (watch or run) per root, its pid inside. A lock whose process is
+ * gone (or is no uspark: the pid was reused, a container restarted) is taken over; a live
+ * holder is not waited for: throws RootLockHeld at once.
+ */
+export async function takeRootLock(root: string): Promise<RootLock> {
+  const lock = path.join(await ensureDir(root), ROOT_LOCK);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const handle = await fsp.open(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+      await handle.writeFile(`${process.pid}\n`);
+      await handle.close();
+      return { release: () => releaseRootLock(lock) };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw refusedLink(lock, error);
+      const holder = await lockHolder(lock);
+      // A half-written lock (its holder is starting this very moment) is given a moment.
+      if (holder === undefined && attempt < 20) await new Promise((resolve) => setTimeout(resolve, 10));
+      else if (holder !== undefined && holder !== process.pid && isUsparkProcess(holder)) throw new RootLockHeld(root, holder);
+      else await fsp.rm(lock, { force: true });
+    }
+  }
+}
+
+async function lockHolder(lock: string): Promise<number | undefined> {
+  const text = await fsp.readFile(lock, "utf8").catch(() => "");
+  const pid = Number.parseInt(text, 10);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+async function releaseRootLock(lock: string): Promise<void> {
+  if ((await lockHolder(lock)) === process.pid) await fsp.rm(lock, { force: true });
+}
+
+/** Whether `pid` is alive and, where /proc tells (Linux), a uspark process. */
+function isUsparkProcess(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("uspark");
+  } catch {
+    return true; // no /proc (macOS) or not ours to read: alive is all we know
+  }
 }
 
 export interface LockOptions {

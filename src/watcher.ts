@@ -8,6 +8,8 @@ import type { FsWatcher } from "./fswatch.js";
 import { createPathPolicy, type PathDecision } from "./paths.js";
 import { Reporter, reportNotSynced } from "./report.js";
 import { DEFAULT_MAX_LINE_LENGTH, LineSplitter } from "./stream/lines.js";
+import { JsonSniffer } from "./stream/json-sniffer.js";
+import { streamCommandFor } from "./lifecycle/run.js";
 import type { ScanLoop } from "./scan/loop.js";
 import type { SyncResult, SyncSession } from "./sync/index.js";
 import { allSynced } from "./sync/outcome.js";
@@ -59,6 +61,13 @@ export interface WatcherOptions {
   twoWay?: boolean;
   /** Create the project if the server does not have it. */
   create?: boolean;
+  /**
+   * Warn once when the stream's first lines hold no JSON event (the agent was started without its
+   * stream flag). Default true; `uspark run` turns it off when it named the missing flag already.
+   */
+  warnNoJson?: boolean;
+  /** Syncing stopped for good (401, 403, an unknown project): nothing more will be sent this session. */
+  onSyncStopped?: (reason: string) => void;
 }
 
 export interface WatchSummary {
@@ -70,6 +79,8 @@ export interface WatchSummary {
   refused: number;
   /** In-root files the API cannot represent (the end scan's findings): not synced, exit code 1. */
   unrepresentable: { remote: string; reason: string }[];
+  /** The flush timeout cut the last scan of the tree short: not everything is known to be synced (exit code 1). */
+  scanCutShort?: boolean;
   /** What the sync did; absent in a dry run. */
   sync?: SyncResult;
   /** What became of the transcript, with `transcript: true`. */
@@ -97,6 +108,8 @@ export const DEFAULTS = {
   maxFileSize: 50 * 1024 * 1024,
   concurrency: 4,
   rescanMs: 30_000,
+  /** `uspark run`: how long the agent's stdout may stay open after it exited. */
+  exitGraceMs: 3000,
 } as const;
 
 export function createWatcher(options: WatcherOptions = {}): Watcher {
@@ -168,6 +181,15 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
         })
       : AGENTS[agentName]!.create(onChange);
 
+  // Only the first lines are looked at; then it is dropped and costs nothing more.
+  let sniffer: JsonSniffer | undefined =
+    options.warnNoJson === false
+      ? undefined
+      : new JsonSniffer(NO_JSON_LINES, () => {
+          const how = streamCommandFor(agentName);
+          report.warn("no-json", `no JSON event in the agent's output so far: was it started without its stream flag (${how})? Only the file watcher sees its changes`);
+        });
+
   let warnedLongLine = false;
   // The parser itself is the sink: a Claude-shaped one takes long lines in pieces and never holds them whole.
   const splitter = new LineSplitter(parser, {
@@ -200,6 +222,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
           ignore: policy.ignore,
           mode: options.twoWay ? "two-way" : "push",
           create: options.create,
+          onStopped: options.onSyncStopped,
         });
       });
   // Events are hints, the tree is the truth: scans compare it with the base and feed the same queue.
@@ -235,24 +258,29 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
 
   let ended: Promise<WatchSummary> | undefined;
 
+  /**
+   * `deadline` (end, not abort): the settle and the last scans must leave the flush its time
+   * within the flush timeout; a deep or huge tree cuts them short (the next start's scan catches up).
+   */
   const finish = async (
-    stop: (session: SyncSession) => Promise<SyncResult>,
+    stop: (session: SyncSession, remainingMs: number) => Promise<SyncResult>,
     stopTranscript: (transcript: Transcript) => Promise<TranscriptResult>,
-    settleFs: boolean,
+    deadline: Deadline | undefined,
   ): Promise<WatchSummary> => {
     const transcriptResult = transcript && stopTranscript(transcript);
+    sniffer?.end();
     splitter.end();
     parser.end();
     const watcher = await fsWatcher;
     // A change made just before the agent exited may still be on its way from the kernel: the
     // watcher's settle barrier (a cookie under .uspark/) says when every earlier event was read.
-    if (watcher && settleFs) await watcher.settle();
+    if (watcher && deadline) await deadline.race(watcher.settle());
     await watcher?.close();
     const loop = await scans;
     // Whatever the events missed is synced and counted before the exit code is decided.
-    if (loop && settleFs) await loop.end();
+    if (loop && deadline) await loop.end(deadline.signal);
     else loop?.stop();
-    const result = sync ? await stop(await sync) : undefined;
+    const result = sync ? await stop(await sync, deadline?.remainingMs() ?? 0) : undefined;
     // In-root files the API cannot name (not UTF-8, a backslash, too long) count as not synced (exit 1).
     const unrepresentable = (loop?.unrepresentable ?? []).map(({ remote, reason }) => ({ remote, reason }));
     const transcriptDone = await transcriptResult;
@@ -262,6 +290,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
       detected,
       refused: refusedPaths.size,
       unrepresentable,
+      scanCutShort: loop?.cutShortByDeadline === true,
       sync: result,
       transcript: transcriptDone,
       exitCode: 0,
@@ -275,16 +304,21 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     write(chunk) {
       const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
       transcript?.write(bytes);
+      if (sniffer) {
+        sniffer.push(bytes);
+        if (sniffer.decided) sniffer = undefined;
+      }
       splitter.push(bytes);
     },
     message(event) {
+      sniffer = undefined;
       const line = Buffer.from(JSON.stringify(event));
       transcript?.write(Buffer.concat([line, NEWLINE]));
       parser.line(line);
     },
     end() {
       const timeoutMs = options.flushTimeoutMs ?? DEFAULTS.flushTimeoutMs;
-      ended ??= finish((session) => session.finish(timeoutMs), (t) => t.end(timeoutMs), true);
+      ended ??= finish((session, remainingMs) => session.finish(remainingMs), (t) => t.end(timeoutMs), deadlineIn(timeoutMs));
       return ended;
     },
     abort() {
@@ -293,7 +327,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
         void sync?.then((session) => session.abort());
         void transcript?.abort();
       } else {
-        ended = finish((session) => session.abort(), (t) => t.abort(), false);
+        ended = finish((session) => session.abort(), (t) => t.abort(), undefined);
       }
       return ended;
     },
@@ -301,9 +335,11 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
 }
 
 const NEWLINE = Buffer.from("\n");
+/** Lines of text with no JSON event among them before the stream counts as one without. */
+const NO_JSON_LINES = 50;
 
 function fullySynced(summary: WatchSummary): boolean {
-  return summary.sync !== undefined && allSynced(summary.sync) && summary.unrepresentable.length === 0;
+  return summary.sync !== undefined && allSynced(summary.sync) && summary.unrepresentable.length === 0 && summary.scanCutShort !== true;
 }
 
 function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: number): void {
@@ -326,12 +362,33 @@ function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: num
     const shown = conflicts.slice(0, 5).map((c) => `${c.remote} (yours in ${c.copy})`).join(", ");
     report.error("conflicts", `${plural(conflicts.length, "conflict")} open: ${shown}${conflicts.length > 5 ? ", …" : ""}; resolve with uspark push --force <path> (yours) or uspark pull --force <path> (theirs)`, { conflicts });
   }
-  const why = stopped ? ` (syncing stopped: ${stopped})` : "";
+  const why = stopped ? ` (syncing stopped: ${stopped})` : summary.scanCutShort ? " (the last scan of the tree was cut short by the flush timeout)" : "";
   const journal = summary.sync.journaled
     ? ` ${plural(summary.sync.journaled, "entry")} written to .uspark/pending.json: run \`uspark push --pending\` to retry.`
     : "";
   const open = conflicts.length > 0 ? `${plural(conflicts.length, "conflict")}, ` : "";
   report.error("summary", `${open}${plural(notListed.length, "file")} not synced${why}; ${done}.${journal}`, fields);
+}
+
+interface Deadline {
+  /** Aborted when the time is up. */
+  signal: AbortSignal;
+  remainingMs(): number;
+  /** `work`, or nothing once the time is up (work left running is cut short by `signal`). */
+  race(work: Promise<unknown>): Promise<unknown>;
+}
+
+function deadlineIn(ms: number): Deadline {
+  const at = Date.now() + ms;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error(`the flush timeout of ${ms} ms passed`)), ms);
+  timer.unref();
+  const timeUp = new Promise<void>((resolve) => controller.signal.addEventListener("abort", () => resolve(), { once: true }));
+  return {
+    signal: controller.signal,
+    remainingMs: () => Math.max(0, at - Date.now()),
+    race: (work) => Promise.race([work, timeUp]),
+  };
 }
 
 /**

@@ -5,7 +5,9 @@ import { EXIT } from "../exit-codes.js";
 import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../lifecycle/run.js";
 import { runSession } from "../lifecycle/session.js";
 import { Reporter, stderrFailure, stderrOutput, type Verbosity } from "../report.js";
-import { createWatcher, type Watcher } from "../watcher.js";
+import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../state-dir.js";
+import { passthrough } from "../stream/passthrough.js";
+import { createWatcher, type Watcher, type WatcherOptions } from "../watcher.js";
 import type { ConnectionOptionFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, TreeFlags, WatchFlags } from "./flags.js";
 import { ApiClient, ApiError } from "../sync/client.js";
 import { listProjects } from "../sync/projects.js";
@@ -19,38 +21,102 @@ import { validateProjectId } from "../server/validate.js";
 export async function runWatchCommand(flags: WatchFlags): Promise<void> {
   const report = reporterFor(flags);
   const stdin = flags.stdin !== false;
-  let watcher: Watcher;
+  const sessionStopped = deferred();
+  let started: Started;
   try {
     if (!stdin && !flags.fsWatch) throw new UsageError("--no-stdin with --no-fs-watch would see no change at all", "drop --no-fs-watch");
-    watcher = watcherFor(flags);
+    // A daemon ends when syncing stops for good (a revoked token): its supervisor must see that.
+    started = await startWatcher(flags, stdin ? {} : { onSyncStopped: sessionStopped.resolve });
   } catch (error) {
+    if (stdin) return pipeUsageFailure(report, error);
     return usageFailure(report, error);
   }
   if (stdin && process.stdin.isTTY) report.warn("tty", "stdin is a terminal: pipe an agent's JSON stream into uspark (Ctrl-D ends), or use --no-stdin");
-  const end = await runSession({ watcher, report, input: stdin ? process.stdin : undefined, output: process.stdout });
+  const endEarly = sessionStopped.promise.then(() => report.error("daemon", "syncing stopped for good: the daemon exits rather than idle; fix the token or the project and start it again"));
+  const session = runSession({ watcher: started.watcher, report, input: stdin ? process.stdin : undefined, output: process.stdout, endEarly: stdin ? undefined : endEarly });
+  // Once its signal handlers are in place: a supervisor may stop it as soon as it has read this.
+  if (!stdin) reportStart(report, started);
+  const end = await session;
+  await started.lock?.release();
   exit(end.exitCode);
 }
 
 export async function runRunCommand([command, ...args]: string[], flags: RunFlags): Promise<void> {
   const report = reporterFor(flags);
-  // Before the watcher starts, so that the pulled files are the base, not local edits.
-  if (flags.pull) {
-    const code = await pullBeforeRun(flags);
-    if (code !== EXIT.ok) return exit(code);
-  }
-  let watcher: Watcher;
+  let lock: RootLock | undefined;
   try {
-    watcher = watcherFor({ ...flags, agent: flags.agent ?? agentForCommand(command!) });
+    // Before the pull: it writes the tree a watcher of the same root would be syncing.
+    lock = flags.dryRun ? undefined : await takeRootLock(checkRoot(flags.root)).catch(lockFailure);
   } catch (error) {
     return usageFailure(report, error);
   }
+  // Before the watcher starts, so that the pulled files are the base, not local edits.
+  if (flags.pull) {
+    const code = await pullBeforeRun(flags);
+    if (code !== EXIT.ok) {
+      await lock?.release();
+      return exit(code);
+    }
+  }
   const missing = missingStreamFlags(command!, args);
+  let started: Started;
+  try {
+    // A missing stream flag is named below; the no-JSON warning would say it a second time.
+    started = await startWatcher({ ...flags, agent: flags.agent ?? agentForCommand(command!) }, { warnNoJson: missing === undefined }, lock);
+  } catch (error) {
+    await lock?.release();
+    return usageFailure(report, error);
+  }
   if (missing) {
     report.warn("stream-flag", `${commandName(command!)} was started without ${missing}: its tool events cannot be read, only the file watcher syncs (uspark never changes the agent's arguments)`);
   }
   if (printsNoFileEvents(command!)) noFileEventsNotice(report, commandName(command!), flags.fsWatch);
   const { runAgent } = await import("../lifecycle/agent-process.js");
-  exit(await runAgent({ command: command!, args, watcher, report }));
+  const code = await runAgent({ command: command!, args, watcher: started.watcher, report, exitGraceMs: flags.exitGrace });
+  await lock?.release();
+  exit(code);
+}
+
+interface Started {
+  watcher: Watcher;
+  root: string;
+  /** Undefined in a dry run. */
+  connection: Connection | undefined;
+  /** The root's watcher lock; none in a dry run, which sends nothing. */
+  lock: RootLock | undefined;
+}
+
+/** The root's lock (unless given, or a dry run), then the watcher; throws a UsageError for bad flags or a held lock. */
+async function startWatcher(flags: WatchFlags, extra: Pick<WatcherOptions, "warnNoJson" | "onSyncStopped">, heldLock?: RootLock): Promise<Started> {
+  const root = checkRoot(flags.root);
+  checkPrefix(root, flags.prefix);
+  const connection = flags.dryRun ? undefined : connect(flags);
+  const lock = heldLock ?? (flags.dryRun ? undefined : await takeRootLock(root).catch(lockFailure));
+  try {
+    return { watcher: watcherFor(flags, root, connection, extra), root, connection, lock };
+  } catch (error) {
+    if (!heldLock) await lock?.release();
+    throw error;
+  }
+}
+
+/** A live watcher of the same root is a configuration error (exit 2); anything else goes on up. */
+function lockFailure(error: unknown): never {
+  if (error instanceof RootLockHeld) throw new UsageError(error.message, `stop it first, or watch another --root (a lock whose process is gone is taken over)`);
+  if (error instanceof StateDirError) throw new UsageError(error.message);
+  throw error;
+}
+
+/** A daemon's one start line (unless --quiet): what it watches, where it syncs to, how to stop it. */
+function reportStart(report: Reporter, { root, connection }: Started): void {
+  const where = connection ? `for project ${connection.projectId} on ${connection.apiUrl}` : "(dry run: nothing is sent)";
+  report.info("start", `watching ${root} ${where}, pid ${process.pid}; SIGINT or SIGTERM stops it`, { root, projectId: connection?.projectId, apiUrl: connection?.apiUrl, pid: process.pid });
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
 }
 
 /** Said once, before the agent starts: where its changes will be seen, since its output names none. */
@@ -67,10 +133,7 @@ async function pullBeforeRun(flags: RunFlags): Promise<number> {
 }
 
 /** A watcher from the command line's flags; throws a UsageError for bad ones. */
-function watcherFor(flags: WatchFlags): Watcher {
-  const root = checkRoot(flags.root);
-  checkPrefix(root, flags.prefix);
-  const connection = flags.dryRun ? undefined : connect(flags);
+function watcherFor(flags: WatchFlags, root: string, connection: Connection | undefined, extra: Pick<WatcherOptions, "warnNoJson" | "onSyncStopped">): Watcher {
   return createWatcher({
     root,
     agent: flags.agent,
@@ -93,6 +156,7 @@ function watcherFor(flags: WatchFlags): Watcher {
     transcript: flags.transcript,
     twoWay: flags.twoWay === true,
     create: flags.create === true,
+    ...extra,
   });
 }
 
@@ -257,6 +321,29 @@ export function usageFailure(report: Reporter, error: unknown): void {
   if (!(error instanceof UsageError)) throw error;
   report.error("usage", error.hint ? `${error.message} (${error.hint})` : error.message);
   exit(EXIT.usage);
+}
+
+/** `uspark watch` and `watch-claude` read an agent's stream from stdin unless --no-stdin is given. */
+export function isPipeForm(args: readonly string[]): boolean {
+  return (args[0] === "watch" || args[0] === "watch-claude") && !args.includes("--no-stdin");
+}
+
+/**
+ * A usage or configuration error in the pipe form (`agent | uspark watch`): said at once, then
+ * stdin is still copied to stdout to its end before exit 2, so that the agent upstream is not
+ * killed by SIGPIPE and none of its output is lost. A terminal on stdin is not waited for.
+ */
+export async function pipeUsageFailure(report: Reporter, error: unknown): Promise<void> {
+  if (!(error instanceof UsageError)) throw error;
+  report.error("usage", error.hint ? `${error.message} (${error.hint})` : error.message);
+  await copyStdinThrough();
+  exit(EXIT.usage);
+}
+
+/** Stdin to stdout to the end (a closed stdout is no reason to stop reading); nothing else. */
+export async function copyStdinThrough(): Promise<void> {
+  if (process.stdin.isTTY) return;
+  await passthrough({ input: process.stdin, output: process.stdout, onChunk: () => {}, onOutputError: () => {} }).done.catch(() => undefined);
 }
 
 /**

@@ -46,6 +46,8 @@ export interface WatchFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
 export interface RunFlags extends Omit<WatchFlags, "agent" | "stdin"> {
   agent?: string;
   pull?: boolean;
+  /** After the agent exited, how long its stdout may stay open before the run stops reading it. */
+  exitGrace: number;
 }
 
 export interface PushFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {

@@ -1,6 +1,6 @@
 import type { FSWatcher } from "node:fs";
-import { lstat, rmdir } from "node:fs/promises";
-import { createStateFile, ensureDir, removeStateFile, stateDirPath } from "../state-dir.js";
+import { lstat } from "node:fs/promises";
+import { createStateFile, ensureDir, removeDirIfUnused, removeStateFile, stateDirPath } from "../state-dir.js";
 
 /** `fs.watch` of one directory, with names as the kernel gives them (bytes). */
 export type WatchDirectory = (dir: string, listener: (event: string, filename: Buffer | string | null) => void) => FSWatcher;
@@ -48,7 +48,7 @@ export class CookieBarrier {
   /** Removes the `.uspark/` this barrier made, unless something else was put in it meanwhile. */
   private async unmake(): Promise<void> {
     this.close();
-    await rmdir(stateDirPath(this.root)).catch(() => undefined);
+    await removeDirIfUnused(this.root).catch(() => undefined);
   }
 
   /** Watches `.uspark/` now when it is there already, so that the first barrier costs no set-up. */

@@ -36,6 +36,11 @@ interface RuleFile {
   stamp: string;
 }
 
+/** The `.gitignore` of a directory under the root. */
+interface LevelFile extends RuleFile {
+  readonly dirRel: string;
+}
+
 const BUILTIN_NAMES = [".git", "node_modules", ".uspark"] as const;
 const BUILTIN_RULES: ReadonlyMap<string, IgnoreRule> = new Map(BUILTIN_NAMES.map((name, i) => [name, parseLine(`${name}/`, "built-in", i + 1)!]));
 
@@ -43,7 +48,13 @@ export class IgnoreEngine {
   readonly root: string;
   private readonly user: IgnoreRule[];
   /** The `.gitignore` of each directory asked about, by its root-relative path ("" for the root). */
-  private readonly levels = new Map<string, RuleFile>();
+  private readonly levels = new Map<string, LevelFile>();
+  /**
+   * Per directory, the rule files that apply to its entries and have rules, deepest first: built
+   * from its parent's, so that a check costs the same at any depth (a deep tree has thousands of
+   * levels, nearly all without a .gitignore). Forgotten whenever rules change.
+   */
+  private readonly scopes = new Map<string, readonly LevelFile[]>();
   /** The `.gitignore` files above the root, deepest first, then `.git/info/exclude`. */
   private readonly outer: RuleFile[] = [];
   private readonly listeners: ((dirRel: string) => void)[] = [];
@@ -85,10 +96,8 @@ export class IgnoreEngine {
     const rel = dirRel === "" ? name : `${dirRel}/${name}`;
     const user = lastMatch(this.user, rel, name, isDir);
     if (user) return user.negative ? undefined : user;
-    for (let dir: string | undefined = dirRel; dir !== undefined; dir = parentOf(dir)) {
-      const level = this.level(dir);
-      if (level.rules.length === 0) continue;
-      const rule = lastMatch(level.rules, dir === "" ? rel : rel.slice(dir.length + 1), name, isDir);
+    for (const level of this.scope(dirRel)) {
+      const rule = lastMatch(level.rules, level.dirRel === "" ? rel : rel.slice(level.dirRel.length + 1), name, isDir);
       if (rule) return rule.negative ? undefined : rule;
     }
     for (const file of this.outer) {
@@ -105,6 +114,15 @@ export class IgnoreEngine {
    */
   onRulesChanged(listener: (dirRel: string) => void): void {
     this.listeners.push(listener);
+  }
+
+  /**
+   * A walk entering `dirRel` (its parent's rules were looked at a moment ago): re-reads its own
+   * `.gitignore` if that changed since it was read. One stat, at any depth.
+   */
+  refreshDir(dirRel: string): void {
+    const known = this.levels.get(dirRel);
+    if (known && stampOf(known.file) !== known.stamp) this.reload(dirRel);
   }
 
   /** Re-reads the `.gitignore` of `dirRel`; true when its rules changed. */
@@ -127,11 +145,28 @@ export class IgnoreEngine {
     }
   }
 
-  private level(dirRel: string): RuleFile {
+  /** The rule files with rules that apply in `dirRel`, deepest first (its parents' are made first, and kept). */
+  private scope(dirRel: string): readonly LevelFile[] {
+    const known = this.scopes.get(dirRel);
+    if (known) return known;
+    const missing: string[] = [];
+    let dir: string | undefined = dirRel;
+    for (; dir !== undefined && !this.scopes.has(dir); dir = parentOf(dir)) missing.push(dir);
+    let scope: readonly LevelFile[] = dir === undefined ? [] : this.scopes.get(dir)!;
+    for (const level of missing.reverse()) {
+      const file = this.level(level);
+      // A directory without rules shares its parent's list: no copy per level.
+      if (file.rules.length > 0) scope = [file, ...scope];
+      this.scopes.set(level, scope);
+    }
+    return scope;
+  }
+
+  private level(dirRel: string): LevelFile {
     let level = this.levels.get(dirRel);
     if (!level) {
       const file = dirRel === "" ? path.join(this.root, ".gitignore") : path.join(this.root, ...dirRel.split("/"), ".gitignore");
-      level = this.load(file, "", dirRel === "" ? ".gitignore" : `${dirRel}/.gitignore`);
+      level = { ...this.load(file, "", dirRel === "" ? ".gitignore" : `${dirRel}/.gitignore`), dirRel };
       this.levels.set(dirRel, level);
     }
     return level;
@@ -152,6 +187,7 @@ export class IgnoreEngine {
   }
 
   private changed(dirRel: string): void {
+    this.scopes.clear();
     for (const listener of this.listeners) listener(dirRel);
   }
 }

@@ -16,14 +16,16 @@ export interface RunAgentOptions {
   args: readonly string[];
   watcher: Watcher;
   report: Reporter;
+  /** After the agent exited, how long its stdout may stay open (a background process it left holds it). */
+  exitGraceMs: number;
 }
 
 type AgentChild = ChildProcessByStdio<null, Readable, null>;
 
-export async function runAgent({ command, args, watcher, report }: RunAgentOptions): Promise<number> {
+export async function runAgent({ command, args, watcher, report, exitGraceMs }: RunAgentOptions): Promise<number> {
   let child: AgentChild;
   try {
-    child = await startAgent(command, args);
+    child = await startAgent(command, args, agentEnvironment(process.env));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const name = commandName(command);
@@ -38,7 +40,8 @@ export async function runAgent({ command, args, watcher, report }: RunAgentOptio
     report,
     input: child.stdout,
     output: process.stdout,
-    forwardSignal: (signal) => child.kill(signal),
+    forwardSignal: (signal) => running(child) && child.kill(signal),
+    endEarly: stdoutHeldPastGrace(child, exited, exitGraceMs, report),
   });
   if (end.aborted) return end.exitCode;
   const agent = await exited;
@@ -46,10 +49,44 @@ export async function runAgent({ command, args, watcher, report }: RunAgentOptio
   return runExitCode(agent, end.exitCode);
 }
 
+function running(child: AgentChild): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+/**
+ * Resolves when the agent has exited and its stdout is still open `graceMs` later: a process it
+ * left behind (`npm run dev &`, a language server) holds the pipe and may do so forever. The run
+ * stops reading it then and ends with the agent; never resolves when stdout ends in time.
+ */
+function stdoutHeldPastGrace(child: AgentChild, exited: Promise<AgentExit>, graceMs: number, report: Reporter): Promise<void> {
+  return new Promise((resolve) => {
+    void exited.then(() => {
+      if (child.stdout.readableEnded) return;
+      const timer = setTimeout(() => {
+        report.warn("run", `${commandName(child.spawnfile)}'s output is still held open ${graceMs} ms after it exited (by a process it left running?): no longer reading it`);
+        resolve();
+        // After the session stopped reading it: the pipe must not keep this process alive.
+        setImmediate(() => child.stdout.destroy());
+      }, graceMs);
+      child.stdout.once("end", () => clearTimeout(timer));
+    });
+  });
+}
+
+/**
+ * Environment variables that hold a uspark credential: never handed to the agent, which may
+ * print its environment or be talked into sending it somewhere.
+ */
+const CREDENTIAL_VARIABLES = /^USPARK_(?:.*_)?(?:TOKEN|SECRET|PASSWORD|KEY|DATABASE_URL)$/i;
+
+export function agentEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !CREDENTIAL_VARIABLES.test(name)));
+}
+
 /** Resolves once the process is running; rejects with spawn's error (ENOENT: not found; EACCES: not executable). */
-function startAgent(command: string, args: readonly string[]): Promise<AgentChild> {
+function startAgent(command: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<AgentChild> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ["inherit", "pipe", "inherit"] });
+    const child = spawn(command, args, { stdio: ["inherit", "pipe", "inherit"], env });
     child.once("spawn", () => resolve(child));
     child.once("error", reject);
   });

@@ -62,6 +62,17 @@ export function printsNoFileEvents(command: string): boolean {
   return AGENTS_WITHOUT_FILE_EVENTS.has(commandName(command));
 }
 
+/**
+ * How the agent of a stream format is started so that it prints its JSON stream, as a warning
+ * names it (`claude -p --output-format stream-json --verbose`); for "auto", the common ones.
+ */
+export function streamCommandFor(format: string): string {
+  const commands = Object.entries(KNOWN_AGENTS).map(([command, agent]) => ({ format: agent.format, text: `${command} ${agent.streamFlags}` }));
+  const known = commands.find((command) => command.format === format);
+  if (known) return known.text;
+  return commands.slice(0, 3).map((command) => command.text).join(", ") + ", …";
+}
+
 /** The flags to name in a warning when a known agent was started without its JSON stream; else undefined. */
 export function missingStreamFlags(command: string, args: readonly string[]): string | undefined {
   const agent = KNOWN_AGENTS[commandName(command)];

@@ -22,8 +22,16 @@ export interface SessionOptions {
   /** The agent's stream; none with --no-stdin, when only a signal ends the session. */
   input?: Readable;
   output: Writable;
-  /** `uspark run`: every signal goes to the agent, and the session ends with the agent's output. */
-  forwardSignal?(signal: NodeJS.Signals): void;
+  /**
+   * `uspark run`: a signal goes to the agent, and the session ends with the agent's output.
+   * False when the agent is gone already: the signal then ends the session itself.
+   */
+  forwardSignal?(signal: NodeJS.Signals): boolean;
+  /**
+   * Resolves when the session is to end as if its input had: `uspark run`, the agent exited and a
+   * process it left still holds its stdout past the grace; a daemon, syncing stopped for good.
+   */
+  endEarly?: Promise<void>;
 }
 
 export interface SessionEnd {
@@ -40,15 +48,16 @@ export function runSession(options: SessionOptions): Promise<SessionEnd> {
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
       signals++;
-      options.forwardSignal?.(signal);
+      const passedOn = options.forwardSignal?.(signal) === true;
       if (signals > 1) {
         void watcher.abort().then(() => resolve({ exitCode: signalExitCode(signal), aborted: true }));
         return;
       }
-      const then = options.forwardSignal ? "passed on to the agent; pushing what is pending when it exits" : "pushing what is pending, then exiting";
+      const then = passedOn ? "passed on to the agent; pushing what is pending when it exits" : "pushing what is pending, then exiting";
       report.info("signal", `${signal}: ${then} (again to stop at once)`);
-      if (!options.forwardSignal) stream.stop();
+      if (!passedOn) stream.stop();
     };
+    void options.endEarly?.then(() => stream.stop());
     for (const signal of SESSION_SIGNALS) process.on(signal, onSignal);
 
     void (async () => {

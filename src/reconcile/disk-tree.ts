@@ -142,7 +142,7 @@ async function listTree(root: string, dir: string, prefix: string, ignore: Ignor
       if (stat?.isFile()) files.set(remote, { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino });
     });
   };
-  for await (const file of walkFiles({ root, start: dir, ignoreEngine: ignore, report, onUnsyncable })) {
+  for await (const file of walkFiles({ root, start: dir, ignoreEngine: ignore, report, onUnsyncable, signal })) {
     signal?.throwIfAborted();
     chunk.push(file);
     if (chunk.length >= STAT_CHUNK) await statChunk();

@@ -31,6 +31,7 @@ export class ScanLoop {
   private closed = false;
   private timer: ReturnType<typeof setInterval> | undefined;
   private lastUnrepresentable: Unrepresentable[] = [];
+  private readonly cutShort = new AbortController();
 
   constructor(private readonly options: ScanLoopOptions) {
     if (options.everyMs > 0) {
@@ -46,6 +47,11 @@ export class ScanLoop {
     return this.lastUnrepresentable;
   }
 
+  /** The flush timeout cut the last scans short: what they would have found is not known to be synced. */
+  get cutShortByDeadline(): boolean {
+    return this.cutShort.signal.aborted;
+  }
+
   /** Runs a scan after the one under way; never rejects (a failed scan is a warning). */
   run(cause: ScanCause): Promise<void> {
     if (this.closed) return this.running;
@@ -53,8 +59,13 @@ export class ScanLoop {
     return this.running;
   }
 
-  /** The last scan (after the last events), then no more: a late "ready" must not follow it. */
-  end(): Promise<void> {
+  /**
+   * The last scan (after the last events), then no more: a late "ready" must not follow it.
+   * `deadline` cuts it, and any scan still queued or under way, short.
+   */
+  end(deadline?: AbortSignal): Promise<void> {
+    if (deadline?.aborted) this.cutShort.abort(deadline.reason);
+    else deadline?.addEventListener("abort", () => this.cutShort.abort(deadline.reason), { once: true });
     const last = this.run("end");
     this.stop();
     return last;
@@ -68,18 +79,20 @@ export class ScanLoop {
 
   private async scanOnce(cause: ScanCause): Promise<void> {
     const { session, report } = this.options;
-    if (session.stopped) return;
+    if (session.stopped || this.cutShort.signal.aborted) return;
     this.busy = true;
+    const signal = AbortSignal.any([session.signal, this.cutShort.signal]);
     try {
       const started = Date.now();
       const { reconciler } = await session.ready();
-      const found = await reconciler.scan(this.options.twoWay, session.signal);
+      const found = await reconciler.scan(this.options.twoWay, signal);
       for (const path of found.paths) session.add({ remote: path, cause: "scan" });
       for (const file of found.unrepresentable) report.warnOnce(file.key, "refused", `not synced ${file.remote}: ${file.reason}`, { path: file.remote, cause: "scan" });
       this.lastUnrepresentable = found.unrepresentable;
       report.debug("scan", `${cause} scan: ${found.files} files, ${found.paths.length} to decide (${Date.now() - started} ms)`, { cause, files: found.files, hashed: found.hashed, targets: found.paths });
     } catch (error) {
-      if (!session.signal.aborted) report.warn("scan-failed", `the ${cause} scan of the tree failed: ${(error as Error).message}`, { cause });
+      if (this.cutShort.signal.aborted) report.warn("scan-cut-short", `the ${cause} scan was cut short: ${(this.cutShort.signal.reason as Error).message}; the next start catches up`, { cause });
+      else if (!session.signal.aborted) report.warn("scan-failed", `the ${cause} scan of the tree failed: ${(error as Error).message}`, { cause });
     } finally {
       this.busy = false;
     }

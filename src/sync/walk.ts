@@ -33,9 +33,15 @@ export interface WalkOptions {
    * warning about it is said once under (see `warnNotUtf8`).
    */
   onUnsyncable?: (escapedRel: string, key: string) => void;
+  /** Checked before each directory is read: an aborted walk throws the signal's reason. */
+  signal?: AbortSignal;
 }
 
-/** Yields the absolute paths of the files, depth first, in name order. */
+/**
+ * Yields the absolute paths of the files, depth first, in name order. One generator with a stack
+ * of open directories, not one per level: a file deep down costs no more to hand out than one at
+ * the top, so a walk is linear in the depth of the tree. `signal` is checked between directories.
+ */
 export async function* walkFiles(options: WalkOptions): AsyncGenerator<string> {
   const root = options.root;
   const start = options.start ?? root;
@@ -45,41 +51,67 @@ export async function* walkFiles(options: WalkOptions): AsyncGenerator<string> {
   const refresh = options.ignoreEngine !== undefined;
   const startRel = path.relative(root, start).split(path.sep).join("/");
   if (startRel !== "" && engine.check(startRel, true, { fresh: true })) return;
-  yield* walk(startRel);
+  // The rule files above the start and its own, once; each directory below re-reads only its own.
+  if (refresh) engine.check(startRel === "" ? ".gitignore" : `${startRel}/.gitignore`, false, { fresh: true });
+  const stack: OpenDirectory[] = [];
+  const open = async (dir: string) => {
+    options.signal?.throwIfAborted();
+    if (refresh && dir !== startRel) engine.refreshDir(dir);
+    const entries = await readDirectory(root, dir, options.report);
+    if (entries) stack.push({ dir, entries, next: 0 });
+  };
+  await open(startRel);
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1]!;
+    const entry = top.entries[top.next++];
+    if (!entry) {
+      stack.pop();
+      continue;
+    }
+    const found = classify(top.dir, entry);
+    if (found.kind === "directory") await open(found.rel);
+    else if (found.kind === "file") yield path.join(root, ...found.rel.split("/"));
+  }
 
-  async function* walk(dir: string): AsyncGenerator<string> {
-    let entries: Dirent<Buffer>[];
-    try {
-      entries = await fsp.readdir(path.join(root, dir), { withFileTypes: true, encoding: "buffer" });
-    } catch (error) {
-      options.report?.warn("walk", `cannot read directory ${dir || "."}: ${(error as NodeJS.ErrnoException).code ?? error}`);
-      return;
+  type Found = { kind: "directory" | "file"; rel: string } | { kind: "none" };
+
+  function classify(dir: string, entry: Dirent<Buffer>): Found {
+    const isDir = entry.isDirectory();
+    if (!isDir && !entry.isFile() && !entry.isSymbolicLink()) return { kind: "none" };
+    const name = utf8Name(entry.name);
+    if (name.valid === false) {
+      const rel = dir === "" ? name.escaped : `${dir}/${name.escaped}`;
+      if (!engine.checkEntry(dir, name.escaped, isDir)) unsyncable(isDir ? `${rel}/` : rel);
+      return { kind: "none" };
     }
-    entries.sort((a, b) => Buffer.compare(a.name, b.name));
-    // A fresh check of a path in `dir` re-reads the rule files on its way whose stat changed (the
-    // engine says so to its listeners, as when the watcher sees the change); its answer is not needed.
-    if (refresh) engine.check(dir === "" ? ".gitignore" : `${dir}/.gitignore`, false, { fresh: true });
-    for (const entry of entries) {
-      const isDir = entry.isDirectory();
-      if (!isDir && !entry.isFile() && !entry.isSymbolicLink()) continue;
-      const name = utf8Name(entry.name);
-      if (name.valid === false) {
-        const rel = dir === "" ? name.escaped : `${dir}/${name.escaped}`;
-        if (!engine.checkEntry(dir, name.escaped, isDir)) unsyncable(isDir ? `${rel}/` : rel);
-        continue;
-      }
-      const rel = dir === "" ? name.name : `${dir}/${name.name}`;
-      if (entry.isSymbolicLink()) {
-        options.report?.debug("walk", `not followed: ${rel} is a symlink`, { path: rel });
-        continue;
-      }
-      if (engine.checkEntry(dir, name.name, isDir)) continue;
-      if (isDir) yield* walk(rel);
-      else yield path.join(root, ...rel.split("/"));
+    const rel = dir === "" ? name.name : `${dir}/${name.name}`;
+    if (entry.isSymbolicLink()) {
+      options.report?.debug("walk", `not followed: ${rel} is a symlink`, { path: rel });
+      return { kind: "none" };
     }
+    if (engine.checkEntry(dir, name.name, isDir)) return { kind: "none" };
+    return { kind: isDir ? "directory" : "file", rel };
   }
 
   function unsyncable(rel: string): void {
     options.onUnsyncable?.(rel, warnNotUtf8(options.report, root, rel));
+  }
+}
+
+interface OpenDirectory {
+  dir: string;
+  /** Sorted by name (bytes). */
+  entries: Dirent<Buffer>[];
+  next: number;
+}
+
+/** The entries of a directory, sorted; undefined (with a warning) when it cannot be read. */
+async function readDirectory(root: string, dir: string, report: Reporter | undefined): Promise<Dirent<Buffer>[] | undefined> {
+  try {
+    const entries = await fsp.readdir(path.join(root, dir), { withFileTypes: true, encoding: "buffer" });
+    return entries.sort((a, b) => Buffer.compare(a.name, b.name));
+  } catch (error) {
+    report?.warn("walk", `cannot read directory ${dir || "."}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    return undefined;
   }
 }

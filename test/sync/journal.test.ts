@@ -63,7 +63,7 @@ describe("journal (files)", () => {
     await updateJournal(dir, { add: [entry("a", "2025-01-01T00:00:00Z")] });
     await updateJournal(dir, { add: [entry("b", "2025-01-01T00:00:00Z"), entry("a", "2025-01-01T00:00:09Z", { reason: "newer" })] });
     const files = await readdir(path.join(dir, ".uspark"));
-    expect(files).toEqual(["pending.json"]);
+    expect(files.sort()).toEqual([".gitignore", "pending.json"]);
     const data = JSON.parse(await readFile(journalPath(dir), "utf8"));
     expect(data.version).toBe(1);
     expect(data.entries.map((e: JournalEntry) => `${e.path}:${e.reason}`).sort()).toEqual(["a:newer", "b:flush timeout"]);
@@ -79,7 +79,7 @@ describe("journal (files)", () => {
   it("removes the file once nothing is left", async () => {
     await updateJournal(dir, { add: [entry("a", "2025-01-01T00:00:00Z")] });
     await updateJournal(dir, { synced: [{ apiUrl: "http://127.0.0.1:4400", projectId: "p1", path: "a", at: Date.now() }] });
-    expect(await readdir(path.join(dir, ".uspark"))).toEqual([]);
+    expect(await readdir(path.join(dir, ".uspark"))).toEqual([".gitignore"]);
   });
 
   it("a corrupt journal is moved aside with a warning, not overwritten", async () => {

@@ -1,0 +1,90 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { runCli, startCli } from "../helpers/cli.js";
+import { perTest } from "../cli/helpers.js";
+import { remoteFiles, waitFor } from "../sync/helpers.js";
+
+/**
+ * `uspark run` when the agent leaves a background process holding its stdout (`npm run dev &`, a
+ * language server): the run still ends with the agent, after --exit-grace, and a signal after the
+ * agent is gone ends it too. The agent's environment holds no uspark credential.
+ */
+const AGENT = path.join(import.meta.dirname, "leave-background.mjs");
+const t = perTest("uspark-run-grace-", { server: true });
+const PID_FILE = "agent.pids";
+
+let backgrounds: number[] = [];
+afterEach(() => {
+  for (const pid of backgrounds) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone already
+    }
+  }
+  backgrounds = [];
+});
+
+function runArgs(code: number, background: "yes" | "no", ...extra: string[]): string[] {
+  const connection = ["--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--ignore", PID_FILE];
+  return ["run", ...connection, ...extra, "--", process.execPath, AGENT, path.join(t.root, PID_FILE), String(code), background, path.join(t.root, "a.txt")];
+}
+
+/** The agent's and its background child's pids, once the agent wrote them; the child is killed after the test. */
+async function pids(): Promise<{ agent: number; background: number }> {
+  const file = path.join(t.root, PID_FILE);
+  const text: string = await waitFor(() => (existsSync(file) ? readFileSync(file, "utf8") : ""), 5000, "the agent's pid file");
+  const [agent, background] = text.trim().split(" ").map(Number) as [number, number];
+  if (background) backgrounds.push(background);
+  return { agent, background };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("uspark run with an agent that leaves a background process holding its stdout", () => {
+  it("should end after --exit-grace with the agent's code, its output passed through and its writes synced", async () => {
+    const started = Date.now();
+    const result = await runCli(runArgs(3, "yes", "--exit-grace", "300"), { timeoutMs: 10_000 });
+    await pids();
+    expect(result.code, result.stderr).toBe(3);
+    expect(Date.now() - started).toBeLessThan(8000);
+    expect(result.stdout.toString()).toMatch(/"tool_result"/);
+    expect(result.stderr).toMatch(/still held open .* after it exited/);
+    expect((await remoteFiles(t.server!.url)).get("a.txt")?.toString()).toBe("written\n");
+  });
+
+  it("should end after --exit-grace with --pull --two-way as well", async () => {
+    const result = await runCli(runArgs(5, "yes", "--exit-grace", "300", "--pull", "--two-way"), { timeoutMs: 10_000 });
+    await pids();
+    expect(result.code, result.stderr).toBe(5);
+    expect((await remoteFiles(t.server!.url)).get("a.txt")?.toString()).toBe("written\n");
+  });
+
+  it("should end the session on SIGTERM once the agent is gone, within the grace", async () => {
+    const { child, result } = startCli(runArgs(0, "yes"), { timeoutMs: 15_000 });
+    const { agent } = await pids();
+    await waitFor(() => !alive(agent), 5000, "the agent's exit");
+    child.kill("SIGTERM");
+    const done = await result;
+    expect(done.code, done.stderr).toBe(0);
+    expect((await remoteFiles(t.server!.url)).get("a.txt")?.toString()).toBe("written\n");
+  });
+
+  it("should pass no uspark credential on to the agent, only the rest of the environment", async () => {
+    const env = { USPARK_TOKEN: "secret-token", USPARK_SERVE_TOKEN: "admin-token", USPARK_DATABASE_URL: "postgres://u:pw@db/x", USPARK_PROJECT_ID: "p1" };
+    const result = await runCli(runArgs(0, "no"), { env, timeoutMs: 10_000 });
+    await pids();
+    expect(result.code, result.stderr).toBe(0);
+    const passed = /^env: (.*)\n/.exec(result.stdout.toString())![1]!.split(",");
+    expect(passed).toContain("USPARK_PROJECT_ID");
+    expect(passed.filter((name) => /TOKEN|DATABASE_URL/.test(name))).toEqual([]);
+  });
+});

@@ -88,7 +88,8 @@ describe("watch --agent auto --dry-run", () => {
     expect(result.code).toBe(0);
     expect(result.stdout.toString()).toBe(input);
     const all = records(result.stderr);
-    expect(all.find((r) => r.event === "agent")).toMatchObject({ agent });
+    // Kilo prints OpenCode's stream: it is detected as that format.
+    expect(all.find((r) => r.event === "agent")).toMatchObject({ agent: agent === "kilo" ? "opencode" : agent });
     expect(all.filter((r) => r.event === "change").map((r) => ({ path: r.path, kind: r.kind, cause: r.cause, confirmed: r.confirmed }))).toEqual(expectedChanges(agent));
   });
 });

@@ -3,7 +3,7 @@
 // gives one warning, and the token goes to the configured API origin only and is printed,
 // journaled or logged nowhere.
 
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli, startCli } from "../helpers/cli.js";
@@ -179,8 +179,9 @@ describe("hostile paths in the agent's stream: never pushed, never followed, one
         ? {
             kind: "forward-after",
             before: () => {
-              rmSync(target);
-              symlinkSync(path.join(outside, "secret.txt"), target);
+              // Swapped in one step (a rename over it), so no read sees the file absent in between.
+              symlinkSync(path.join(outside, "secret.txt"), `${target}.swap`);
+              renameSync(`${target}.swap`, target);
             },
           }
         : undefined;

@@ -13,7 +13,7 @@ import { Writer } from "./writer.js";
  * a network that loses, repeats and reorders. Then the edits stop, the faults stop, and every
  * writer syncs until a whole pass changes nothing. Then it must hold that:
  *   - every version a writer last held is on the remote at its path, in a conflict copy of it,
- *     or was replaced by a commit that expected it (someone saw it first): nothing is lost;
+ *     or was replaced there by a commit that expected it (someone saw it first): nothing is lost;
  *   - every acknowledged commit is in the project's history as it was sent;
  *   - two-way writers hold what the remote holds (but their open conflicts and their copies);
  *   - the writers settle within a few passes: no conflict copy or file is committed forever.
@@ -98,12 +98,14 @@ async function check(run: {
   violations: string[];
 }): Promise<void> {
   const { server, violations } = run;
-  const expected = new Set(server.log.flatMap((c) => c.changes.flatMap((ch) => (typeof ch.expect === "string" ? [`${ch.path}\0${ch.expect}`] : []))));
+  // Replaced knowingly: a commit at the path, or at a conflict copy of it, expected this content.
+  const seen = server.log.flatMap((c) => c.changes.flatMap((ch) => (typeof ch.expect === "string" ? [{ path: ch.path, sha: ch.expect }] : [])));
+  const replacedKnowingly = (path: string, sha: string) => seen.some((s) => s.sha === sha && (s.path === path || isConflictCopyOf(s.path, path)));
   for (const { writer, files } of run.held) {
     for (const [path, sha] of files) {
       if (server.files.get(path)?.sha256 === sha) continue;
       if ([...server.files].some(([p, f]) => f.sha256 === sha && isConflictCopyOf(p, path))) continue;
-      if (expected.has(`${path}\0${sha}`)) continue;
+      if (replacedKnowingly(path, sha)) continue;
       violations.push(`lost: ${writer.name} last held ${path} = ${sha.slice(0, 8)}; the remote has ${server.files.get(path)?.sha256.slice(0, 8) ?? "nothing"} there and no copy of it`);
     }
   }

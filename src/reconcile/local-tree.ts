@@ -23,6 +23,18 @@ export type LocalRead =
 /** What a local file must still be right before it is replaced or removed (`null`: absent). */
 export type LocalExpectation = { sha256: string; stat: LocalStat } | null;
 
+/**
+ * Does the local file still hold what a write or delete was planned on (asked right before it
+ * happens)? `now`: its stat now (undefined: absent, or not a regular file); `hash`: reads it.
+ * Shared by the disk tree and the simulation's tree, so the simulation checks this very rule.
+ */
+export async function stillAsPlanned(expected: LocalExpectation, now: LocalStat | undefined, hash: () => Promise<string | undefined>): Promise<boolean> {
+  if (expected === null) return now === undefined;
+  if (now === undefined) return false;
+  if (now.size === expected.stat.size && now.mtimeMs === expected.stat.mtimeMs && now.ino === expected.stat.ino) return true;
+  return (await hash()) === expected.sha256;
+}
+
 /** The local file changed after it was looked at: it is kept, untouched. */
 export class LocalChanged extends Error {
   override readonly name = "LocalChanged";

@@ -1,13 +1,13 @@
 import { pathRefusal } from "../../../src/reconcile/disk-tree.js";
-import { LocalChanged, type LocalExpectation, type LocalRead, type LocalStat, type LocalTree, type TreeListing } from "../../../src/reconcile/local-tree.js";
+import { LocalChanged, stillAsPlanned, type LocalExpectation, type LocalRead, type LocalStat, type LocalTree, type TreeListing } from "../../../src/reconcile/local-tree.js";
 import { sha256 } from "./memory-server.js";
 
 /**
  * A writer's project tree in memory, with a file system's clock: its own offset from the
  * simulation's (a host clock behind or ahead) and an mtime granularity (a rewrite within one tick
  * of the same size keeps size, mtime and inode: the racy stat). A write or delete planned on a
- * hash keeps the disk tree's precondition (src/reconcile/disk-tree.ts): an unchanged stat is
- * trusted, else the content is compared. The user's own edits (edit, mv, cp -p) bypass all that.
+ * hash checks the disk tree's own precondition (stillAsPlanned, local-tree.ts). The user's own
+ * edits (edit, mv, cp -p) bypass all that.
  */
 
 export interface MemoryFile {
@@ -76,10 +76,9 @@ export class MemoryTree {
 
   api(gate: (label: string) => Promise<void>): LocalTree {
     const stat = (file: MemoryFile): LocalStat => ({ size: file.bytes.length, mtimeMs: file.mtimeMs, ino: file.ino });
-    const check = (path: string, expected: LocalExpectation) => {
+    const check = async (path: string, expected: LocalExpectation) => {
       const now = this.files.get(path);
-      if (expected === null ? now === undefined : now !== undefined && (sameStat(stat(now), expected.stat) || now.sha256 === expected.sha256)) return;
-      throw new LocalChanged("it changed here meanwhile: kept");
+      if (!(await stillAsPlanned(expected, now && stat(now), async () => now?.sha256))) throw new LocalChanged("it changed here meanwhile: kept");
     };
     return {
       list: async (): Promise<TreeListing> => {
@@ -104,7 +103,7 @@ export class MemoryTree {
       },
       write: async (path, bytes, expected) => {
         await gate(`write ${path}`);
-        check(path, expected);
+        await check(path, expected);
         // Written to a temp file and renamed into place: a new inode.
         const file = { bytes: new Uint8Array(bytes), sha256: sha256(bytes), mtimeMs: this.fsNow(), ino: this.nextIno++ };
         this.files.set(path, file);
@@ -112,7 +111,7 @@ export class MemoryTree {
       },
       remove: async (path, expected) => {
         await gate(`remove ${path}`);
-        check(path, expected);
+        await check(path, expected);
         this.files.delete(path);
       },
       backup: async (path, label) => {
@@ -124,8 +123,4 @@ export class MemoryTree {
       where: (path) => `/sim/${this.name}/${path}`,
     };
   }
-}
-
-function sameStat(a: LocalStat, b: LocalStat): boolean {
-  return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino;
 }

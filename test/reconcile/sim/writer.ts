@@ -128,7 +128,7 @@ export class Writer {
   private async boot(owner: string): Promise<Process> {
     const { scheduler, random } = this.world;
     const timers = scheduler.timersFor(owner);
-    const report = new Reporter({ format: "json", verbosity: "normal", stream: { write: (line: string) => this.heard(owner, line) } });
+    const report = new Reporter({ format: "json", verbosity: process.env.SIM_SEED === undefined ? "normal" : "verbose", stream: { write: (line: string) => this.heard(owner, line) } });
     const caller = new RetryingCaller({ report, policy: { baseMs: 5, capMs: 200, retryAfterCapMs: 1000 }, timers, random: () => random.next() });
     const api = simulatedApi({ ...this.world, owner, writer: this.name });
     const remote = new ProjectRemote(api, caller, { concurrency: 2, report });

@@ -44,7 +44,7 @@ export function createDiskTree(options: DiskTreeOptions): LocalTree & { readonly
     const now = await fsp.lstat(abs(p)).catch(() => undefined);
     // Anything in the way that is not a regular file is not what was planned on either.
     if (now !== undefined && !now.isFile()) return false;
-    return stillAsPlanned(expected, now && { size: now.size, mtimeMs: now.mtimeMs, ino: now.ino }, async () => {
+    return stillAsPlanned(expected, now !== undefined, async () => {
       const read = await readLocal(abs(p), { root, maxFileSize: Number.MAX_SAFE_INTEGER });
       return read.kind === "file" ? read.sha256 : undefined;
     });

@@ -78,7 +78,7 @@ export class MemoryTree {
     const stat = (file: MemoryFile): LocalStat => ({ size: file.bytes.length, mtimeMs: file.mtimeMs, ino: file.ino });
     const check = async (path: string, expected: LocalExpectation) => {
       const now = this.files.get(path);
-      if (!(await stillAsPlanned(expected, now && stat(now), async () => now?.sha256))) throw new LocalChanged("it changed here meanwhile: kept");
+      if (!(await stillAsPlanned(expected, now !== undefined, async () => now?.sha256))) throw new LocalChanged("it changed here meanwhile: kept");
     };
     return {
       list: async (): Promise<TreeListing> => {

@@ -72,7 +72,7 @@ export class Scheduler {
 
   log(line: string): void {
     this.trace.push(`[${this.steps} +${this.clock - SIM_EPOCH}ms] ${line}`);
-    if (this.trace.length > 400) this.trace.shift();
+    if (this.trace.length > 2000) this.trace.shift();
   }
 
   /**

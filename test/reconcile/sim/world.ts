@@ -52,6 +52,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     return new Writer(`w${i}`, new MemoryTree(`w${i}`, clock), random.chance(0.7), world);
   });
   const editor = new Editor(random, fixedSize);
+  for (const w of writers) scheduler.log(`${w.name}: ${w.twoWay ? "two-way" : "one-way push"}, file system clock ${w.tree.clock.offsetMs} ms off, mtime ticks of ${w.tree.clock.granularityMs} ms${fixedSize ? ", contents of one size" : ""}`);
   for (const w of writers) w.start();
 
   const steps = options.steps ?? random.int(150, 600);

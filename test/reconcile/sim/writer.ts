@@ -52,11 +52,12 @@ class MemoryStore implements StateStore {
     return { ...structuredClone(this.saved), savedMtimeMs: this.savedAt };
   }
 
-  async save(base: Base): Promise<void> {
+  async save(base: Base): Promise<number> {
     const snapshot = structuredClone(base);
     await this.scheduler.gate(this.owner, "save state");
     this.saved = snapshot;
     this.savedAt = this.tree.fsNow();
+    return this.savedAt;
   }
 }
 

@@ -70,9 +70,14 @@ export function simulatedApi(options: {
     commit: async (changes: Change[], source: CommitSource, key: string) => {
       const sent = structuredClone(changes);
       const answer = await call("POST /commits", () => {
-        const result = server.commit(changes, source, key);
-        scheduler.log(`${owner} commit v${result.version}: ${describeChanges(sent)}`);
-        return result;
+        try {
+          const result = server.commit(changes, source, key);
+          scheduler.log(`${owner} commit v${result.version}: ${describeChanges(sent)}`);
+          return result;
+        } catch (error) {
+          scheduler.log(`${owner} commit refused (${(error as ApiError).code} ${JSON.stringify((error as ApiError).body?.conflicts ?? "")}): ${describeChanges(sent)}`);
+          throw error;
+        }
       });
       options.acknowledged.push({ writer: options.writer, version: answer.version, changes: sent });
       return answer;

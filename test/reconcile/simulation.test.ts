@@ -18,6 +18,7 @@ function story(result: SimResult): string {
 /** Seeds that found a defect, each kept as a regression test (the commit that fixed it names it too). */
 const FOUND = [
   { seed: 7, defect: "a pull wrote over a local edit made within the same mtime tick at the same size (the write's precondition trusted the stat)" },
+  { seed: 21, defect: "a conflict copy updated before a crash (the record saved before) was expected at its old content forever: 409s, and the rest of the commit failed with it" },
 ];
 
 describe("the simulation of many writers", () => {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Change, CommitFeed, CommitRecord, CommitSource, Listing } from "../../../src/api/types.js";
+import type { Change, CommitFeed, CommitRecord, CommitRequest, CommitSource, Listing } from "../../../src/api/types.js";
 import { blobsNamed, checkCommit, requestFingerprint, touchesPath } from "../../../src/server/commit-check.js";
 import { ApiError } from "../../../src/sync/api-error.js";
 
@@ -15,7 +15,8 @@ export class MemoryServer {
   readonly files = new Map<string, { sha256: string; size: number }>();
   readonly log: CommitRecord[] = [];
   readonly blobs = new Map<string, Uint8Array>();
-  private readonly keys = new Map<string, { version: number; fingerprint: string }>();
+  /** Idempotency-Key → the version it was answered with and its request (fingerprinted only when the key comes again). */
+  private readonly keys = new Map<string, { version: number; request: CommitRequest }>();
 
   constructor(private readonly now: () => number) {}
 
@@ -35,11 +36,10 @@ export class MemoryServer {
   }
 
   commit(changes: Change[], source: CommitSource, key: string): { version: number } {
-    const request = structuredClone({ changes, source });
-    const fingerprint = requestFingerprint(request);
+    const request: CommitRequest = structuredClone({ changes, source });
     const answered = this.keys.get(key);
     if (answered) {
-      if (answered.fingerprint === fingerprint) return { version: answered.version };
+      if (requestFingerprint(answered.request) === requestFingerprint(request)) return { version: answered.version };
       throw new ApiError("POST /commits: 422 idempotency_key_reused", { status: 422, code: "idempotency_key_reused", body: { error: "idempotency_key_reused" } });
     }
     const sizes = new Map(blobsNamed(request.changes).flatMap((sha) => (this.blobs.has(sha) ? [[sha, this.blobs.get(sha)!.length] as const] : [])));
@@ -57,7 +57,7 @@ export class MemoryServer {
     }
     const version = this.version + 1;
     this.log.push({ version, time: new Date(this.now()).toISOString(), source: request.source, changes: request.changes });
-    this.keys.set(key, { version, fingerprint });
+    this.keys.set(key, { version, request });
     return { version };
   }
 

@@ -37,7 +37,11 @@ export class Scheduler {
   /** The last steps taken, for a failing seed's story. */
   readonly trace: string[] = [];
 
-  constructor(private readonly random: Random) {}
+  constructor(
+    private readonly random: Random,
+    /** Keep the story of the run (a replay of one seed): costly, so off for the thousands. */
+    readonly tracing = false,
+  ) {}
 
   now(): number {
     return this.clock;
@@ -70,8 +74,9 @@ export class Scheduler {
     this.timers = this.timers.filter((t) => t.owner !== owner);
   }
 
-  log(line: string): void {
-    this.trace.push(`[${this.steps} +${this.clock - SIM_EPOCH}ms] ${line}`);
+  log(line: () => string): void {
+    if (!this.tracing) return;
+    this.trace.push(`[${this.steps} +${this.clock - SIM_EPOCH}ms] ${line()}`);
     if (this.trace.length > 2000) this.trace.shift();
   }
 

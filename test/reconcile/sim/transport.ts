@@ -41,7 +41,7 @@ export function simulatedApi(options: {
     await scheduler.gate(owner, label);
     const faults = options.faults();
     if (random.chance(faults.lostRequest)) {
-      scheduler.log(`${owner} ${label}: request lost`);
+      scheduler.log(() => `${owner} ${label}: request lost`);
       throw new ApiError(`${label}: network error (simulated: request lost)`, { code: "network", retryable: true });
     }
     let outcome: { value: T } | { error: unknown };
@@ -56,7 +56,7 @@ export function simulatedApi(options: {
     if (random.chance(faults.twice)) outcome = once();
     await scheduler.gate(owner, `${label} answer`);
     if (random.chance(options.faults().lostAnswer)) {
-      scheduler.log(`${owner} ${label}: answer lost`);
+      scheduler.log(() => `${owner} ${label}: answer lost`);
       throw new ApiError(`${label}: network error (simulated: answer lost)`, { code: "network", retryable: true });
     }
     if ("error" in outcome) throw outcome.error;
@@ -72,10 +72,10 @@ export function simulatedApi(options: {
       const answer = await call("POST /commits", () => {
         try {
           const result = server.commit(changes, source, key);
-          scheduler.log(`${owner} commit v${result.version}: ${describeChanges(sent)}`);
+          scheduler.log(() => `${owner} commit v${result.version}: ${describeChanges(sent)}`);
           return result;
         } catch (error) {
-          scheduler.log(`${owner} commit refused (${(error as ApiError).code} ${JSON.stringify((error as ApiError).body?.conflicts ?? "")}): ${describeChanges(sent)}`);
+          scheduler.log(() => `${owner} commit refused (${(error as ApiError).code} ${JSON.stringify((error as ApiError).body?.conflicts ?? "")}): ${describeChanges(sent)}`);
           throw error;
         }
       });

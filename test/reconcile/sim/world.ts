@@ -20,8 +20,10 @@ import { Writer } from "./writer.js";
  */
 
 export interface SimOptions {
-  /** Steps of the edit phase (default: from the seed, 150 to 600). */
+  /** Steps of the edit phase (default: from the seed, 60 to 300). */
   steps?: number;
+  /** Keep the story of the run, to tell why it failed. */
+  trace?: boolean;
 }
 
 export interface SimResult {
@@ -40,7 +42,7 @@ const SETTLE_PASSES = 8;
 
 export async function runSeed(seed: number, options: SimOptions = {}): Promise<SimResult> {
   const random = new Random(seed);
-  const scheduler = new Scheduler(random);
+  const scheduler = new Scheduler(random, options.trace === true);
   const server = new MemoryServer(() => scheduler.now());
   const violations: string[] = [];
   const acknowledged: Acknowledged[] = [];
@@ -52,10 +54,10 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     return new Writer(`w${i}`, new MemoryTree(`w${i}`, clock), random.chance(0.7), world);
   });
   const editor = new Editor(random, fixedSize);
-  for (const w of writers) scheduler.log(`${w.name}: ${w.twoWay ? "two-way" : "one-way push"}, file system clock ${w.tree.clock.offsetMs} ms off, mtime ticks of ${w.tree.clock.granularityMs} ms${fixedSize ? ", contents of one size" : ""}`);
+  for (const w of writers) scheduler.log(() => `${w.name}: ${w.twoWay ? "two-way" : "one-way push"}, file system clock ${w.tree.clock.offsetMs} ms off, mtime ticks of ${w.tree.clock.granularityMs} ms${fixedSize ? ", contents of one size" : ""}`);
   for (const w of writers) w.start();
 
-  const steps = options.steps ?? random.int(150, 600);
+  const steps = options.steps ?? random.int(60, 300);
   const crashRate = random.pick([0, 0.003, 0.01]);
   for (let i = 0; i < steps && violations.length === 0; i++) {
     const r = random.next();
@@ -86,7 +88,7 @@ async function settle(writers: Writer[], scheduler: Scheduler, server: MemorySer
     }
     const treesMoved = writers.some((w, i) => canonicalJson([...w.tree.contents()]) !== before.trees[i]);
     if (server.version === before.version && !treesMoved && requeued === 0) return;
-    scheduler.log(`settle pass ${pass}: v${before.version} → v${server.version}, trees moved: ${treesMoved}, requeued: ${requeued}`);
+    scheduler.log(() => `settle pass ${pass}: v${before.version} → v${server.version}, trees moved: ${treesMoved}, requeued: ${requeued}`);
   }
   violations.push(`no settling: still committing or writing after ${SETTLE_PASSES} passes with no edits and no faults (a storm)`);
 }
@@ -166,7 +168,7 @@ class Editor {
         touched.push(path, target);
       }
     }
-    scheduler.log(`user of ${writer.name}: ${op} ${touched.join(" ")}`);
+    scheduler.log(() => `user of ${writer.name}: ${op} ${touched.join(" ")}`);
     // The watcher hears most events; a scan finds the rest.
     if (random.chance(0.8)) for (const path of touched) writer.events.add(path);
   }

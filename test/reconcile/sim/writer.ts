@@ -98,7 +98,7 @@ export class Writer {
   /** Kills the process where it stands: nothing of it runs again; the tree and the saved state stay. */
   crash(): void {
     this.world.scheduler.kill(this.store.owner);
-    this.world.scheduler.log(`${this.store.owner} crashed`);
+    this.world.scheduler.log(() => `${this.store.owner} crashed`);
     this.start();
   }
 
@@ -129,7 +129,7 @@ export class Writer {
   private async boot(owner: string): Promise<Process> {
     const { scheduler, random } = this.world;
     const timers = scheduler.timersFor(owner);
-    const report = new Reporter({ format: "json", verbosity: process.env.SIM_SEED === undefined ? "normal" : "verbose", stream: { write: (line: string) => this.heard(owner, line) } });
+    const report = new HeardReporter((level, event, message) => this.heard(owner, level, event, message), scheduler.tracing);
     const caller = new RetryingCaller({ report, policy: { baseMs: 5, capMs: 200, retryAfterCapMs: 1000 }, timers, random: () => random.next() });
     const api = simulatedApi({ ...this.world, owner, writer: this.name });
     const remote = new ProjectRemote(api, caller, { concurrency: 2, report });
@@ -144,11 +144,12 @@ export class Writer {
     const owner = this.store.owner;
     const { scheduler, random } = this.world;
     let first = true;
+    const timers = scheduler.timersFor(owner);
     while (!this.stopping) {
-      await scheduler.gate(owner, "idle");
-      const action = first ? "all" : random.weighted({ all: 2, events: 4, scan: 2, pull: this.twoWay ? 0 : 1, idle: 3 });
+      // The watch's debounce: a round now and then, not back to back.
+      await new Promise<void>((resolve) => timers.setTimeout(resolve, first ? 0 : random.int(0, 300)));
+      const action = first ? "all" : random.weighted({ all: 2, events: 4, scan: 2, pull: this.twoWay ? 0 : 1 });
       first = false;
-      if (action === "idle") continue;
       try {
         await this.act(action, await this.process!);
       } catch (error) {
@@ -161,7 +162,7 @@ export class Writer {
 
   private async act(action: "all" | "events" | "scan" | "pull", p: Process): Promise<void> {
     const signal = new AbortController().signal;
-    this.world.scheduler.log(`${p.owner} ${action}`);
+    this.world.scheduler.log(() => `${p.owner} ${action}`);
     let request: RoundRequest;
     if (action === "all" || action === "pull") {
       if (this.twoWay) await p.view.refresh(signal);
@@ -181,13 +182,35 @@ export class Writer {
   }
 
   /** What the process says: a warning it must never give is a violation; everything goes in the trace. */
-  private heard(owner: string, text: string): void {
-    for (const line of text.split("\n")) {
-      if (!line) continue;
-      const record = JSON.parse(line) as { level: string; event: string; message: string };
-      this.world.scheduler.log(`${owner} said ${record.level} ${record.event}: ${record.message}`);
-      if (record.event === "conflict") this.conflictsSaid++;
-      if (NEVER.has(record.event)) this.world.violation(`${owner} warned ${record.event}: ${record.message}`);
-    }
+  private heard(owner: string, level: string, event: string, message: string): void {
+    this.world.scheduler.log(() => `${owner} said ${level} ${event}: ${message}`);
+    if (event === "conflict") this.conflictsSaid++;
+    if (NEVER.has(event)) this.world.violation(`${owner} warned ${event}: ${message}`);
+  }
+}
+
+/** A reporter that hands each event on as it is, unformatted (thousands of runs print nothing). */
+class HeardReporter extends Reporter {
+  constructor(
+    private readonly hear: (level: string, event: string, message: string) => void,
+    private readonly debugToo: boolean,
+  ) {
+    super({ verbosity: "quiet", stream: { write: () => true } });
+  }
+
+  override error(event: string, message: string): void {
+    this.hear("error", event, message);
+  }
+
+  override warn(event: string, message: string): void {
+    this.hear("warn", event, message);
+  }
+
+  override info(event: string, message: string): void {
+    this.hear("info", event, message);
+  }
+
+  override debug(event: string, message: string): void {
+    if (this.debugToo) this.hear("debug", event, message);
   }
 }

@@ -10,6 +10,8 @@ import { runSeed, type SimResult } from "./sim/world.js";
 const FIRST = Number(process.env.SIM_FIRST ?? 1);
 const SEEDS = Number(process.env.SIM_SEEDS ?? 2000);
 const ONE = process.env.SIM_SEED === undefined ? undefined : Number(process.env.SIM_SEED);
+/** Longer edit phases (npm run sim -- --scale 4). */
+const SCALE = Number(process.env.SIM_SCALE ?? 1);
 
 function story(result: SimResult): string {
   return [`seed ${result.seed} failed (replay: SIM_SEED=${result.seed} npx vitest run test/reconcile/simulation.test.ts):`, ...result.violations, "--- the last steps:", ...result.trace].join("\n");
@@ -28,7 +30,7 @@ describe("the simulation of many writers", () => {
   });
 
   it.runIf(ONE !== undefined)(`replays seed ${ONE}`, async () => {
-    const result = await runSeed(ONE!, { trace: true });
+    const result = await runSeed(ONE!, { trace: true, scale: SCALE });
     if (result.violations.length > 0) console.log(story(result));
     expect(result.violations).toEqual([]);
   });
@@ -36,10 +38,11 @@ describe("the simulation of many writers", () => {
   it.runIf(ONE === undefined)(`holds on seeds ${FIRST} to ${FIRST + SEEDS - 1}`, async () => {
     const failed: SimResult[] = [];
     for (let seed = FIRST; seed < FIRST + SEEDS && failed.length < 3; seed++) {
-      const result = await runSeed(seed);
+      const result = await runSeed(seed, { scale: SCALE });
       if (result.violations.length > 0) failed.push(result);
     }
     for (const f of failed) console.log(`seed ${f.seed}: ${f.violations.join("; ")}`);
-    expect(failed.map((f) => `seed ${f.seed} (SIM_SEED=${f.seed}): ${f.violations[0]}`)).toEqual([]);
+    const replay = SCALE === 1 ? "" : ` SIM_SCALE=${SCALE}`;
+    expect(failed.map((f) => `seed ${f.seed} (SIM_SEED=${f.seed}${replay}): ${f.violations[0]}`)).toEqual([]);
   }, 120_000);
 });

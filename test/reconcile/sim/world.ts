@@ -20,8 +20,8 @@ import { Writer } from "./writer.js";
  */
 
 export interface SimOptions {
-  /** Steps of the edit phase (default: from the seed, 60 to 300). */
-  steps?: number;
+  /** Steps of the edit phase: from the seed, 60 to 300, times this (default 1). */
+  scale?: number;
   /** Keep the story of the run, to tell why it failed. */
   trace?: boolean;
 }
@@ -57,7 +57,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   for (const w of writers) scheduler.log(() => `${w.name}: ${w.twoWay ? "two-way" : "one-way push"}, file system clock ${w.tree.clock.offsetMs} ms off, mtime ticks of ${w.tree.clock.granularityMs} ms${fixedSize ? ", contents of one size" : ""}`);
   for (const w of writers) w.start();
 
-  const steps = options.steps ?? random.int(60, 300);
+  const steps = Math.round(random.int(60, 300) * (options.scale ?? 1));
   const crashRate = random.pick([0, 0.003, 0.01]);
   for (let i = 0; i < steps && violations.length === 0; i++) {
     const r = random.next();

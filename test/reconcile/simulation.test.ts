@@ -44,5 +44,5 @@ describe("the simulation of many writers", () => {
     for (const f of failed) console.log(`seed ${f.seed}: ${f.violations.join("; ")}`);
     const replay = SCALE === 1 ? "" : ` SIM_SCALE=${SCALE}`;
     expect(failed.map((f) => `seed ${f.seed} (SIM_SEED=${f.seed}${replay}): ${f.violations[0]}`)).toEqual([]);
-  }, 120_000);
+  }, Math.max(120_000, SEEDS * SCALE * 200));
 });

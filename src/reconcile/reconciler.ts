@@ -219,10 +219,14 @@ export class Reconciler {
     }
   }
 
-  /** A new conflict whose copy the remote already holds (a crash after the commit, before the base was saved): no second copy. */
+  /**
+   * A new conflict whose copy the remote already holds (a crash after the commit, before the base
+   * was saved): no second copy. Not a copy this tree syncs as a file (pulled while no conflict was
+   * open): adopted, it would leave the sync, and edits of it here would never go anywhere.
+   */
   private adoptExistingCopies(planned: Plan): void {
     for (const conflict of [...planned.conflicts]) {
-      const existing = [...this.deps.view.files].find(([p, f]) => f.sha256 === conflict.local && isConflictCopyOf(p, conflict.path));
+      const existing = [...this.deps.view.files].find(([p, f]) => f.sha256 === conflict.local && isConflictCopyOf(p, conflict.path) && this.deps.base.sha(p) === null);
       if (!existing) continue;
       planned.copies = planned.copies.filter((c) => c.from !== conflict.path);
       planned.conflicts = planned.conflicts.filter((c) => c !== conflict);

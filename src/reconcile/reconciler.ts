@@ -222,7 +222,8 @@ export class Reconciler {
   /**
    * A new conflict whose copy the remote already holds (a crash after the commit, before the base
    * was saved): no second copy. Not a copy this tree syncs as a file (pulled while no conflict was
-   * open): adopted, it would leave the sync, and edits of it here would never go anywhere.
+   * open): adopted, it would leave the sync, and edits of it here would never go anywhere. Nor is
+   * an adopted copy pulled by the same round (it was planned before it was known to be ours).
    */
   private adoptExistingCopies(planned: Plan): void {
     for (const conflict of [...planned.conflicts]) {
@@ -230,6 +231,7 @@ export class Reconciler {
       if (!existing) continue;
       planned.copies = planned.copies.filter((c) => c.from !== conflict.path);
       planned.conflicts = planned.conflicts.filter((c) => c !== conflict);
+      planned.writes = planned.writes.filter((w) => w.path !== existing[0]);
       this.deps.base.openConflict(conflict.path, { local: conflict.local, remote: conflict.remote, copy: existing[0], copySha: conflict.local, at: new Date(this.now()).toISOString() });
       this.ledger.set(conflict.path, { status: "conflict", copy: existing[0], local: this.deps.tree.where(conflict.path) });
     }

@@ -109,7 +109,9 @@ async function check(run: {
       if (server.files.get(path)?.sha256 === sha) continue;
       if ([...server.files].some(([p, f]) => f.sha256 === sha && isConflictCopyOf(p, path))) continue;
       if (replacedKnowingly(path, sha)) continue;
-      violations.push(`lost: ${writer.name} last held ${path} = ${sha.slice(0, 8)}; the remote has ${server.files.get(path)?.sha256.slice(0, 8) ?? "nothing"} there and no copy of it`);
+      const { paths: open, copies } = await writer.openConflicts();
+      const why = copies.has(path) ? " (here an open conflict's copy)" : open.has(path) ? " (here an open conflict)" : "";
+      violations.push(`lost: ${writer.name} last held ${path} = ${sha.slice(0, 8)}${why}; the remote has ${server.files.get(path)?.sha256.slice(0, 8) ?? "nothing"} there and no copy of it`);
     }
   }
   for (const ack of run.acknowledged) {

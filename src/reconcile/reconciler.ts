@@ -192,7 +192,8 @@ export class Reconciler {
 
   private context(request: RoundRequest) {
     const { base } = this.deps;
-    return { mode: request.mode, open: base.base.conflicts, held: base.base.held, baseFiles: base.base.files.size, force: request.force, now: new Date(this.now()), host: this.deps.host };
+    const taken = (path: string) => this.deps.view.files.has(path);
+    return { mode: request.mode, open: base.base.conflicts, held: base.base.held, baseFiles: base.base.files.size, force: request.force, now: new Date(this.now()), host: this.deps.host, taken };
   }
 
   /** What the plan settles without a request: equal paths, conflicts now gone or still open, held deletes. */

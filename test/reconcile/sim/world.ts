@@ -15,7 +15,8 @@ import { Writer } from "./writer.js";
  *   - every version a writer last held is on the remote at its path, in a conflict copy of it,
  *     or was replaced there by a commit that expected it (someone saw it first): nothing is lost;
  *   - every acknowledged commit is in the project's history as it was sent;
- *   - two-way writers hold what the remote holds (but their open conflicts and their copies);
+ *   - two-way writers hold what the remote holds (but their open conflicts, their copies and the
+ *     deletes their mass-delete guard holds);
  *   - the writers settle within a few passes: no conflict copy or file is committed forever.
  */
 
@@ -109,7 +110,7 @@ async function check(run: {
       if (server.files.get(path)?.sha256 === sha) continue;
       if ([...server.files].some(([p, f]) => f.sha256 === sha && isConflictCopyOf(p, path))) continue;
       if (replacedKnowingly(path, sha)) continue;
-      const { paths: open, copies } = await writer.openConflicts();
+      const { paths: open, copies } = await writer.leftOpen();
       const why = copies.has(path) ? " (here an open conflict's copy)" : open.has(path) ? " (here an open conflict)" : "";
       violations.push(`lost: ${writer.name} last held ${path} = ${sha.slice(0, 8)}${why}; the remote has ${server.files.get(path)?.sha256.slice(0, 8) ?? "nothing"} there and no copy of it`);
     }
@@ -119,10 +120,10 @@ async function check(run: {
     if (!logged || canonicalJson(logged.changes) !== canonicalJson(ack.changes)) violations.push(`acknowledged commit v${ack.version} of ${ack.writer} is not in the history as sent`);
   }
   for (const writer of run.writers.filter((w) => w.twoWay)) {
-    const { paths: open, copies } = await writer.openConflicts();
+    const { paths: open, copies, held } = await writer.leftOpen();
     const local = writer.tree.contents();
     for (const path of new Set([...local.keys(), ...server.files.keys()])) {
-      if (open.has(path) || copies.has(path)) continue;
+      if (open.has(path) || copies.has(path) || held.has(path)) continue;
       const here = local.get(path);
       const there = server.files.get(path)?.sha256;
       if (here !== there) violations.push(`diverged: two-way ${writer.name} holds ${path} = ${here?.slice(0, 8) ?? "nothing"}, the remote ${there?.slice(0, 8) ?? "nothing"}`);
@@ -143,7 +144,7 @@ class Editor {
     const { random } = this;
     const tree = writer.tree;
     const existing = [...tree.files.keys()];
-    const op = existing.length === 0 ? "create" : random.weighted({ edit: 30, create: 20, delete: 10, rename: 8, moveDir: 4, copyOld: 4, same: 5 });
+    const op = existing.length === 0 ? "create" : random.weighted({ edit: 30, create: 20, delete: 10, rename: 8, moveDir: 4, copyOld: 4, same: 5, bulk: 2, removeDir: 2, wipe: 0.6 });
     const touched: string[] = [];
     const anyPath = () => (random.chance(0.2) ? random.pick(TOP) : `${random.pick(DIRS)}/${random.pick(NAMES)}`);
     if (op === "edit" || op === "create" || op === "same") {
@@ -154,6 +155,24 @@ class Editor {
       const path = random.pick(existing);
       tree.delete(path);
       touched.push(path);
+    } else if (op === "bulk") {
+      // An unpacked archive: enough files for the mass-delete guard to count.
+      const dir = random.pick(DIRS);
+      for (let i = random.int(0, 5); i < 20; i++) {
+        tree.edit(`${dir}/n${i}.txt`, this.content(writer.name));
+        touched.push(`${dir}/n${i}.txt`);
+      }
+    } else if (op === "wipe") {
+      // A volume not mounted: everything gone at once, and no event says so.
+      for (const path of existing) tree.delete(path);
+      scheduler.log(() => `user of ${writer.name}: wipe (${existing.length} files, unheard)`);
+      return;
+    } else if (op === "removeDir") {
+      const dir = random.pick(DIRS);
+      for (const path of existing.filter((p) => p.startsWith(`${dir}/`))) {
+        tree.delete(path);
+        touched.push(path);
+      }
     } else if (op === "rename" || op === "copyOld") {
       const from = random.pick(existing);
       const to = anyPath();

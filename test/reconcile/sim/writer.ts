@@ -117,9 +117,10 @@ export class Writer {
     return { requeue: result.requeue.length };
   }
 
-  async openConflicts(): Promise<{ paths: Set<string>; copies: Set<string> }> {
+  /** What this writer leaves unsynced on purpose: open conflicts, their copies, deletes the mass-delete guard holds. */
+  async leftOpen(): Promise<{ paths: Set<string>; copies: Set<string>; held: Set<string> }> {
     const p = await this.process!;
-    return { paths: new Set(p.base.base.conflicts.keys()), copies: p.base.conflictCopies() };
+    return { paths: new Set(p.base.base.conflicts.keys()), copies: p.base.conflictCopies(), held: new Set(p.base.base.held) };
   }
 
   private get mode(): Mode {

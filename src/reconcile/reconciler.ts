@@ -85,6 +85,7 @@ export class Reconciler {
 
   async round(request: RoundRequest, signal: AbortSignal): Promise<RoundResult> {
     const seen = this.deps.view.generation;
+    const copiesBefore = this.deps.base.conflictCopies();
     const { paths, listed, unrepresentable, outOfScope } = await this.pathsOf(request, signal);
     const observed = await this.observer.observe(paths, listed, request.evidence);
     await this.deps.view.ensure(signal);
@@ -108,6 +109,9 @@ export class Reconciler {
     await localStep(planned, { ...this.deps, ledger: this.ledger, requeue, backupLabel: backupLabel(this.now()), now: () => this.now() }, signal);
     await (this.deps.tree as { flushDirectories?: () => Promise<void> }).flushDirectories?.();
     this.deps.base.reachVersion(this.deps.view.version);
+    // A conflict closed: its copy is a path like any other again, to decide (a two-way watch pulls it).
+    const copiesAfter = this.deps.base.conflictCopies();
+    for (const copy of copiesBefore) if (!copiesAfter.has(copy)) requeue.add(copy);
     result.requeue = [...requeue];
     return result;
   }

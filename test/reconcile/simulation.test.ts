@@ -24,6 +24,7 @@ const FOUND = [
   { seed: 64, scale: 4, defect: "a conflict copy this writer had pulled as a file was adopted as its own copy again, and edits of it here were never synced" },
   { seed: 3632, defect: "a round that adopted a copy found on the remote as its own also pulled it as a file, and edits of it here were never synced" },
   { seed: 3611, defect: "a new conflict copy was named over a copy made in the same second before a crash and changed since: expected absent, refused every time" },
+  { seed: 621, defect: "a two-way watch never pulled its own conflict copy once the conflict was resolved: nothing named the path again" },
 ];
 
 describe("the simulation of many writers", () => {

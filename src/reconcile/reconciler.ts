@@ -106,6 +106,7 @@ export class Reconciler {
         if (part !== planned) planned.writes.push(...part.writes), planned.removes.push(...part.removes);
       }
     }
+    withoutOwnCopies(planned, this.deps.base.conflictCopies());
     await localStep(planned, { ...this.deps, ledger: this.ledger, requeue, backupLabel: backupLabel(this.now()), now: () => this.now() }, signal);
     await (this.deps.tree as { flushDirectories?: () => Promise<void> }).flushDirectories?.();
     this.deps.base.reachVersion(this.deps.view.version);
@@ -227,8 +228,7 @@ export class Reconciler {
   /**
    * A new conflict whose copy the remote already holds (a crash after the commit, before the base
    * was saved): no second copy. Not a copy this tree syncs as a file (pulled while no conflict was
-   * open): adopted, it would leave the sync, and edits of it here would never go anywhere. Nor is
-   * an adopted copy pulled by the same round (it was planned before it was known to be ours).
+   * open): adopted, it would leave the sync, and edits of it here would never go anywhere.
    */
   private adoptExistingCopies(planned: Plan): void {
     for (const conflict of [...planned.conflicts]) {
@@ -236,7 +236,6 @@ export class Reconciler {
       if (!existing) continue;
       planned.copies = planned.copies.filter((c) => c.from !== conflict.path);
       planned.conflicts = planned.conflicts.filter((c) => c !== conflict);
-      planned.writes = planned.writes.filter((w) => w.path !== existing[0]);
       this.deps.base.openConflict(conflict.path, { local: conflict.local, remote: conflict.remote, copy: existing[0], copySha: conflict.local, at: new Date(this.now()).toISOString() });
       this.ledger.set(conflict.path, { status: "conflict", copy: existing[0], local: this.deps.tree.where(conflict.path) });
     }
@@ -265,6 +264,16 @@ export class Reconciler {
   private now(): number {
     return (this.deps.timers ?? realTimers).now();
   }
+}
+
+/**
+ * The local writes and deletes of a round leave out the copies of the conflicts open now: one
+ * adopted during the round (after a 409 too) was planned as a path like any other, and pulled
+ * here it would be a file whose edits never go anywhere (simulation seeds 330 and 906).
+ */
+function withoutOwnCopies(planned: Plan, copies: ReadonlySet<string>): void {
+  planned.writes = planned.writes.filter((w) => !copies.has(w.path));
+  planned.removes = planned.removes.filter((r) => !copies.has(r.path));
 }
 
 /** Changes in one commit at most: a fresh push of 50,000 files goes in parts, each acknowledged before the next. */

@@ -47,10 +47,13 @@ describe("the simulation of many writers", () => {
 
   it.runIf(ONE === undefined)(`holds on seeds ${FIRST} to ${FIRST + SEEDS - 1}`, async () => {
     const failed: SimResult[] = [];
+    const total = { seeds: 0, steps: 0, commits: 0 };
     for (let seed = FIRST; seed < FIRST + SEEDS && failed.length < 3; seed++) {
       const result = await runSeed(seed, { scale: SCALE });
       if (result.violations.length > 0) failed.push(result);
+      total.seeds++, (total.steps += result.steps), (total.commits += result.commits);
     }
+    console.log(`${total.seeds} seeds: ${total.steps} steps, ${total.commits} commits acknowledged`);
     for (const f of failed) console.log(`seed ${f.seed}: ${f.violations.join("; ")}`);
     const replay = SCALE === 1 ? "" : ` SIM_SCALE=${SCALE}`;
     expect(failed.map((f) => `seed ${f.seed} (SIM_SEED=${f.seed}${replay}): ${f.violations[0]}`)).toEqual([]);

@@ -76,7 +76,6 @@ export class Writer {
   private process: Promise<Process> | undefined;
   private loop: Promise<void> | undefined;
   stopping = false;
-  conflictsSaid = 0;
 
   constructor(
     readonly name: string,
@@ -185,7 +184,6 @@ export class Writer {
   /** What the process says: a warning it must never give is a violation; everything goes in the trace. */
   private heard(owner: string, level: string, event: string, message: string): void {
     this.world.scheduler.log(() => `${owner} said ${level} ${event}: ${message}`);
-    if (event === "conflict") this.conflictsSaid++;
     if (NEVER.has(event)) this.world.violation(`${owner} warned ${event}: ${message}`);
   }
 }

@@ -11,12 +11,6 @@ import type { StateStore } from "./state-store.js";
  */
 
 export const SAVE_EVERY_MS = 500;
-/**
- * A file modified this shortly before it was read may be modified again within the same mtime
- * tick after the read, keeping size and mtime: its stat is recorded as not to be trusted, so the
- * next scan hashes it once more (and then records a trusted stat).
- */
-export const RACY_MS = 2000;
 
 export interface LocalStat {
   size: number;
@@ -24,10 +18,35 @@ export interface LocalStat {
   ino: number;
 }
 
-/** The stat as the base keeps it: an mtime too close to `readAt` is not trusted. */
-export function baseEntry(sha256: string, stat: LocalStat, readAt: number): BaseEntry {
-  const racy = readAt - stat.mtimeMs < RACY_MS;
-  return { sha256, size: stat.size, mtimeMs: racy ? -1 : stat.mtimeMs, ino: stat.ino };
+/**
+ * When a stat may be trusted later (then the content is taken as read, unhashed): only when its
+ * mtime is older than a mark of the file system's own clock taken before the read, the mtime of
+ * the state file as written by a save that completed before it (or as found at load). A file
+ * rewritten within its mtime tick after it was read keeps size, mtime and inode; a tick that began
+ * before an earlier save is over by the read. Our own clock cannot tell: the file system's may be
+ * behind or ahead of it, or tick in whole seconds (simulation seed 7).
+ */
+export class FileSystemMarks {
+  private readonly marks: { knownAt: number; fsMtimeMs: number }[] = [];
+
+  constructor(loadedMtimeMs?: number) {
+    if (loadedMtimeMs !== undefined) this.marks.push({ knownAt: -Infinity, fsMtimeMs: loadedMtimeMs });
+  }
+
+  /** A save completed at `knownAt` (our clock) and left the state file with this mtime. */
+  add(knownAt: number, fsMtimeMs: number): void {
+    this.marks.push({ knownAt, fsMtimeMs });
+    if (this.marks.length > 64) this.marks.shift();
+  }
+
+  /** Whether a stat read at `readAt` (our clock) can be trusted from now on. */
+  trusts(stat: LocalStat, readAt: number): boolean {
+    for (let i = this.marks.length - 1; i >= 0; i--) {
+      const mark = this.marks[i]!;
+      if (mark.knownAt <= readAt) return stat.mtimeMs < mark.fsMtimeMs;
+    }
+    return false;
+  }
 }
 
 /**
@@ -52,13 +71,17 @@ export class BaseKeeper {
   private dirty = false;
   private timer: unknown;
   private saving: Promise<void> = Promise.resolve();
+  /** The file system's clock, as the state file's mtimes tell it: which stats can be trusted. */
+  readonly marks: FileSystemMarks;
   /** Writes of the state started so far. */
   saves = 0;
 
   private constructor(
     readonly base: Base,
     private readonly options: BaseKeeperOptions,
-  ) {}
+  ) {
+    this.marks = new FileSystemMarks(base.savedMtimeMs);
+  }
 
   /** Loads the project's base (none, or an unusable one said once: starts empty). */
   static async load(key: BaseKey, options: BaseKeeperOptions): Promise<BaseKeeper> {
@@ -81,7 +104,7 @@ export class BaseKeeper {
       this.release(path);
       return;
     }
-    const next = stat ? baseEntry(sha256, stat, readAt) : { sha256, size: -1, mtimeMs: -1, ino: -1 };
+    const next = stat ? { sha256, size: stat.size, mtimeMs: this.marks.trusts(stat, readAt) ? stat.mtimeMs : -1, ino: stat.ino } : { sha256, size: -1, mtimeMs: -1, ino: -1 };
     const old = this.base.files.get(path);
     this.release(path);
     if (old && old.sha256 === next.sha256 && old.size === next.size && old.mtimeMs === next.mtimeMs && old.ino === next.ino) return;
@@ -158,6 +181,9 @@ export class BaseKeeper {
     const snapshot: Base = { ...this.base, files: new Map(this.base.files), conflicts: new Map(this.base.conflicts), held: new Set(this.base.held) };
     this.saving = this.saving
       .then(() => this.options.store.save(snapshot))
+      .then((fsMtimeMs) => {
+        if (typeof fsMtimeMs === "number") this.marks.add(this.now(), fsMtimeMs);
+      })
       .catch((error: unknown) => {
         this.options.report.warn("state-write", `could not write the base to .uspark/state.json: ${(error as Error).message}; the next run re-checks by hash`);
       });

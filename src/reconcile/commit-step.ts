@@ -116,9 +116,16 @@ async function redecide(plan: Plan, entries: readonly ConflictEntry[], ctx: Comm
   const paths = new Set<string>();
   for (const entry of entries) {
     const owner = copyOwners.get(entry.path);
-    // A copy whose content is already there (a replay after a crash) is done; another is decided again with its file.
-    if (owner !== undefined) paths.add(owner);
-    else paths.add(entry.path);
+    if (owner === undefined) {
+      paths.add(entry.path);
+      continue;
+    }
+    // The copy does not hold what the record says: ours already (saved before a crash, the record
+    // not), or changed by someone else. Either way the record is stale, and expecting it again
+    // would be refused forever: decided again without it, the file's version is found in a copy
+    // that holds it, or goes to a new one, and someone else's edit of the old copy is left alone.
+    if (ctx.base.conflict(owner)?.copy === entry.path) ctx.base.closeConflict(owner);
+    paths.add(owner);
   }
   ctx.report.debug("conflict-retry", `the remote moved under ${[...paths].join(", ")}: deciding them again`, { paths: [...paths] });
   mergeReplan(plan, await ctx.replan([...paths], signal), paths);

@@ -10,7 +10,7 @@ import { walkFiles } from "../sync/walk.js";
 import { NOT_UTF8 } from "../fswatch/names.js";
 import { describeRule } from "../ignore/pattern.js";
 import { writeAtomic, removeUnchanged, syncDirectories } from "./disk-write.js";
-import type { LocalExpectation, LocalRead, LocalStat, LocalTree, TreeListing, Unrepresentable } from "./local-tree.js";
+import { stillAsPlanned, type LocalExpectation, type LocalRead, type LocalStat, type LocalTree, type TreeListing, type Unrepresentable } from "./local-tree.js";
 
 /**
  * The local tree on the disk: `<root>/<prefix>/<project path>`. Listing walks with the session's
@@ -42,11 +42,12 @@ export function createDiskTree(options: DiskTreeOptions): LocalTree & { readonly
 
   const unchanged = (p: string, expected: LocalExpectation) => async (): Promise<boolean> => {
     const now = await fsp.lstat(abs(p)).catch(() => undefined);
-    if (expected === null) return now === undefined;
-    if (!now?.isFile()) return false;
-    if (now.size === expected.stat.size && now.mtimeMs === expected.stat.mtimeMs && now.ino === expected.stat.ino) return true;
-    const read = await readLocal(abs(p), { root, maxFileSize: Number.MAX_SAFE_INTEGER });
-    return read.kind === "file" && read.sha256 === expected.sha256;
+    // Anything in the way that is not a regular file is not what was planned on either.
+    if (now !== undefined && !now.isFile()) return false;
+    return stillAsPlanned(expected, now !== undefined, async () => {
+      const read = await readLocal(abs(p), { root, maxFileSize: Number.MAX_SAFE_INTEGER });
+      return read.kind === "file" ? read.sha256 : undefined;
+    });
   };
 
   return {

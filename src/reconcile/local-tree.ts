@@ -23,6 +23,18 @@ export type LocalRead =
 /** What a local file must still be right before it is replaced or removed (`null`: absent). */
 export type LocalExpectation = { sha256: string; stat: LocalStat } | null;
 
+/**
+ * Does the local file still hold what a write or delete was planned on (asked right before it
+ * happens)? `present`: a regular file is there now; `hash`: reads it. The content decides, never
+ * the stat alone: a rewrite within one mtime tick keeps size, mtime and inode, and a file system
+ * clock behind ours makes a fresh mtime look old (simulation seed 7). Shared by the disk tree and
+ * the simulation's tree, so the simulation checks this very rule.
+ */
+export async function stillAsPlanned(expected: LocalExpectation, present: boolean, hash: () => Promise<string | undefined>): Promise<boolean> {
+  if (expected === null) return !present;
+  return present && (await hash()) === expected.sha256;
+}
+
 /** The local file changed after it was looked at: it is kept, untouched. */
 export class LocalChanged extends Error {
   override readonly name = "LocalChanged";

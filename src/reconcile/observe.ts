@@ -81,7 +81,8 @@ export class Observer {
     const entry = this.options.base.entry(path);
     if (statMatches(entry, stat, this.options.base.base.savedMtimeMs)) return { sha256: entry!.sha256, size: stat.size, stat, readAt: this.now() };
     const seen = this.hashed.get(path);
-    if (seen && seen.stat.size === stat.size && seen.stat.mtimeMs === stat.mtimeMs && seen.stat.ino === stat.ino) {
+    // Read within its mtime tick: it may have been rewritten since, keeping the stat (base-keeper.ts).
+    if (seen && seen.stat.size === stat.size && seen.stat.mtimeMs === stat.mtimeMs && seen.stat.ino === stat.ino && this.options.base.marks.trusts(stat, seen.readAt)) {
       return { sha256: seen.sha256, size: stat.size, stat, readAt: seen.readAt };
     }
     return undefined;

@@ -48,6 +48,8 @@ export interface PlanContext {
   /** For naming new conflict copies. */
   now: Date;
   host: string;
+  /** Paths the remote holds: a new copy is never named over one. */
+  taken?: (path: string) => boolean;
 }
 
 export interface Put {
@@ -156,9 +158,21 @@ function planConflict(state: PathState, context: PlanContext, out: Plan): void {
     if (open.copySha !== mine.sha256) out.copies.push({ path: open.copy, sha256: mine.sha256, size: mine.size, expect: open.copySha, from: path, local: mine });
     return;
   }
-  const copy = conflictCopyPath(path, context.now, context.host, mine.sha256);
+  const copy = freeCopyPath(path, mine.sha256, context);
   out.conflicts.push({ path, local: mine.sha256, remote: theirs.sha256, copy });
   out.copies.push({ path: copy, sha256: mine.sha256, size: mine.size, expect: null, from: path, local: mine });
+}
+
+/**
+ * A new copy's name, a second later while the remote holds that name already (a copy made in the
+ * same second before a crash and changed since by someone else: expecting it absent would be
+ * refused forever, simulation seed 3611).
+ */
+function freeCopyPath(path: string, sha256: string, context: PlanContext): string {
+  for (let at = context.now.getTime(); ; at += 1000) {
+    const copy = conflictCopyPath(path, new Date(at), context.host, sha256);
+    if (!context.taken?.(copy)) return copy;
+  }
 }
 
 function forced(context: PlanContext, path: string): boolean {

@@ -85,6 +85,7 @@ export class Reconciler {
 
   async round(request: RoundRequest, signal: AbortSignal): Promise<RoundResult> {
     const seen = this.deps.view.generation;
+    const copiesBefore = this.deps.base.conflictCopies();
     const { paths, listed, unrepresentable, outOfScope } = await this.pathsOf(request, signal);
     const observed = await this.observer.observe(paths, listed, request.evidence);
     await this.deps.view.ensure(signal);
@@ -105,9 +106,13 @@ export class Reconciler {
         if (part !== planned) planned.writes.push(...part.writes), planned.removes.push(...part.removes);
       }
     }
+    withoutOwnCopies(planned, this.deps.base.conflictCopies());
     await localStep(planned, { ...this.deps, ledger: this.ledger, requeue, backupLabel: backupLabel(this.now()), now: () => this.now() }, signal);
     await (this.deps.tree as { flushDirectories?: () => Promise<void> }).flushDirectories?.();
     this.deps.base.reachVersion(this.deps.view.version);
+    // A conflict closed: its copy is a path like any other again, to decide (a two-way watch pulls it).
+    const copiesAfter = this.deps.base.conflictCopies();
+    for (const copy of copiesBefore) if (!copiesAfter.has(copy)) requeue.add(copy);
     result.requeue = [...requeue];
     return result;
   }
@@ -192,7 +197,8 @@ export class Reconciler {
 
   private context(request: RoundRequest) {
     const { base } = this.deps;
-    return { mode: request.mode, open: base.base.conflicts, held: base.base.held, baseFiles: base.base.files.size, force: request.force, now: new Date(this.now()), host: this.deps.host };
+    const taken = (path: string) => this.deps.view.files.has(path);
+    return { mode: request.mode, open: base.base.conflicts, held: base.base.held, baseFiles: base.base.files.size, force: request.force, now: new Date(this.now()), host: this.deps.host, taken };
   }
 
   /** What the plan settles without a request: equal paths, conflicts now gone or still open, held deletes. */
@@ -222,10 +228,14 @@ export class Reconciler {
     }
   }
 
-  /** A new conflict whose copy the remote already holds (a crash after the commit, before the base was saved): no second copy. */
+  /**
+   * A new conflict whose copy the remote already holds (a crash after the commit, before the base
+   * was saved): no second copy. Not a copy this tree syncs as a file (pulled while no conflict was
+   * open): adopted, it would leave the sync, and edits of it here would never go anywhere.
+   */
   private adoptExistingCopies(planned: Plan): void {
     for (const conflict of [...planned.conflicts]) {
-      const existing = [...this.deps.view.files].find(([p, f]) => f.sha256 === conflict.local && isConflictCopyOf(p, conflict.path));
+      const existing = [...this.deps.view.files].find(([p, f]) => f.sha256 === conflict.local && isConflictCopyOf(p, conflict.path) && this.deps.base.sha(p) === null);
       if (!existing) continue;
       planned.copies = planned.copies.filter((c) => c.from !== conflict.path);
       planned.conflicts = planned.conflicts.filter((c) => c !== conflict);
@@ -257,6 +267,16 @@ export class Reconciler {
   private now(): number {
     return (this.deps.timers ?? realTimers).now();
   }
+}
+
+/**
+ * The local writes and deletes of a round leave out the copies of the conflicts open now: one
+ * adopted during the round (after a 409 too) was planned as a path like any other, and pulled
+ * here it would be a file whose edits never go anywhere (simulation seeds 330 and 906).
+ */
+function withoutOwnCopies(planned: Plan, copies: ReadonlySet<string>): void {
+  planned.writes = planned.writes.filter((w) => !copies.has(w.path));
+  planned.removes = planned.removes.filter((r) => !copies.has(r.path));
 }
 
 /** Changes in one commit at most: a fresh push of 50,000 files goes in parts, each acknowledged before the next. */

@@ -9,7 +9,8 @@ import { baseIn, lastProject, parseState, withBase, type Base, type BaseKey, typ
  */
 export interface StateStore {
   load(key: BaseKey): Promise<Base | undefined>;
-  save(base: Base): Promise<void>;
+  /** Resolves to the saved file's mtime (the file system's clock) when it can tell. */
+  save(base: Base): Promise<number | void>;
 }
 
 export const STATE_NAME = "state.json";
@@ -33,6 +34,7 @@ export function fileStateStore(root: string, report?: Reporter): StateStore {
         const state = await readState(root);
         await writeStateFile(root, STATE_NAME, JSON.stringify(withBase(state, base, new Date())) + "\n");
       });
+      return (await stateFileStat(root, STATE_NAME))?.mtimeMs;
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Reporter } from "../report.js";
+import { realTimers, type Timers } from "./queue.js";
 
 /**
  * When to try a request again, and how long to wait first. The maths is pure (pass the random
@@ -84,6 +85,8 @@ export interface RetryOptions {
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
   /** A promise that cuts the current wait short when it resolves (e.g. stdin ended: try now). */
   wake?: () => Promise<void>;
+  /** The clock the waits run on (the simulation's virtual one; the real one by default). */
+  timers?: Timers;
 }
 
 function isRetryable(error: unknown): error is RetryableError {
@@ -105,7 +108,7 @@ export async function retry<T>(run: (attempt: number) => Promise<T>, options: Re
       if (!isRetryable(error)) throw error;
       const delay = retryDelay(attempt, error.retryAfterMs, random(), policy);
       options.onRetry?.(error, attempt, delay);
-      await sleep(delay, signal, options.wake?.());
+      await sleep(delay, signal, options.wake?.(), options.timers);
     }
   }
 }
@@ -121,6 +124,9 @@ export interface RetryingCallerOptions {
   onStart?: () => void;
   /** Said (info, event `recovered`) when requests go through again after failing. */
   recovered?: string;
+  /** The clock and the randomness of the waits (a seeded simulation replays exactly). */
+  timers?: Timers;
+  random?: () => number;
 }
 
 /**
@@ -159,6 +165,8 @@ export class RetryingCaller {
       signal,
       policy: this.options.policy,
       wake: this.options.wake,
+      timers: this.options.timers,
+      random: this.options.random,
       onRetry: (error, attempt, delay) => {
         const message = `${(error as Error).message}; retrying in ${formatMs(delay)}`;
         const failure = error as { code?: unknown; status?: unknown };
@@ -188,7 +196,7 @@ function formatMs(ms: number): string {
  * setTimeout as a promise that rejects with the signal's reason when it aborts, and resolves
  * early when `wake` resolves.
  */
-export function sleep(ms: number, signal?: AbortSignal, wake?: Promise<void>): Promise<void> {
+export function sleep(ms: number, signal?: AbortSignal, wake?: Promise<void>, timers: Timers = realTimers): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
@@ -198,13 +206,13 @@ export function sleep(ms: number, signal?: AbortSignal, wake?: Promise<void>): P
     const finish = (error?: unknown) => {
       if (done) return;
       done = true;
-      clearTimeout(timer);
+      timers.clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
       if (error === undefined) resolve();
       else reject(error);
     };
     const onAbort = () => finish(signal!.reason ?? new Error("aborted"));
-    const timer = setTimeout(() => finish(), ms);
+    const timer = timers.setTimeout(() => finish(), ms);
     signal?.addEventListener("abort", onAbort, { once: true });
     void wake?.then(() => finish());
   });

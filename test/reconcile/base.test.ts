@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Reporter } from "../../src/report.js";
 import { baseIn, emptyBase, lastProject, parseState, withBase, type Base } from "../../src/reconcile/base.js";
-import { baseEntry, BaseKeeper, RACY_MS, statMatches } from "../../src/reconcile/base-keeper.js";
+import { BaseKeeper, FileSystemMarks, statMatches } from "../../src/reconcile/base-keeper.js";
 import { fileStateStore, statePath } from "../../src/reconcile/state-store.js";
 
 const API = "http://127.0.0.1:4400";
@@ -58,11 +58,22 @@ describe("the stat rules of the base", () => {
     expect(statMatches(entry, { size: 3, mtimeMs: 1000, ino: 8 })).toBe(false);
   });
 
-  it("does not trust an mtime read too soon after it was set, or not older than the state file", () => {
-    expect(baseEntry(SHA, { size: 3, mtimeMs: 1000, ino: 7 }, 1000 + RACY_MS - 1).mtimeMs).toBe(-1);
-    expect(baseEntry(SHA, { size: 3, mtimeMs: 1000, ino: 7 }, 1000 + RACY_MS).mtimeMs).toBe(1000);
+  it("does not trust an mtime not older than the state file it was loaded with", () => {
     expect(statMatches(entry, { size: 3, mtimeMs: 1000, ino: 7 }, 1000)).toBe(false);
     expect(statMatches(entry, { size: 3, mtimeMs: 1000, ino: 7 }, 1001)).toBe(true);
+  });
+
+  it("trusts a stat read after a save whose state file is newer, on the file system's clock alone", () => {
+    const stat = { size: 3, mtimeMs: 50_000, ino: 7 };
+    const marks = new FileSystemMarks();
+    // No mark yet: whatever our clock says, the tick of that mtime may still be running.
+    expect(marks.trusts(stat, 10_000_000)).toBe(false);
+    // Saved at 2,000 on our clock, the state file's mtime 60,000: our clock is far behind.
+    marks.add(2000, 60_000);
+    expect(marks.trusts(stat, 1999)).toBe(false);
+    expect(marks.trusts(stat, 2000)).toBe(true);
+    expect(marks.trusts({ ...stat, mtimeMs: 60_000 }, 3000)).toBe(false);
+    expect(new FileSystemMarks(50_001).trusts(stat, 0)).toBe(true);
   });
 });
 
@@ -79,13 +90,17 @@ describe("state file on disk", () => {
   it("round-trips a base through the keeper, with the state file's mtime as the racy limit", async () => {
     const store = fileStateStore(root);
     const keeper = await BaseKeeper.load({ apiUrl: API, projectId: "p" }, { store, report: quiet });
-    keeper.settle("src/a.ts", SHA, { size: 3, mtimeMs: 1000, ino: 7 }, 1000 + RACY_MS);
+    keeper.settle("src/a.ts", SHA, { size: 3, mtimeMs: 1000, ino: 7 });
     keeper.reachVersion(7);
     await keeper.close();
     const again = await store.load({ apiUrl: API, projectId: "p" });
     expect(again?.version).toBe(7);
-    expect(again?.files.get("src/a.ts")).toEqual(entry);
+    // Read before any state file was written: no mark of the file system's clock to trust it by.
+    expect(again?.files.get("src/a.ts")).toEqual({ ...entry, mtimeMs: -1 });
     expect(again?.savedMtimeMs).toBeGreaterThan(1000);
+    const next = await BaseKeeper.load({ apiUrl: API, projectId: "p" }, { store, report: quiet });
+    next.settle("src/a.ts", SHA, { size: 3, mtimeMs: 1000, ino: 7 });
+    expect(next.entry("src/a.ts")).toEqual(entry);
   });
 
   it("reads a corrupt state file as no base, with one warning", async () => {

@@ -51,6 +51,12 @@ describe("plan: conflicts keep both", () => {
     expect(p.writes).toEqual([]);
   });
 
+  it("a new copy is never named over a path the remote holds: its time moves on by a second", () => {
+    const taken = new Set(["src/app.conflict-20261125-101500-ci-7-bbbbbb.ts", "src/app.conflict-20261125-101501-ci-7-bbbbbb.ts"]);
+    const p = plan([state("src/app.ts", "a", SHA_B, "c")], context({ taken: (path) => taken.has(path) }));
+    expect(p.copies.map((c) => [c.path, c.expect])).toEqual([["src/app.conflict-20261125-101502-ci-7-bbbbbb.ts", null]]);
+  });
+
   it("every mode keeps both: a pull commits the copy too and never writes over the local file", () => {
     const p = plan([state("a.txt", null, SHA_B, "c")], context({ mode: "pull" }));
     expect(p.copies).toHaveLength(1);

@@ -1,0 +1,33 @@
+import { readFile, stat, utimes, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { IgnoreEngine } from "../../src/ignore/engine.js";
+import { createDiskTree } from "../../src/reconcile/disk-tree.js";
+import { LocalChanged } from "../../src/reconcile/local-tree.js";
+import { sha256, tempDir } from "../sync/helpers.js";
+
+let root: string;
+let cleanup: () => Promise<void>;
+beforeEach(async () => {
+  ({ dir: root, cleanup } = await tempDir("uspark-disk-tree-"));
+});
+afterEach(() => cleanup());
+
+describe("the disk tree's writes and deletes", () => {
+  it("keep a local edit that left size, mtime and inode as they were (simulation seed 7): the content decides", async () => {
+    const tree = createDiskTree({ root, ignore: new IgnoreEngine({ root }), maxFileSize: 1 << 20 });
+    const file = path.join(root, "a.txt");
+    const tick = new Date(Math.floor(Date.now() / 1000) * 1000);
+    await writeFile(file, "one");
+    await utimes(file, tick, tick);
+    const before = await stat(file);
+    const expected = { sha256: sha256("one"), stat: { size: before.size, mtimeMs: before.mtimeMs, ino: before.ino } };
+    // Rewritten in place within the same mtime tick, as far as the stat can tell.
+    await writeFile(file, "two");
+    await utimes(file, tick, tick);
+    expect((await stat(file)).mtimeMs).toBe(before.mtimeMs);
+    await expect(tree.write("a.txt", new TextEncoder().encode("remote"), expected)).rejects.toBeInstanceOf(LocalChanged);
+    await expect(tree.remove("a.txt", expected)).rejects.toBeInstanceOf(LocalChanged);
+    expect(await readFile(file, "utf8")).toBe("two");
+  });
+});

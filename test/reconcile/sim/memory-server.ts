@@ -1,0 +1,76 @@
+import { createHash } from "node:crypto";
+import type { Change, CommitFeed, CommitRecord, CommitRequest, CommitSource, Listing } from "../../../src/api/types.js";
+import { blobsNamed, checkCommit, requestFingerprint, touchesPath } from "../../../src/server/commit-check.js";
+import { ApiError } from "../../../src/sync/api-error.js";
+
+/**
+ * The project API v1.2 in memory, one project, deciding every commit with the reference server's
+ * own pure checks (src/server/commit-check.ts: key replay, 409 before 422, all or nothing). Its
+ * answers are the client's: values, or the ApiError the HTTP client would make of the status.
+ */
+
+export const sha256 = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
+
+export class MemoryServer {
+  readonly files = new Map<string, { sha256: string; size: number }>();
+  readonly log: CommitRecord[] = [];
+  readonly blobs = new Map<string, Uint8Array>();
+  /** Idempotency-Key → the version it was answered with and its request (fingerprinted only when the key comes again). */
+  private readonly keys = new Map<string, { version: number; request: CommitRequest }>();
+
+  constructor(private readonly now: () => number) {}
+
+  get version(): number {
+    return this.log.length;
+  }
+
+  listFiles(version?: number): Listing {
+    if (version !== undefined) throw new ApiError("GET /files?version: not simulated", { status: 410, code: "gone" });
+    const files = [...this.files].map(([path, f]) => ({ path, ...f })).sort((a, b) => (a.path < b.path ? -1 : 1));
+    return { version: this.version, files, api: "1.2" };
+  }
+
+  commitFeed(since: number, options: { limit?: number; path?: string }): CommitFeed {
+    const picked = this.log.slice(since).filter((c) => options.path === undefined || touchesPath(c.changes, options.path));
+    return { version: this.version, commits: structuredClone(picked.slice(0, options.limit ?? 100)) };
+  }
+
+  commit(changes: Change[], source: CommitSource, key: string): { version: number } {
+    const request: CommitRequest = structuredClone({ changes, source });
+    const answered = this.keys.get(key);
+    if (answered) {
+      if (requestFingerprint(answered.request) === requestFingerprint(request)) return { version: answered.version };
+      throw new ApiError("POST /commits: 422 idempotency_key_reused", { status: 422, code: "idempotency_key_reused", body: { error: "idempotency_key_reused" } });
+    }
+    const sizes = new Map(blobsNamed(request.changes).flatMap((sha) => (this.blobs.has(sha) ? [[sha, this.blobs.get(sha)!.length] as const] : [])));
+    const refused = checkCommit(request.changes, { sizes, current: this.files, version: this.version });
+    if (refused?.kind === "conflict") {
+      throw new ApiError("POST /commits: 409 conflict", { status: 409, code: "conflict", body: { error: "conflict", conflicts: refused.conflicts, version: refused.version } });
+    }
+    if (refused?.kind === "missing_blobs") {
+      throw new ApiError("POST /commits: 422 missing_blobs", { status: 422, code: "missing_blobs", body: { error: "missing_blobs", missing: refused.missing } });
+    }
+    if (refused) throw new ApiError(`POST /commits: 400 ${refused.kind}`, { status: 400, code: "size_mismatch", body: { error: refused.kind } });
+    for (const change of request.changes) {
+      if (change.op === "delete") this.files.delete(change.path);
+      else this.files.set(change.path, { sha256: change.sha256, size: change.size });
+    }
+    const version = this.version + 1;
+    this.log.push({ version, time: new Date(this.now()).toISOString(), source: request.source, changes: request.changes });
+    this.keys.set(key, { version, request });
+    return { version };
+  }
+
+  putBlob(sha: string, bytes: Uint8Array): "created" | "present" {
+    if (sha256(bytes) !== sha) throw new ApiError("PUT /blobs: 400 hash_mismatch", { status: 400, code: "hash_mismatch", body: { error: "hash_mismatch", sha256: sha } });
+    if (this.blobs.has(sha)) return "present";
+    this.blobs.set(sha, new Uint8Array(bytes));
+    return "created";
+  }
+
+  getBlob(sha: string): Uint8Array {
+    const bytes = this.blobs.get(sha);
+    if (!bytes) throw new ApiError("GET /blobs: 404 not_found", { status: 404, code: "not_found", body: { error: "not_found" } });
+    return new Uint8Array(bytes);
+  }
+}

@@ -1,0 +1,201 @@
+import { isConflictCopyOf } from "../../../src/reconcile/conflict-copy.js";
+import { canonicalJson } from "../../../src/server/commit-check.js";
+import { MemoryServer } from "./memory-server.js";
+import { MemoryTree } from "./memory-tree.js";
+import { Random } from "./random.js";
+import { Scheduler } from "./scheduler.js";
+import { NO_FAULTS, type Acknowledged, type Faults } from "./transport.js";
+import { Writer } from "./writer.js";
+
+/**
+ * One seeded run (design.md §1c, issue 19): N writers on one project edit, delete, rename, copy
+ * with old mtimes and move whole directories while their processes sync, crash and restart, over
+ * a network that loses, repeats and reorders. Then the edits stop, the faults stop, and every
+ * writer syncs until a whole pass changes nothing. Then it must hold that:
+ *   - every version a writer last held is on the remote at its path, in a conflict copy of it,
+ *     or was replaced there by a commit that expected it (someone saw it first): nothing is lost;
+ *   - every acknowledged commit is in the project's history as it was sent;
+ *   - two-way writers hold what the remote holds (but their open conflicts, their copies and the
+ *     deletes their mass-delete guard holds);
+ *   - the writers settle within a few passes: no conflict copy or file is committed forever.
+ */
+
+export interface SimOptions {
+  /** Steps of the edit phase: from the seed, 60 to 300, times this (default 1). */
+  scale?: number;
+  /** Keep the story of the run, to tell why it failed. */
+  trace?: boolean;
+}
+
+export interface SimResult {
+  seed: number;
+  violations: string[];
+  commits: number;
+  steps: number;
+  /** The last steps, to read why a seed failed. */
+  trace: string[];
+}
+
+const DIRS = ["a", "b", "c"];
+const NAMES = ["x.txt", "y.md", "z"];
+const TOP = ["r.txt", ".env"];
+const SETTLE_PASSES = 8;
+
+export async function runSeed(seed: number, options: SimOptions = {}): Promise<SimResult> {
+  const random = new Random(seed);
+  const scheduler = new Scheduler(random, options.trace === true);
+  const server = new MemoryServer(() => scheduler.now());
+  const violations: string[] = [];
+  const acknowledged: Acknowledged[] = [];
+  let faults: Faults = { lostRequest: random.pick([0, 0.05, 0.15, 0.3]), lostAnswer: random.pick([0, 0.05, 0.15, 0.3]), twice: random.pick([0, 0.05, 0.2]) };
+  const world = { server, scheduler, random, faults: () => faults, acknowledged, violation: (why: string) => void violations.push(why) };
+  const fixedSize = random.chance(0.5);
+  const writers = Array.from({ length: random.int(2, 5) }, (_, i) => {
+    const clock = { now: () => scheduler.now(), offsetMs: random.pick([0, 0, -1500, 2500, -90_000, 3_600_000]), granularityMs: random.pick([1, 1000, 2000]) };
+    return new Writer(`w${i}`, new MemoryTree(`w${i}`, clock), random.chance(0.7), world);
+  });
+  const editor = new Editor(random, fixedSize);
+  for (const w of writers) scheduler.log(() => `${w.name}: ${w.twoWay ? "two-way" : "one-way push"}, file system clock ${w.tree.clock.offsetMs} ms off, mtime ticks of ${w.tree.clock.granularityMs} ms${fixedSize ? ", contents of one size" : ""}`);
+  for (const w of writers) w.start();
+
+  const steps = Math.round(random.int(60, 300) * (options.scale ?? 1));
+  const crashRate = random.pick([0, 0.003, 0.01]);
+  for (let i = 0; i < steps && violations.length === 0; i++) {
+    const r = random.next();
+    if (r < 0.12) editor.edit(random.pick(writers), scheduler);
+    else if (r < 0.12 + crashRate) random.pick(writers).crash();
+    else if (!(await scheduler.step())) break;
+  }
+  const held = writers.map((w) => ({ writer: w, files: w.tree.contents() }));
+  faults = NO_FAULTS;
+  await scheduler.until(Promise.all(writers.map((w) => w.stop())));
+  if (violations.length === 0) await settle(writers, scheduler, server, violations);
+  if (violations.length === 0) await check({ writers, held, server, acknowledged, violations });
+  return { seed, violations, commits: server.version, steps: scheduler.steps, trace: scheduler.trace };
+}
+
+/** Every writer syncs in turn until one whole pass commits nothing, writes nothing and leaves nothing to retry. */
+async function settle(writers: Writer[], scheduler: Scheduler, server: MemoryServer, violations: string[]): Promise<void> {
+  for (let pass = 1; pass <= SETTLE_PASSES; pass++) {
+    const before = { version: server.version, trees: writers.map((w) => canonicalJson([...w.tree.contents()])) };
+    let requeued = 0;
+    for (const w of writers) {
+      try {
+        requeued += (await scheduler.until(w.syncAll())).requeue;
+      } catch (error) {
+        violations.push(`${w.name} settling: threw ${(error as Error).stack ?? String(error)}`);
+        return;
+      }
+    }
+    const treesMoved = writers.some((w, i) => canonicalJson([...w.tree.contents()]) !== before.trees[i]);
+    if (server.version === before.version && !treesMoved && requeued === 0) return;
+    scheduler.log(() => `settle pass ${pass}: v${before.version} → v${server.version}, trees moved: ${treesMoved}, requeued: ${requeued}`);
+  }
+  violations.push(`no settling: still committing or writing after ${SETTLE_PASSES} passes with no edits and no faults (a storm)`);
+}
+
+async function check(run: {
+  writers: Writer[];
+  held: { writer: Writer; files: Map<string, string> }[];
+  server: MemoryServer;
+  acknowledged: Acknowledged[];
+  violations: string[];
+}): Promise<void> {
+  const { server, violations } = run;
+  // Replaced knowingly: a commit at the path, or at a conflict copy of it, expected this content.
+  const seen = server.log.flatMap((c) => c.changes.flatMap((ch) => (typeof ch.expect === "string" ? [{ path: ch.path, sha: ch.expect }] : [])));
+  const replacedKnowingly = (path: string, sha: string) => seen.some((s) => s.sha === sha && (s.path === path || isConflictCopyOf(s.path, path)));
+  for (const { writer, files } of run.held) {
+    for (const [path, sha] of files) {
+      if (server.files.get(path)?.sha256 === sha) continue;
+      if ([...server.files].some(([p, f]) => f.sha256 === sha && isConflictCopyOf(p, path))) continue;
+      if (replacedKnowingly(path, sha)) continue;
+      const { paths: open, copies } = await writer.leftOpen();
+      const why = copies.has(path) ? " (here an open conflict's copy)" : open.has(path) ? " (here an open conflict)" : "";
+      violations.push(`lost: ${writer.name} last held ${path} = ${sha.slice(0, 8)}${why}; the remote has ${server.files.get(path)?.sha256.slice(0, 8) ?? "nothing"} there and no copy of it`);
+    }
+  }
+  for (const ack of run.acknowledged) {
+    const logged = server.log[ack.version - 1];
+    if (!logged || canonicalJson(logged.changes) !== canonicalJson(ack.changes)) violations.push(`acknowledged commit v${ack.version} of ${ack.writer} is not in the history as sent`);
+  }
+  for (const writer of run.writers.filter((w) => w.twoWay)) {
+    const { paths: open, copies, held } = await writer.leftOpen();
+    const local = writer.tree.contents();
+    for (const path of new Set([...local.keys(), ...server.files.keys()])) {
+      if (open.has(path) || copies.has(path) || held.has(path)) continue;
+      const here = local.get(path);
+      const there = server.files.get(path)?.sha256;
+      if (here !== there) violations.push(`diverged: two-way ${writer.name} holds ${path} = ${here?.slice(0, 8) ?? "nothing"}, the remote ${there?.slice(0, 8) ?? "nothing"}`);
+    }
+  }
+}
+
+/** The users: random edits of the writers' trees, each also an event the writer's watcher hears. */
+class Editor {
+  private counter = 0;
+
+  constructor(
+    private readonly random: Random,
+    private readonly fixedSize: boolean,
+  ) {}
+
+  edit(writer: Writer, scheduler: Scheduler): void {
+    const { random } = this;
+    const tree = writer.tree;
+    const existing = [...tree.files.keys()];
+    const op = existing.length === 0 ? "create" : random.weighted({ edit: 30, create: 20, delete: 10, rename: 8, moveDir: 4, copyOld: 4, same: 5, bulk: 2, removeDir: 2, wipe: 0.6 });
+    const touched: string[] = [];
+    const anyPath = () => (random.chance(0.2) ? random.pick(TOP) : `${random.pick(DIRS)}/${random.pick(NAMES)}`);
+    if (op === "edit" || op === "create" || op === "same") {
+      const path = op === "edit" ? random.pick(existing) : anyPath();
+      tree.edit(path, op === "same" ? `shared-${random.int(0, 2)}`.padEnd(12, "-") : this.content(writer.name));
+      touched.push(path);
+    } else if (op === "delete") {
+      const path = random.pick(existing);
+      tree.delete(path);
+      touched.push(path);
+    } else if (op === "bulk") {
+      // An unpacked archive: enough files for the mass-delete guard to count.
+      const dir = random.pick(DIRS);
+      for (let i = random.int(0, 5); i < 20; i++) {
+        tree.edit(`${dir}/n${i}.txt`, this.content(writer.name));
+        touched.push(`${dir}/n${i}.txt`);
+      }
+    } else if (op === "wipe") {
+      // A volume not mounted: everything gone at once, and no event says so.
+      for (const path of existing) tree.delete(path);
+      scheduler.log(() => `user of ${writer.name}: wipe (${existing.length} files, unheard)`);
+      return;
+    } else if (op === "removeDir") {
+      const dir = random.pick(DIRS);
+      for (const path of existing.filter((p) => p.startsWith(`${dir}/`))) {
+        tree.delete(path);
+        touched.push(path);
+      }
+    } else if (op === "rename" || op === "copyOld") {
+      const from = random.pick(existing);
+      const to = anyPath();
+      if (to === from) return;
+      if (op === "rename") tree.rename(from, to);
+      else tree.copyPreserving(from, to);
+      touched.push(from, to);
+    } else {
+      const [from, to] = [random.pick(DIRS), random.pick(DIRS)];
+      if (from === to) return;
+      for (const path of existing.filter((p) => p.startsWith(`${from}/`))) {
+        const target = `${to}/${path.slice(from.length + 1)}`;
+        tree.rename(path, target);
+        touched.push(path, target);
+      }
+    }
+    scheduler.log(() => `user of ${writer.name}: ${op} ${touched.join(" ")}`);
+    // The watcher hears most events; a scan finds the rest.
+    if (random.chance(0.8)) for (const path of touched) writer.events.add(path);
+  }
+
+  private content(writer: string): string {
+    const text = `${writer}-${++this.counter}`;
+    return this.fixedSize ? text.padEnd(12, ".") : text + ".".repeat(this.random.int(0, 8));
+  }
+}

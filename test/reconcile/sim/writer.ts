@@ -1,0 +1,215 @@
+import { BaseKeeper } from "../../../src/reconcile/base-keeper.js";
+import type { Base, BaseKey } from "../../../src/reconcile/base.js";
+import type { Mode } from "../../../src/reconcile/reconcile.js";
+import { Reconciler, type RoundRequest } from "../../../src/reconcile/reconciler.js";
+import { RemoteView } from "../../../src/reconcile/remote-view.js";
+import type { StateStore } from "../../../src/reconcile/state-store.js";
+import { Reporter } from "../../../src/report.js";
+import { ApiError } from "../../../src/sync/api-error.js";
+import { ProjectRemote } from "../../../src/sync/project-remote.js";
+import { RetryingCaller } from "../../../src/sync/retry.js";
+import type { MemoryServer } from "./memory-server.js";
+import type { MemoryTree } from "./memory-tree.js";
+import type { Random } from "./random.js";
+import type { Scheduler } from "./scheduler.js";
+import { simulatedApi, type Acknowledged, type Faults } from "./transport.js";
+
+/**
+ * One writer: a tree and a state file that outlive it, and a process (an incarnation) that syncs
+ * them, made of the real reconcile (Reconciler, BaseKeeper, RemoteView, ProjectRemote, the retry
+ * policy), as `uspark watch` (one-way or --two-way) and `uspark push`/`pull` put it together. A
+ * crash kills the process between any two steps; the next one starts from the saved base only.
+ */
+
+export interface WorldParts {
+  server: MemoryServer;
+  scheduler: Scheduler;
+  random: Random;
+  faults: () => Faults;
+  acknowledged: Acknowledged[];
+  /** Something the code under test must never do (a failed commit, an error it throws). */
+  violation(why: string): void;
+}
+
+const KEY: BaseKey = { apiUrl: "http://sim.invalid", projectId: "sim" };
+/** Warnings that a correct reconcile never gives against a correct server. */
+const NEVER = new Set(["commit-failed", "pull-failed", "pull-refused", "batch-failed", "state-write", "sync-error"]);
+
+/** The state file: what was saved survives a crash, with the file system's mtime of the save. */
+class MemoryStore implements StateStore {
+  saved: Base | undefined;
+  savedAt: number | undefined;
+  owner = "";
+
+  constructor(
+    private readonly tree: MemoryTree,
+    private readonly scheduler: Scheduler,
+  ) {}
+
+  async load(): Promise<Base | undefined> {
+    await this.scheduler.gate(this.owner, "load state");
+    if (!this.saved) return undefined;
+    return { ...structuredClone(this.saved), savedMtimeMs: this.savedAt };
+  }
+
+  async save(base: Base): Promise<number> {
+    const snapshot = structuredClone(base);
+    await this.scheduler.gate(this.owner, "save state");
+    this.saved = snapshot;
+    this.savedAt = this.tree.fsNow();
+    return this.savedAt;
+  }
+}
+
+interface Process {
+  owner: string;
+  reconciler: Reconciler;
+  view: RemoteView;
+  base: BaseKeeper;
+}
+
+export class Writer {
+  /** Paths the user touched since the last round: what the file events would name. */
+  readonly events = new Set<string>();
+  private readonly store: MemoryStore;
+  private incarnation = 0;
+  private process: Promise<Process> | undefined;
+  private loop: Promise<void> | undefined;
+  stopping = false;
+
+  constructor(
+    readonly name: string,
+    readonly tree: MemoryTree,
+    readonly twoWay: boolean,
+    private readonly world: WorldParts,
+  ) {
+    this.store = new MemoryStore(tree, world.scheduler);
+  }
+
+  /** Starts a process (the first, or the one after a crash) and its watch loop. */
+  start(): void {
+    const owner = `${this.name}#${++this.incarnation}`;
+    this.store.owner = owner;
+    this.process = this.boot(owner);
+    this.loop = this.watch();
+  }
+
+  /** Kills the process where it stands: nothing of it runs again; the tree and the saved state stay. */
+  crash(): void {
+    this.world.scheduler.kill(this.store.owner);
+    this.world.scheduler.log(() => `${this.store.owner} crashed`);
+    this.start();
+  }
+
+  /** Ends the watch loop after its current round. */
+  stop(): Promise<void> {
+    this.stopping = true;
+    return this.loop ?? Promise.resolve();
+  }
+
+  /** One sync over everything, as a settling writer does: follow the remote (two-way), then a round. */
+  async syncAll(): Promise<{ requeue: number }> {
+    const p = await this.process!;
+    const signal = new AbortController().signal;
+    if (this.twoWay) await p.view.refresh(signal);
+    const result = await p.reconciler.round({ mode: this.mode, paths: "all" }, signal);
+    return { requeue: result.requeue.length };
+  }
+
+  /** What this writer leaves unsynced on purpose: open conflicts, their copies, deletes the mass-delete guard holds. */
+  async leftOpen(): Promise<{ paths: Set<string>; copies: Set<string>; held: Set<string> }> {
+    const p = await this.process!;
+    return { paths: new Set(p.base.base.conflicts.keys()), copies: p.base.conflictCopies(), held: new Set(p.base.base.held) };
+  }
+
+  private get mode(): Mode {
+    return this.twoWay ? "two-way" : "push";
+  }
+
+  private async boot(owner: string): Promise<Process> {
+    const { scheduler, random } = this.world;
+    const timers = scheduler.timersFor(owner);
+    const report = new HeardReporter((level, event, message) => this.heard(owner, level, event, message), scheduler.tracing);
+    const caller = new RetryingCaller({ report, policy: { baseMs: 5, capMs: 200, retryAfterCapMs: 1000 }, timers, random: () => random.next() });
+    const api = simulatedApi({ ...this.world, owner, writer: this.name });
+    const remote = new ProjectRemote(api, caller, { concurrency: 2, report });
+    const view = new RemoteView(remote, report);
+    const base = await BaseKeeper.load(KEY, { store: this.store, report, timers, saveEveryMs: random.int(0, 400) });
+    const tree = this.tree.api((label) => scheduler.gate(owner, label));
+    const reconciler = new Reconciler({ tree, remote, view, base, report, source: { agent: "sim", sessionId: owner }, host: this.name, maxFileSize: 1 << 20, timers });
+    return { owner, reconciler, view, base };
+  }
+
+  private async watch(): Promise<void> {
+    const owner = this.store.owner;
+    const { scheduler, random } = this.world;
+    let first = true;
+    const timers = scheduler.timersFor(owner);
+    while (!this.stopping) {
+      // The watch's debounce: a round now and then, not back to back.
+      await new Promise<void>((resolve) => timers.setTimeout(resolve, first ? 0 : random.int(0, 300)));
+      const action = first ? "all" : random.weighted({ all: 2, events: 4, scan: 2, pull: this.twoWay ? 0 : 1 });
+      first = false;
+      try {
+        await this.act(action, await this.process!);
+      } catch (error) {
+        const why = error instanceof ApiError ? `${error.code}: ${error.message}` : ((error as Error).stack ?? String(error));
+        this.world.violation(`${owner} ${action}: threw ${why}`);
+        return;
+      }
+    }
+  }
+
+  private async act(action: "all" | "events" | "scan" | "pull", p: Process): Promise<void> {
+    const signal = new AbortController().signal;
+    this.world.scheduler.log(() => `${p.owner} ${action}`);
+    let request: RoundRequest;
+    if (action === "all" || action === "pull") {
+      if (this.twoWay) await p.view.refresh(signal);
+      request = { mode: action === "pull" ? "pull" : this.mode, paths: "all" };
+    } else if (action === "scan") {
+      request = { mode: this.mode, paths: (await p.reconciler.scan(this.twoWay, signal)).paths };
+    } else {
+      const evidence = new Set(this.events);
+      this.events.clear();
+      const paths = new Set(evidence);
+      if (this.twoWay) for (const path of await p.view.refresh(signal)) paths.add(path);
+      request = { mode: this.mode, paths: [...paths], evidence };
+    }
+    if (request.paths.length === 0) return;
+    const { requeue } = await p.reconciler.round(request, signal);
+    for (const path of requeue) this.events.add(path);
+  }
+
+  /** What the process says: a warning it must never give is a violation; everything goes in the trace. */
+  private heard(owner: string, level: string, event: string, message: string): void {
+    this.world.scheduler.log(() => `${owner} said ${level} ${event}: ${message}`);
+    if (NEVER.has(event)) this.world.violation(`${owner} warned ${event}: ${message}`);
+  }
+}
+
+/** A reporter that hands each event on as it is, unformatted (thousands of runs print nothing). */
+class HeardReporter extends Reporter {
+  constructor(
+    private readonly hear: (level: string, event: string, message: string) => void,
+    private readonly debugToo: boolean,
+  ) {
+    super({ verbosity: "quiet", stream: { write: () => true } });
+  }
+
+  override error(event: string, message: string): void {
+    this.hear("error", event, message);
+  }
+
+  override warn(event: string, message: string): void {
+    this.hear("warn", event, message);
+  }
+
+  override info(event: string, message: string): void {
+    this.hear("info", event, message);
+  }
+
+  override debug(event: string, message: string): void {
+    if (this.debugToo) this.hear("debug", event, message);
+  }
+}

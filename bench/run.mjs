@@ -6,7 +6,7 @@
 //
 //   node bench/run.mjs                 the full run (200 MiB session; about a minute)
 //   node bench/run.mjs --smoke         a few MiB and a few edits, seconds (the test suite runs it)
-//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server,depth
+//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server,depth,scale
 //   options: --mb N --rounds N --out FILE --keep (leave the temp dir) --strict (exit 1 on a FAIL)
 //            --bin PATH (measure another build's bin/uspark.js, e.g. an older checkout's)
 //            --profile DIR (also run the throughput command once under node --cpu-prof, keep the
@@ -29,6 +29,7 @@ import { endToExit } from "./lib/exit-time.mjs";
 import { measureSyncCost } from "./lib/sync-cost.mjs";
 import { measureServerCommits } from "./lib/server-commits.mjs";
 import { measureTransfer } from "./lib/transfer.mjs";
+import { measureScanScale } from "./lib/scan-scale.mjs";
 import { measureTranscript } from "./lib/transcript-cost.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -44,11 +45,11 @@ const smoke = flag("smoke");
 // Another build to measure (an older checkout's bin/uspark.js, for before/after figures).
 const bin = path.resolve(option("bin", path.join(repo, "bin", "uspark.js")));
 const config = smoke
-  ? { mb: 2, bigLineMiB: 2, files: 20, rounds: 1, startupRounds: 2, edits: 20, syncFiles: 10, burst: 10, pauseMs: 150, debounceMs: 100, slowMiBps: 400, transferFiles: 20, serverClients: 2, serverCommits: 5 }
-  : { mb: 200, bigLineMiB: 64, files: 50, rounds: 5, startupRounds: 10, edits: 1000, syncFiles: 100, burst: 50, pauseMs: 400, debounceMs: 300, slowMiBps: 100, transferFiles: 1000, serverClients: 8, serverCommits: 100 };
+  ? { mb: 2, bigLineMiB: 2, files: 20, rounds: 1, startupRounds: 2, edits: 20, syncFiles: 10, burst: 10, pauseMs: 150, debounceMs: 100, slowMiBps: 400, transferFiles: 20, serverClients: 2, serverCommits: 5, scaleFiles: 500 }
+  : { mb: 200, bigLineMiB: 64, files: 50, rounds: 5, startupRounds: 10, edits: 1000, syncFiles: 100, burst: 50, pauseMs: 400, debounceMs: 300, slowMiBps: 100, transferFiles: 1000, serverClients: 8, serverCommits: 100, scaleFiles: 50_000 };
 config.mb = Number(option("mb", config.mb));
 config.rounds = Number(option("rounds", config.rounds));
-const only = new Set((option("only", "throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server,depth") ?? "").split(","));
+const only = new Set((option("only", "throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server,depth,scale") ?? "").split(","));
 const out = path.resolve(option("out", path.join(here, "results.json")));
 
 if (!existsSync(path.join(repo, "dist", "cli.js"))) {
@@ -336,6 +337,21 @@ async function server() {
   });
 }
 
+/** A project of 50,000 files in sync: the start scan against a plain walk, and the end of a session with nothing pending. */
+async function scale() {
+  const files = config.scaleFiles;
+  const rounds = smoke ? 1 : 3;
+  print(`\n11. Scale: uspark watch --no-fs-watch on ${files} files already in sync, median of ${rounds}`);
+  const r = await measureScanScale({ repo, bin, work, files, rounds });
+  results.scale = r;
+  figure("scale", `plain directory walk of ${files} files (reference)`, r.walkMs, `${r.walkMs.toFixed(0)} ms`, "reference");
+  figure("scale", "start scan (stat base, nothing read)", r.scanMs, `${r.scanMs.toFixed(0)} ms`, "info");
+  const ratio = r.scanMs / r.walkMs;
+  figure("scale", "  start scan vs plain walk", ratio, `${ratio.toFixed(2)}x`, "<= 2x", ratio <= 2);
+  figure("scale", "spawn to ready (start scan done)", r.readyMs, `${r.readyMs.toFixed(0)} ms`, "info");
+  figure("scale", "end of stdin to exit, nothing pending", r.exitMs, `${r.exitMs.toFixed(0)} ms`, "<= 100 ms", r.exitMs <= 100);
+}
+
 async function exitTime() {
   const rounds = config.startupRounds;
   print(`\n6. End of input to exit: uspark watch syncing to the reference server, its start-up scans done, nothing pending, median of ${rounds}`);
@@ -385,6 +401,7 @@ try {
   if (only.has("transcript")) await transcript(session);
   if (only.has("server")) await server();
   if (only.has("depth")) depth();
+  if (only.has("scale")) await scale();
   results.sane = sane;
   writeFileSync(out, JSON.stringify(results, null, 2) + "\n");
   const failed = results.figures.filter((f) => f.pass === false).length;

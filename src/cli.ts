@@ -192,7 +192,8 @@ export function buildProgram(): Command {
     .action((flags: ProjectsFlags) => runProjectsCommand(flags));
   addLogOptions(addConnectionOptions(projects.command("create").description("create a project on the server").argument("<id>", "the new project's id")))
     .addHelpText("after", PROJECTS_HELP)
-    .action((id: string, flags: ProjectsFlags) => runProjectsCreateCommand(id, flags));
+    // The parent's connection flags are read wherever they stand (`projects create x --api-url …`).
+    .action((id: string, _flags: ProjectsFlags, command: Commander.Command) => runProjectsCreateCommand(id, command.optsWithGlobals<ProjectsFlags>()));
 
   program
     .command("serve")

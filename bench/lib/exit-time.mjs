@@ -9,9 +9,11 @@ import { spawn } from "node:child_process";
  * stdin and resolves with the milliseconds from the end of stdin to the exit. Rejects (and kills
  * it) when that scan finds something to sync (the project was not in sync with the server to
  * begin with), or when no such record comes within `timeoutMs` (a build without scans?).
+ * `onScan(record, ms)`: that scan's record, and the milliseconds from the spawn to it.
  */
-export function endToExit(args, { scan, timeoutMs = 30_000 }) {
+export function endToExit(args, { scan, timeoutMs = 30_000, onScan }) {
   return new Promise((resolve, reject) => {
+    const spawnedAt = performance.now();
     const child = spawn(process.execPath, args, { stdio: ["pipe", "ignore", "pipe"] });
     let stderr = "";
     let partial = "";
@@ -37,6 +39,7 @@ export function endToExit(args, { scan, timeoutMs = 30_000 }) {
         }
         if (record.event !== "scan" || record.cause !== scan) continue;
         if (record.targets?.length !== 0) return fail(`the ${scan} scan found ${record.targets?.length} files to sync, expected none`);
+        onScan?.(record, performance.now() - spawnedAt);
         ended = true;
         clearTimeout(timer);
         child.stdin.write("{}\n");

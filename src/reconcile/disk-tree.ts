@@ -16,7 +16,7 @@ import { stillAsPlanned, type LocalExpectation, type LocalRead, type LocalStat, 
  * The local tree on the disk: `<root>/<prefix>/<project path>`. Listing walks with the session's
  * one ignore engine (built-ins, .gitignore files, --ignore) and never follows a symlink, so what
  * it lists is inside the root by construction: no realpath per file. Reads check the descriptor's
- * real path (sync/files.ts); writes go through disk-write.ts.
+ * real path (local-read); writes go through disk-write.ts.
  */
 
 export interface DiskTreeOptions {

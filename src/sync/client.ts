@@ -330,7 +330,8 @@ export class ApiClient {
   private async request(method: Method, sub: string, init: RequestInit): Promise<Answer> {
     if (this.closed) throw new ApiError("the API client is closed", { code: "closed" });
     init.signal?.throwIfAborted();
-    const label = `${method} ${shortPath(sub)}`;
+    // Project routes are named from the project (`GET /files`); the projects route by itself.
+    const label = `${method} ${init.projectsRoute ? `/api/projects${sub}` : shortPath(sub)}`;
     const started = performance.now();
     const headers: Record<string, string> = { accept: "application/json", ...init.headers };
     if (this.options.token !== undefined) headers.authorization = `Bearer ${this.options.token}`;

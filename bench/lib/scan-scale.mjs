@@ -1,0 +1,58 @@
+// Scans at scale (issue 19): a project of `files` files already in sync with the reference server;
+// how long `uspark watch --no-fs-watch` takes to be ready (its start scan, with the stat base: no
+// file read) against a plain directory walk of the same tree, and from the end of stdin to the exit
+// with nothing pending.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { endToExit } from "./exit-time.mjs";
+import { createProject, median, untilExit } from "./measure.mjs";
+
+/** A walk that only lists (readdir with types), as `find` would: the floor of any scan. */
+const PLAIN_WALK = `const fs=require("fs"),p=require("path");let n=0;const w=(d)=>{for(const e of fs.readdirSync(d,{withFileTypes:true})){if(e.isDirectory())w(p.join(d,e.name));else n++}};const t=performance.now();w(process.argv[1]);console.error(JSON.stringify({files:n,ms:performance.now()-t}))`;
+
+export async function measureScanScale({ repo, bin, work, files, rounds }) {
+  const root = path.join(work, "scale");
+  // An existing checkout: files written long before (a stat read within seconds of a write is not trusted, and is hashed).
+  const longAgo = new Date(Date.now() - 3600_000);
+  for (let i = 0; i < files; i++) {
+    const dir = path.join(root, `pkg${(i % 1000) % 50}`, `mod${i % 1000}`);
+    if (i < 1000) mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, `file${i}.ts`), `export const v${i} = ${i};\n`);
+    utimesSync(path.join(dir, `file${i}.ts`), longAgo, longAgo);
+  }
+  const { startServer } = await import(pathToFileURL(path.join(repo, "dist", "server", "index.js")).href);
+  const server = await startServer({ dataDir: path.join(work, "scale-data"), port: 0, host: "127.0.0.1", quiet: true });
+  try {
+    await createProject(server.url, "scale");
+    const connection = ["--project-id", "scale", "--api-url", server.url, "--root", root];
+    await untilExit([bin, "push", ...connection, "--quiet"]);
+    const walks = [];
+    const scans = [];
+    const ready = [];
+    const exits = [];
+    for (let round = 0; round < rounds; round++) {
+      walks.push(await plainWalk(root));
+      const args = [bin, "watch", ...connection, "--no-fs-watch", "--verbose", "--log-format", "json"];
+      exits.push(
+        await endToExit(args, {
+          scan: "start",
+          timeoutMs: 600_000,
+          onScan: (record, ms) => {
+            ready.push(ms);
+            scans.push(Number(/\((\d+) ms\)/.exec(record.message)?.[1]));
+          },
+        }),
+      );
+    }
+    return { files, walkMs: median(walks), scanMs: median(scans), readyMs: median(ready), exitMs: median(exits) };
+  } finally {
+    await server.close();
+  }
+}
+
+function plainWalk(root) {
+  const run = spawnSync(process.execPath, ["-e", PLAIN_WALK, root], { encoding: "utf8" });
+  return JSON.parse(run.stderr.trim().split("\n").pop()).ms;
+}

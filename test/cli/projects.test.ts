@@ -1,0 +1,47 @@
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { perTest } from "./helpers.js";
+
+/** `uspark projects [create <id>]` and an unknown project, through the built CLI and the reference server. */
+
+const t = perTest("uspark-cli-projects-", { server: true });
+const api = () => ["--api-url", t.server!.url];
+
+describe("uspark projects", () => {
+  it("creates a project with the connection flags after the id; a second create is exit 1, said plainly", async () => {
+    const made = await runCli(["projects", "create", "my-app", ...api()]);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stderr).toContain("created project my-app");
+    const again = await runCli(["projects", "create", "my-app", ...api()]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("project my-app already exists");
+  });
+
+  it("lists the projects on stdout, as a table and as JSON", async () => {
+    expect((await runCli(["projects", "create", "listed", ...api()])).code).toBe(0);
+    const table = await runCli(["projects", ...api()]);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout.toString()).toMatch(/^listed\b/m);
+    const json = await runCli(["projects", ...api(), "--json"]);
+    expect((JSON.parse(json.stdout.toString()) as { projects: { id: string }[] }).projects.map((p) => p.id)).toContain("listed");
+  });
+
+  it("an id the API cannot hold is a usage error (exit 2) before any request", async () => {
+    const before = t.server!.requests.length;
+    const bad = await runCli(["projects", "create", "a/b", ...api()]);
+    expect(bad.code).toBe(2);
+    expect(t.server!.requests.length).toBe(before);
+  });
+
+  it("a push to a project never created is exit 2 naming the nearest ids; --create makes it", async () => {
+    writeFileSync(path.join(t.root, "a.txt"), "a\n");
+    const push = (...extra: string[]) => runCli(["push", "--project-id", "p2", ...api(), "--root", t.root, ...extra]);
+    const unknown = await push();
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/project p2 does not exist on the server .*p1/);
+    const created = await push("--create");
+    expect(created.code, created.stderr).toBe(0);
+  });
+});

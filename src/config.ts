@@ -159,3 +159,13 @@ export function envFlag(value: string | undefined): boolean {
   const normalized = value.trim().toLowerCase();
   return normalized !== "" && normalized !== "0" && normalized !== "false" && normalized !== "no" && normalized !== "off";
 }
+
+/** `http://h:1/` and `http://h:1` are the same API. */
+export function normalizeApiUrl(apiUrl: string): string {
+  try {
+    const url = new URL(apiUrl);
+    return url.origin + url.pathname.replace(/\/+$/, "");
+  } catch {
+    return apiUrl;
+  }
+}

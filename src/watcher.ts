@@ -10,7 +10,7 @@ import { Reporter, reportNotSynced } from "./report.js";
 import { DEFAULT_MAX_LINE_LENGTH, LineSplitter } from "./stream/lines.js";
 import { JsonSniffer } from "./stream/json-sniffer.js";
 import { streamCommandFor } from "./lifecycle/run.js";
-import type { ScanLoop } from "./scan/loop.js";
+import type { ScanLoop } from "./sync/scan-loop.js";
 import type { SyncResult, SyncSession } from "./sync/index.js";
 import { allSynced } from "./sync/outcome.js";
 import { createTranscript, type Transcript, type TranscriptResult } from "./transcript/recorder.js";
@@ -227,7 +227,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
       });
   // Events are hints, the tree is the truth: scans compare it with the base and feed the same queue.
   const scans: Promise<ScanLoop> | undefined = sync?.then(async (session) => {
-    const { ScanLoop } = await import("./scan/loop.js");
+    const { ScanLoop } = await import("./sync/scan-loop.js");
     const loop = new ScanLoop({ session, report, twoWay: options.twoWay === true, everyMs: options.fsWatch === false ? 0 : (options.rescanMs ?? DEFAULTS.rescanMs) });
     void loop.run("start");
     return loop;

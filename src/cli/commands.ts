@@ -9,8 +9,8 @@ import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../sta
 import { passthrough } from "../stream/passthrough.js";
 import { createWatcher, type Watcher, type WatcherOptions } from "../watcher.js";
 import type { ConnectionOptionFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, TreeFlags, WatchFlags } from "./flags.js";
-import { ApiClient, ApiError } from "../sync/client.js";
-import { listProjects } from "../sync/projects.js";
+import { ApiClient, ApiError } from "../transfer/client.js";
+import { listProjects } from "../transfer/projects.js";
 import { validateProjectId } from "../server/validate.js";
 
 /**

@@ -1,7 +1,7 @@
 import type { RoundRequest, RoundResult } from "../reconcile/reconciler.js";
 import { pathRefusal } from "../reconcile/disk-tree.js";
 import type { Reporter } from "../report.js";
-import type { BackoffPolicy } from "../sync/retry.js";
+import type { BackoffPolicy } from "../transfer/retry.js";
 import { count, openConflicts, reportHeld, reportPlan, reportRefusedPaths, reportUnsynced } from "./round-report.js";
 import { resolvePaths } from "./scope.js";
 import { openOrExit, type Workspace } from "./workspace.js";

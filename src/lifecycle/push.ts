@@ -5,7 +5,7 @@ import type { RoundRequest, RoundResult } from "../reconcile/reconciler.js";
 import type { Reporter } from "../report.js";
 import { entriesFor, readJournal, updateJournal, type JournalEntry } from "../sync/journal.js";
 import { pendingTranscripts, sendPendingTranscripts } from "../transcript/pending.js";
-import type { BackoffPolicy } from "../sync/retry.js";
+import type { BackoffPolicy } from "../transfer/retry.js";
 import { count, openConflicts, reportHeld, reportPlan, reportUnsynced } from "./round-report.js";
 import { openOrExit, type Workspace } from "./workspace.js";
 import { resolvePaths, type PathScope } from "./scope.js";

@@ -10,12 +10,12 @@ import { RemoteView } from "../reconcile/remote-view.js";
 import { fileStateStore } from "../reconcile/state-store.js";
 import { gitCleanFiles } from "../reconcile/git-clean.js";
 import type { Reporter } from "../report.js";
-import { ApiClient } from "../sync/client.js";
-import { DEFAULT_IDLE_TIMEOUT_MS, idleDeadline, type IdleDeadline } from "../sync/deadline.js";
-import { ProjectRemote } from "../sync/project-remote.js";
-import { RetryingCaller, type BackoffPolicy } from "../sync/retry.js";
+import { ApiClient } from "../transfer/client.js";
+import { DEFAULT_IDLE_TIMEOUT_MS, idleDeadline, type IdleDeadline } from "../transfer/deadline.js";
+import { ProjectRemote } from "../transfer/project-remote.js";
+import { RetryingCaller, type BackoffPolicy } from "../transfer/retry.js";
 import { ProgressLine } from "./progress.js";
-import { withProject } from "../sync/projects.js";
+import { withProject } from "../transfer/projects.js";
 
 /**
  * The parts of one push, pull or status: the tree under the root, the project's API under one

@@ -1,5 +1,5 @@
 import type { Reporter } from "../report.js";
-import { realTimers, type Timers } from "../sync/queue.js";
+import { realTimers, type Timers } from "../timers.js";
 import { emptyBase, type Base, type BaseEntry, type BaseKey, type OpenConflict } from "./base.js";
 import type { StateStore } from "./state-store.js";
 

@@ -1,4 +1,4 @@
-import { normalizeApiUrl } from "../sync/journal.js";
+import { normalizeApiUrl } from "../config.js";
 
 /**
  * The base (design.md §1c): per project (API URL, project id, prefix), what this machine last saw

@@ -5,8 +5,8 @@ import { mapLimit } from "../map-limit.js";
 import type { Reporter } from "../report.js";
 import { MAX_PATH_BYTES, validateProjectPath } from "../server/validate.js";
 import { ensureDir, stateDirPath } from "../state-dir.js";
-import { readLocal } from "../sync/files.js";
-import { walkFiles } from "../sync/walk.js";
+import { readLocal } from "./local-read.js";
+import { walkFiles } from "./walk.js";
 import { NOT_UTF8 } from "../fswatch/names.js";
 import { describeRule } from "../ignore/pattern.js";
 import { writeAtomic, removeUnchanged, syncDirectories } from "./disk-write.js";
@@ -16,7 +16,7 @@ import { stillAsPlanned, type LocalExpectation, type LocalRead, type LocalStat, 
  * The local tree on the disk: `<root>/<prefix>/<project path>`. Listing walks with the session's
  * one ignore engine (built-ins, .gitignore files, --ignore) and never follows a symlink, so what
  * it lists is inside the root by construction: no realpath per file. Reads check the descriptor's
- * real path (local-read); writes go through disk-write.ts.
+ * real path (local-read.ts); writes go through disk-write.ts.
  */
 
 export interface DiskTreeOptions {

@@ -3,7 +3,7 @@ import { constants, promises as fsp, type Stats } from "node:fs";
 import path from "node:path";
 import { isInside } from "../paths.js";
 import { fsyncDirQuietly } from "../fsync-dir.js";
-import { descriptorPath } from "../sync/files.js";
+import { descriptorPath } from "./local-read.js";
 import { LocalChanged, WriteRefused } from "./local-tree.js";
 
 /**

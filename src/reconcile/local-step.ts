@@ -1,5 +1,5 @@
 import type { Reporter } from "../report.js";
-import type { ProjectRemote } from "../sync/project-remote.js";
+import type { ProjectRemote } from "../transfer/project-remote.js";
 import type { BaseKeeper } from "./base-keeper.js";
 import type { Ledger } from "./ledger.js";
 import { LocalChanged, WriteRefused, type LocalTree } from "./local-tree.js";

@@ -1,7 +1,7 @@
 import type { CommitSource } from "../api/types.js";
 import type { Reporter } from "../report.js";
-import { realTimers, type Timers } from "../sync/queue.js";
-import type { ProjectRemote } from "../sync/project-remote.js";
+import { realTimers, type Timers } from "../timers.js";
+import type { ProjectRemote } from "../transfer/project-remote.js";
 import type { BaseKeeper } from "./base-keeper.js";
 import { commitStep, type CommitStepContext } from "./commit-step.js";
 import { isConflictCopyOf } from "./conflict-copy.js";

@@ -1,7 +1,7 @@
 import type { ApiVersion, Change, ConflictEntry, Listing } from "../api/types.js";
 import type { Reporter } from "../report.js";
-import { ApiError } from "../sync/api-error.js";
-import type { ProjectRemote } from "../sync/project-remote.js";
+import { ApiError } from "../transfer/api-error.js";
+import type { ProjectRemote } from "../transfer/project-remote.js";
 import type { RemoteEntry } from "./plan.js";
 
 /**

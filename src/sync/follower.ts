@@ -1,6 +1,6 @@
 import type { Reporter } from "../report.js";
 import type { RemoteView } from "../reconcile/remote-view.js";
-import { ApiError } from "./api-error.js";
+import { ApiError } from "../transfer/api-error.js";
 
 /**
  * The remote half of a two-way watch (design.md §1c): follows the project's commits

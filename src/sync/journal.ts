@@ -1,3 +1,4 @@
+import { normalizeApiUrl } from "../config.js";
 import type { Reporter } from "../report.js";
 import { moveStateFileAside, readStateFile, removeStateFile, stateFilePath, withLock, writeStateFile } from "../state-dir.js";
 
@@ -36,16 +37,6 @@ export function journalPath(root: string): string {
 
 export function journalKey(entry: Pick<JournalEntry, "apiUrl" | "projectId" | "path">): string {
   return JSON.stringify([normalizeApiUrl(entry.apiUrl), entry.projectId, entry.path]);
-}
-
-/** `http://h:1/` and `http://h:1` are the same API. */
-export function normalizeApiUrl(apiUrl: string): string {
-  try {
-    const url = new URL(apiUrl);
-    return url.origin + url.pathname.replace(/\/+$/, "");
-  } catch {
-    return apiUrl;
-  }
 }
 
 /** Merges `added` into `existing`; per key the newer entry wins (on a tie, the added one). */

@@ -1,3 +1,6 @@
+import type { Timers } from "../timers.js";
+import { realTimers } from "../timers.js";
+
 /**
  * The change queue: coalesces changes per key (the remote path; the last value wins) and hands
  * them to `flush` in batches. A batch is flushed after `debounceMs` without a new change, or
@@ -5,19 +8,6 @@
  * keys. At most one flush runs at a time; changes that arrive during a flush wait for the next
  * batch. No I/O here: the clock is injectable and `flush` is the caller's.
  */
-
-export interface Timers {
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-  now(): number;
-}
-
-/** The real clock, looked up at call time (so test fake timers apply). */
-export const realTimers: Timers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-  now: () => Date.now(),
-};
 
 export interface ChangeQueueOptions<T> {
   debounceMs: number;

@@ -6,20 +6,21 @@ import { createDiskTree } from "../reconcile/disk-tree.js";
 import { gitCleanFiles } from "../reconcile/git-clean.js";
 import type { LocalTree } from "../reconcile/local-tree.js";
 import { UsageError } from "../config.js";
-import { withProject } from "./projects.js";
+import { withProject } from "../transfer/projects.js";
 import { Ledger } from "../reconcile/ledger.js";
 import { Reconciler } from "../reconcile/reconciler.js";
 import { RemoteView } from "../reconcile/remote-view.js";
 import { fileStateStore, type StateStore } from "../reconcile/state-store.js";
 import type { Reporter } from "../report.js";
-import { ApiClient, ApiError } from "./client.js";
-import { drainWithDeadline } from "./deadline.js";
+import { ApiClient, ApiError } from "../transfer/client.js";
+import { drainWithDeadline } from "../transfer/deadline.js";
 import { RemoteFollower } from "./follower.js";
 import { journalPath } from "./journal.js";
 import { summarize, type SyncResult } from "./outcome.js";
-import { ProjectRemote, type ProjectApi } from "./project-remote.js";
-import { ChangeQueue, type Timers } from "./queue.js";
-import { RetryingCaller, type BackoffPolicy } from "./retry.js";
+import { ProjectRemote, type ProjectApi } from "../transfer/project-remote.js";
+import { type Timers } from "../timers.js";
+import { ChangeQueue } from "./queue.js";
+import { RetryingCaller, type BackoffPolicy } from "../transfer/retry.js";
 import { createSessionJournal, describe, type SessionJournal, type Unsynced } from "./session-journal.js";
 
 /**

@@ -1,8 +1,8 @@
 import type { Reporter } from "../report.js";
-import { ApiClient } from "../sync/client.js";
-import { normalizeApiUrl } from "../sync/journal.js";
-import { idleDeadline } from "../sync/deadline.js";
-import type { BackoffPolicy } from "../sync/retry.js";
+import { ApiClient } from "../transfer/client.js";
+import { normalizeApiUrl } from "../config.js";
+import { idleDeadline } from "../transfer/deadline.js";
+import type { BackoffPolicy } from "../transfer/retry.js";
 import { readSpools, removeSpool, spoolDataName, SpoolReader, writeSpoolMeta, type SpoolMeta } from "./spool.js";
 import { appendNext, TranscriptsNotSupported } from "./upload.js";
 

@@ -1,6 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import type { Reporter } from "../report.js";
-import type { BackoffPolicy } from "../sync/retry.js";
+import type { BackoffPolicy } from "../transfer/retry.js";
 import { ByteQueue } from "./queue.js";
 import { openSpoolForAppend, removeSpool, spoolDataName, SpoolReader, writeSpoolMeta, type SpoolMeta } from "./spool.js";
 import type { TranscriptSource } from "./upload.js";
@@ -146,7 +146,7 @@ export function createTranscript(options: TranscriptOptions): Transcript {
 
   async function send(): Promise<void> {
     // Loaded here, not at start-up: the first bytes of output must not wait for them.
-    const [{ ApiClient }, { sleep }, upload] = await Promise.all([import("../sync/client.js"), import("../sync/retry.js"), import("./upload.js")]);
+    const [{ ApiClient }, { sleep }, upload] = await Promise.all([import("../transfer/client.js"), import("../transfer/retry.js"), import("./upload.js")]);
     const client = new ApiClient({ ...options, connections: 1 });
     let lastSend = -Infinity;
     try {

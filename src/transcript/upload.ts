@@ -1,5 +1,5 @@
-import { ApiError, type ApiClient } from "../sync/client.js";
-import { retry, type BackoffPolicy } from "../sync/retry.js";
+import { ApiError, type ApiClient } from "../transfer/client.js";
+import { retry, type BackoffPolicy } from "../transfer/retry.js";
 import { resumeAt, type Held } from "./resume.js";
 
 /**

@@ -10,9 +10,9 @@ import { RemoteView } from "../../src/reconcile/remote-view.js";
 import { scanTree } from "../../src/reconcile/scan.js";
 import { fileStateStore } from "../../src/reconcile/state-store.js";
 import { Reporter } from "../../src/report.js";
-import { ApiClient } from "../../src/sync/client.js";
-import { ProjectRemote } from "../../src/sync/project-remote.js";
-import { RetryingCaller } from "../../src/sync/retry.js";
+import { ApiClient } from "../../src/transfer/client.js";
+import { ProjectRemote } from "../../src/transfer/project-remote.js";
+import { RetryingCaller } from "../../src/transfer/retry.js";
 import { captureReporter, sha256, tempDir } from "../sync/helpers.js";
 
 let root: string;

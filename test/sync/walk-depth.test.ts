@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { IgnoreEngine } from "../../src/ignore/engine.js";
-import { walkFiles } from "../../src/sync/walk.js";
+import { walkFiles } from "../../src/reconcile/walk.js";
 import { perTest } from "../cli/helpers.js";
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Change, CommitFeed, CommitRecord, CommitRequest, CommitSource, Listing } from "../../../src/api/types.js";
 import { blobsNamed, checkCommit, requestFingerprint, touchesPath } from "../../../src/server/commit-check.js";
-import { ApiError } from "../../../src/sync/api-error.js";
+import { ApiError } from "../../../src/transfer/api-error.js";
 
 /**
  * The project API v1.2 in memory, one project, deciding every commit with the reference server's

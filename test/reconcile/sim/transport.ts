@@ -1,6 +1,6 @@
 import type { Change, CommitFeed, CommitSource, Listing } from "../../../src/api/types.js";
-import { ApiError } from "../../../src/sync/api-error.js";
-import type { ProjectApi } from "../../../src/sync/project-remote.js";
+import { ApiError } from "../../../src/transfer/api-error.js";
+import type { ProjectApi } from "../../../src/transfer/project-remote.js";
 import type { MemoryServer } from "./memory-server.js";
 import type { Random } from "./random.js";
 import type { Scheduler } from "./scheduler.js";

@@ -5,9 +5,9 @@ import { Reconciler, type RoundRequest } from "../../../src/reconcile/reconciler
 import { RemoteView } from "../../../src/reconcile/remote-view.js";
 import type { StateStore } from "../../../src/reconcile/state-store.js";
 import { Reporter } from "../../../src/report.js";
-import { ApiError } from "../../../src/sync/api-error.js";
-import { ProjectRemote } from "../../../src/sync/project-remote.js";
-import { RetryingCaller } from "../../../src/sync/retry.js";
+import { ApiError } from "../../../src/transfer/api-error.js";
+import { ProjectRemote } from "../../../src/transfer/project-remote.js";
+import { RetryingCaller } from "../../../src/transfer/retry.js";
 import type { MemoryServer } from "./memory-server.js";
 import type { MemoryTree } from "./memory-tree.js";
 import type { Random } from "./random.js";

@@ -1,7 +1,7 @@
 import type { Change, CommitFeed, CommitSource, Listing } from "../api/types.js";
 import type { ApiClient } from "./client.js";
 import type { RetryingCaller } from "./retry.js";
-import { Transfer, type BlobApi } from "./transfer.js";
+import { Transfer, type BlobApi } from "./blobs.js";
 import type { Reporter } from "../report.js";
 
 /**

@@ -7,7 +7,7 @@ import {
   retry,
   retryDelay,
   type BackoffPolicy,
-} from "../../src/sync/retry.js";
+} from "../../src/transfer/retry.js";
 
 const policy: BackoffPolicy = { baseMs: 250, capMs: 30_000, retryAfterCapMs: 60_000 };
 

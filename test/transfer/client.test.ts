@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ApiClient, ApiError, requestDeadlineMs } from "../../src/sync/client.js";
+import { ApiClient, ApiError, requestDeadlineMs } from "../../src/transfer/client.js";
 import { appendNext, TranscriptFailed, TranscriptsNotSupported } from "../../src/transcript/upload.js";
-import { captureReporter, sha256, startProxy, startRecorder, startRef, startSlowReader, type RefServer } from "./helpers.js";
+import { captureReporter, sha256, startProxy, startRecorder, startRef, startSlowReader, type RefServer } from "../sync/helpers.js";
 
 const TOKEN = "s3cret-token-value";
 

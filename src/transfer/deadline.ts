@@ -1,4 +1,4 @@
-import type { ChangeQueue } from "./queue.js";
+import type { ChangeQueue } from "../sync/queue.js";
 
 /**
  * Giving up when nothing goes through: the flush at the end of a session, `uspark pull` and

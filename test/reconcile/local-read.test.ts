@@ -2,7 +2,7 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { readLocal } from "../../src/sync/files.js";
+import { readLocal } from "../../src/reconcile/local-read.js";
 
 let dir: string | undefined;
 afterEach(() => {

@@ -1,8 +1,8 @@
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { walkFiles } from "../../src/sync/walk.js";
-import { tempDir } from "./helpers.js";
+import { walkFiles } from "../../src/reconcile/walk.js";
+import { tempDir } from "../sync/helpers.js";
 
 let root: string;
 let cleanupRoot: () => Promise<void>;

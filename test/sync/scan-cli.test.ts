@@ -2,7 +2,7 @@ import { existsSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
-import { remoteFiles, useTestProject } from "../sync/helpers.js";
+import { remoteFiles, useTestProject } from "./helpers.js";
 
 const project = useTestProject({ prefix: "uspark-cli-scan-" });
 

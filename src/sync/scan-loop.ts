@@ -1,6 +1,6 @@
 import type { Reporter } from "../report.js";
 import type { Unrepresentable } from "../reconcile/local-tree.js";
-import type { SyncSession } from "../sync/session.js";
+import type { SyncSession } from "./session.js";
 
 /**
  * When scans run and where their findings go: the SAME session queue as tool and file system

@@ -8,10 +8,10 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { idleDeadline } from "../../src/sync/deadline.js";
+import { idleDeadline } from "../../src/transfer/deadline.js";
 import { runCli } from "../helpers/cli.js";
 import { cliEnv, newToken, workspace } from "../reliability/harness.js";
-import { remoteFiles, startRef, startSlowReader } from "./helpers.js";
+import { remoteFiles, startRef, startSlowReader } from "../sync/helpers.js";
 
 /** Answers every request with 200 and headers at once, then one space every `everyMs`, never ending. */
 async function startDripServer(everyMs: number) {

@@ -1,9 +1,9 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ScanLoop } from "../../src/scan/loop.js";
+import { ScanLoop } from "../../src/sync/scan-loop.js";
 import { createSyncSession } from "../../src/sync/index.js";
-import { captureReporter, remoteFiles, syncOptions, useTestProject, waitFor } from "../sync/helpers.js";
+import { captureReporter, remoteFiles, syncOptions, useTestProject, waitFor } from "./helpers.js";
 
 const project = useTestProject({ prefix: "uspark-loop-" });
 

@@ -1,5 +1,5 @@
 import type { Reporter } from "../report.js";
-import { realTimers, type Timers } from "./queue.js";
+import { realTimers, type Timers } from "../timers.js";
 
 /**
  * When to try a request again, and how long to wait first. The maths is pure (pass the random

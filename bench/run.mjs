@@ -276,16 +276,8 @@ function fswatch() {
   // The smoke run keeps the test suite fast: ours only, on a tiny tree.
   const args = smoke ? ["--smoke", "--only", "uspark"] : [];
   print(`\n5. File watcher: ready time and RSS on a generated tree (bench/fswatch.mjs ${args.join(" ")})`);
-  const run = spawnSync(process.execPath, [script, ...args], { encoding: "utf8" });
-  const lines = run.stdout.trim().split("\n");
-  let report;
-  try {
-    report = JSON.parse(lines.pop());
-  } catch {
-    sane = false;
-    note(`bench/fswatch.mjs gave no JSON (exit ${run.status}): ${run.stderr.trim().split("\n").pop()}`);
-    return;
-  }
+  const { report, lines } = runReporting(script, args);
+  if (!report) return;
   for (const line of lines) print(`  ${line}`);
   results.fswatch = report;
   const ours = report.results.uspark;
@@ -295,22 +287,27 @@ function fswatch() {
   figure("fswatch", "file written right after mkdir -p", ours.deepCaught, all(ours.deepCaught), "5/5", ours.deepCaught === 5 && ours.mkdirCaught === 5);
 }
 
+/** Runs a bench script whose last stdout line is its JSON report: the report (undefined, said, when it gave none) and the lines before it. */
+function runReporting(script, args) {
+  const run = spawnSync(process.execPath, [script, ...args], { encoding: "utf8" });
+  const lines = run.stdout.trim().split("\n");
+  try {
+    return { report: JSON.parse(lines.pop()), lines };
+  } catch {
+    sane = false;
+    note(`bench/${path.basename(script)} gave no JSON (exit ${run.status}): ${run.stderr.trim().split("\n").pop()}`);
+    return { report: undefined, lines };
+  }
+}
+
 /** Scan time against directory depth, and SIGTERM during a deep scan (bench/depth.mjs). */
 function depth() {
   const script = path.join(here, "depth.mjs");
   // The smoke run keeps the test suite fast: two shallow chains.
   const args = ["--bin", bin, "--json", ...(smoke ? ["--depths", "50,100", "--cap", "30"] : [])];
   print(`\n10. Depth: scans of a chain of nested directories (bench/depth.mjs ${smoke ? "--depths 50,100" : ""})`);
-  const run = spawnSync(process.execPath, [script, ...args], { encoding: "utf8" });
-  const lines = run.stdout.trim().split("\n");
-  let report;
-  try {
-    report = JSON.parse(lines.pop());
-  } catch {
-    sane = false;
-    note(`bench/depth.mjs gave no JSON (exit ${run.status}): ${run.stderr.trim().split("\n").pop()}`);
-    return;
-  }
+  const { report } = runReporting(script, args);
+  if (!report) return;
   results.depth = report;
   const scans = report.figures.filter((f) => f.name.startsWith("push"));
   const seconds = (f) => f.seconds ?? report.capSeconds;

@@ -248,7 +248,7 @@ function addConnectionOptions(command: Command): Command {
 
 function addTreeOptions(command: Command): Command {
   return command
-    .option("--root <dir>", "the project root; nothing outside it is synced", ".")
+    .option("--root <dir>", "the project root; nothing outside it is synced (default: the nearest directory upward holding .uspark/state.json, else the current one)")
     .option("--ignore <glob>", "never sync files matching this gitignore-style pattern (repeatable)", collect)
     .option("--prefix <dir>", "sync only files under <root>/<dir>, stored without that prefix");
 }

@@ -18,7 +18,8 @@ export interface ConnectionOptionFlags {
 }
 
 export interface TreeFlags {
-  root: string;
+  /** Undefined: found upward from the current directory (root.ts). */
+  root?: string;
   ignore?: string[];
   prefix?: string;
 }

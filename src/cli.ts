@@ -59,7 +59,8 @@ Examples:
   $ uspark pull --project-id my-app                  # the remote project into the current directory
   $ uspark pull --project-id my-app --dry-run        # what would change; nothing written
   $ uspark pull --force src/app.ts                   # a conflict: take theirs (yours kept in .uspark/backup/)
-  $ uspark pull --project-id my-app --prefix vendor/app --ignore "*.log"`;
+  $ uspark pull --project-id my-app --prefix vendor/app --ignore "*.log"
+  $ uspark pull --flush-timeout 10000                # give up after 10 s without an answer (same name as push's)`;
 
 const PROJECTS_HELP = `
 A project exists once it is created: a push, pull or watch of an id the server does not know is an
@@ -176,7 +177,8 @@ export function buildProgram(): Command {
           .option("--force", `theirs wins: conflicts (of the given paths, or all) are overwritten after a backup in .uspark/backup/, and deletes of more than ${MASS_DELETE_TEXT} are carried out`)
           .option("--delete", "accepted for compatibility: deletes made remotely are always pulled (see --help)")
           .option("--dry-run", "print what would be pulled and deleted; change nothing")
-          .option("--timeout <ms>", "give up when the server has not answered for this long", int("--timeout"), DEFAULTS.flushTimeoutMs)
+          .option("--flush-timeout <ms>", "give up when the server has not answered for this long", int("--flush-timeout"), DEFAULTS.flushTimeoutMs)
+          .option("--timeout <ms>", "the older name of --flush-timeout (still accepted)", int("--timeout"))
           .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs)
           .option("--concurrency <n>", "requests in flight", positive("--concurrency"), DEFAULTS.concurrency),
       ),

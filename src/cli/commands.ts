@@ -129,7 +129,7 @@ function noFileEventsNotice(report: Reporter, name: string, fsWatch: boolean): v
 
 async function pullBeforeRun(flags: RunFlags): Promise<number> {
   // What `uspark pull` would do with the same flags (a dry run pulls nothing), never --force or --delete.
-  const code = await pull({ ...flags, timeout: flags.flushTimeout });
+  const code = await pull(flags);
   if (code !== EXIT.ok) reporterFor(flags).error("run", "the pull did not complete cleanly; the agent was not started (resolve the conflicts, or pull with --force)");
   return code;
 }
@@ -205,7 +205,7 @@ async function pull(flags: PullFlags, paths: string[] = []): Promise<number> {
     force: flags.force === true,
     dryRun: flags.dryRun === true,
     create: flags.create === true,
-    giveUpAfterMs: flags.timeout,
+    giveUpAfterMs: flags.timeout ?? flags.flushTimeout,
     requestTimeoutMs: flags.requestTimeout,
     concurrency: flags.concurrency,
     report: reporterFor(flags, connection.token),

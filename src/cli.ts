@@ -8,9 +8,10 @@ import { Reporter } from "./report.js";
 import { requireCjs } from "./cjs.js";
 import { DEFAULTS } from "./watcher.js";
 import { checkWorkingDirectory, copyStdinThrough, exit, isPipeForm, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRunCommand, runServeCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
+import { completionCommands, completionScript, SHELLS, type Shell } from "./cli/completion.js";
 import type { ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, WatchFlags } from "./cli/flags.js";
 
-const { Command, CommanderError, Option } = requireCjs("commander") as typeof Commander;
+const { Argument, Command, CommanderError, Option } = requireCjs("commander") as typeof Commander;
 type Command = Commander.Command;
 
 const EXAMPLES = `
@@ -104,6 +105,12 @@ Examples:
   $ uspark run --project-id my-app --agent claude -- ./my-agent.sh    # a wrapper that prints Claude's stream
 The agent's stdout is passed through unchanged; its stdin and stderr are yours. Signals are passed
 on to it. Exit code: the agent's when it fails (128+n when signal n ended it), else the sync's.`;
+
+const COMPLETION_HELP = `
+Examples:
+  $ eval "$(uspark completion bash)"                              # in ~/.bashrc
+  $ source <(uspark completion zsh)                               # in ~/.zshrc
+  $ uspark completion fish > ~/.config/fish/completions/uspark.fish`;
 
 export function buildProgram(): Command {
   const program = new Command("uspark")
@@ -210,6 +217,15 @@ export function buildProgram(): Command {
     .addOption(new Option("--latency <ms>", "delay every answer (benchmarks)").hideHelp().argParser(int("--latency")))
     .addHelpText("after", SERVE_HELP)
     .action((flags: ServeFlags) => runServeCommand(flags));
+
+  program
+    .command("completion")
+    .description("print a shell completion script (bash, zsh or fish) for uspark's commands and flags")
+    .addArgument(new Argument("<shell>", "the shell").choices(SHELLS))
+    .addHelpText("after", COMPLETION_HELP)
+    .action((shell: Shell) => {
+      process.stdout.write(completionScript(shell, completionCommands(program)));
+    });
 
   return program;
 }

@@ -26,7 +26,11 @@ Examples:
   $ uspark serve --data ./uspark-data                        # a local reference server on port 4400
 
 Settings: --api-url / USPARK_API_URL (default ${DEFAULT_API_URL}), --token / USPARK_TOKEN,
---project-id / USPARK_PROJECT_ID, or ~/.uspark/config.json { "token": "...", "apiUrl": "..." }.
+--project-id / USPARK_PROJECT_ID, then what the root remembers of its last pull or sync (api url,
+project id, prefix), then ~/.uspark/config.json { "token": "...", "apiUrl": "..." }. The root is
+--root, else the nearest directory upward holding .uspark/state.json (never $HOME), else the
+current directory: in a pulled tree, uspark push and uspark pull need no flags, from any
+subdirectory. Shell completion: uspark completion bash|zsh|fish.
 Exit codes: 0 everything synced, 1 something not synced (listed and journaled in
 <root>/.uspark/pending.json), 2 usage or configuration error, ${EXIT.outputError} writing stdout or stderr
 failed (not a closed pipe), 127 run: agent command not found; run passes on the agent's own
@@ -60,6 +64,7 @@ Examples:
   $ uspark pull --project-id my-app                  # the remote project into the current directory
   $ uspark pull --project-id my-app --dry-run        # what would change; nothing written
   $ uspark pull --force src/app.ts                   # a conflict: take theirs (yours kept in .uspark/backup/)
+  $ cd src && uspark pull                            # in a pulled tree: the whole project, at its root
   $ uspark pull --project-id my-app --prefix vendor/app --ignore "*.log"
   $ uspark pull --flush-timeout 10000                # give up after 10 s without an answer (same name as push's)`;
 
@@ -86,7 +91,8 @@ Examples:
   $ uspark push src/ README.md                       # only these (relative to the current directory)
   $ uspark push --dry-run                            # what would be sent; nothing sent
   $ uspark push --force src/app.ts                   # a conflict: yours wins
-  $ uspark push --pending                            # retry what an earlier run journaled`;
+  $ uspark push --pending                            # retry what an earlier run journaled
+  $ cd src && uspark push                            # in a pulled tree: its root, project and server`;
 
 const SERVE_HELP = `
 Projects exist once created (\`uspark projects create <id>\`, or POST /api/projects); any route of

@@ -60,6 +60,18 @@ describe("root discovery and the remembered remote", () => {
     expect(readFileSync(path.join(await remote("p"), "b.txt"), "utf8")).toBe("b\n");
   });
 
+  it("watch (the pipe form) and projects in a pulled subdirectory need no flags either", async () => {
+    const tree = await pulledTree("tree", "p", { "src/a.txt": "a\n" });
+    const src = path.join(tree, "src");
+    write(path.join(src, "w.txt"), "w\n");
+    const watch = await runCli(["watch"], { cwd: src, env: env(), input: "" });
+    expect(watch.code, watch.stderr).toBe(0);
+    expect(readFileSync(path.join(await remote("p"), "src", "w.txt"), "utf8")).toBe("w\n");
+    const projects = await uspark(["projects"], src);
+    expect(projects.code, projects.stderr).toBe(0);
+    expect(projects.stdout.toString()).toMatch(/^p\b/m);
+  });
+
   it("push and pull from a subdirectory work on the root: remote paths from the root, no src/src/", async () => {
     const tree = await pulledTree("tree", "p", { "src/a.txt": "a1\n" });
     const src = path.join(tree, "src");

@@ -68,7 +68,7 @@ export function resolveServer(flags: ConnectionFlags, env: NodeJS.ProcessEnv, ho
 }
 
 export function requireProjectId(projectId: string | undefined): string {
-  if (!projectId) throw new UsageError("no project id given", "pass --project-id <id> or set USPARK_PROJECT_ID, run it in a pulled directory (or use --dry-run)");
+  if (!projectId) throw new UsageError("no project id given", "pass --project-id <id>, set USPARK_PROJECT_ID or run it in a pulled tree (or use --dry-run)");
   return projectId;
 }
 

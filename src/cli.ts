@@ -7,7 +7,7 @@ import { MASS_DELETE_TEXT } from "./mass-delete.js";
 import { Reporter } from "./report.js";
 import { requireCjs } from "./cjs.js";
 import { DEFAULTS } from "./watcher.js";
-import { checkWorkingDirectory, copyStdinThrough, exit, isPipeForm, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRunCommand, runServeCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
+import { checkWorkingDirectory, copyStdinThrough, exit, isPipeForm, printToStdout, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRunCommand, runServeCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
 import { completionCommands, completionScript, SHELLS, type Shell } from "./cli/completion.js";
 import type { ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, WatchFlags } from "./cli/flags.js";
 
@@ -229,9 +229,7 @@ export function buildProgram(): Command {
     .description("print a shell completion script (bash, zsh or fish) for uspark's commands and flags")
     .addArgument(new Argument("<shell>", "the shell").choices(SHELLS))
     .addHelpText("after", COMPLETION_HELP)
-    .action((shell: Shell) => {
-      process.stdout.write(completionScript(shell, completionCommands(program)));
-    });
+    .action((shell: Shell) => printToStdout(completionScript(shell, completionCommands(program))));
 
   return program;
 }

@@ -272,6 +272,17 @@ export async function runServeCommand(flags: ServeFlags): Promise<void> {
   exit(0);
 }
 
+/** Text for the user's shell on stdout (`uspark completion`): a failed write is exit 74 (EXIT.outputError), a closed pipe is not. */
+export async function printToStdout(text: string): Promise<void> {
+  const failure = await new Promise<Error | null | undefined>((resolve) => {
+    process.stdout.once("error", resolve);
+    process.stdout.write(text, resolve);
+  });
+  if (!failure || (failure as NodeJS.ErrnoException).code === "EPIPE") return exit(EXIT.ok);
+  new Reporter().error("output", `writing stdout failed: ${failure.message}`);
+  exit(EXIT.outputError);
+}
+
 /** The checked root, connection settings and prefix; undefined after a usage error was reported. */
 async function rootAndConnection(
   flags: LogFlags & ConnectionOptionFlags & TreeFlags,

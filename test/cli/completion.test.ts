@@ -1,7 +1,8 @@
 import { spawnSync } from "node:child_process";
+import { closeSync, existsSync, openSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { buildProgram } from "../../src/cli.js";
-import { runCli } from "../helpers/cli.js";
+import { CLI, runCli } from "../helpers/cli.js";
 
 /** `uspark completion bash|zsh|fish`, through the built CLI: every subcommand named, bash's script parses and completes. */
 
@@ -33,6 +34,17 @@ describe("uspark completion", () => {
     expect(complete("uspark", "pull", "--fl")).toEqual(["--flush-timeout"]);
     expect(complete("uspark", "projects", "cr")).toEqual(["create"]);
     expect(complete("uspark", "completion", "")).toEqual(["bash", "zsh", "fish"]);
+  });
+
+  it.skipIf(!existsSync("/dev/full"))("a stdout that cannot be written is exit 74, said on stderr", () => {
+    const full = openSync("/dev/full", "w");
+    try {
+      const run = spawnSync(process.execPath, [CLI, "completion", "bash"], { stdio: ["ignore", full, "pipe"], encoding: "utf8" });
+      expect(run.status).toBe(74);
+      expect(run.stderr).toMatch(/writing stdout failed: ENOSPC/);
+    } finally {
+      closeSync(full);
+    }
   });
 
   it("an unknown shell is a usage error (exit 2)", async () => {

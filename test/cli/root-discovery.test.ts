@@ -85,9 +85,11 @@ describe("root discovery and the remembered remote", () => {
     write(path.join(t.root, "seed-tree", "src", "a.txt"), "a2\n");
     const remoteEdit = await uspark(["push", "--project-id", "p", "--api-url", t.server!.url, "--root", path.join(t.root, "seed-tree")], t.root);
     expect(remoteEdit.code, remoteEdit.stderr).toBe(0);
-    const pull = await uspark(["pull"], src);
+    const pull = await uspark(["pull", "a.txt"], src); // relative to the current directory: src/a.txt
     expect(pull.code, pull.stderr).toBe(0);
     expect(readFileSync(path.join(src, "a.txt"), "utf8")).toBe("a2\n");
+    const pullAll = await uspark(["pull"], src);
+    expect(pullAll.code, pullAll.stderr).toBe(0);
     expect(existsSync(path.join(src, "src"))).toBe(false);
     expect(existsSync(path.join(src, ".uspark"))).toBe(false);
   });

@@ -7,10 +7,11 @@ import { MASS_DELETE_TEXT } from "./mass-delete.js";
 import { Reporter } from "./report.js";
 import { requireCjs } from "./cjs.js";
 import { DEFAULTS } from "./watcher.js";
-import { checkWorkingDirectory, copyStdinThrough, exit, isPipeForm, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRunCommand, runServeCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
+import { checkWorkingDirectory, copyStdinThrough, exit, isPipeForm, printToStdout, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRunCommand, runServeCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
+import { completionCommands, completionScript, SHELLS, type Shell } from "./cli/completion.js";
 import type { ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, WatchFlags } from "./cli/flags.js";
 
-const { Command, CommanderError, Option } = requireCjs("commander") as typeof Commander;
+const { Argument, Command, CommanderError, Option } = requireCjs("commander") as typeof Commander;
 type Command = Commander.Command;
 
 const EXAMPLES = `
@@ -25,7 +26,11 @@ Examples:
   $ uspark serve --data ./uspark-data                        # a local reference server on port 4400
 
 Settings: --api-url / USPARK_API_URL (default ${DEFAULT_API_URL}), --token / USPARK_TOKEN,
---project-id / USPARK_PROJECT_ID, or ~/.uspark/config.json { "token": "...", "apiUrl": "..." }.
+--project-id / USPARK_PROJECT_ID, then what the root remembers of its last pull or sync (api url,
+project id, prefix), then ~/.uspark/config.json { "token": "...", "apiUrl": "..." }. The root is
+--root, else the nearest directory upward holding .uspark/state.json (never $HOME), else the
+current directory: in a pulled tree, uspark push and uspark pull need no flags, from any
+subdirectory. Shell completion: uspark completion bash|zsh|fish.
 Exit codes: 0 everything synced, 1 something not synced (listed and journaled in
 <root>/.uspark/pending.json), 2 usage or configuration error, ${EXIT.outputError} writing stdout or stderr
 failed (not a closed pipe), 127 run: agent command not found; run passes on the agent's own
@@ -59,7 +64,9 @@ Examples:
   $ uspark pull --project-id my-app                  # the remote project into the current directory
   $ uspark pull --project-id my-app --dry-run        # what would change; nothing written
   $ uspark pull --force src/app.ts                   # a conflict: take theirs (yours kept in .uspark/backup/)
-  $ uspark pull --project-id my-app --prefix vendor/app --ignore "*.log"`;
+  $ cd src && uspark pull                            # in a pulled tree: the whole project, at its root
+  $ uspark pull --project-id my-app --prefix vendor/app --ignore "*.log"
+  $ uspark pull --flush-timeout 10000                # give up after 10 s without an answer (same name as push's)`;
 
 const PROJECTS_HELP = `
 A project exists once it is created: a push, pull or watch of an id the server does not know is an
@@ -84,7 +91,8 @@ Examples:
   $ uspark push src/ README.md                       # only these (relative to the current directory)
   $ uspark push --dry-run                            # what would be sent; nothing sent
   $ uspark push --force src/app.ts                   # a conflict: yours wins
-  $ uspark push --pending                            # retry what an earlier run journaled`;
+  $ uspark push --pending                            # retry what an earlier run journaled
+  $ cd src && uspark push                            # in a pulled tree: its root, project and server`;
 
 const SERVE_HELP = `
 Projects exist once created (\`uspark projects create <id>\`, or POST /api/projects); any route of
@@ -103,6 +111,12 @@ Examples:
   $ uspark run --project-id my-app --agent claude -- ./my-agent.sh    # a wrapper that prints Claude's stream
 The agent's stdout is passed through unchanged; its stdin and stderr are yours. Signals are passed
 on to it. Exit code: the agent's when it fails (128+n when signal n ended it), else the sync's.`;
+
+const COMPLETION_HELP = `
+Examples:
+  $ eval "$(uspark completion bash)"                              # in ~/.bashrc
+  $ source <(uspark completion zsh)                               # in ~/.zshrc
+  $ uspark completion fish > ~/.config/fish/completions/uspark.fish`;
 
 export function buildProgram(): Command {
   const program = new Command("uspark")
@@ -176,7 +190,8 @@ export function buildProgram(): Command {
           .option("--force", `theirs wins: conflicts (of the given paths, or all) are overwritten after a backup in .uspark/backup/, and deletes of more than ${MASS_DELETE_TEXT} are carried out`)
           .option("--delete", "accepted for compatibility: deletes made remotely are always pulled (see --help)")
           .option("--dry-run", "print what would be pulled and deleted; change nothing")
-          .option("--timeout <ms>", "give up when the server has not answered for this long", int("--timeout"), DEFAULTS.flushTimeoutMs)
+          .option("--flush-timeout <ms>", "give up when the server has not answered for this long", int("--flush-timeout"), DEFAULTS.flushTimeoutMs)
+          .option("--timeout <ms>", "the older name of --flush-timeout (still accepted)", int("--timeout"))
           .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs)
           .option("--concurrency <n>", "requests in flight", positive("--concurrency"), DEFAULTS.concurrency),
       ),
@@ -208,6 +223,13 @@ export function buildProgram(): Command {
     .addOption(new Option("--latency <ms>", "delay every answer (benchmarks)").hideHelp().argParser(int("--latency")))
     .addHelpText("after", SERVE_HELP)
     .action((flags: ServeFlags) => runServeCommand(flags));
+
+  program
+    .command("completion")
+    .description("print a shell completion script (bash, zsh or fish) for uspark's commands and flags")
+    .addArgument(new Argument("<shell>", "the shell").choices(SHELLS))
+    .addHelpText("after", COMPLETION_HELP)
+    .action((shell: Shell) => printToStdout(completionScript(shell, completionCommands(program))));
 
   return program;
 }
@@ -248,7 +270,7 @@ function addConnectionOptions(command: Command): Command {
 
 function addTreeOptions(command: Command): Command {
   return command
-    .option("--root <dir>", "the project root; nothing outside it is synced", ".")
+    .option("--root <dir>", "the project root; nothing outside it is synced (default: the nearest directory upward holding .uspark/state.json, else the current one)")
     .option("--ignore <glob>", "never sync files matching this gitignore-style pattern (repeatable)", collect)
     .option("--prefix <dir>", "sync only files under <root>/<dir>, stored without that prefix");
 }

@@ -7,7 +7,8 @@ import { redactCredentials } from "./report.js";
 
 /**
  * Where the connection settings come from, in order: flags, environment
- * (USPARK_API_URL, USPARK_TOKEN, USPARK_PROJECT_ID), then ~/.uspark/config.json.
+ * (USPARK_API_URL, USPARK_TOKEN, USPARK_PROJECT_ID), the remote the root last synced with
+ * (its .uspark/state.json: api url, project id, prefix), then ~/.uspark/config.json.
  */
 export const DEFAULT_API_URL = "http://127.0.0.1:4400";
 
@@ -35,6 +36,14 @@ export interface HomeConfig {
   projectId?: string;
 }
 
+/** What a root's state file remembers of the remote it last synced with. */
+export interface RememberedRemote {
+  apiUrl: string;
+  projectId: string;
+  /** "" or none for the whole project. */
+  prefix?: string;
+}
+
 export interface Connection {
   apiUrl: string;
   token?: string;
@@ -45,21 +54,32 @@ export function resolveConnection(
   flags: ConnectionFlags,
   env: NodeJS.ProcessEnv,
   home: HomeConfig,
+  remembered?: RememberedRemote,
 ): Connection {
-  const projectId = flags.projectId ?? nonEmpty(env.USPARK_PROJECT_ID) ?? home.projectId;
-  return { ...resolveServer(flags, env, home), projectId: requireProjectId(projectId) };
+  const projectId = flags.projectId ?? nonEmpty(env.USPARK_PROJECT_ID) ?? remembered?.projectId ?? home.projectId;
+  return { ...resolveServer(flags, env, home, remembered), projectId: requireProjectId(projectId) };
 }
 
 /** The server and token alone (commands that name no project, such as `uspark projects`). */
-export function resolveServer(flags: ConnectionFlags, env: NodeJS.ProcessEnv, home: HomeConfig): { apiUrl: string; token?: string } {
-  const apiUrl = flags.apiUrl ?? nonEmpty(env.USPARK_API_URL) ?? home.apiUrl ?? DEFAULT_API_URL;
+export function resolveServer(flags: ConnectionFlags, env: NodeJS.ProcessEnv, home: HomeConfig, remembered?: RememberedRemote): { apiUrl: string; token?: string } {
+  const apiUrl = flags.apiUrl ?? nonEmpty(env.USPARK_API_URL) ?? remembered?.apiUrl ?? home.apiUrl ?? DEFAULT_API_URL;
   const token = flags.token ?? nonEmpty(env.USPARK_TOKEN) ?? home.token;
   return { apiUrl: checkApiUrl(apiUrl, flags.insecure === true), token };
 }
 
 export function requireProjectId(projectId: string | undefined): string {
-  if (!projectId) throw new UsageError("no project id given", "pass --project-id <id> or set USPARK_PROJECT_ID (or use --dry-run)");
+  if (!projectId) throw new UsageError("no project id given", "pass --project-id <id>, set USPARK_PROJECT_ID or run it in a pulled tree (or use --dry-run)");
   return projectId;
+}
+
+/**
+ * --prefix, else the remembered one, but only for the remembered project on the remembered
+ * server: another project's prefix would name a directory of a different tree.
+ */
+export function resolvePrefix(flagPrefix: string | undefined, connection: Pick<Connection, "apiUrl" | "projectId">, remembered?: RememberedRemote): string | undefined {
+  if (flagPrefix !== undefined || !remembered?.prefix) return flagPrefix;
+  const same = remembered.projectId === connection.projectId && normalizeApiUrl(remembered.apiUrl) === normalizeApiUrl(connection.apiUrl);
+  return same ? remembered.prefix : undefined;
 }
 
 /** Plain http only to this machine, unless the user says --insecure: the token travels in clear. */

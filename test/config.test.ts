@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkApiUrl, checkPrefix, loadHomeConfig, parseNonNegativeInt, resolveConnection, UsageError } from "../src/config.js";
+import { checkApiUrl, checkPrefix, loadHomeConfig, parseNonNegativeInt, resolveConnection, resolvePrefix, UsageError } from "../src/config.js";
 
 describe("resolveConnection", () => {
   it("should prefer flags over the environment over the home config", () => {
@@ -24,10 +24,33 @@ describe("resolveConnection", () => {
     expect(resolveConnection({ projectId: "p" }, { USPARK_TOKEN: "" }, { token: "home" }).token).toBe("home");
   });
 
+  it("takes what the root remembers after flags and the environment, before the home config (the token is never remembered)", () => {
+    const home = { apiUrl: "http://127.0.0.1:2", token: "home-token", projectId: "home-project" };
+    const remembered = { apiUrl: "http://127.0.0.1:3", projectId: "pulled", prefix: "app" };
+    expect(resolveConnection({}, {}, home, remembered)).toEqual({ apiUrl: "http://127.0.0.1:3", token: "home-token", projectId: "pulled" });
+    expect(resolveConnection({ apiUrl: "http://127.0.0.1:4" }, { USPARK_PROJECT_ID: "env-project" }, home, remembered)).toEqual({
+      apiUrl: "http://127.0.0.1:4",
+      token: "home-token",
+      projectId: "env-project",
+    });
+  });
+
   it("should ask for a project id with a hint", () => {
     const call = () => resolveConnection({}, {}, {});
     expect(call).toThrow(UsageError);
     expect(call).toThrow(/project id/);
+  });
+});
+
+describe("resolvePrefix", () => {
+  const remembered = { apiUrl: "http://127.0.0.1:3/", projectId: "pulled", prefix: "app" };
+
+  it("--prefix wins; else the remembered one, for the remembered project on the remembered server only", () => {
+    expect(resolvePrefix("vendor", { apiUrl: "http://127.0.0.1:3", projectId: "pulled" }, remembered)).toBe("vendor");
+    expect(resolvePrefix(undefined, { apiUrl: "http://127.0.0.1:3", projectId: "pulled" }, remembered)).toBe("app");
+    expect(resolvePrefix(undefined, { apiUrl: "http://127.0.0.1:3", projectId: "other" }, remembered)).toBeUndefined();
+    expect(resolvePrefix(undefined, { apiUrl: "http://127.0.0.1:9", projectId: "pulled" }, remembered)).toBeUndefined();
+    expect(resolvePrefix(undefined, { apiUrl: "http://127.0.0.1:3", projectId: "pulled" }, { ...remembered, prefix: "" })).toBeUndefined();
   });
 });
 

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import path from "node:path";
-import { checkPrefix, loadHomeConfig, resolveConnection, resolveServer, UsageError, type Connection } from "../config.js";
+import { checkPrefix, loadHomeConfig, resolveConnection, resolvePrefix, resolveServer, UsageError, type Connection } from "../config.js";
 import { EXIT } from "../exit-codes.js";
 import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../lifecycle/run.js";
 import { runSession } from "../lifecycle/session.js";
@@ -12,6 +12,8 @@ import type { ConnectionOptionFlags, LogFlags, ProjectsFlags, PullFlags, PushFla
 import { ApiClient, ApiError } from "../transfer/client.js";
 import { listProjects } from "../transfer/projects.js";
 import { validateProjectId } from "../server/validate.js";
+import { rememberedProject } from "../reconcile/state-store.js";
+import { findRoot } from "../root.js";
 
 /**
  * What each command does with its parsed flags: check the root and the connection (a bad one is
@@ -46,7 +48,7 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
   let lock: RootLock | undefined;
   try {
     // Before the pull: it writes the tree a watcher of the same root would be syncing.
-    lock = flags.dryRun ? undefined : await takeRootLock(checkRoot(flags.root)).catch(lockFailure);
+    lock = flags.dryRun ? undefined : await takeRootLock(rootOf(flags)).catch(lockFailure);
   } catch (error) {
     return usageFailure(report, error);
   }
@@ -88,12 +90,12 @@ interface Started {
 
 /** The root's lock (unless given, or a dry run), then the watcher; throws a UsageError for bad flags or a held lock. */
 async function startWatcher(flags: WatchFlags, extra: Pick<WatcherOptions, "warnNoJson" | "onSyncStopped">, heldLock?: RootLock): Promise<Started> {
-  const root = checkRoot(flags.root);
-  checkPrefix(root, flags.prefix);
-  const connection = flags.dryRun ? undefined : connect(flags);
+  const root = rootOf(flags);
+  const { connection, prefix } = flags.dryRun ? { connection: undefined, prefix: flags.prefix } : await connect(flags, root);
+  checkPrefix(root, prefix);
   const lock = heldLock ?? (flags.dryRun ? undefined : await takeRootLock(root).catch(lockFailure));
   try {
-    return { watcher: watcherFor(flags, root, connection, extra), root, connection, lock };
+    return { watcher: watcherFor({ ...flags, prefix }, root, connection, extra), root, connection, lock };
   } catch (error) {
     if (!heldLock) await lock?.release();
     throw error;
@@ -127,7 +129,7 @@ function noFileEventsNotice(report: Reporter, name: string, fsWatch: boolean): v
 
 async function pullBeforeRun(flags: RunFlags): Promise<number> {
   // What `uspark pull` would do with the same flags (a dry run pulls nothing), never --force or --delete.
-  const code = await pull({ ...flags, timeout: flags.flushTimeout });
+  const code = await pull(flags);
   if (code !== EXIT.ok) reporterFor(flags).error("run", "the pull did not complete cleanly; the agent was not started (resolve the conflicts, or pull with --force)");
   return code;
 }
@@ -161,9 +163,9 @@ function watcherFor(flags: WatchFlags, root: string, connection: Connection | un
 }
 
 export async function runPushCommand(paths: string[], flags: PushFlags): Promise<void> {
-  const target = rootAndConnection(flags, { prefixMustExist: true });
+  const target = await rootAndConnection(flags, { prefixMustExist: true });
   if (!target) return;
-  const { root, connection } = target;
+  const { root, connection, prefix } = target;
   const { runPush } = await import("../lifecycle/push.js");
   const code = await runPush({
     ...connection,
@@ -173,7 +175,7 @@ export async function runPushCommand(paths: string[], flags: PushFlags): Promise
     force: flags.force === true,
     dryRun: flags.dryRun === true,
     ignore: flags.ignore ?? [],
-    prefix: flags.prefix,
+    prefix,
     flushTimeoutMs: flags.flushTimeout,
     requestTimeoutMs: flags.requestTimeout,
     maxFileSize: flags.maxFileSize,
@@ -190,20 +192,20 @@ export async function runPullCommand(paths: string[], flags: PullFlags): Promise
 }
 
 async function pull(flags: PullFlags, paths: string[] = []): Promise<number> {
-  const target = rootAndConnection(flags, { prefixMustExist: false });
+  const target = await rootAndConnection(flags, { prefixMustExist: false });
   if (!target) return EXIT.usage;
-  const { root, connection } = target;
+  const { root, connection, prefix } = target;
   const { runPull } = await import("../lifecycle/pull.js");
   return runPull({
     ...connection,
     root,
     ignore: flags.ignore ?? [],
-    prefix: flags.prefix,
+    prefix,
     paths,
     force: flags.force === true,
     dryRun: flags.dryRun === true,
     create: flags.create === true,
-    giveUpAfterMs: flags.timeout,
+    giveUpAfterMs: flags.timeout ?? flags.flushTimeout,
     requestTimeoutMs: flags.requestTimeout,
     concurrency: flags.concurrency,
     report: reporterFor(flags, connection.token),
@@ -235,7 +237,7 @@ async function withClient(flags: ProjectsFlags, what: string, work: (client: Api
   let client: ApiClient;
   let report = reporterFor(flags);
   try {
-    const server = resolveServer(flags, process.env, loadHomeConfig());
+    const server = resolveServer(flags, process.env, loadHomeConfig(), await rememberedProject(findRoot(process.cwd(), process.env.HOME)));
     report = reporterFor(flags, server.token);
     client = new ApiClient({ ...server, projectId: flags.projectId ?? "", requestTimeoutMs: 30_000 });
   } catch (error) {
@@ -270,24 +272,44 @@ export async function runServeCommand(flags: ServeFlags): Promise<void> {
   exit(0);
 }
 
-/** The checked --root and connection settings; undefined after a usage error was reported. */
-function rootAndConnection(
+/** Text for the user's shell on stdout (`uspark completion`): a failed write is exit 74 (EXIT.outputError), a closed pipe is not. */
+export async function printToStdout(text: string): Promise<void> {
+  const failure = await new Promise<Error | null | undefined>((resolve) => {
+    process.stdout.once("error", resolve);
+    process.stdout.write(text, resolve);
+  });
+  if (!failure || (failure as NodeJS.ErrnoException).code === "EPIPE") return exit(EXIT.ok);
+  new Reporter().error("output", `writing stdout failed: ${failure.message}`);
+  exit(EXIT.outputError);
+}
+
+/** The checked root, connection settings and prefix; undefined after a usage error was reported. */
+async function rootAndConnection(
   flags: LogFlags & ConnectionOptionFlags & TreeFlags,
   options: { prefixMustExist: boolean },
-): { root: string; connection: Connection } | undefined {
+): Promise<{ root: string; connection: Connection; prefix: string | undefined } | undefined> {
   try {
-    const root = checkRoot(flags.root);
+    const root = rootOf(flags);
+    const { connection, prefix } = await connect(flags, root);
     // push reads under the prefix (a typo there would delete the whole remote); pull creates it.
-    if (options.prefixMustExist) checkPrefix(root, flags.prefix);
-    return { root, connection: connect(flags) };
+    if (options.prefixMustExist) checkPrefix(root, prefix);
+    return { root, connection, prefix };
   } catch (error) {
     usageFailure(reporterFor(flags), error);
     return undefined;
   }
 }
 
-function connect(flags: ConnectionOptionFlags): Connection {
-  return resolveConnection(flags, process.env, loadHomeConfig());
+/** Flags, then the environment, then what the root remembers of its last sync, then ~/.uspark/config.json. */
+async function connect(flags: ConnectionOptionFlags & Pick<TreeFlags, "prefix">, root: string): Promise<{ connection: Connection; prefix: string | undefined }> {
+  const remembered = await rememberedProject(root);
+  const connection = resolveConnection(flags, process.env, loadHomeConfig(), remembered);
+  return { connection, prefix: resolvePrefix(flags.prefix, connection, remembered) };
+}
+
+/** --root, else the nearest ancestor the tool synced before (as git finds its work tree), else here. */
+function rootOf(flags: Pick<TreeFlags, "root">): string {
+  return checkRoot(flags.root ?? findRoot(process.cwd(), process.env.HOME));
 }
 
 /** Paths are resolved against the current directory: one that was deleted under us is a usage error, not a crash. */

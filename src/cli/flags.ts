@@ -18,7 +18,8 @@ export interface ConnectionOptionFlags {
 }
 
 export interface TreeFlags {
-  root: string;
+  /** Undefined: found upward from the current directory (root.ts). */
+  root?: string;
   ignore?: string[];
   prefix?: string;
 }
@@ -65,7 +66,9 @@ export interface PullFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
   force?: boolean;
   delete?: boolean;
   dryRun?: boolean;
-  timeout: number;
+  flushTimeout: number;
+  /** --timeout, the older name of --flush-timeout: when given, it wins over the default. */
+  timeout?: number;
   requestTimeout: number;
   concurrency: number;
 }

@@ -13,7 +13,7 @@ import type { LocalFile } from "./plan.js";
 export type Observation =
   | { kind: "file"; file: LocalFile; /** kept from hashing, for the upload */ bytes?: Uint8Array }
   | { kind: "absent" }
-  /** Not synced now: too large, a symlink, unreadable (journal: worth retrying later), or changing (retry: soon). */
+  /** Not synced now: too large, a symlink, unreadable (journal: worth retrying later as it is), or changing (retry: soon). */
   | { kind: "unreadable"; reason: string; journal: boolean; retry: boolean; failed: boolean };
 
 export interface ObserverOptions {
@@ -98,7 +98,8 @@ export class Observer {
         this.hashed.delete(path);
         return { kind: "absent" };
       case "too-large":
-        return unreadable(`larger than the ${formatBytes(this.options.maxFileSize)} limit (${formatBytes(read.size)})`, true);
+        // Not journaled: `push --pending` under the same limit would only skip it again.
+        return unreadable(`larger than the ${formatBytes(this.options.maxFileSize)} limit (${formatBytes(read.size)}): raise --max-file-size or --ignore it`, false);
       case "refused":
         return unreadable(read.reason, false);
       case "changed":

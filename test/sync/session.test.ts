@@ -213,7 +213,7 @@ describe("sync session against the reference server", () => {
     }
   });
 
-  it("files over maxFileSize are skipped with a warning and journaled; symlinks are refused", async () => {
+  it("files over maxFileSize are skipped with a hint and not journaled (a retry under the same limit cannot help); symlinks are refused", async () => {
     await writeFile(path.join(root, "huge.bin"), Buffer.alloc(2048));
     await writeFile(path.join(root, "ok.txt"), "fine");
     await symlink("/etc/hostname", path.join(root, "link.txt"));
@@ -224,12 +224,11 @@ describe("sync session against the reference server", () => {
     const result = await session.finish(10_000);
     expect(result.pushed).toBe(1);
     expect(result.skipped.map((s) => s.remote).sort()).toEqual(["huge.bin", "link.txt"]);
-    expect(result.skipped.find((s) => s.remote === "huge.bin")!.reason).toMatch(/larger than the 1 KiB limit \(2 KiB\)/);
+    expect(result.skipped.find((s) => s.remote === "huge.bin")!.reason).toMatch(/larger than the 1 KiB limit \(2 KiB\): raise --max-file-size or --ignore it/);
     expect(result.skipped.find((s) => s.remote === "link.txt")!.reason).toMatch(/symlink/);
     expect(log.events("skipped")).toHaveLength(2);
-    const journal = await readJournal(root);
-    expect(journal.map((e) => e.path)).toEqual(["huge.bin"]); // a symlink would be refused again
-    expect(result.journaled).toBe(1);
+    expect(await readJournal(root)).toEqual([]); // each would be skipped or refused again
+    expect(result.journaled).toBe(0);
   });
 
   it("refuses a file whose directory was swapped for a symlink out of the root", async () => {

@@ -1,0 +1,130 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli, type CliResult } from "../helpers/cli.js";
+import { perTest } from "./helpers.js";
+
+/**
+ * Root discovery and the remembered remote (design §2c), through the built CLI: in a pulled tree
+ * push and pull need no flags, from any subdirectory, as git does.
+ */
+
+const t = perTest("uspark-cli-root-", { server: true });
+
+/** A home of the test's own, and none of the caller's settings: only the tree may remember a remote. */
+function env(): NodeJS.ProcessEnv {
+  return { HOME: path.join(t.root, "home"), USPARK_API_URL: undefined, USPARK_PROJECT_ID: undefined, USPARK_TOKEN: undefined };
+}
+
+function uspark(args: string[], cwd: string): Promise<CliResult> {
+  return runCli(args, { cwd, env: env() });
+}
+
+function dir(...parts: string[]): string {
+  const made = path.join(t.root, ...parts);
+  mkdirSync(made, { recursive: true });
+  return made;
+}
+
+function write(file: string, text: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, text);
+}
+
+/** `project` seeded from a tree of its own with `files`, then pulled into a fresh `name` with full flags. */
+async function pulledTree(name: string, project: string, files: Record<string, string>): Promise<string> {
+  const seed = dir(`seed-${name}`);
+  for (const [file, text] of Object.entries(files)) write(path.join(seed, file), text);
+  const pushed = await uspark(["push", "--project-id", project, "--api-url", t.server!.url, "--root", seed], seed);
+  expect(pushed.code, pushed.stderr).toBe(0);
+  const tree = dir(name);
+  const pulled = await uspark(["pull", "--project-id", project, "--api-url", t.server!.url], tree);
+  expect(pulled.code, pulled.stderr).toBe(0);
+  return tree;
+}
+
+/** What the server holds: the project pulled into a fresh directory with full flags. */
+async function remote(project: string): Promise<string> {
+  const check = dir(`check-${project}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+  const pulled = await uspark(["pull", "--project-id", project, "--api-url", t.server!.url, "--root", check], check);
+  expect(pulled.code, pulled.stderr).toBe(0);
+  return check;
+}
+
+describe("root discovery and the remembered remote", () => {
+  it("push in a pulled directory needs no --project-id nor --api-url", async () => {
+    const tree = await pulledTree("tree", "p", { "a.txt": "a\n" });
+    write(path.join(tree, "b.txt"), "b\n");
+    const push = await uspark(["push"], tree);
+    expect(push.code, push.stderr).toBe(0);
+    expect(readFileSync(path.join(await remote("p"), "b.txt"), "utf8")).toBe("b\n");
+  });
+
+  it("watch (the pipe form) and projects in a pulled subdirectory need no flags either", async () => {
+    const tree = await pulledTree("tree", "p", { "src/a.txt": "a\n" });
+    const src = path.join(tree, "src");
+    write(path.join(src, "w.txt"), "w\n");
+    const watch = await runCli(["watch"], { cwd: src, env: env(), input: "" });
+    expect(watch.code, watch.stderr).toBe(0);
+    expect(readFileSync(path.join(await remote("p"), "src", "w.txt"), "utf8")).toBe("w\n");
+    const projects = await uspark(["projects"], src);
+    expect(projects.code, projects.stderr).toBe(0);
+    expect(projects.stdout.toString()).toMatch(/^p\b/m);
+  });
+
+  it("push and pull from a subdirectory work on the root: remote paths from the root, no src/src/", async () => {
+    const tree = await pulledTree("tree", "p", { "src/a.txt": "a1\n" });
+    const src = path.join(tree, "src");
+    write(path.join(src, "b.txt"), "b\n");
+    const push = await uspark(["push", "b.txt"], src);
+    expect(push.code, push.stderr).toBe(0);
+    const pushed = await remote("p");
+    expect(readFileSync(path.join(pushed, "src", "b.txt"), "utf8")).toBe("b\n");
+    expect(existsSync(path.join(pushed, "b.txt"))).toBe(false);
+
+    write(path.join(t.root, "seed-tree", "src", "a.txt"), "a2\n");
+    const remoteEdit = await uspark(["push", "--project-id", "p", "--api-url", t.server!.url, "--root", path.join(t.root, "seed-tree")], t.root);
+    expect(remoteEdit.code, remoteEdit.stderr).toBe(0);
+    const pull = await uspark(["pull", "a.txt"], src); // relative to the current directory: src/a.txt
+    expect(pull.code, pull.stderr).toBe(0);
+    expect(readFileSync(path.join(src, "a.txt"), "utf8")).toBe("a2\n");
+    const pullAll = await uspark(["pull"], src);
+    expect(pullAll.code, pullAll.stderr).toBe(0);
+    expect(existsSync(path.join(src, "src"))).toBe(false);
+    expect(existsSync(path.join(src, ".uspark"))).toBe(false);
+  });
+
+  it("--root wins over the tree the command stands in, and brings that root's remembered remote", async () => {
+    const here = await pulledTree("here", "p", { "a.txt": "here\n" });
+    const there = await pulledTree("there", "p1", { "a.txt": "there\n" });
+    write(path.join(there, "t.txt"), "t\n");
+    const push = await uspark(["push", "--root", there], here);
+    expect(push.code, push.stderr).toBe(0);
+    expect(readFileSync(path.join(await remote("p1"), "t.txt"), "utf8")).toBe("t\n");
+    expect(existsSync(path.join(await remote("p"), "t.txt"))).toBe(false);
+  });
+
+  it("$HOME is never the root, even with a state file in ~/.uspark/; the nearest pulled tree below it is", async () => {
+    const home = dir("home");
+    write(path.join(home, ".uspark", "config.json"), JSON.stringify({ apiUrl: t.server!.url }));
+    await pulledTree("home", "p1", { "h.txt": "h\n" }); // ~/.uspark/state.json now remembers p1
+    expect(existsSync(path.join(home, ".uspark", "state.json"))).toBe(true);
+
+    const seed = dir("seed-p");
+    write(path.join(seed, "p.txt"), "p\n");
+    expect((await uspark(["push", "--project-id", "p", "--api-url", t.server!.url, "--root", seed], seed)).code).toBe(0);
+    const fresh = dir("home", "work", "fresh");
+    const pull = await uspark(["pull", "--project-id", "p"], fresh); // the api url from ~/.uspark/config.json
+    expect(pull.code, pull.stderr).toBe(0);
+    expect(readFileSync(path.join(fresh, "p.txt"), "utf8")).toBe("p\n");
+    expect(existsSync(path.join(home, "p.txt"))).toBe(false);
+
+    const sub = dir("home", "work", "fresh", "sub");
+    write(path.join(sub, "s.txt"), "s\n");
+    const push = await uspark(["push"], sub);
+    expect(push.code, push.stderr).toBe(0);
+    expect(readFileSync(path.join(await remote("p"), "sub", "s.txt"), "utf8")).toBe("s\n");
+    expect(existsSync(path.join(await remote("p1"), "sub"))).toBe(false);
+    expect(existsSync(path.join(await remote("p1"), "work"))).toBe(false);
+  });
+});

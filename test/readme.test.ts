@@ -1,0 +1,42 @@
+import { existsSync, readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+
+/** What ships with the package besides the code: a README whose links resolve, a LICENSE, a build before packing. */
+
+const repo = new URL("../", import.meta.url);
+const readme = readFileSync(new URL("README.md", repo), "utf8");
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, each space a hyphen. */
+function anchor(heading: string): string {
+  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-");
+}
+
+describe("README", () => {
+  const outsideFences = readme.replace(/^```[\s\S]*?^```/gm, "");
+  const links = [...outsideFences.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((link) => !/^[a-z]+:/.test(link));
+  const anchors = new Set([...outsideFences.matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchor(m[1]!)));
+
+  it("has links to check", () => {
+    expect(links.length).toBeGreaterThan(0);
+  });
+
+  it("every link to a file of the repository or a section of the README resolves", () => {
+    for (const link of links) {
+      if (link.startsWith("#")) expect(anchors, link).toContain(link.slice(1));
+      else expect(existsSync(new URL(link.split("#")[0]!, repo)), link).toBe(true);
+    }
+  });
+
+  it("cites no design document that is not in the repository", () => {
+    expect(readme).not.toMatch(/design(\.md)? §/);
+  });
+});
+
+describe("the package", () => {
+  it("builds before it is packed, and carries an MIT LICENSE", () => {
+    const pkg = JSON.parse(readFileSync(new URL("package.json", repo), "utf8")) as { license: string; scripts: Record<string, string> };
+    expect(pkg.scripts.prepack).toBe("npm run build");
+    expect(pkg.license).toBe("MIT");
+    expect(readFileSync(new URL("LICENSE", repo), "utf8")).toMatch(/^MIT License\n\nCopyright \(c\) 2026 uspark-watch contributors\n/);
+  });
+});

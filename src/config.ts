@@ -62,8 +62,11 @@ export function resolveConnection(
 
 /** The server and token alone (commands that name no project, such as `uspark projects`). */
 export function resolveServer(flags: ConnectionFlags, env: NodeJS.ProcessEnv, home: HomeConfig, remembered?: RememberedRemote): { apiUrl: string; token?: string } {
-  const apiUrl = flags.apiUrl ?? nonEmpty(env.USPARK_API_URL) ?? remembered?.apiUrl ?? home.apiUrl ?? DEFAULT_API_URL;
-  const token = flags.token ?? nonEmpty(env.USPARK_TOKEN) ?? home.token;
+  const given = flags.apiUrl ?? nonEmpty(env.USPARK_API_URL);
+  const apiUrl = given ?? remembered?.apiUrl ?? home.apiUrl ?? DEFAULT_API_URL;
+  // A tree copied from elsewhere may remember any server: the stored token goes only to the server it is stored for.
+  const foreign = given === undefined && remembered !== undefined && normalizeApiUrl(remembered.apiUrl) !== normalizeApiUrl(home.apiUrl ?? DEFAULT_API_URL);
+  const token = flags.token ?? nonEmpty(env.USPARK_TOKEN) ?? (foreign ? undefined : home.token);
   return { apiUrl: checkApiUrl(apiUrl, flags.insecure === true), token };
 }
 

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkApiUrl, checkPrefix, loadHomeConfig, parseNonNegativeInt, resolveConnection, resolvePrefix, UsageError } from "../src/config.js";
+import { checkApiUrl, checkPrefix, loadHomeConfig, parseNonNegativeInt, resolveConnection, resolvePrefix, resolveServer, UsageError } from "../src/config.js";
 
 describe("resolveConnection", () => {
   it("should prefer flags over the environment over the home config", () => {
@@ -24,10 +24,10 @@ describe("resolveConnection", () => {
     expect(resolveConnection({ projectId: "p" }, { USPARK_TOKEN: "" }, { token: "home" }).token).toBe("home");
   });
 
-  it("takes what the root remembers after flags and the environment, before the home config (the token is never remembered)", () => {
+  it("takes what the root remembers after flags and the environment, before the home config (the token is never remembered, nor given to a remembered server it is not stored for)", () => {
     const home = { apiUrl: "http://127.0.0.1:2", token: "home-token", projectId: "home-project" };
     const remembered = { apiUrl: "http://127.0.0.1:3", projectId: "pulled", prefix: "app" };
-    expect(resolveConnection({}, {}, home, remembered)).toEqual({ apiUrl: "http://127.0.0.1:3", token: "home-token", projectId: "pulled" });
+    expect(resolveConnection({}, {}, home, remembered)).toEqual({ apiUrl: "http://127.0.0.1:3", token: undefined, projectId: "pulled" });
     expect(resolveConnection({ apiUrl: "http://127.0.0.1:4" }, { USPARK_PROJECT_ID: "env-project" }, home, remembered)).toEqual({
       apiUrl: "http://127.0.0.1:4",
       token: "home-token",
@@ -39,6 +39,18 @@ describe("resolveConnection", () => {
     const call = () => resolveConnection({}, {}, {});
     expect(call).toThrow(UsageError);
     expect(call).toThrow(/project id/);
+  });
+});
+
+describe("resolveServer", () => {
+  const home = { apiUrl: "https://uspark.example.com", token: "home-token" };
+  it("uses a remembered server, with the stored token only when it is the server that token is stored for", () => {
+    expect(resolveServer({}, {}, home, { apiUrl: "https://uspark.example.com/", projectId: "p" })).toEqual({ apiUrl: "https://uspark.example.com", token: "home-token" });
+    // A tree copied from elsewhere names another server: no stored credential goes there.
+    expect(resolveServer({}, {}, home, { apiUrl: "https://evil.example.net", projectId: "p" })).toEqual({ apiUrl: "https://evil.example.net", token: undefined });
+    // A token or a server the user gives is theirs to pair.
+    expect(resolveServer({ token: "t" }, {}, home, { apiUrl: "https://evil.example.net", projectId: "p" }).token).toBe("t");
+    expect(resolveServer({ apiUrl: "https://other.example.org" }, {}, home, { apiUrl: "https://evil.example.net", projectId: "p" })).toEqual({ apiUrl: "https://other.example.org", token: "home-token" });
   });
 });
 

@@ -41,6 +41,8 @@ export interface WorkspaceOptions {
   backoff?: BackoffPolicy;
   /** Create the project if the server does not have it (else that is a usage error, exit 2). */
   create?: boolean;
+  /** Nothing is written, .uspark/state.json included. */
+  dryRun?: boolean;
 }
 
 export interface Workspace {
@@ -100,6 +102,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     await client.close();
     throw error;
   });
+  if (!options.dryRun) await base.markClock();
   const reconciler = new Reconciler({ tree, remote, view, base, report, source: options.source, host: os.hostname(), maxFileSize: options.maxFileSize, gitClean: () => gitCleanFiles(tree.dir), onProgress });
   return {
     root,

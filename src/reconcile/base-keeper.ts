@@ -157,6 +157,18 @@ export class BaseKeeper {
     this.changed();
   }
 
+  /**
+   * With no state file yet, no stat read could be trusted before the first save (nothing tells the
+   * file system's clock): write it now, so that a first push or watch of a large tree is not hashed
+   * again by the next one. Not in a dry run (it writes .uspark/state.json).
+   */
+  async markClock(): Promise<void> {
+    if (this.base.savedMtimeMs !== undefined || this.saves > 0) return;
+    this.dirty = true;
+    this.save();
+    await this.saving;
+  }
+
   /** Writes what is not written yet and stops the timer. */
   async close(): Promise<void> {
     this.timers().clearTimeout(this.timer);

@@ -144,6 +144,7 @@ export class SyncSession {
     const o = this.options;
     const store = o.store ?? fileStateStore(o.root, o.report);
     const base = await BaseKeeper.load({ apiUrl: o.apiUrl, projectId: o.projectId, prefix: o.prefix }, { store, report: o.report, timers: o.timers });
+    await base.markClock();
     const tree = this.tree;
     const gitClean = o.tree ? undefined : () => gitCleanFiles((tree as ReturnType<typeof createDiskTree>).dir);
     const reconciler = new Reconciler({ tree, remote: this.remote, view: this.view, base, report: o.report, source: o.source, host: o.host ?? os.hostname(), maxFileSize: o.maxFileSize, timers: o.timers, gitClean });

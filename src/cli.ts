@@ -7,8 +7,8 @@ import { MASS_DELETE_TEXT } from "./mass-delete.js";
 import { Reporter } from "./report.js";
 import { requireCjs } from "./cjs.js";
 import { DEFAULTS } from "./watcher.js";
-import { checkWorkingDirectory, copyStdinThrough, exit, isPipeForm, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRunCommand, runServeCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
-import type { ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, WatchFlags } from "./cli/flags.js";
+import { checkWorkingDirectory, copyStdinThrough, exit, isPipeForm, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRunCommand, runServeCommand, runStatusCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
+import type { ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, WatchFlags } from "./cli/flags.js";
 
 const { Command, CommanderError, Option } = requireCjs("commander") as typeof Commander;
 type Command = Commander.Command;
@@ -95,6 +95,19 @@ Examples:
   $ uspark projects create my-app                     # then create a project
   $ uspark serve --data /srv/uspark --host 0.0.0.0 --token "$TOKEN"
   $ uspark serve --db postgres://uspark:secret@db.internal/uspark --port 4401   # replicas may share it`;
+
+const STATUS_HELP = `
+Compares the tree, the last sync (.uspark/state.json) and the remote, changing nothing: what a push
+would send, what a pull would take, open conflicts, deletes held by the mass-delete guard, and what
+an earlier run journaled. Exit code: 0 everything in sync, 1 anything not (with or without --json),
+2 usage. --json prints one object: { "format": 1, "projectId", "apiUrl", "root", "baseVersion",
+"remoteVersion", "inSync", "paths": [{ "path", "status", "copy"? }] } (README "uspark status --json").
+
+Examples:
+  $ uspark status                                    # in a pulled tree: no flags needed
+  $ uspark status --short                            # two letters a path: here, remotely (UU: conflict)
+  $ uspark status --json | jq '.paths[] | select(.status == "conflict")'
+  $ uspark status --quiet || uspark push             # scriptable: exit 1 when not in sync`;
 
 const RUN_EXAMPLES = `
 Examples:
@@ -195,6 +208,12 @@ export function buildProgram(): Command {
     // The parent's connection flags are read wherever they stand (`projects create x --api-url …`).
     .action((id: string, _flags: ProjectsFlags, command: Commander.Command) => runProjectsCreateCommand(id, command.optsWithGlobals<ProjectsFlags>()));
 
+  addInspectOptions(program.command("status").description("what is not in sync: changes here, changes remotely, conflicts (exit 1 if any)"))
+    .option("--json", "one JSON object (a documented, versioned shape)")
+    .option("--short", "one line a path: two letters (here, remotely), then the path")
+    .addHelpText("after", STATUS_HELP)
+    .action((flags: StatusFlags) => runStatusCommand(flags));
+
   program
     .command("serve")
     .description("run the reference project server: the project API, on this machine, for trying uspark out and for tests")
@@ -210,6 +229,15 @@ export function buildProgram(): Command {
     .action((flags: ServeFlags) => runServeCommand(flags));
 
   return program;
+}
+
+/** status, diff, log, ls, cat, restore: the project's connection and tree, and how long to wait for the server. */
+function addInspectOptions(command: Command): Command {
+  return addLogOptions(
+    addTreeOptions(addConnectionOptions(command))
+      .option("--timeout <ms>", "give up when the server has not answered for this long", int("--timeout"), DEFAULTS.flushTimeoutMs)
+      .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs),
+  );
 }
 
 function addWatchOptions(command: Command): Command {

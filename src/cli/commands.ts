@@ -8,7 +8,7 @@ import { Reporter, stderrFailure, stderrOutput, type Verbosity } from "../report
 import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../state-dir.js";
 import { passthrough } from "../stream/passthrough.js";
 import { createWatcher, type Watcher, type WatcherOptions } from "../watcher.js";
-import type { ConnectionOptionFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, TreeFlags, WatchFlags } from "./flags.js";
+import type { ConnectionOptionFlags, InspectFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, TreeFlags, WatchFlags } from "./flags.js";
 import { ApiClient, ApiError } from "../transfer/client.js";
 import { listProjects } from "../transfer/projects.js";
 import { validateProjectId } from "../server/validate.js";
@@ -208,6 +208,21 @@ async function pull(flags: PullFlags, paths: string[] = []): Promise<number> {
     concurrency: flags.concurrency,
     report: reporterFor(flags, connection.token),
   });
+}
+
+/** The workspace options of status, diff, log, ls, cat and restore; undefined after a usage error was said. */
+function inspectOptions(flags: InspectFlags) {
+  const target = rootAndConnection(flags, { prefixMustExist: false });
+  if (!target) return undefined;
+  const { root, connection } = target;
+  return { ...connection, root, ignore: flags.ignore, prefix: flags.prefix, create: false, giveUpAfterMs: flags.timeout, requestTimeoutMs: flags.requestTimeout, report: reporterFor(flags, connection.token) };
+}
+
+export async function runStatusCommand(flags: StatusFlags): Promise<void> {
+  const options = inspectOptions(flags);
+  if (!options) return;
+  const { runStatus } = await import("../lifecycle/status.js");
+  exit(await runStatus({ ...options, json: flags.json === true, short: flags.short === true }));
 }
 
 /** `uspark projects`: needs no project id; the list goes to stdout. */

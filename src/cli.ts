@@ -7,8 +7,8 @@ import { MASS_DELETE_TEXT } from "./mass-delete.js";
 import { Reporter } from "./report.js";
 import { requireCjs } from "./cjs.js";
 import { DEFAULTS } from "./watcher.js";
-import { checkWorkingDirectory, copyStdinThrough, exit, isPipeForm, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRunCommand, runServeCommand, runStatusCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
-import type { ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, WatchFlags } from "./cli/flags.js";
+import { checkWorkingDirectory, copyStdinThrough, exit, isPipeForm, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRunCommand, runServeCommand, runStatusCommand, runLogCommand, runLsCommand, runCatCommand, runRestoreCommand, runDiffCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
+import type { ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, WatchFlags, DiffFlags, HistoryFlags } from "./cli/flags.js";
 
 const { Command, CommanderError, Option } = requireCjs("commander") as typeof Commander;
 type Command = Commander.Command;
@@ -95,6 +95,26 @@ Examples:
   $ uspark projects create my-app                     # then create a project
   $ uspark serve --data /srv/uspark --host 0.0.0.0 --token "$TOKEN"
   $ uspark serve --db postgres://uspark:secret@db.internal/uspark --port 4401   # replicas may share it`;
+
+const DIFF_HELP = `
+Unified diffs of the text files not in sync (a binary file: one line). Without --remote: what you
+changed here since the last sync (what a push would send); with --remote: what a pull would change
+here (your file, then the remote's). Nothing is written or sent.
+
+Examples:
+  $ uspark diff                                      # all your unsynced changes
+  $ uspark diff src/app.ts                           # one file (relative to the current directory)
+  $ uspark diff --remote                             # what uspark pull would change`;
+
+const HISTORY_HELP = `
+The remote keeps every version (API 1.2 servers): each commit raises it by one.
+
+Examples:
+  $ uspark log -n 5                                  # the last five commits: version, time, agent, session, paths
+  $ uspark log src/app.ts --json                     # the commits that touched src/app.ts
+  $ uspark ls --at 12                                # the files at version 12
+  $ uspark cat src/app.ts --at 12 > old-app.ts       # a file's bytes at version 12
+  $ uspark restore src/app.ts --at 12                # commit that content back, and write it here`;
 
 const STATUS_HELP = `
 Compares the tree, the last sync (.uspark/state.json) and the remote, changing nothing: what a push
@@ -213,6 +233,36 @@ export function buildProgram(): Command {
     .option("--short", "one line a path: two letters (here, remotely), then the path")
     .addHelpText("after", STATUS_HELP)
     .action((flags: StatusFlags) => runStatusCommand(flags));
+
+  addInspectOptions(program.command("diff").description("unified diffs of what changed here since the last sync (--remote: what a pull would change)"))
+    .argument("[paths...]", "files or directories, relative to the current directory (default: everything)")
+    .option("--remote", "what a pull would change here: your file, then the remote's")
+    .addHelpText("after", DIFF_HELP)
+    .action((paths: string[], flags: DiffFlags) => runDiffCommand(paths, flags));
+
+  addInspectOptions(program.command("log").description("the remote's commits, newest first: version, time, agent and session, paths"))
+    .argument("[path]", "only commits that touched this file or directory")
+    .option("-n <count>", "how many commits", positive("-n"), 20)
+    .option("--json", "one JSON object { format: 1, version, commits }")
+    .addHelpText("after", HISTORY_HELP)
+    .action((path: string | undefined, flags: HistoryFlags) => runLogCommand(path, flags));
+
+  addInspectOptions(program.command("ls").description("the remote's files (--at N: as of version N), one path a line"))
+    .option("--at <version>", "as of this version", int("--at"))
+    .addHelpText("after", HISTORY_HELP)
+    .action((flags: HistoryFlags) => runLsCommand(flags));
+
+  addInspectOptions(program.command("cat").description("a remote file's bytes on stdout (--at N: as of version N)"))
+    .argument("<path>", "the file, relative to the current directory")
+    .option("--at <version>", "as of this version", int("--at"))
+    .addHelpText("after", HISTORY_HELP)
+    .action((path: string, flags: HistoryFlags) => runCatCommand(path, flags));
+
+  addInspectOptions(program.command("restore").description("commit the content these paths had at version N back, and write it here (a local edit kept in .uspark/backup/)"))
+    .argument("<paths...>", "files or directories, relative to the current directory")
+    .requiredOption("--at <version>", "the version to restore", int("--at"))
+    .addHelpText("after", HISTORY_HELP)
+    .action((paths: string[], flags: HistoryFlags & { at: number }) => runRestoreCommand(paths, flags));
 
   program
     .command("serve")

@@ -8,7 +8,7 @@ import { Reporter, stderrFailure, stderrOutput, type Verbosity } from "../report
 import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../state-dir.js";
 import { passthrough } from "../stream/passthrough.js";
 import { createWatcher, type Watcher, type WatcherOptions } from "../watcher.js";
-import type { ConnectionOptionFlags, InspectFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, TreeFlags, WatchFlags } from "./flags.js";
+import type { ConnectionOptionFlags, DiffFlags, HistoryFlags, InspectFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, TreeFlags, WatchFlags } from "./flags.js";
 import { ApiClient, ApiError } from "../transfer/client.js";
 import { listProjects } from "../transfer/projects.js";
 import { validateProjectId } from "../server/validate.js";
@@ -223,6 +223,41 @@ export async function runStatusCommand(flags: StatusFlags): Promise<void> {
   if (!options) return;
   const { runStatus } = await import("../lifecycle/status.js");
   exit(await runStatus({ ...options, json: flags.json === true, short: flags.short === true }));
+}
+
+export async function runLogCommand(path: string | undefined, flags: HistoryFlags): Promise<void> {
+  const options = inspectOptions(flags);
+  if (!options) return;
+  const { runLog } = await import("../lifecycle/history.js");
+  exit(await runLog({ ...options, path, limit: flags.n ?? 20, json: flags.json === true }));
+}
+
+export async function runLsCommand(flags: HistoryFlags): Promise<void> {
+  const options = inspectOptions(flags);
+  if (!options) return;
+  const { runLs } = await import("../lifecycle/history.js");
+  exit(await runLs({ ...options, at: flags.at }));
+}
+
+export async function runCatCommand(path: string, flags: HistoryFlags): Promise<void> {
+  const options = inspectOptions(flags);
+  if (!options) return;
+  const { runCat } = await import("../lifecycle/history.js");
+  exit(await runCat({ ...options, path, at: flags.at }));
+}
+
+export async function runRestoreCommand(paths: string[], flags: HistoryFlags & { at: number }): Promise<void> {
+  const options = inspectOptions(flags);
+  if (!options) return;
+  const { runRestore } = await import("../lifecycle/restore.js");
+  exit(await runRestore({ ...options, paths, at: flags.at }));
+}
+
+export async function runDiffCommand(paths: string[], flags: DiffFlags): Promise<void> {
+  const options = inspectOptions(flags);
+  if (!options) return;
+  const { runDiff } = await import("../lifecycle/diff.js");
+  exit(await runDiff({ ...options, paths, remote: flags.remote === true }));
 }
 
 /** `uspark projects`: needs no project id; the list goes to stdout. */

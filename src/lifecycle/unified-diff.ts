@@ -52,8 +52,9 @@ function middleEdits(a: string[], b: string[]): Edit[] {
   let j = 0;
   while (i < a.length || j < b.length) {
     if (i < a.length && j < b.length && a[i] === b[j]) edits.push({ op: " ", line: a[i++]! }), j++;
-    else if (j < b.length && (i === a.length || lcs[i * width + j + 1]! >= lcs[(i + 1) * width + j]!)) edits.push({ op: "+", line: b[j++]! });
-    else edits.push({ op: "-", line: a[i++]! });
+    // Removals before additions, as diff -u shows a replaced line.
+    else if (i < a.length && (j === b.length || lcs[(i + 1) * width + j]! >= lcs[i * width + j + 1]!)) edits.push({ op: "-", line: a[i++]! });
+    else edits.push({ op: "+", line: b[j++]! });
   }
   return edits;
 }

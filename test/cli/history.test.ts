@@ -1,0 +1,110 @@
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { commitFiles } from "../lifecycle/helpers.js";
+import { remoteFiles } from "../sync/helpers.js";
+import { perTest } from "./helpers.js";
+
+/** `uspark log`, `ls`, `cat` and `restore` through the built CLI against the reference server. */
+
+const TOKEN = "tok-history";
+const t = perTest("uspark-cli-history-", { server: true });
+const env = () => ({ USPARK_API_URL: t.server!.url, USPARK_TOKEN: TOKEN, USPARK_PROJECT_ID: "p" });
+const uspark = (args: string[], cwd = t.root) => runCli(args, { cwd, env: env(), timeoutMs: 30_000 });
+const commit = (files: Record<string, string | null>) => commitFiles(t.server!.url, "p", TOKEN, files);
+
+/** Three versions: 1 adds a.txt and src/b.ts, 2 edits a.txt, 3 deletes src/b.ts; then pulled here. */
+async function threeVersions(): Promise<void> {
+  await commit({ "a.txt": "a1\n", "src/b.ts": "b1\n" });
+  await commit({ "a.txt": "a2\n" });
+  await commit({ "src/b.ts": null });
+  expect((await uspark(["pull"])).code).toBe(0);
+}
+
+describe("uspark log", () => {
+  it("lists commits newest first with version, time, agent and paths; -n limits; a path filters; --json", async () => {
+    await threeVersions();
+    const all = await uspark(["log"]);
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.stdout.toString()).toMatch(/^version 3 {2}\S+Z {2}test\n {2}delete src\/b\.ts\nversion 2 .*\n {2}put {4}a\.txt\nversion 1 .*\n {2}put {4}a\.txt\n {2}put {4}src\/b\.ts\n$/);
+    const last = await uspark(["log", "-n", "1"]);
+    expect(last.stdout.toString()).toMatch(/^version 3 [^\n]*\n {2}delete src\/b\.ts\n$/);
+    const json = await uspark(["log", "--json", path.join("src", "b.ts")]);
+    const parsed = JSON.parse(json.stdout.toString()) as { format: number; version: number; commits: { version: number; changes: { path: string }[] }[] };
+    expect(parsed.format).toBe(1);
+    expect(parsed.commits.map((c) => c.version)).toEqual([3, 1]);
+    expect(parsed.commits.flatMap((c) => c.changes.map((ch) => ch.path))).toEqual(["src/b.ts", "src/b.ts"]);
+  });
+
+  it("a path is relative to the current directory", async () => {
+    await threeVersions();
+    mkdirSync(path.join(t.root, "src"), { recursive: true });
+    const fromSrc = await uspark(["log", "--root", t.root, "b.ts", "--json"], path.join(t.root, "src"));
+    expect(fromSrc.code, fromSrc.stderr).toBe(0);
+    expect((JSON.parse(fromSrc.stdout.toString()) as { commits: unknown[] }).commits).toHaveLength(2);
+  });
+});
+
+describe("uspark ls and cat", () => {
+  it("ls lists the files now and at a version; cat writes a file's bytes at a version", async () => {
+    await threeVersions();
+    expect((await uspark(["ls"])).stdout.toString()).toBe("a.txt\n");
+    expect((await uspark(["ls", "--at", "1"])).stdout.toString()).toBe("a.txt\nsrc/b.ts\n");
+    const old = await uspark(["cat", "a.txt", "--at", "1"]);
+    expect(old.code, old.stderr).toBe(0);
+    expect(old.stdout.toString()).toBe("a1\n");
+    expect((await uspark(["cat", "a.txt"])).stdout.toString()).toBe("a2\n");
+    expect((await uspark(["cat", "src/b.ts", "--at", "2"])).stdout.toString()).toBe("b1\n");
+  });
+
+  it("cat of a path absent at that version is exit 1; a version past the head is exit 2", async () => {
+    await threeVersions();
+    const absent = await uspark(["cat", "src/b.ts"]);
+    expect(absent.code).toBe(1);
+    expect(absent.stderr).toContain("src/b.ts does not exist at version 3");
+    const future = await uspark(["ls", "--at", "9"]);
+    expect(future.code).toBe(2);
+    expect(future.stderr).toContain("--at 9: the project is at version 3");
+  });
+});
+
+describe("uspark restore", () => {
+  it("commits the old content back with its expectation, and writes it here; a deleted file comes back", async () => {
+    await threeVersions();
+    const restored = await uspark(["restore", "a.txt", "src", "--at", "1"]);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(restored.stderr).toContain("restored 2 paths as at version 1 in version 4");
+    const remote = await remoteFiles(t.server!.url, "p", TOKEN);
+    expect(remote.get("a.txt")?.toString()).toBe("a1\n");
+    expect(remote.get("src/b.ts")?.toString()).toBe("b1\n");
+    expect(readFileSync(path.join(t.root, "a.txt"), "utf8")).toBe("a1\n");
+    expect(readFileSync(path.join(t.root, "src/b.ts"), "utf8")).toBe("b1\n");
+    const status = await uspark(["status", "--short"]);
+    expect(status.code, status.stdout.toString()).toBe(0);
+    const log = await uspark(["log", "-n", "1", "--json"]);
+    const [last] = (JSON.parse(log.stdout.toString()) as { commits: { source: { agent: string }; changes: { expect: string | null }[] }[] }).commits;
+    expect(last!.source.agent).toBe("restore");
+    expect(last!.changes.map((c) => c.expect)).toEqual([expect.stringMatching(/^[0-9a-f]{64}$/), null]);
+  });
+
+  it("a local edit of a restored file is kept under .uspark/backup/ first", async () => {
+    await threeVersions();
+    writeFileSync(path.join(t.root, "a.txt"), "mine\n");
+    const restored = await uspark(["restore", "a.txt", "--at", "1"]);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(readFileSync(path.join(t.root, "a.txt"), "utf8")).toBe("a1\n");
+    const [stamp] = readdirSync(path.join(t.root, ".uspark", "backup"));
+    expect(readFileSync(path.join(t.root, ".uspark", "backup", stamp!, "a.txt"), "utf8")).toBe("mine\n");
+  });
+
+  it("nothing to restore is exit 0 and commits nothing; --at is required (exit 2); --help has examples", async () => {
+    await threeVersions();
+    const same = await uspark(["restore", "a.txt", "--at", "2"]);
+    expect(same.code, same.stderr).toBe(0);
+    expect((await uspark(["log", "-n", "1", "--json"])).stdout.toString()).toContain('"version":3');
+    expect((await uspark(["restore", "a.txt"])).code).toBe(2);
+    const help = await runCli(["restore", "--help"]);
+    expect(help.stdout.toString()).toContain("$ uspark restore src/app.ts --at 12");
+  });
+});

@@ -284,7 +284,7 @@ export function buildProgram(): Command {
 /** status, diff, log, ls, cat, restore: the project's connection and tree, and how long to wait for the server. */
 function addInspectOptions(command: Command): Command {
   return addLogOptions(
-    addTreeOptions(addConnectionOptions(command))
+    addTreeOptions(addConnectionOptions(command, { create: false }))
       .option("--timeout <ms>", "give up when the server has not answered for this long", int("--timeout"), DEFAULTS.flushTimeoutMs)
       .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs),
   );
@@ -315,10 +315,11 @@ function transcriptOption(): Commander.Option {
   return new Option("--transcript", "also send the agent's stream, byte for byte, as this session's transcript (it holds prompts and file contents)");
 }
 
-function addConnectionOptions(command: Command): Command {
+/** The connection flags; `--create` only where a command may write to a project it made. */
+function addConnectionOptions(command: Command, { create = true } = {}): Command {
+  command.option("--project-id <id>", "the remote project (or USPARK_PROJECT_ID)");
+  if (create) command.option("--create", "create the project on the server if it does not exist yet (else that is an error, exit 2)");
   return command
-    .option("--project-id <id>", "the remote project (or USPARK_PROJECT_ID)")
-    .option("--create", "create the project on the server if it does not exist yet (else that is an error, exit 2)")
     .option("--api-url <url>", `the project API (or USPARK_API_URL; default ${DEFAULT_API_URL})`)
     .option("--token <token>", "bearer token (or USPARK_TOKEN, or ~/.uspark/config.json)")
     .option("--insecure", "allow plain http:// to a host other than this machine");

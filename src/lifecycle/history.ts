@@ -53,7 +53,7 @@ export async function runLog(options: HistoryOptions & { path?: string; limit: n
   const path = options.path === undefined ? undefined : projectPath(options, options.path);
   if (options.path !== undefined && path === undefined) return 2;
   return withHistory(options, "log", async (ws) => {
-    needsHistory(ws, "a commit log");
+    needsHistory(ws, "commit log");
     const commits = (await lastCommits(ws, options.limit, path)).reverse();
     const shown = path === undefined ? commits : commits.map((c) => ({ ...c, changes: c.changes.filter((ch) => ch.path === path || ch.path.startsWith(path + "/")) }));
     await writeStdout(options.json ? JSON.stringify({ format: 1, version: ws.view.version, commits: shown }) + "\n" : shown.map(commitText).join(""));

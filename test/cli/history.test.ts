@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { commitFiles } from "../lifecycle/helpers.js";
-import { remoteFiles } from "../sync/helpers.js";
+import { remoteFiles, startProxy } from "../sync/helpers.js";
 import { perTest } from "./helpers.js";
 
 /** `uspark log`, `ls`, `cat` and `restore` through the built CLI against the reference server. */
@@ -106,5 +106,30 @@ describe("uspark restore", () => {
     expect((await uspark(["restore", "a.txt"])).code).toBe(2);
     const help = await runCli(["restore", "--help"]);
     expect(help.stdout.toString()).toContain("$ uspark restore src/app.ts --at 12");
+  });
+});
+
+describe("a server older than API 1.2", () => {
+  it("keeps no history: log and --at are exit 2 saying so; ls of now still answers", async () => {
+    // GET /files without "api": "1.2" (what a v1 server answers), and no commit feed.
+    const v1 = await startProxy(t.server!.url, (req) =>
+      req.method === "GET" && /\/files$/.test(req.url)
+        ? { kind: "answer", status: 200, body: { version: 3, files: [{ path: "a.txt", sha256: "a".repeat(64), size: 1 }] } }
+        : /\/commits\?/.test(req.url)
+          ? { kind: "answer", status: 404, body: { error: "not_found", message: "no such route" } }
+          : undefined,
+    );
+    try {
+      const old = (...args: string[]) => runCli([...args, "--api-url", v1.url], { cwd: t.root, env: env(), timeoutMs: 30_000 });
+      const log = await old("log");
+      expect(log.code).toBe(2);
+      expect(log.stderr).toContain("older than 1.2: it keeps no commit log");
+      expect((await old("ls", "--at", "1")).code).toBe(2);
+      const now = await old("ls");
+      expect(now.code, now.stderr).toBe(0);
+      expect(now.stdout.toString()).toBe("a.txt\n");
+    } finally {
+      await v1.close();
+    }
   });
 });

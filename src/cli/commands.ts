@@ -218,46 +218,52 @@ function inspectOptions(flags: InspectFlags) {
   return { ...connection, root, ignore: flags.ignore, prefix: flags.prefix, create: false, giveUpAfterMs: flags.timeout, requestTimeoutMs: flags.requestTimeout, report: reporterFor(flags, connection.token) };
 }
 
+/** The exit of a command whose answer went to stdout: 74 when writing it failed (a closed pipe is no failure). */
+async function exitAfterOutput(code: number): Promise<void> {
+  const { stdoutFailed } = await import("../lifecycle/output.js");
+  exit(stdoutFailed() ? EXIT.outputError : code);
+}
+
 export async function runStatusCommand(flags: StatusFlags): Promise<void> {
   const options = inspectOptions(flags);
   if (!options) return;
   const { runStatus } = await import("../lifecycle/status.js");
-  exit(await runStatus({ ...options, json: flags.json === true, short: flags.short === true }));
+  exitAfterOutput(await runStatus({ ...options, json: flags.json === true, short: flags.short === true }));
 }
 
 export async function runLogCommand(path: string | undefined, flags: HistoryFlags): Promise<void> {
   const options = inspectOptions(flags);
   if (!options) return;
   const { runLog } = await import("../lifecycle/history.js");
-  exit(await runLog({ ...options, path, limit: flags.n ?? 20, json: flags.json === true }));
+  exitAfterOutput(await runLog({ ...options, path, limit: flags.n ?? 20, json: flags.json === true }));
 }
 
 export async function runLsCommand(flags: HistoryFlags): Promise<void> {
   const options = inspectOptions(flags);
   if (!options) return;
   const { runLs } = await import("../lifecycle/history.js");
-  exit(await runLs({ ...options, at: flags.at }));
+  exitAfterOutput(await runLs({ ...options, at: flags.at }));
 }
 
 export async function runCatCommand(path: string, flags: HistoryFlags): Promise<void> {
   const options = inspectOptions(flags);
   if (!options) return;
   const { runCat } = await import("../lifecycle/history.js");
-  exit(await runCat({ ...options, path, at: flags.at }));
+  exitAfterOutput(await runCat({ ...options, path, at: flags.at }));
 }
 
 export async function runRestoreCommand(paths: string[], flags: HistoryFlags & { at: number }): Promise<void> {
   const options = inspectOptions(flags);
   if (!options) return;
   const { runRestore } = await import("../lifecycle/restore.js");
-  exit(await runRestore({ ...options, paths, at: flags.at }));
+  exitAfterOutput(await runRestore({ ...options, paths, at: flags.at }));
 }
 
 export async function runDiffCommand(paths: string[], flags: DiffFlags): Promise<void> {
   const options = inspectOptions(flags);
   if (!options) return;
   const { runDiff } = await import("../lifecycle/diff.js");
-  exit(await runDiff({ ...options, paths, remote: flags.remote === true }));
+  exitAfterOutput(await runDiff({ ...options, paths, remote: flags.remote === true }));
 }
 
 /** `uspark projects`: needs no project id; the list goes to stdout. */

@@ -1,7 +1,30 @@
-/** stdout for the commands whose answer is data (status, diff, log, ls, cat): resolved once taken, so exit() loses none of it. */
+import { isReaderGone } from "../report.js";
+
+/**
+ * stdout for the commands whose answer is data (status, diff, log, ls, cat): each write resolved
+ * once taken, so exit() loses none of it. A reader that went away (`uspark cat x | head`) is its
+ * choice: the rest is dropped quietly. Any other write error is remembered (exit 74).
+ */
+
+let failure: NodeJS.ErrnoException | undefined;
+let listening = false;
+
 export function writeStdout(data: string | Uint8Array): Promise<void> {
+  if (!listening) {
+    // Without a listener, an EPIPE is an unhandled 'error' event: a crash with a stack trace.
+    process.stdout.on("error", (error: NodeJS.ErrnoException) => (failure ??= error));
+    listening = true;
+  }
+  if (failure) return Promise.resolve();
   return new Promise((resolve) => {
-    // A closed pipe (`uspark log | head`) is the reader's choice, not a failure: the guard in report.ts says the rest.
-    process.stdout.write(data, () => resolve());
+    process.stdout.write(data, (error) => {
+      if (error) failure ??= error;
+      resolve();
+    });
   });
+}
+
+/** A write to stdout failed for a reason other than a closed pipe (ENOSPC, EIO). */
+export function stdoutFailed(): boolean {
+  return failure !== undefined && !isReaderGone(failure);
 }

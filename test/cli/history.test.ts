@@ -1,7 +1,8 @@
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
+import { spawn } from "node:child_process";
+import { CLI, runCli, startCli } from "../helpers/cli.js";
 import { commitFiles } from "../lifecycle/helpers.js";
 import { remoteFiles, startProxy } from "../sync/helpers.js";
 import { perTest } from "./helpers.js";
@@ -12,7 +13,7 @@ const TOKEN = "tok-history";
 const t = perTest("uspark-cli-history-", { server: true });
 const env = () => ({ USPARK_API_URL: t.server!.url, USPARK_TOKEN: TOKEN, USPARK_PROJECT_ID: "p" });
 const uspark = (args: string[], cwd = t.root) => runCli(args, { cwd, env: env(), timeoutMs: 30_000 });
-const commit = (files: Record<string, string | null>) => commitFiles(t.server!.url, "p", TOKEN, files);
+const commit = (files: Record<string, string | Buffer | null>) => commitFiles(t.server!.url, "p", TOKEN, files);
 
 /** Three versions: 1 adds a.txt and src/b.ts, 2 edits a.txt, 3 deletes src/b.ts; then pulled here. */
 async function threeVersions(): Promise<void> {
@@ -66,6 +67,26 @@ describe("uspark ls and cat", () => {
     const future = await uspark(["ls", "--at", "9"]);
     expect(future.code).toBe(2);
     expect(future.stderr).toContain("--at 9: the project is at version 3");
+  });
+});
+
+describe("uspark cat into a pipe or a file that breaks", () => {
+  it("a reader that goes away is no error (exit 0, no stack trace); a full disk is exit 74", async () => {
+    await commit({ "big.bin": Buffer.alloc(4 << 20, 7) });
+    const early = startCli(["cat", "big.bin"], { cwd: t.root, env: env(), timeoutMs: 30_000 });
+    // `| head -c 1`: the reader takes one chunk and goes away.
+    early.child.stdout.once("data", () => early.child.stdout.destroy());
+    const closed = await early.result;
+    expect(closed.stderr).toBe("");
+    expect(closed.code).toBe(0);
+    const full = openSync("/dev/full", "w");
+    try {
+      const child = spawn(process.execPath, [CLI, "cat", "big.bin"], { cwd: t.root, env: { ...process.env, ...env() }, stdio: ["ignore", full, "pipe"] });
+      const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+      expect(code).toBe(74);
+    } finally {
+      closeSync(full);
+    }
   });
 });
 

@@ -119,6 +119,25 @@ describe("uspark restore", () => {
     expect(readFileSync(path.join(t.root, ".uspark", "backup", stamp!, "a.txt"), "utf8")).toBe("mine\n");
   });
 
+  it("another writer between the look and the commit: nothing applied, exit 1, said plainly", async () => {
+    await threeVersions();
+    let raced = false;
+    const proxy = await startProxy(t.server!.url, (req) => {
+      if (raced || req.method !== "POST" || !/\/commits$/.test(req.url)) return undefined;
+      raced = true;
+      return { kind: "forward-after", before: async () => void (await commit({ "a.txt": "someone else\n" })) };
+    });
+    try {
+      const restore = await runCli(["restore", "a.txt", "--at", "1", "--api-url", proxy.url], { cwd: t.root, env: env(), timeoutMs: 30_000 });
+      expect(restore.code).toBe(1);
+      expect(restore.stderr).toContain("the remote changed in the meantime; nothing was applied");
+    } finally {
+      await proxy.close();
+    }
+    expect((await remoteFiles(t.server!.url, "p", TOKEN)).get("a.txt")?.toString()).toBe("someone else\n");
+    expect(readFileSync(path.join(t.root, "a.txt"), "utf8")).toBe("a2\n");
+  });
+
   it("nothing to restore is exit 0 and commits nothing; --at is required (exit 2); --help has examples", async () => {
     await threeVersions();
     const same = await uspark(["restore", "a.txt", "--at", "2"]);

@@ -22,6 +22,8 @@ Examples:
   $ uspark watch --no-stdin --project-id my-app              # no agent stream: sync the tree until a signal
   $ uspark push --pending --project-id my-app                # retry what an earlier run could not sync
   $ uspark pull --project-id my-app                          # the remote project onto the disk
+  $ uspark status --project-id my-app                        # what is not in sync (exit 1 if anything)
+  $ uspark log -n 5 --project-id my-app                      # the last commits: who changed what
   $ uspark serve --data ./uspark-data                        # a local reference server on port 4400
 
 Settings: --api-url / USPARK_API_URL (default ${DEFAULT_API_URL}), --token / USPARK_TOKEN,
@@ -228,6 +230,27 @@ export function buildProgram(): Command {
     // The parent's connection flags are read wherever they stand (`projects create x --api-url …`).
     .action((id: string, _flags: ProjectsFlags, command: Commander.Command) => runProjectsCreateCommand(id, command.optsWithGlobals<ProjectsFlags>()));
 
+  addInspectCommands(program);
+
+  program
+    .command("serve")
+    .description("run the reference project server: the project API, on this machine, for trying uspark out and for tests")
+    .option("--data <dir>", "where projects, commits and blobs are stored (a directory)")
+    .option("--db <postgres-url>", "keep everything in PostgreSQL instead (env USPARK_DATABASE_URL); replicas may share it")
+    .option("--port <port>", "port to listen on (0: any free port)", int("--port"), 4400)
+    .option("--host <host>", "address to bind; other than loopback only with --token", "127.0.0.1")
+    .option("--token <token>", "require this bearer token on every request")
+    .option("--quiet", "print errors only")
+    .option("--verbose", "print every request")
+    .addOption(new Option("--latency <ms>", "delay every answer (benchmarks)").hideHelp().argParser(int("--latency")))
+    .addHelpText("after", SERVE_HELP)
+    .action((flags: ServeFlags) => runServeCommand(flags));
+
+  return program;
+}
+
+/** status, diff, log, ls, cat, restore (design.md §2c): what is in sync, what changed, what was. */
+function addInspectCommands(program: Command): void {
   addInspectOptions(program.command("status").description("what is not in sync: changes here, changes remotely, conflicts (exit 1 if any)"))
     .option("--json", "one JSON object (a documented, versioned shape)")
     .option("--short", "one line a path: two letters (here, remotely), then the path")
@@ -263,22 +286,6 @@ export function buildProgram(): Command {
     .requiredOption("--at <version>", "the version to restore", int("--at"))
     .addHelpText("after", HISTORY_HELP)
     .action((paths: string[], flags: HistoryFlags & { at: number }) => runRestoreCommand(paths, flags));
-
-  program
-    .command("serve")
-    .description("run the reference project server: the project API, on this machine, for trying uspark out and for tests")
-    .option("--data <dir>", "where projects, commits and blobs are stored (a directory)")
-    .option("--db <postgres-url>", "keep everything in PostgreSQL instead (env USPARK_DATABASE_URL); replicas may share it")
-    .option("--port <port>", "port to listen on (0: any free port)", int("--port"), 4400)
-    .option("--host <host>", "address to bind; other than loopback only with --token", "127.0.0.1")
-    .option("--token <token>", "require this bearer token on every request")
-    .option("--quiet", "print errors only")
-    .option("--verbose", "print every request")
-    .addOption(new Option("--latency <ms>", "delay every answer (benchmarks)").hideHelp().argParser(int("--latency")))
-    .addHelpText("after", SERVE_HELP)
-    .action((flags: ServeFlags) => runServeCommand(flags));
-
-  return program;
 }
 
 /** status, diff, log, ls, cat, restore: the project's connection and tree, and how long to wait for the server. */

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
@@ -50,6 +50,8 @@ describe("uspark status", () => {
     rmSync(path.join(t.root, "gone.txt"));
     await commitFiles(t.server!.url, "p", "tok-status", { "theirs.txt": "t2\n", "new-there.txt": "x\n", "dropped.txt": null });
     t.server!.requests.length = 0;
+    const state = () => readFileSync(path.join(t.root, ".uspark", "state.json"), "utf8");
+    const stateBefore = state();
     const json = await uspark("status", "--json");
     expect(json.code, json.stderr).toBe(1);
     const parsed = JSON.parse(json.stdout.toString()) as StatusJson;
@@ -74,6 +76,7 @@ describe("uspark status", () => {
     // status changed nothing: the same answer again, and nothing was committed
     expect(JSON.parse((await uspark("status", "--json")).stdout.toString())).toEqual(parsed);
     expect(t.server!.requests.filter((r) => r.method === "POST")).toEqual([]);
+    expect(state()).toBe(stateBefore);
   });
 
   it("a file changed on both sides is a conflict (UU), before and after the push that opens it", async () => {

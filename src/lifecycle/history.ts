@@ -61,15 +61,11 @@ export async function runLog(options: HistoryOptions & { path?: string; limit: n
   });
 }
 
-/** The last `limit` commits, oldest first: a range below the head, or (a path's, sparse) paged from the start. */
+/** The last `limit` commits, oldest first, in pages: from `limit` below the head, or (a path's, sparse) from the start. */
 async function lastCommits(ws: Workspace, limit: number, path: string | undefined): Promise<CommitRecord[]> {
   const head = ws.view.version;
-  if (path === undefined) {
-    const feed = await ws.client.commitFeed(Math.max(0, head - limit), { limit: Math.min(limit, 1000) }, ws.signal);
-    return feed.commits;
-  }
   let kept: CommitRecord[] = [];
-  for (let since = 0; since < head; ) {
+  for (let since = path === undefined ? Math.max(0, head - limit) : 0; since < head; ) {
     const feed = await ws.client.commitFeed(since, { limit: 1000, path }, ws.signal);
     if (feed.commits.length === 0) break;
     kept = [...kept, ...feed.commits].slice(-limit);

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
@@ -97,6 +97,17 @@ describe("uspark status", () => {
     expect((await uspark("push")).code).toBe(1);
     const after = JSON.parse((await uspark("status", "--json")).stdout.toString()) as StatusJson;
     expect(after.paths).toEqual([{ path: "a.txt", status: "conflict", copy: expect.stringMatching(/^a\.conflict-\d{8}-\d{6}-.+-[0-9a-f]{6}\.txt$/) }]);
+  });
+
+  it("a path journaled by an earlier run is pending (exit 1) until push --pending syncs it", async () => {
+    await pulled({ "a.txt": "a\n" });
+    const entry = { apiUrl: t.server!.url, projectId: "p", path: "a.txt", local: path.join(realpathSync(t.root), "a.txt"), reason: "the server did not answer", time: new Date().toISOString() };
+    writeFileSync(path.join(t.root, ".uspark", "pending.json"), JSON.stringify({ version: 1, entries: [entry] }));
+    const pending = await uspark("status", "--short");
+    expect(pending.code, pending.stderr).toBe(1);
+    expect(pending.stdout.toString()).toBe("P  a.txt\n");
+    expect((await uspark("push", "--pending")).code).toBe(0);
+    expect((await uspark("status", "--short")).code).toBe(0);
   });
 
   it("a project that does not exist is exit 2; --help has examples", async () => {

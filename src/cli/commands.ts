@@ -218,52 +218,37 @@ function inspectOptions(flags: InspectFlags) {
   return { ...connection, root, ignore: flags.ignore, prefix: flags.prefix, create: false, giveUpAfterMs: flags.timeout, requestTimeoutMs: flags.requestTimeout, report: reporterFor(flags, connection.token) };
 }
 
-/** The exit of a command whose answer went to stdout: 74 when writing it failed (a closed pipe is no failure). */
-async function exitAfterOutput(code: number): Promise<void> {
+/** One of the commands whose answer goes to stdout; exit 74 when writing it failed (a closed pipe is no failure). */
+async function runInspection(flags: InspectFlags, run: (options: NonNullable<ReturnType<typeof inspectOptions>>) => Promise<number>): Promise<void> {
+  const options = inspectOptions(flags);
+  if (!options) return;
+  const code = await run(options);
   const { stdoutFailed } = await import("../lifecycle/output.js");
   exit(stdoutFailed() ? EXIT.outputError : code);
 }
 
-export async function runStatusCommand(flags: StatusFlags): Promise<void> {
-  const options = inspectOptions(flags);
-  if (!options) return;
-  const { runStatus } = await import("../lifecycle/status.js");
-  exitAfterOutput(await runStatus({ ...options, json: flags.json === true, short: flags.short === true }));
+export function runStatusCommand(flags: StatusFlags): Promise<void> {
+  return runInspection(flags, async (o) => (await import("../lifecycle/status.js")).runStatus({ ...o, json: flags.json === true, short: flags.short === true }));
 }
 
-export async function runLogCommand(path: string | undefined, flags: HistoryFlags): Promise<void> {
-  const options = inspectOptions(flags);
-  if (!options) return;
-  const { runLog } = await import("../lifecycle/history.js");
-  exitAfterOutput(await runLog({ ...options, path, limit: flags.n ?? 20, json: flags.json === true }));
+export function runDiffCommand(paths: string[], flags: DiffFlags): Promise<void> {
+  return runInspection(flags, async (o) => (await import("../lifecycle/diff.js")).runDiff({ ...o, paths, remote: flags.remote === true }));
 }
 
-export async function runLsCommand(flags: HistoryFlags): Promise<void> {
-  const options = inspectOptions(flags);
-  if (!options) return;
-  const { runLs } = await import("../lifecycle/history.js");
-  exitAfterOutput(await runLs({ ...options, at: flags.at }));
+export function runLogCommand(path: string | undefined, flags: HistoryFlags): Promise<void> {
+  return runInspection(flags, async (o) => (await import("../lifecycle/history.js")).runLog({ ...o, path, limit: flags.n ?? 20, json: flags.json === true }));
 }
 
-export async function runCatCommand(path: string, flags: HistoryFlags): Promise<void> {
-  const options = inspectOptions(flags);
-  if (!options) return;
-  const { runCat } = await import("../lifecycle/history.js");
-  exitAfterOutput(await runCat({ ...options, path, at: flags.at }));
+export function runLsCommand(flags: HistoryFlags): Promise<void> {
+  return runInspection(flags, async (o) => (await import("../lifecycle/history.js")).runLs({ ...o, at: flags.at }));
 }
 
-export async function runRestoreCommand(paths: string[], flags: HistoryFlags & { at: number }): Promise<void> {
-  const options = inspectOptions(flags);
-  if (!options) return;
-  const { runRestore } = await import("../lifecycle/restore.js");
-  exitAfterOutput(await runRestore({ ...options, paths, at: flags.at }));
+export function runCatCommand(path: string, flags: HistoryFlags): Promise<void> {
+  return runInspection(flags, async (o) => (await import("../lifecycle/history.js")).runCat({ ...o, path, at: flags.at }));
 }
 
-export async function runDiffCommand(paths: string[], flags: DiffFlags): Promise<void> {
-  const options = inspectOptions(flags);
-  if (!options) return;
-  const { runDiff } = await import("../lifecycle/diff.js");
-  exitAfterOutput(await runDiff({ ...options, paths, remote: flags.remote === true }));
+export function runRestoreCommand(paths: string[], flags: HistoryFlags & { at: number }): Promise<void> {
+  return runInspection(flags, async (o) => (await import("../lifecycle/restore.js")).runRestore({ ...o, paths, at: flags.at }));
 }
 
 /** `uspark projects`: needs no project id; the list goes to stdout. */

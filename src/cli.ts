@@ -7,9 +7,9 @@ import { MASS_DELETE_TEXT } from "./mass-delete.js";
 import { Reporter } from "./report.js";
 import { requireCjs } from "./cjs.js";
 import { DEFAULTS } from "./watcher.js";
-import { checkWorkingDirectory, copyStdinThrough, exit, isPipeForm, printToStdout, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRunCommand, runServeCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
+import { checkWorkingDirectory, copyStdinThrough, exit, isPipeForm, printToStdout, runCatCommand, runDiffCommand, runLogCommand, runLsCommand, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRestoreCommand, runRunCommand, runServeCommand, runStatusCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
 import { completionCommands, completionScript, SHELLS, type Shell } from "./cli/completion.js";
-import type { ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, WatchFlags } from "./cli/flags.js";
+import type { DiffFlags, HistoryFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, WatchFlags } from "./cli/flags.js";
 
 const { Argument, Command, CommanderError, Option } = requireCjs("commander") as typeof Commander;
 type Command = Commander.Command;
@@ -23,6 +23,8 @@ Examples:
   $ uspark watch --no-stdin --project-id my-app              # no agent stream: sync the tree until a signal
   $ uspark push --pending --project-id my-app                # retry what an earlier run could not sync
   $ uspark pull --project-id my-app                          # the remote project onto the disk
+  $ uspark status --project-id my-app                        # what is not in sync (exit 1 if anything)
+  $ uspark log -n 5 --project-id my-app                      # the last commits: who changed what
   $ uspark serve --data ./uspark-data                        # a local reference server on port 4400
 
 Settings: --api-url / USPARK_API_URL (default ${DEFAULT_API_URL}), --token / USPARK_TOKEN,
@@ -103,6 +105,39 @@ Examples:
   $ uspark projects create my-app                     # then create a project
   $ uspark serve --data /srv/uspark --host 0.0.0.0 --token "$TOKEN"
   $ uspark serve --db postgres://uspark:secret@db.internal/uspark --port 4401   # replicas may share it`;
+
+const DIFF_HELP = `
+Unified diffs of the text files not in sync (a binary file: one line). Without --remote: what you
+changed here since the last sync (what a push would send); with --remote: what a pull would change
+here (your file, then the remote's). Nothing is written or sent.
+
+Examples:
+  $ uspark diff                                      # all your unsynced changes
+  $ uspark diff src/app.ts                           # one file (relative to the current directory)
+  $ uspark diff --remote                             # what uspark pull would change`;
+
+const HISTORY_HELP = `
+The remote keeps every version (API 1.2 servers): each commit raises it by one.
+
+Examples:
+  $ uspark log -n 5                                  # the last five commits: version, time, agent, session, paths
+  $ uspark log src/app.ts --json                     # the commits that touched src/app.ts
+  $ uspark ls --at 12                                # the files at version 12
+  $ uspark cat src/app.ts --at 12 > old-app.ts       # a file's bytes at version 12
+  $ uspark restore src/app.ts --at 12                # commit that content back, and write it here`;
+
+const STATUS_HELP = `
+Compares the tree, the last sync (.uspark/state.json) and the remote, changing nothing: what a push
+would send, what a pull would take, open conflicts, deletes held by the mass-delete guard, and what
+an earlier run journaled. Exit code: 0 everything in sync, 1 anything not (with or without --json),
+2 usage. --json prints one object: { "format": 1, "projectId", "apiUrl", "root", "baseVersion",
+"remoteVersion", "inSync", "paths": [{ "path", "status", "copy"? }] } (README "uspark status --json").
+
+Examples:
+  $ uspark status                                    # in a pulled tree: no flags needed
+  $ uspark status --short                            # two letters a path: here, remotely (UU: conflict)
+  $ uspark status --json | jq '.paths[] | select(.status == "conflict")'
+  $ uspark status --quiet || uspark push             # scriptable: exit 1 when not in sync`;
 
 const RUN_EXAMPLES = `
 Examples:
@@ -210,6 +245,8 @@ export function buildProgram(): Command {
     // The parent's connection flags are read wherever they stand (`projects create x --api-url …`).
     .action((id: string, _flags: ProjectsFlags, command: Commander.Command) => runProjectsCreateCommand(id, command.optsWithGlobals<ProjectsFlags>()));
 
+  addInspectCommands(program);
+
   program
     .command("serve")
     .description("run the reference project server: the project API, on this machine, for trying uspark out and for tests")
@@ -232,6 +269,54 @@ export function buildProgram(): Command {
     .action((shell: Shell) => printToStdout(completionScript(shell, completionCommands(program))));
 
   return program;
+}
+
+/** status, diff, log, ls, cat, restore (design.md §2c): what is in sync, what changed, what was. */
+function addInspectCommands(program: Command): void {
+  addInspectOptions(program.command("status").description("what is not in sync: changes here, changes remotely, conflicts (exit 1 if any)"))
+    .option("--json", "one JSON object (a documented, versioned shape)")
+    .option("--short", "one line a path: two letters (here, remotely), then the path")
+    .addHelpText("after", STATUS_HELP)
+    .action((flags: StatusFlags) => runStatusCommand(flags));
+
+  addInspectOptions(program.command("diff").description("unified diffs of what changed here since the last sync (--remote: what a pull would change)"))
+    .argument("[paths...]", "files or directories, relative to the current directory (default: everything)")
+    .option("--remote", "what a pull would change here: your file, then the remote's")
+    .addHelpText("after", DIFF_HELP)
+    .action((paths: string[], flags: DiffFlags) => runDiffCommand(paths, flags));
+
+  addInspectOptions(program.command("log").description("the remote's commits, newest first: version, time, agent and session, paths"))
+    .argument("[path]", "only commits that touched this file or directory")
+    .option("-n <count>", "how many commits", positive("-n"), 20)
+    .option("--json", "one JSON object { format: 1, version, commits }")
+    .addHelpText("after", HISTORY_HELP)
+    .action((path: string | undefined, flags: HistoryFlags) => runLogCommand(path, flags));
+
+  addInspectOptions(program.command("ls").description("the remote's files (--at N: as of version N), one path a line"))
+    .option("--at <version>", "as of this version", int("--at"))
+    .addHelpText("after", HISTORY_HELP)
+    .action((flags: HistoryFlags) => runLsCommand(flags));
+
+  addInspectOptions(program.command("cat").description("a remote file's bytes on stdout (--at N: as of version N)"))
+    .argument("<path>", "the file, relative to the current directory")
+    .option("--at <version>", "as of this version", int("--at"))
+    .addHelpText("after", HISTORY_HELP)
+    .action((path: string, flags: HistoryFlags) => runCatCommand(path, flags));
+
+  addInspectOptions(program.command("restore").description("commit the content these paths had at version N back, and write it here (a local edit kept in .uspark/backup/)"))
+    .argument("<paths...>", "files or directories, relative to the current directory")
+    .requiredOption("--at <version>", "the version to restore", int("--at"))
+    .addHelpText("after", HISTORY_HELP)
+    .action((paths: string[], flags: HistoryFlags & { at: number }) => runRestoreCommand(paths, flags));
+}
+
+/** status, diff, log, ls, cat, restore: the project's connection and tree, and how long to wait for the server. */
+function addInspectOptions(command: Command): Command {
+  return addLogOptions(
+    addTreeOptions(addConnectionOptions(command, { create: false }))
+      .option("--timeout <ms>", "give up when the server has not answered for this long", int("--timeout"), DEFAULTS.flushTimeoutMs)
+      .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs),
+  );
 }
 
 function addWatchOptions(command: Command): Command {
@@ -259,10 +344,11 @@ function transcriptOption(): Commander.Option {
   return new Option("--transcript", "also send the agent's stream, byte for byte, as this session's transcript (it holds prompts and file contents)");
 }
 
-function addConnectionOptions(command: Command): Command {
+/** The connection flags; `--create` only where a command may write to a project it made. */
+function addConnectionOptions(command: Command, { create = true } = {}): Command {
+  command.option("--project-id <id>", "the remote project (or USPARK_PROJECT_ID)");
+  if (create) command.option("--create", "create the project on the server if it does not exist yet (else that is an error, exit 2)");
   return command
-    .option("--project-id <id>", "the remote project (or USPARK_PROJECT_ID)")
-    .option("--create", "create the project on the server if it does not exist yet (else that is an error, exit 2)")
     .option("--api-url <url>", `the project API (or USPARK_API_URL; default ${DEFAULT_API_URL})`)
     .option("--token <token>", "bearer token (or USPARK_TOKEN, or ~/.uspark/config.json)")
     .option("--insecure", "allow plain http:// to a host other than this machine");

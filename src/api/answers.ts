@@ -25,19 +25,21 @@ export function conflictEntries(body: Record<string, unknown> | undefined): Conf
 
 /**
  * A commit feed, checked: each commit one version after the one before it (starting at
- * `since + 1`), every change a put or a delete of a string path, the head at least the last.
+ * `since + 1`; `filtered`, a path's feed: any later version), every change a put or a delete of a
+ * string path, the head at least the last.
  */
-export function parseFeed(json: Record<string, unknown> | undefined, since: number, fail: (why: string) => Error): CommitFeed {
+export function parseFeed(json: Record<string, unknown> | undefined, since: number, fail: (why: string) => Error, options: { filtered?: boolean } = {}): CommitFeed {
   if (!json || !isVersion(json.version) || !Array.isArray(json.commits)) throw fail("the answer is not { version, commits }");
   const commits: CommitRecord[] = [];
   let expected = since + 1;
   for (const item of json.commits as unknown[]) {
     const commit = item as Partial<CommitRecord> | null;
     if (!commit || !isVersion(commit.version) || !Array.isArray(commit.changes)) throw fail("a commit is not { version, changes }");
-    if (commit.version !== expected) throw fail(`commit versions go back, repeat or skip (v${commit.version} where v${expected} was due)`);
+    // A path filter lists only the commits that touched the path: versions skip, never go back.
+    if (options.filtered ? commit.version < expected : commit.version !== expected) throw fail(`commit versions go back, repeat or skip (v${commit.version} where v${expected} was due)`);
     if (!commit.changes.every(isChange)) throw fail(`commit v${commit.version} holds a change that is not a put or a delete`);
     commits.push({ version: commit.version, time: typeof commit.time === "string" ? commit.time : "", source: commit.source, changes: commit.changes });
-    expected++;
+    expected = commit.version + 1;
   }
   if (json.version < expected - 1) throw fail(`the head v${json.version} is older than the commits listed`);
   return { version: json.version, commits };

@@ -8,7 +8,7 @@ import { Reporter, stderrFailure, stderrOutput, type Verbosity } from "../report
 import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../state-dir.js";
 import { passthrough } from "../stream/passthrough.js";
 import { createWatcher, type Watcher, type WatcherOptions } from "../watcher.js";
-import type { ConnectionOptionFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, TreeFlags, WatchFlags } from "./flags.js";
+import type { ConnectionOptionFlags, DiffFlags, HistoryFlags, InspectFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, TreeFlags, WatchFlags } from "./flags.js";
 import { ApiClient, ApiError } from "../transfer/client.js";
 import { listProjects } from "../transfer/projects.js";
 import { validateProjectId } from "../server/validate.js";
@@ -210,6 +210,47 @@ async function pull(flags: PullFlags, paths: string[] = []): Promise<number> {
     concurrency: flags.concurrency,
     report: reporterFor(flags, connection.token),
   });
+}
+
+/** The workspace options of status, diff, log, ls, cat and restore; undefined after a usage error was said. */
+async function inspectOptions(flags: InspectFlags) {
+  const target = await rootAndConnection(flags, { prefixMustExist: false });
+  if (!target) return undefined;
+  const { root, connection, prefix } = target;
+  return { ...connection, root, ignore: flags.ignore, prefix, create: false, giveUpAfterMs: flags.timeout, requestTimeoutMs: flags.requestTimeout, report: reporterFor(flags, connection.token) };
+}
+
+/** One of the commands whose answer goes to stdout; exit 74 when writing it failed (a closed pipe is no failure). */
+async function runInspection(flags: InspectFlags, run: (options: NonNullable<Awaited<ReturnType<typeof inspectOptions>>>) => Promise<number>): Promise<void> {
+  const options = await inspectOptions(flags);
+  if (!options) return;
+  const code = await run(options);
+  const { stdoutFailed } = await import("../lifecycle/output.js");
+  exit(stdoutFailed() ? EXIT.outputError : code);
+}
+
+export function runStatusCommand(flags: StatusFlags): Promise<void> {
+  return runInspection(flags, async (o) => (await import("../lifecycle/status.js")).runStatus({ ...o, json: flags.json === true, short: flags.short === true }));
+}
+
+export function runDiffCommand(paths: string[], flags: DiffFlags): Promise<void> {
+  return runInspection(flags, async (o) => (await import("../lifecycle/diff.js")).runDiff({ ...o, paths, remote: flags.remote === true }));
+}
+
+export function runLogCommand(path: string | undefined, flags: HistoryFlags): Promise<void> {
+  return runInspection(flags, async (o) => (await import("../lifecycle/history.js")).runLog({ ...o, path, limit: flags.n ?? 20, json: flags.json === true }));
+}
+
+export function runLsCommand(flags: HistoryFlags): Promise<void> {
+  return runInspection(flags, async (o) => (await import("../lifecycle/history.js")).runLs({ ...o, at: flags.at }));
+}
+
+export function runCatCommand(path: string, flags: HistoryFlags): Promise<void> {
+  return runInspection(flags, async (o) => (await import("../lifecycle/history.js")).runCat({ ...o, path, at: flags.at }));
+}
+
+export function runRestoreCommand(paths: string[], flags: HistoryFlags & { at: number }): Promise<void> {
+  return runInspection(flags, async (o) => (await import("../lifecycle/restore.js")).runRestore({ ...o, paths, at: flags.at }));
 }
 
 /** `uspark projects`: needs no project id; the list goes to stdout. */

@@ -87,3 +87,26 @@ export interface ServeFlags {
   verbose?: boolean;
   latency?: number;
 }
+
+/** status, diff, log, ls, cat, restore: they read the project (restore also commits). */
+export interface InspectFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
+  timeout: number;
+  requestTimeout: number;
+}
+
+export interface StatusFlags extends InspectFlags {
+  json?: boolean;
+  short?: boolean;
+}
+
+export interface DiffFlags extends InspectFlags {
+  remote?: boolean;
+}
+
+export interface HistoryFlags extends InspectFlags {
+  /** -n: how many commits (log). */
+  n?: number;
+  json?: boolean;
+  /** --at N: as of version N (ls, cat, restore). */
+  at?: number;
+}

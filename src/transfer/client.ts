@@ -153,7 +153,7 @@ export class ApiClient {
       // A long poll may rightly answer only at the end of its wait.
       answerWithinMs: options.waitMs,
     });
-    return parseFeed(answer.json, since, (why) => this.protocolError("GET /commits", why));
+    return parseFeed(answer.json, since, (why) => this.protocolError("GET /commits", why), { filtered: options.path !== undefined });
   }
 
   /** HEAD /blobs/{sha256}: does the server have it? */

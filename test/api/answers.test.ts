@@ -14,6 +14,13 @@ describe("parseFeed: a commit feed is checked, never looped on", () => {
     expect(feed.version).toBe(9);
   });
 
+  it("with a path filter (only the commits that touched it), versions may skip but never go back or repeat", () => {
+    const feed = parseFeed({ version: 9, commits: [commit(5, put("a")), commit(8, put("a"))] }, 3, fail, { filtered: true });
+    expect(feed.commits.map((c) => c.version)).toEqual([5, 8]);
+    expect(() => parseFeed({ version: 9, commits: [commit(5), commit(5)] }, 3, fail, { filtered: true })).toThrow("go back, repeat or skip");
+    expect(() => parseFeed({ version: 9, commits: [commit(3)] }, 3, fail, { filtered: true })).toThrow("go back, repeat or skip");
+  });
+
   it.each([
     ["versions that go back", { version: 9, commits: [commit(4), commit(3)] }, "go back, repeat or skip"],
     ["a version repeated", { version: 9, commits: [commit(4), commit(4)] }, "go back, repeat or skip"],

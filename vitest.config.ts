@@ -5,6 +5,9 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // The real agents' conformance suite has its own config (npm run test:agents).
     exclude: ["**/node_modules/**", "test/agents/conformance/**"],
+    // Most files wait on child processes and servers, not on the CPU: on a 2-core machine the
+    // default (one worker) leaves it idle most of the time.
+    maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

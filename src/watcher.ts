@@ -274,11 +274,11 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     const watcher = await fsWatcher;
     // A change made just before the agent exited may still be on its way from the kernel: the
     // watcher's settle barrier (a cookie under .uspark/) says when every earlier event was read.
-    if (watcher && deadline) await deadline.race(watcher.settle());
+    const eventsComplete = watcher && deadline ? (await deadline.race(watcher.settle())) === true : false;
     await watcher?.close();
     const loop = await scans;
     // Whatever the events missed is synced and counted before the exit code is decided.
-    if (loop && deadline) await loop.end(deadline.signal);
+    if (loop && deadline) await loop.end(deadline.signal, eventsComplete);
     else loop?.stop();
     const result = sync ? await stop(await sync, deadline?.remainingMs() ?? 0) : undefined;
     // In-root files the API cannot name (not UTF-8, a backslash, too long) count as not synced (exit 1).

@@ -103,23 +103,25 @@ export class TreeWatcher implements FsWatcher {
     });
   }
 
-  async settle(options: SettleOptions = {}): Promise<void> {
-    if (this.closed) return;
+  async settle(options: SettleOptions = {}): Promise<boolean> {
+    if (this.closed) return false;
     const deadline = performance.now() + (options.maxMs ?? SETTLE_MAX_MS);
     await withDeadline(this.ready, deadline);
-    if (this.closed || !this.root) return;
+    if (this.closed || !this.root) return false;
     await withDeadline(this.poller.now(), deadline);
+    let passed = false;
     if (this.mode === "events") {
-      const passed = await this.cookies!.pass(Math.max(0, Math.min(COOKIE_MAX_MS, deadline - performance.now())));
+      passed = await this.cookies!.pass(Math.max(0, Math.min(COOKIE_MAX_MS, deadline - performance.now())));
       if (!passed) await this.quiet(options.quietMs ?? SETTLE_QUIET_MS, deadline);
     }
     this.flushNow();
     if (this.burst.takeSuspicion()) this.rescanAll("a burst of events, some may have been dropped");
     while (performance.now() < deadline && !this.closed) {
       if (this.dirty.size > 0) this.flushNow();
-      if (this.pending === 0) return;
+      if (this.pending === 0) return passed && this.stats().polledDirs === 0 && !this.trouble.any;
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
+    return false;
   }
 
   async close(): Promise<void> {

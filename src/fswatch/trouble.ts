@@ -51,6 +51,11 @@ export class Trouble {
     );
   }
 
+  /** Whether anything went wrong since the start (then a change may have gone unseen). */
+  get any(): boolean {
+    return this.warned.size > 0;
+  }
+
   once(kind: string, event: string, message: string, fields?: Record<string, unknown>): void {
     if (this.warned.has(kind)) return this.report.debug(event, message, fields);
     this.warned.add(kind);

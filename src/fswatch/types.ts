@@ -35,9 +35,11 @@ export interface FsWatcher {
   /**
    * Resolves once the changes made so far have been reported: a cookie written under `.uspark/`
    * came back (so every event before it was read), a poll round ran, new directories are listed
-   * and a rescan due after a burst of events is done; or after `maxMs`.
+   * and a rescan due after a burst of events is done; or after `maxMs`. True when every change so
+   * far is known to be reported: native events with nothing polled, the cookie came back, nothing
+   * pending, and nothing ever went wrong (no unreadable or unwatchable directory, no failure).
    */
-  settle(options?: SettleOptions): Promise<void>;
+  settle(options?: SettleOptions): Promise<boolean>;
   /** Stops watching; no change is reported after it resolves. */
   close(): Promise<void>;
   /** What is being watched right now. */

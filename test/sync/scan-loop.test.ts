@@ -30,7 +30,8 @@ describe("the scan loop", () => {
     await loop.run("start");
     await waitFor(async () => (await remoteFiles(project.server.url)).has("a.txt"), 10_000, "the commit");
     // A stat is trusted once a save of the state file that finished before it was read is newer than
-    // the file (a file system clock behind ours cannot fool it): one more read after the save, then none.
+    // the file (a file system clock behind ours cannot fool it): at most one more read after the
+    // save (none when the session's first save was already newer than the file), then none.
     const written = (await stat(path.join(project.root, "a.txt"))).mtimeMs;
     await waitFor(async () => ((await stat(statePath(project.root)).catch(() => undefined))?.mtimeMs ?? 0) > written, 10_000, "the state file's save");
     await loop.run("rescan");
@@ -38,6 +39,9 @@ describe("the scan loop", () => {
     await loop.run("rescan");
     loop.stop();
     await session.finish(5000);
-    expect(log.events("scan").map((r) => r.hashed)).toEqual([1, 1, 0, 0]);
+    const hashed = log.events("scan").map((r) => r.hashed as number);
+    expect(hashed[0]).toBe(1);
+    expect(hashed[1]).toBeLessThanOrEqual(1);
+    expect(hashed.slice(2)).toEqual([0, 0]);
   });
 });

@@ -37,6 +37,18 @@ describe("ByteQueue", () => {
     expect(queue.start).toBe(9);
     expect(() => queue.read(2, 1)).toThrow(RangeError);
   });
+
+  it("should reuse dropped blocks for new bytes, never under a buffer read handed out", () => {
+    const queue = new ByteQueue(0, 4);
+    queue.push(Buffer.from("abcd"));
+    const read = queue.read(0, 4);
+    const pieces = queue.pieces(0, 4);
+    queue.dropTo(4);
+    queue.push(Buffer.from("wxyz"));
+    expect(read.toString()).toBe("abcd");
+    expect(pieces[0]!.buffer).toBe(queue.pieces(4, 4)[0]!.buffer); // the block came back
+    expect(queue.read(4, 4).toString()).toBe("wxyz");
+  });
 });
 
 describe("resumeAt", () => {

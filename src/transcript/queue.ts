@@ -5,8 +5,8 @@
  * session costs none after its first few (fresh blocks cost page faults and garbage collections,
  * the bulk of the transcript's time). Pure: tested with plain values.
  */
-/** Dropped blocks kept for reuse: enough for the bytes one spool write or append moves at once. */
-const MAX_SPARE_BLOCKS = 16;
+/** Dropped blocks kept for reuse: as many as the memory limit's worth of unsent bytes (32 MiB). */
+const MAX_SPARE_BLOCKS = 32;
 
 export class ByteQueue {
   private readonly blocks: Buffer[] = [];
@@ -61,10 +61,17 @@ export class ByteQueue {
     return pieces;
   }
 
-  /** Up to `max` bytes from offset `from`, in a buffer of their own (still valid after a drop). */
-  read(from: number, max: number): Buffer {
-    const pieces = this.pieces(from, max);
-    return Buffer.concat(pieces, pieces.reduce((length, piece) => length + piece.length, 0));
+  /**
+   * Up to `max` bytes from offset `from`, copied (still valid after a drop): into `into` when
+   * given (the caller's reused buffer: a fresh one costs page faults per byte), else a new one.
+   */
+  read(from: number, max: number, into?: Buffer): Buffer {
+    const pieces = this.pieces(from, into === undefined ? max : Math.min(max, into.length));
+    const length = pieces.reduce((sum, piece) => sum + piece.length, 0);
+    const target = into ?? Buffer.allocUnsafe(length);
+    let at = 0;
+    for (const piece of pieces) at += piece.copy(target, at);
+    return target.subarray(0, length);
   }
 
   /** Forgets the bytes before `offset` (no-op when they are gone already). */

@@ -28,6 +28,16 @@ describe("ByteQueue", () => {
     expect(queue.read(0, 10).toString()).toBe("abc");
   });
 
+  it("should read into the caller's buffer, as much as it holds", () => {
+    const queue = new ByteQueue(0, 4);
+    queue.push(Buffer.from("0123456789"));
+    const into = Buffer.alloc(6);
+    const read = queue.read(2, 100, into);
+    expect(read.toString()).toBe("234567");
+    expect(read.buffer).toBe(into.buffer);
+    expect(queue.read(8, 100, into).toString()).toBe("89");
+  });
+
   it("should let go of whole blocks once they are dropped", () => {
     const queue = new ByteQueue(0, 4);
     queue.push(Buffer.from("0123456789"));

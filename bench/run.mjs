@@ -122,15 +122,16 @@ async function throughput(session) {
     }
   }
   results.throughput = { bytes: session.bytes, lines: session.lines, seconds: best, detectedFiles: detected, expectedFiles: session.touched.length };
-  const target = "<= 1.5x cat";
+  // Issue 22: within 1.5x of Node's own pipe, the floor of any Node tool (cat is shown for scale).
+  const target = "<= 1.5x Node's floor";
   figure("throughput", "cat | cat", best.cat, ms(best.cat));
-  figure("throughput", "node stdin.pipe(stdout) (Node's floor)", best.node / best.cat, `${ms(best.node)} ${(best.node / best.cat).toFixed(2)}x`, "reference");
+  figure("throughput", "node stdin.pipe(stdout) (Node's floor)", best.node / best.cat, `${ms(best.node)} ${(best.node / best.cat).toFixed(2)}x cat`, "reference");
   for (const [key, name] of [
     ["claude", "uspark watch-claude --dry-run"],
     ["claudeNoFs", "uspark watch-claude --dry-run --no-fs-watch"],
     ["auto", "uspark watch --dry-run (auto-detect)"],
   ]) {
-    const ratio = best[key] / best.cat;
+    const ratio = best[key] / best.node;
     figure("throughput", name, ratio, `${ms(best[key])} ${ratio.toFixed(2)}x`, target, ratio <= 1.5);
   }
   note(`uspark above Node's floor: ${ms(best.claudeNoFs - best.node)} without, ${ms(best.claude - best.node)} with the file watcher`);
@@ -261,7 +262,7 @@ async function transcript(session) {
   const rate = (seconds) => `${mib(session.bytes / seconds)}/s`;
   figure("transcript", "stdout complete, without --transcript", off.stdout, `${ms(off.stdout)} ${rate(off.stdout)}`, "reference");
   const ratio = on.stdout / off.stdout;
-  figure("transcript", "stdout complete, with --transcript", ratio, `${ms(on.stdout)} ${rate(on.stdout)} ${ratio.toFixed(2)}x`, "<= 1.25x without", ratio <= 1.25);
+  figure("transcript", "stdout complete, with --transcript", ratio, `${ms(on.stdout)} ${rate(on.stdout)} ${ratio.toFixed(2)}x`, "<= 1.2x without", ratio <= 1.2);
   figure("transcript", "exit, without --transcript", off.exit, ms(off.exit), "reference");
   figure("transcript", "exit (last append answered), with --transcript", on.exit / off.exit, `${ms(on.exit)} ${(on.exit / off.exit).toFixed(2)}x`, "info");
   if (!cost.sessions.every((length) => length === session.bytes)) {

@@ -72,6 +72,8 @@ export function createTranscript(options: TranscriptOptions): Transcript {
   let markEnding = () => {};
   const endingSignal = new Promise<void>((resolve) => (markEnding = resolve));
   let onWrite: (() => void) | undefined;
+  /** What the append under way sends (`source.read` fills it; an append ends before the next read). */
+  let sendBuffer: Buffer | undefined;
   /** Cuts short the one retry wait under way when input ends, not every wait after it. */
   const wakeAtEnd = () => (ending ? new Promise<void>(() => {}) : endingSignal);
 
@@ -83,9 +85,11 @@ export function createTranscript(options: TranscriptOptions): Transcript {
       return queue.end;
     },
     async read(from, max) {
-      if (from >= queue.start) return queue.read(from, max);
+      // One buffer for every append: a fresh 8 MiB each time costs more than sending it.
+      if (sendBuffer === undefined || sendBuffer.length < max) sendBuffer = Buffer.allocUnsafeSlow(max);
+      if (from >= queue.start) return queue.read(from, max, sendBuffer);
       const { reader } = await spool!.ready;
-      return reader.read(from, max);
+      return reader.read(from, max, sendBuffer);
     },
   };
 

@@ -94,9 +94,10 @@ export class SpoolReader {
     return new SpoolReader(handle, base, base + (await handle.stat()).size);
   }
 
-  async read(from: number, max: number): Promise<Buffer> {
-    const length = Math.min(max, this.end - from);
-    const bytes = Buffer.allocUnsafe(length);
+  /** Up to `max` bytes from offset `from`: into `into` when given (reused: see ByteQueue.read). */
+  async read(from: number, max: number, into?: Buffer): Promise<Buffer> {
+    const length = Math.min(max, this.end - from, into?.length ?? Infinity);
+    const bytes = into === undefined ? Buffer.allocUnsafe(length) : into.subarray(0, length);
     let done = 0;
     while (done < length) {
       const { bytesRead } = await this.handle.read(bytes, done, length - done, from - this.base + done);

@@ -21,7 +21,7 @@ export class TranscriptFailed extends Error {
 }
 
 export interface TranscriptSource extends Held {
-  /** Up to `max` bytes from offset `from` (from <= from < end). */
+  /** Up to `max` bytes from offset `from` (from <= from < end); valid until the next read. */
   read(from: number, max: number): Promise<Buffer>;
 }
 

@@ -28,6 +28,16 @@ describe("ByteQueue", () => {
     expect(queue.read(0, 10).toString()).toBe("abc");
   });
 
+  it("should read into the caller's buffer, as much as it holds", () => {
+    const queue = new ByteQueue(0, 4);
+    queue.push(Buffer.from("0123456789"));
+    const into = Buffer.alloc(6);
+    const read = queue.read(2, 100, into);
+    expect(read.toString()).toBe("234567");
+    expect(read.buffer).toBe(into.buffer);
+    expect(queue.read(8, 100, into).toString()).toBe("89");
+  });
+
   it("should let go of whole blocks once they are dropped", () => {
     const queue = new ByteQueue(0, 4);
     queue.push(Buffer.from("0123456789"));
@@ -36,6 +46,18 @@ describe("ByteQueue", () => {
     queue.dropTo(3); // behind start: nothing happens
     expect(queue.start).toBe(9);
     expect(() => queue.read(2, 1)).toThrow(RangeError);
+  });
+
+  it("should reuse dropped blocks for new bytes, never under a buffer read handed out", () => {
+    const queue = new ByteQueue(0, 4);
+    queue.push(Buffer.from("abcd"));
+    const read = queue.read(0, 4);
+    const pieces = queue.pieces(0, 4);
+    queue.dropTo(4);
+    queue.push(Buffer.from("wxyz"));
+    expect(read.toString()).toBe("abcd");
+    expect(pieces[0]!.buffer).toBe(queue.pieces(4, 4)[0]!.buffer); // the block came back
+    expect(queue.read(4, 4).toString()).toBe("wxyz");
   });
 });
 

@@ -93,12 +93,31 @@ export class BaseKeeper {
     return this.base.files.get(path)?.sha256 ?? null;
   }
 
+  /** The base of `path` given what the remote holds: a commit of ours whose answer never came counts once the remote shows it. */
+  baseFor(path: string, remote: string | null): string | null {
+    const sent = this.base.sent?.get(path);
+    return sent !== undefined && sent === remote ? remote : this.sha(path);
+  }
+
+  /** The commit was answered (applied, or refused with nothing applied): what it sent is known. */
+  answered(paths: readonly string[]): void {
+    for (const path of paths) if (this.base.sent?.delete(path)) this.changed();
+  }
+
+  /** A commit is about to go out: until it is answered, what it sends may be on the remote. */
+  sending(changes: readonly { path: string; sha256: string | null }[]): void {
+    this.base.sent ??= new Map();
+    for (const { path, sha256 } of changes) this.base.sent.set(path, sha256);
+    this.changed();
+  }
+
   entry(path: string): BaseEntry | undefined {
     return this.base.files.get(path);
   }
 
   /** Both sides hold `sha256` at `path` (`null`: neither holds it); `stat` is the local file's then. */
   settle(path: string, sha256: string | null, stat?: LocalStat, readAt = this.now()): void {
+    if (this.base.sent?.delete(path)) this.changed();
     if (sha256 === null) {
       if (this.base.files.delete(path)) this.changed();
       this.release(path);
@@ -190,7 +209,7 @@ export class BaseKeeper {
     if (!this.dirty) return;
     this.dirty = false;
     this.saves++;
-    const snapshot: Base = { ...this.base, files: new Map(this.base.files), conflicts: new Map(this.base.conflicts), held: new Set(this.base.held) };
+    const snapshot: Base = { ...this.base, files: new Map(this.base.files), conflicts: new Map(this.base.conflicts), held: new Set(this.base.held), sent: new Map(this.base.sent ?? []) };
     this.saving = this.saving
       .then(() => this.options.store.save(snapshot))
       .then((fsMtimeMs) => {

@@ -41,6 +41,12 @@ export interface Base {
   conflicts: Map<string, OpenConflict>;
   /** Deletes the mass-delete guard refused: they stay refused until `--force`. */
   held: Set<string>;
+  /**
+   * What this machine's commits sent per path (`null`: a delete) and heard no answer for (a lost
+   * answer, a flush timeout, a crash): when the remote holds it, the commit went through and it is
+   * the base (else a later edit here would be a conflict with our own commit).
+   */
+  sent?: Map<string, string | null>;
   /** ISO time of the last save (when read from the file). */
   updatedAt?: string;
   /** The state file's mtime when it was read (the file system's clock): stats not older are not trusted. */
@@ -72,6 +78,7 @@ interface StoredProject {
   files: Record<string, StoredEntry | string>;
   conflicts?: Record<string, OpenConflict>;
   held?: string[];
+  sent?: Record<string, string | null>;
 }
 
 export interface StateFile {
@@ -100,6 +107,7 @@ function storedProjectProblem(p: Partial<StoredProject> | null): string | undefi
   if (p.prefix !== undefined && typeof p.prefix !== "string") return "prefix is not a string";
   if (p.conflicts !== undefined && !isRecord(p.conflicts)) return "conflicts is not an object";
   if (p.held !== undefined && !(Array.isArray(p.held) && p.held.every((h) => typeof h === "string"))) return "held is not a list of paths";
+  if (p.sent !== undefined && !(isRecord(p.sent) && Object.values(p.sent).every((v) => v === null || typeof v === "string"))) return "sent is not an object of hashes";
   return undefined;
 }
 
@@ -131,6 +139,7 @@ export function baseIn(state: StateFile, key: BaseKey): Base | undefined {
     files,
     conflicts: new Map(Object.entries(stored.conflicts ?? {})),
     held: new Set(stored.held ?? []),
+    sent: new Map(Object.entries(stored.sent ?? {})),
     updatedAt: stored.updatedAt,
   };
 }
@@ -146,6 +155,7 @@ export function withBase(state: StateFile | undefined, base: Base, now: Date): S
   const stored: StoredProject = { apiUrl: normalizeApiUrl(base.apiUrl), projectId: base.projectId, prefix: base.prefix, version: base.version, updatedAt: now.toISOString(), files };
   if (base.conflicts.size > 0) stored.conflicts = Object.fromEntries(base.conflicts);
   if (base.held.size > 0) stored.held = [...base.held].sort();
+  if (base.sent && base.sent.size > 0) stored.sent = Object.fromEntries(base.sent);
   return { format: FORMAT, projects: [...others, stored] };
 }
 

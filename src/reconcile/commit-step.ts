@@ -50,10 +50,14 @@ export async function commitStep(plan: Plan, ctx: CommitStepContext, signal: Abo
     const changes = changesOf(plan);
     if (changes.length === 0) return;
     try {
+      ctx.base.sending(changes.map((c) => ({ path: c.path, sha256: c.op === "put" ? c.sha256 : null })));
       const { version } = await ctx.remote.commit(changes, ctx.source, key, signal);
+      ctx.base.answered(changes.map((c) => c.path));
       return void (await applied(plan, changes, version, ctx));
     } catch (error) {
       if (!(error instanceof ApiError) || error.fatal || signal.aborted) throw error;
+      // A refusal (4xx) applied nothing; a lost answer or a 5xx from a proxy may have applied it all.
+      if (error.status !== undefined && error.status >= 400 && error.status < 500) ctx.base.answered(changes.map((c) => c.path));
       if (error.code === "conflict" && conflictRounds++ < MAX_CONFLICT_ROUNDS) {
         await redecide(plan, conflictsOf(error, changes), ctx, signal);
         await uploadBlobs(plan, ctx, signal);

@@ -156,7 +156,8 @@ export class Reconciler {
         continue;
       }
       const local = seen.kind === "file" ? seen.file : null;
-      const state: PathState = { path, base: this.deps.base.sha(path), local, remote: this.deps.view.get(path), evidence: request.evidence?.has(path) };
+      const remote = this.deps.view.get(path);
+      const state: PathState = { path, base: this.deps.base.baseFor(path, remote?.sha256 ?? null), local, remote, evidence: request.evidence?.has(path) };
       if (state.base === null && local) noBase.push(state);
       states.push(state);
     }

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Reporter } from "../../src/report.js";
 import { baseIn, emptyBase, lastProject, parseState, withBase, type Base } from "../../src/reconcile/base.js";
 import { BaseKeeper, FileSystemMarks, statMatches } from "../../src/reconcile/base-keeper.js";
-import { fileStateStore, statePath } from "../../src/reconcile/state-store.js";
+import { fileStateStore, statePath, type StateStore } from "../../src/reconcile/state-store.js";
 
 const API = "http://127.0.0.1:4400";
 const SHA = "ab".repeat(32);
@@ -111,5 +111,29 @@ describe("state file on disk", () => {
     expect(await fileStateStore(root, report).load({ apiUrl: API, projectId: "p" })).toBeUndefined();
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain("starting without a base");
+  });
+});
+
+describe("commits sent and never answered", () => {
+  const quiet = new Reporter({ stream: { write: () => true } });
+  const store = (): StateStore & { saved?: Base } => {
+    // Through the file format, as a restart reads it.
+    const s: StateStore & { saved?: Base } = { load: async (key) => s.saved && baseIn(withBase(undefined, s.saved, new Date()), key), save: async (b) => void (s.saved = b) };
+    return s;
+  };
+  const NEW = "b".repeat(64);
+
+  it("count as the base once the remote shows what they sent, across a restart; an answer forgets them", async () => {
+    const st = store();
+    const keeper = await BaseKeeper.load({ apiUrl: API, projectId: "p" }, { store: st, report: quiet });
+    keeper.settle("a.txt", SHA);
+    keeper.sending([{ path: "a.txt", sha256: NEW }, { path: "gone.txt", sha256: null }]);
+    await keeper.close();
+    const again = await BaseKeeper.load({ apiUrl: API, projectId: "p" }, { store: st, report: quiet });
+    expect(again.baseFor("a.txt", NEW)).toBe(NEW); // it went through: our own commit, no conflict
+    expect(again.baseFor("a.txt", "c".repeat(64))).toBe(SHA); // someone else's: the base as it was
+    expect(again.baseFor("gone.txt", null)).toBe(null);
+    again.answered(["a.txt"]);
+    expect(again.baseFor("a.txt", NEW)).toBe(SHA);
   });
 });

@@ -94,6 +94,8 @@ export class SyncSession {
   private readonly queue: ChangeQueue<SyncTarget>;
   private readonly unsynced: Unsynced = new Map();
   private readonly parts: Promise<SessionParts>;
+  /** The project's existence checked (never rejects: a failure stops the session). */
+  private readonly checked: Promise<void>;
   private journal: SessionJournal | undefined;
   private wakeUp!: () => void;
   private woken: Promise<void> = this.nextWake();
@@ -126,9 +128,9 @@ export class SyncSession {
       flush: (batch) => this.runBatch(batch),
       onError: (error) => report.error("sync-error", `internal error while syncing: ${describe(error)}`),
     });
+    this.checked = this.client ? this.checkProject(this.client) : Promise.resolve();
     this.parts = this.load();
     this.parts.catch(() => undefined);
-    if (this.client) void this.checkProject(this.client);
     if (options.mode === "two-way") {
       this.follower = new RemoteFollower({
         view: this.view,
@@ -144,7 +146,9 @@ export class SyncSession {
     const o = this.options;
     const store = o.store ?? fileStateStore(o.root, o.report);
     const base = await BaseKeeper.load({ apiUrl: o.apiUrl, projectId: o.projectId, prefix: o.prefix }, { store, report: o.report, timers: o.timers });
-    await base.markClock();
+    // Not for a project that does not exist: the state file would remember it for the next command.
+    await this.checked;
+    if (!this.stoppedWhy) await base.markClock();
     const tree = this.tree;
     const gitClean = o.tree ? undefined : () => gitCleanFiles((tree as ReturnType<typeof createDiskTree>).dir);
     const reconciler = new Reconciler({ tree, remote: this.remote, view: this.view, base, report: o.report, source: o.source, host: o.host ?? os.hostname(), maxFileSize: o.maxFileSize, timers: o.timers, gitClean });

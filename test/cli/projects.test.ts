@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
@@ -41,7 +41,16 @@ describe("uspark projects", () => {
     const unknown = await push();
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/project p2 does not exist on the server .*p1/);
+    // Nothing remembers the unknown id for the next command run here.
+    expect(existsSync(path.join(t.root, ".uspark", "state.json"))).toBe(false);
     const created = await push("--create");
     expect(created.code, created.stderr).toBe(0);
+  });
+
+  it("a watch of a project never created is exit 2 and leaves no state file remembering it", async () => {
+    writeFileSync(path.join(t.root, "a.txt"), "a\n");
+    const watch = await runCli(["watch", "--project-id", "p2", ...api(), "--root", t.root, "--no-fs-watch"], { input: "{}\n" });
+    expect(watch.code, watch.stderr).toBe(2);
+    expect(existsSync(path.join(t.root, ".uspark", "state.json"))).toBe(false);
   });
 });

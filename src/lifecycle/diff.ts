@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import type { Plan } from "../reconcile/plan.js";
+import { blobBytes } from "./history.js";
 import { writeStdout } from "./output.js";
 import { resolvePaths } from "./scope.js";
 import { openInspection, type InspectOptions } from "./status.js";
@@ -77,7 +78,7 @@ async function diffText(ws: Workspace, { path, from, to }: FileDiff): Promise<st
 async function contentOf(ws: Workspace, path: string, side: Side): Promise<Uint8Array> {
   if (side.kind === "absent") return new Uint8Array();
   if (side.kind === "local") return readFile(ws.tree.where(path)).catch(() => new Uint8Array());
-  return ws.client.getBlob(side.sha256, side.size, ws.signal);
+  return blobBytes(ws, side);
 }
 
 /** UTF-8 text, or undefined for a binary file (a NUL byte, or bytes that are not UTF-8). */

@@ -66,7 +66,7 @@ async function lastCommits(ws: Workspace, limit: number, path: string | undefine
   const head = ws.view.version;
   let kept: CommitRecord[] = [];
   for (let since = path === undefined ? Math.max(0, head - limit) : 0; since < head; ) {
-    const feed = await ws.client.commitFeed(since, { limit: 1000, path }, ws.signal);
+    const feed = await ws.remote.feed(since, { limit: 1000, path }, ws.signal);
     if (feed.commits.length === 0) break;
     kept = [...kept, ...feed.commits].slice(-limit);
     since = feed.commits.at(-1)!.version;
@@ -98,7 +98,7 @@ export async function runCat(options: HistoryOptions & { path: string; at?: numb
       options.report.error("not-found", `${path} does not exist at version ${options.at ?? ws.view.version}`, { path });
       return 1;
     }
-    await writeStdout(await ws.client.getBlob(file.sha256, file.size, ws.signal));
+    await writeStdout(await blobBytes(ws, file));
     return 0;
   });
 }
@@ -109,12 +109,20 @@ export async function filesAt(ws: Workspace, at: number | undefined): Promise<Re
   needsHistory(ws, "old versions");
   if (at > ws.view.version) throw new HistoryUsage(`--at ${at}: the project is at version ${ws.view.version}`);
   try {
-    return (await ws.client.listFiles(ws.signal, at)).files;
+    return (await ws.remote.list(ws.signal, at)).files;
   } catch (error) {
     if (error instanceof ApiError && error.status === 410) throw new HistoryUsage(`--at ${at}: the server no longer keeps version ${at}`);
     if (error instanceof ApiError && error.status === 404 && error.code === "version_not_found") throw new HistoryUsage(`--at ${at}: no such version (the project is at ${ws.view.version})`);
     throw error;
   }
+}
+
+/** A blob's bytes, through the transfer layer: retried, and checked against its sha256. */
+export async function blobBytes(ws: Workspace, blob: { sha256: string; size: number }): Promise<Uint8Array> {
+  let bytes: Uint8Array | undefined;
+  const failed = await ws.remote.transfer.downloadBlobs([blob], async (_, got) => void (bytes = got), ws.signal);
+  if (!bytes) throw new Error(`blob ${blob.sha256.slice(0, 12)}: ${failed.get(blob.sha256) ?? "not sent"}`);
+  return bytes;
 }
 
 function needsHistory(ws: Workspace, what: string): void {

@@ -58,7 +58,7 @@ function notFound(options: HistoryOptions & { at: number }, given: string[]): nu
 /** The commit's version; undefined after a refusal was said (someone committed in between, a blob the server lost). */
 async function commitRestore(ws: Workspace, changes: Change[], options: HistoryOptions): Promise<number | undefined> {
   try {
-    return (await ws.client.commit(changes, { agent: "restore" }, randomUUID(), ws.signal)).version;
+    return (await ws.remote.commit(changes, { agent: "restore" }, randomUUID(), ws.signal)).version;
   } catch (error) {
     if (!(error instanceof ApiError) || (error.code !== "conflict" && error.code !== "missing_blobs")) throw error;
     const why = error.code === "conflict" ? "the remote changed in the meantime; nothing was applied: run it again" : "the server no longer has the content of that version; nothing was applied";

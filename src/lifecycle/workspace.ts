@@ -47,7 +47,8 @@ export interface WorkspaceOptions {
 
 export interface Workspace {
   root: string;
-  client: ApiClient;
+  /** The project's API under the retry policy and the idle deadline (what commands ask it through). */
+  remote: ProjectRemote;
   view: RemoteView;
   base: BaseKeeper;
   reconciler: Reconciler;
@@ -106,7 +107,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   const reconciler = new Reconciler({ tree, remote, view, base, report, source: options.source, host: os.hostname(), maxFileSize: options.maxFileSize, gitClean: () => gitCleanFiles(tree.dir), onProgress });
   return {
     root,
-    client,
+    remote,
     view,
     base,
     reconciler,

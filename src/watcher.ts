@@ -9,7 +9,7 @@ import { createPathPolicy, type PathDecision } from "./paths.js";
 import { Reporter, reportNotSynced } from "./report.js";
 import { DEFAULT_MAX_LINE_LENGTH, LineSplitter } from "./stream/lines.js";
 import { JsonSniffer } from "./stream/json-sniffer.js";
-import { streamCommandFor } from "./lifecycle/run.js";
+import { streamCommandFor } from "./agents/commands.js";
 import type { ScanLoop } from "./sync/scan-loop.js";
 import type { SyncResult, SyncSession } from "./sync/index.js";
 import { allSynced } from "./sync/outcome.js";

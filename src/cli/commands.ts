@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import path from "node:path";
 import { checkPrefix, loadHomeConfig, resolveConnection, resolvePrefix, resolveServer, UsageError, type Connection } from "../config.js";
 import { EXIT } from "../exit-codes.js";
-import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../lifecycle/run.js";
+import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../agents/commands.js";
 import { runSession } from "../lifecycle/session.js";
 import { Reporter, stderrFailure, stderrOutput, type Verbosity } from "../report.js";
 import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../state-dir.js";

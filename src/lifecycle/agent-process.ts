@@ -3,7 +3,8 @@ import type { Readable } from "node:stream";
 import { EXIT } from "../exit-codes.js";
 import type { Reporter } from "../report.js";
 import type { Watcher } from "../watcher.js";
-import { commandName, runExitCode, type AgentExit } from "./run.js";
+import { commandName } from "../agents/commands.js";
+import { runExitCode, type AgentExit } from "./run.js";
 import { runSession } from "./session.js";
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents, runExitCode } from "../../src/lifecycle/run.js";
+import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../../src/agents/commands.js";
+import { runExitCode } from "../../src/lifecycle/run.js";
 
 describe("agentForCommand", () => {
   it("should pick the stream format from the command's basename", () => {

@@ -13,7 +13,7 @@ import { RemoteView } from "../reconcile/remote-view.js";
 import { fileStateStore, type StateStore } from "../reconcile/state-store.js";
 import type { Reporter } from "../report.js";
 import { ApiClient, ApiError } from "../transfer/client.js";
-import { drainWithDeadline } from "../transfer/deadline.js";
+import { drainWithDeadline } from "./drain.js";
 import { RemoteFollower } from "./follower.js";
 import { journalPath } from "./journal.js";
 import { summarize, type SyncResult } from "./outcome.js";

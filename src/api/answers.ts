@@ -1,4 +1,4 @@
-import { isSha256 } from "../server/validate.js";
+import { isSha256 } from "./validate.js";
 import type { Change, CommitFeed, CommitRecord, ConflictEntry, ProjectSummary } from "./types.js";
 
 /**

@@ -11,7 +11,7 @@ import { createWatcher, type Watcher, type WatcherOptions } from "../watcher.js"
 import type { ConnectionOptionFlags, DiffFlags, HistoryFlags, InspectFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, TreeFlags, WatchFlags } from "./flags.js";
 import { ApiClient, ApiError } from "../transfer/client.js";
 import { listProjects } from "../transfer/projects.js";
-import { validateProjectId } from "../server/validate.js";
+import { validateProjectId } from "../api/validate.js";
 import { rememberedProject } from "../reconcile/state-store.js";
 import { findRoot } from "../root.js";
 

@@ -1,4 +1,4 @@
-import { MAX_PATH_BYTES } from "../server/validate.js";
+import { MAX_PATH_BYTES } from "../api/validate.js";
 
 /**
  * Where the local version of a conflicting file goes (design.md §1c):

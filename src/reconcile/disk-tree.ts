@@ -2,7 +2,7 @@ import { lstatSync, promises as fsp } from "node:fs";
 import path from "node:path";
 import type { IgnoreEngine } from "../ignore/engine.js";
 import type { Reporter } from "../report.js";
-import { MAX_PATH_BYTES, validateProjectPath } from "../server/validate.js";
+import { MAX_PATH_BYTES, validateProjectPath } from "../api/validate.js";
 import { ensureDir, stateDirPath } from "../state-dir.js";
 import { readLocal } from "./local-read.js";
 import { walkFiles } from "./walk.js";

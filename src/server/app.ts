@@ -11,7 +11,7 @@ import { API_ERRORS } from "../api/types.js";
 import { ProjectNotFoundError, ProjectUnavailableError, StoreUnavailableError } from "./store.js";
 import { commit, getBlob, getFiles, putBlob } from "./v1-routes.js";
 import { createProject, getCommits, listProjects } from "./v12-routes.js";
-import { isSha256, validateProjectId, validateSessionId } from "./validate.js";
+import { isSha256, validateProjectId, validateSessionId } from "../api/validate.js";
 
 export type { CommitEvent, Limits } from "./context.js";
 

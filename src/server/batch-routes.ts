@@ -8,7 +8,7 @@ import type { Context, Limits } from "./context.js";
 import { HttpError, readBody, readJson, sendJson } from "./http.js";
 import { multipartBoundary, OccurrenceCounter } from "./multipart-guard.js";
 import type { ProjectStore } from "./store.js";
-import { isSha256 } from "./validate.js";
+import { isSha256 } from "../api/validate.js";
 import { mapLimit } from "../map-limit.js";
 
 /** Room for the multipart framing (boundaries, part headers) on top of the blob bytes. */

@@ -9,10 +9,10 @@ import { escapeControl, redactUrlCredentials, stderrOutput } from "../report.js"
 import { createHandler, type CommitEvent, type Limits } from "./app.js";
 import { FileStore } from "./file/store.js";
 import type { ProjectStore } from "./store.js";
-import { MAX_BATCH_BYTES, MAX_BATCH_PARTS } from "./validate.js";
+import { MAX_BATCH_BYTES, MAX_BATCH_PARTS } from "../api/validate.js";
 
 export { isLoopbackHost };
-export { validateProjectPath, validateProjectId, isSha256, parseCommitRequest } from "./validate.js";
+export { validateProjectPath, validateProjectId, isSha256, parseCommitRequest } from "../api/validate.js";
 export type { Change, CommitRequest, CommitSource } from "../api/types.js";
 export type { CommitEvent } from "./app.js";
 

@@ -2,7 +2,7 @@
 
 import { COMMITS_DEFAULT_LIMIT, COMMITS_MAX_LIMIT, COMMITS_MAX_WAIT_MS } from "../api/types.js";
 import { HttpError } from "./http.js";
-import { validateProjectPath } from "./validate.js";
+import { validateProjectPath } from "../api/validate.js";
 
 const NUMBER = /^\d{1,15}$/;
 

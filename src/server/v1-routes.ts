@@ -9,7 +9,7 @@ import type { Context } from "./context.js";
 import { HttpError, readBody, readJson, sendJson } from "./http.js";
 import { queryVersion } from "./routes.js";
 import type { BodyFeed } from "./store.js";
-import { parseCommitRequest } from "./validate.js";
+import { parseCommitRequest } from "../api/validate.js";
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 

@@ -6,7 +6,7 @@ import { API_ERRORS } from "../api/types.js";
 import type { Context } from "./context.js";
 import { HttpError, readJson, sendJson } from "./http.js";
 import { queryCommits } from "./routes.js";
-import { validateProjectId } from "./validate.js";
+import { validateProjectId } from "../api/validate.js";
 
 /**
  * `GET /commits?since=N&limit=M[&path=P][&wait=ms]`. With `wait`, answers as soon as the head is

@@ -4,7 +4,7 @@ import { ApiError, type ApiClient } from "./client.js";
 
 /** The blob requests the transfer layer makes (the client's; the simulation's server in memory). */
 export type BlobApi = Pick<ApiClient, "hasBlob" | "putBlob" | "postBlobs" | "getBlobs" | "getBlob">;
-import { MAX_BATCH_BYTES, MAX_BATCH_PARTS } from "../server/validate.js";
+import { MAX_BATCH_BYTES, MAX_BATCH_PARTS } from "../api/validate.js";
 import { mapLimit } from "../map-limit.js";
 
 /**

@@ -1,6 +1,6 @@
 import type * as Undici from "undici";
 import type { Reporter } from "../report.js";
-import { isSha256 } from "../server/validate.js";
+import { isSha256 } from "../api/validate.js";
 import { ApiError, networkError } from "./api-error.js";
 import { isRetryableStatus, parseRetryAfter } from "./retry.js";
 

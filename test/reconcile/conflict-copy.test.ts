@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { conflictCopyPath, hostLabel, isConflictCopyOf } from "../../src/reconcile/conflict-copy.js";
-import { validateProjectPath } from "../../src/server/validate.js";
+import { validateProjectPath } from "../../src/api/validate.js";
 
 const AT = new Date("2026-11-25T10:15:07.123Z");
 const SHA = "0123456789abcdef".repeat(4);

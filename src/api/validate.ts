@@ -1,7 +1,7 @@
 // Pure validation of the project API's inputs (design.md §3). Type imports only: the sync client
 // reuses these functions.
 
-import type { Change, CommitRequest, Expect } from "../api/types.js";
+import type { Change, CommitRequest, Expect } from "./types.js";
 
 export const MAX_PATH_BYTES = 1024;
 /** The v1.1 batch routes' limits on one request (design.md §3): parts, and bytes of all parts. */

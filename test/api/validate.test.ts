@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseCommitRequest, validateProjectId, validateProjectPath, validateSessionId } from "../../src/server/validate.js";
+import { parseCommitRequest, validateProjectId, validateProjectPath, validateSessionId } from "../../src/api/validate.js";
 
 const HEX = "a".repeat(64);
 

@@ -94,8 +94,6 @@ export class SyncSession {
   private readonly queue: ChangeQueue<SyncTarget>;
   private readonly unsynced: Unsynced = new Map();
   private readonly parts: Promise<SessionParts>;
-  /** The project's existence checked (never rejects: a failure stops the session). */
-  private readonly checked: Promise<void>;
   private journal: SessionJournal | undefined;
   private wakeUp!: () => void;
   private woken: Promise<void> = this.nextWake();
@@ -128,9 +126,9 @@ export class SyncSession {
       flush: (batch) => this.runBatch(batch),
       onError: (error) => report.error("sync-error", `internal error while syncing: ${describe(error)}`),
     });
-    this.checked = this.client ? this.checkProject(this.client) : Promise.resolve();
     this.parts = this.load();
     this.parts.catch(() => undefined);
+    if (this.client) void this.checkProject(this.client);
     if (options.mode === "two-way") {
       this.follower = new RemoteFollower({
         view: this.view,
@@ -146,9 +144,6 @@ export class SyncSession {
     const o = this.options;
     const store = o.store ?? fileStateStore(o.root, o.report);
     const base = await BaseKeeper.load({ apiUrl: o.apiUrl, projectId: o.projectId, prefix: o.prefix }, { store, report: o.report, timers: o.timers });
-    // Not for a project that does not exist: the state file would remember it for the next command.
-    await this.checked;
-    if (!this.stoppedWhy) await base.markClock();
     const tree = this.tree;
     const gitClean = o.tree ? undefined : () => gitCleanFiles((tree as ReturnType<typeof createDiskTree>).dir);
     const reconciler = new Reconciler({ tree, remote: this.remote, view: this.view, base, report: o.report, source: o.source, host: o.host ?? os.hostname(), maxFileSize: o.maxFileSize, timers: o.timers, gitClean });
@@ -160,6 +155,9 @@ export class SyncSession {
   private async checkProject(client: ApiClient): Promise<void> {
     try {
       await withProject(client, this.options.projectId, this.options.create === true, this.options.report, () => this.view.ensure(this.controller.signal));
+      // Only for a project that exists (the state file would remember a mistyped id), and without
+      // holding the session up while a server does not answer.
+      await (await this.parts).base.markClock();
     } catch (error) {
       if (error instanceof ApiError && error.fatal) return this.stop(error.message); // 401, 403, a redirect: no round asks again
       if (!(error instanceof UsageError)) return; // the rounds retry and say it

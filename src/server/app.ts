@@ -1,7 +1,7 @@
 // HTTP handling of the project API (design.md §3): auth, routing, dispatch, error answers.
 
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { bearerToken, isAdmin, mayAccess, type Authority, type Principal } from "./authority.js";
 import { getBlobs, postBlobs } from "./batch-routes.js";
 import type { Context } from "./context.js";
 import { HttpError, sendError, sendJson } from "./http.js";
@@ -16,7 +16,7 @@ import { isSha256, validateProjectId, validateSessionId } from "../api/validate.
 export type { CommitEvent, Limits } from "./context.js";
 
 export interface AppOptions extends Context {
-  token?: string;
+  authority: Authority;
   onError?: (error: unknown) => void;
 }
 
@@ -24,14 +24,13 @@ export interface AppOptions extends Context {
 const RETRY_AFTER_SECONDS = "1";
 
 export function createHandler(options: AppOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const expectedToken = options.token === undefined ? undefined : digest(options.token);
-
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? "/";
     // Probes carry no token.
     const isProbe = /^\/(healthz|readyz)(\?|$)/.test(url);
-    if (!isProbe && expectedToken && !isAuthorized(req.headers.authorization, expectedToken)) {
-      throw new HttpError(401, "unauthorized", "missing or wrong bearer token", {}, {
+    const principal = isProbe ? undefined : await options.authority.identify(bearerToken(req.headers.authorization));
+    if (!isProbe && !principal) {
+      throw new HttpError(401, "unauthorized", "missing, wrong, revoked or expired bearer token", {}, {
         "www-authenticate": 'Bearer realm="uspark"',
       });
     }
@@ -43,9 +42,11 @@ export function createHandler(options: AppOptions): (req: IncomingMessage, res: 
     }
     if (route.kind === "healthz") return sendJson(res, 200, { status: "ok" });
     if (route.kind === "readyz") return readyz(res);
-    if (route.kind === "projects") return method === "POST" ? createProject(req, res, options) : listProjects(res, options);
+    if (route.kind === "projects") return projects(req, res, principal!);
     const badId = validateProjectId(route.projectId);
     if (badId) throw new HttpError(400, "invalid_project_id", badId);
+    // Outside a token's scope, before the project's existence is told.
+    if (!mayAccess(principal!, route.projectId, accessOf(route, method))) throw forbidden(route.projectId);
     // Every project route, blobs included: a mistyped id is said at once, whatever the request.
     if (!(await options.store.hasProject(route.projectId))) throw new ProjectNotFoundError(route.projectId);
     return dispatch(req, res, route, method === "HEAD");
@@ -78,6 +79,12 @@ export function createHandler(options: AppOptions): (req: IncomingMessage, res: 
     }
   }
 
+  function projects(req: IncomingMessage, res: ServerResponse, principal: Principal): Promise<void> {
+    if (req.method !== "POST") return listProjects(res, options, (id) => mayAccess(principal, id, "read"));
+    if (!isAdmin(principal)) throw new HttpError(403, "forbidden", "only the admin token may create projects");
+    return createProject(req, res, options);
+  }
+
   async function readyz(res: ServerResponse): Promise<void> {
     const reason = await options.store.notReady();
     if (reason) throw new HttpError(503, "not_ready", reason, {}, { "retry-after": RETRY_AFTER_SECONDS });
@@ -106,12 +113,11 @@ function toHttpError(error: unknown): HttpError {
   return new HttpError(500, "internal", "internal server error");
 }
 
-function digest(text: string): Buffer {
-  return createHash("sha256").update(text).digest();
+/** Reads are GET and HEAD, and POST /blobs/get (a read with a body). */
+function accessOf(route: ProjectRoute, method: string): "read" | "write" {
+  return method === "GET" || method === "HEAD" || route.kind === "blobsGet" ? "read" : "write";
 }
 
-/** Constant-time check of `Authorization: Bearer <token>` (hashing first evens out lengths). */
-function isAuthorized(header: string | undefined, expected: Buffer): boolean {
-  const match = /^Bearer +(.+?) *$/i.exec(header ?? "");
-  return timingSafeEqual(digest(match?.[1] ?? ""), expected) && match !== null;
+function forbidden(projectId: string): HttpError {
+  return new HttpError(403, "forbidden", `this token may not do that on project ${JSON.stringify(projectId)}`);
 }

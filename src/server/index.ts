@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import { isLoopbackHost } from "../loopback.js";
 import { escapeControl, redactUrlCredentials, stderrOutput } from "../report.js";
 import { createHandler, type CommitEvent, type Limits } from "./app.js";
+import { adminAuthority } from "./authority.js";
 import { FileStore } from "./file/store.js";
 import type { ProjectStore } from "./store.js";
 import { MAX_BATCH_BYTES, MAX_BATCH_PARTS } from "../api/validate.js";
@@ -91,7 +92,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   for (const name of Object.keys(limits) as (keyof Limits)[]) limits[name] = options[name] ?? limits[name];
   const handler = withLatency(options.latencyMs ?? 0, createHandler({
     store,
-    token,
+    authority: adminAuthority(token),
     limits,
     onCommit: options.onCommit,
     onError: options.onError,

@@ -39,8 +39,10 @@ export async function getCommits(req: IncomingMessage, res: ServerResponse, ctx:
   sendJson(res, 200, await ctx.store.commits(projectId, { since, limit, path, maxBytes: ctx.limits.maxJsonBytes }));
 }
 
-export async function listProjects(res: ServerResponse, ctx: Context): Promise<void> {
-  sendJson(res, 200, { projects: await ctx.store.projects() });
+/** `GET /api/projects`: the projects `visible` lets the caller see. */
+export async function listProjects(res: ServerResponse, ctx: Context, visible: (projectId: string) => boolean): Promise<void> {
+  const projects = await ctx.store.projects();
+  sendJson(res, 200, { projects: projects.filter((project) => visible(project.id)) });
 }
 
 /** `POST /api/projects` `{ "id": "..." }`: 201 with the new project, 409 `exists`. */

@@ -1,0 +1,57 @@
+// Who a request is and what it may do (design.md §2d): the one place the API and the web view ask.
+
+import { createHash, timingSafeEqual } from "node:crypto";
+
+export type Access = "read" | "write";
+
+/** Whoever holds a token the server accepts. */
+export type Principal =
+  /** The admin token (`--token`, `USPARK_SERVE_TOKEN`), or anyone at all on a server started without one (loopback only). */
+  | { kind: "admin" }
+  /** A token made by `uspark serve token create`: some projects, read or write. */
+  | { kind: "scoped"; tokenId: string; access: Access; projects: readonly string[] };
+
+export interface Authority {
+  /**
+   * Who holds `token` now, or undefined when it is absent, unknown, revoked or expired. Asked at
+   * every request, so a revoked token is refused at once.
+   */
+  identify(token: string | undefined): Promise<Principal | undefined>;
+}
+
+/** May `principal` read (GET, HEAD) or write the project `projectId`? */
+export function mayAccess(principal: Principal, projectId: string, access: Access): boolean {
+  if (principal.kind === "admin") return true;
+  if (access === "write" && principal.access !== "write") return false;
+  return principal.projects.includes(projectId);
+}
+
+/** May `principal` create projects and manage tokens? */
+export function isAdmin(principal: Principal): boolean {
+  return principal.kind === "admin";
+}
+
+/** The token in `Authorization: Bearer <token>`, or undefined. */
+export function bearerToken(header: string | undefined): string | undefined {
+  const match = /^Bearer +(.+?) *$/i.exec(header ?? "");
+  return match?.[1];
+}
+
+export function sha256Of(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
+}
+
+/**
+ * The admin token alone: without one, every request is the admin (the server then listens on
+ * loopback only). Compared in constant time (hashing first evens out lengths).
+ */
+export function adminAuthority(adminToken: string | undefined): Authority {
+  const expected = adminToken === undefined ? undefined : sha256Of(adminToken);
+  return {
+    async identify(token) {
+      if (expected === undefined) return { kind: "admin" };
+      const matches = timingSafeEqual(sha256Of(token ?? ""), expected) && token !== undefined;
+      return matches ? { kind: "admin" } : undefined;
+    },
+  };
+}

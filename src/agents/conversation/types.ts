@@ -1,0 +1,27 @@
+// A transcript read as a conversation (design.md §2c run view, §2e sessions page): what a person
+// wants to see of an agent's stream, for every format the agents' parsers read.
+
+/** One step of the conversation, in stream order. Every text is the agent's, unescaped: the reader of a step escapes it. */
+export type Step =
+  /** The person's prompt, where the stream carries it. */
+  | { kind: "prompt"; text: string }
+  /** The agent's own words (assistant text; thinking is left out). */
+  | { kind: "text"; text: string }
+  /**
+   * A tool call. `summary` is one short line (a command, a path, a query); `files` are the paths it
+   * wrote or deleted, as the change parsers see them. A call is reported when it starts and again,
+   * with the same `id`, when its result comes (`status` then "ok" or "failed").
+   */
+  | { kind: "tool"; id: string; name: string; summary: string; files: string[]; status: "running" | "ok" | "failed"; error?: string }
+  /** The end of a turn or run: the agent's result text, or its failure reason (Claude `result`, Codex `turn.failed`, Gemini and OpenCode error events). */
+  | { kind: "result"; ok: boolean; text: string };
+
+/** Reads one agent's stream line by line; stateful (it pairs calls with results). Never throws. */
+export interface ConversationReader {
+  /** The format in use once known (detected from the first JSON events, or given). */
+  readonly format: string | undefined;
+  /** One line without its "\n"; returns the steps it completes (often none). */
+  line(line: string): Step[];
+  /** End of input: calls still running are returned as they are. */
+  end(): Step[];
+}

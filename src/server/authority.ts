@@ -55,3 +55,18 @@ export function adminAuthority(adminToken: string | undefined): Authority {
     },
   };
 }
+
+/** What a device login (RFC 8628, `uspark login`) is granted when a person approves it. */
+export interface Grant {
+  projects: readonly string[];
+  access: Access;
+}
+
+/** Device logins waiting for a person's approval on the web view's `/device` page. */
+export interface DeviceLogins {
+  /** The waiting login with this user code (case and separators as a person types them), or undefined. */
+  find(userCode: string): Promise<{ userCode: string; expiresAt: number } | undefined>;
+  /** Approves it: the device's next poll gets a new token with `grant`, which must lie within what `by` may do. */
+  approve(userCode: string, grant: Grant, by: Principal): Promise<"approved" | "unknown" | "forbidden">;
+  deny(userCode: string): Promise<"denied" | "unknown">;
+}

@@ -142,13 +142,14 @@ function summarize(report: Reporter, ws: Workspace, result: RoundResult): boolea
   const unsynced = reportUnsynced(report, ledger, result);
   const conflicts = openConflicts(ledger);
   if (conflicts.length > 0) report.error("conflicts", `${count(conflicts.length, "conflict")} open (${conflicts.slice(0, 5).join(", ")}${conflicts.length > 5 ? ", …" : ""}): resolve with uspark push --force <path> (yours) or uspark pull --force <path> (theirs)`, { paths: conflicts });
-  const parts = [`${count(ledger.pushed, "file")} pushed in ${count(ledger.commits, "commit")}`];
+  const copies = ledger.copies === 1 ? "1 conflict copy" : `${ledger.copies} conflict copies`;
+  const parts = [`${count(ledger.pushed, "file")} pushed${ledger.copies > 0 ? ` and ${copies}` : ""} in ${count(ledger.commits, "commit")}`];
   if (ledger.deleted > 0) parts.push(`${ledger.deleted} deleted`);
   parts.push(`${ledger.unchanged} unchanged`);
   const left = result.plan.leftAlone.length;
   if (left > 0) parts.push(`${left} changed remotely (uspark pull takes them)`);
   const bad = unsynced + conflicts.length + result.plan.held.remote.length > 0 || result.refused;
   if (unsynced > 0) parts.push(`${unsynced} not synced`);
-  report[bad ? "error" : "info"]("summary", `push: ${parts.join(", ")}`, { pushed: ledger.pushed, commits: ledger.commits, deleted: ledger.deleted, unchanged: ledger.unchanged, conflicts: conflicts.length, unsynced, leftAlone: left });
+  report[bad ? "error" : "info"]("summary", `push: ${parts.join(", ")}`, { pushed: ledger.pushed, copies: ledger.copies, commits: ledger.commits, deleted: ledger.deleted, unchanged: ledger.unchanged, conflicts: conflicts.length, unsynced, leftAlone: left });
   return bad;
 }

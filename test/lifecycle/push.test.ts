@@ -48,6 +48,21 @@ describe("uspark push", () => {
     expect(log.events("summary")[1]!.message).toBe("push: 0 files pushed in 0 commits, 13 unchanged");
   });
 
+  it("a push that commits only a conflict copy says so in its summary", async () => {
+    await tree({ "a.txt": "one" });
+    expect(await push()).toBe(0);
+    const { dir: other, cleanup } = await tempDir("uspark-other-");
+    try {
+      await writeFile(path.join(other, "a.txt"), "theirs");
+      expect(await runPush({ ...syncOptions(other, server.url, captureReporter().reporter), paths: [], pending: false, ignore: [], cwd: other, force: true })).toBe(0);
+    } finally {
+      await cleanup();
+    }
+    await tree({ "a.txt": "mine" });
+    expect(await push()).toBe(1);
+    expect(log.events("summary")[1]!.message).toMatch(/^push: 0 files pushed and 1 conflict copy in 1 commit, /);
+  });
+
   it("named paths: files and directories; outside the root is a usage error (exit 2), nothing sent", async () => {
     await tree({ "a.ts": "a", "dir/b.ts": "b", "dir/c.ts": "c", "other.ts": "o" });
     const { dir: outside, cleanup } = await tempDir("uspark-outside-");

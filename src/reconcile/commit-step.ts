@@ -39,6 +39,8 @@ export interface CommitStepContext {
 /** Conflicting answers in a row before the batch is left for the next round (never a storm). */
 const MAX_CONFLICT_ROUNDS = 3;
 const MAX_BLOB_ROUNDS = 5;
+/** Not journaled: a retry meets the same limit. */
+const TOO_LARGE = "the server refuses a file this large (413); a retry will not help: raise the server's limit, or keep the file out (.gitignore or --ignore)";
 
 export async function commitStep(plan: Plan, ctx: CommitStepContext, signal: AbortSignal): Promise<void> {
   let key = randomUUID();
@@ -166,7 +168,7 @@ async function uploadBlobs(plan: Plan, ctx: CommitStepContext, signal: AbortSign
     if (outcome === "ok") continue;
     dropped.add(put);
     if (outcome === "changed") ctx.requeue.add(put.from);
-    else if (outcome === "too-large") ctx.ledger.set(put.from, { status: "skipped", reason: "the server refused it as too large (413)", journal: true, local: ctx.tree.where(put.from) });
+    else if (outcome === "too-large") ctx.ledger.set(put.from, { status: "skipped", reason: TOO_LARGE, journal: false, local: ctx.tree.where(put.from) });
     else ctx.ledger.set(put.from, { status: "failed", reason: outcome.reason, local: ctx.tree.where(put.from) });
   }
   if (dropped.size === 0) return true;

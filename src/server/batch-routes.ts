@@ -60,6 +60,9 @@ async function verifyParts(form: FormData, limits: Limits): Promise<Map<string, 
     if (!isSha256(name)) throw invalidMultipart("each part's name must be its SHA-256 in 64 lowercase hex characters");
     // A part without a filename comes as text; its UTF-8 bytes are what is checked.
     const blob = typeof value === "string" ? new Blob([value]) : value;
+    if (blob.size > limits.maxBlobBytes) {
+      throw new HttpError(413, "too_large", `part ${name} holds ${blob.size} bytes, over this server's limit of ${limits.maxBlobBytes} a blob`, { sha256: name });
+    }
     total += blob.size;
     if (total > limits.maxBatchBytes) {
       throw new HttpError(413, "too_large", `parts hold more than ${limits.maxBatchBytes} bytes: send fewer`);

@@ -63,6 +63,21 @@ describe("uspark push", () => {
     expect(log.events("summary")[1]!.message).toMatch(/^push: 0 files pushed and 1 conflict copy in 1 commit, /);
   });
 
+  it("a file the server refuses as too large (413) is said with what helps, and not journaled for a retry that cannot help", async () => {
+    const small = await startRef(undefined, { maxBlobBytes: 1024 });
+    try {
+      await tree({ "a.ts": "a", "big.bin": "x".repeat(2000) });
+      const code = await push({}, small.url);
+      expect(code).toBe(1);
+      expect([...(await remoteFiles(small.url)).keys()]).toEqual(["a.ts"]);
+      expect(await readJournal(root)).toEqual([]);
+      expect(log.text()).not.toContain("--pending");
+      expect(log.text()).toMatch(/big\.bin.*a file this large.*raise the server.s limit/);
+    } finally {
+      await small.stop();
+    }
+  });
+
   it("named paths: files and directories; outside the root is a usage error (exit 2), nothing sent", async () => {
     await tree({ "a.ts": "a", "dir/b.ts": "b", "dir/c.ts": "c", "other.ts": "o" });
     const { dir: outside, cleanup } = await tempDir("uspark-outside-");

@@ -136,6 +136,15 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       expect(await isStored(t, "a".repeat(600))).toBe(false);
     });
 
+    it("refuses a part over the one-blob limit with 413 too_large naming it, as PUT /blobs would, and stores nothing", async () => {
+      const t = await testServer({ maxBlobBytes: 1000 });
+      const big = "c".repeat(1001);
+      const body = await expectError(await postBlobs(t, formOf(["small", big])), 413, "too_large");
+      expect(body.sha256).toBe(sha256(big));
+      expect(await isStored(t, "small")).toBe(false);
+      expect(await isStored(t, big)).toBe(false);
+    });
+
     it("refuses a body declared over 64 MiB at once, by default, without waiting for it", async () => {
       const t = await testServer();
       const { type } = await encode(formOf(["x"]));

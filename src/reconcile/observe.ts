@@ -49,9 +49,10 @@ export class Observer {
   /**
    * The local state of each path. `listed`: the stats of a full listing (then a path it lacks is
    * looked at once more, since not listed is not gone: a symlink or an unreadable name is not a
-   * delete). `fresh`: paths an event named, read whatever their stat says.
+   * delete). `fresh`: paths an event named, read whatever their stat says. An abort stops it
+   * between two reads (a changed tree of 50,000 files takes a while to hash).
    */
-  async observe(paths: readonly string[], listed?: ReadonlyMap<string, LocalStat>, fresh?: ReadonlySet<string>): Promise<Map<string, Observation>> {
+  async observe(paths: readonly string[], signal: AbortSignal, listed?: ReadonlyMap<string, LocalStat>, fresh?: ReadonlySet<string>): Promise<Map<string, Observation>> {
     const stats = await mapLimit(paths, STAT_CONCURRENCY, async (path) => listed?.get(path) ?? (await this.options.tree.stat(path)));
     const result = new Map<string, Observation>();
     const toRead: string[] = [];
@@ -66,6 +67,7 @@ export class Observer {
     });
     let budget = this.options.keepBudget ?? KEEP_BUDGET;
     await mapLimit(toRead, READ_CONCURRENCY, async (path) => {
+      signal.throwIfAborted();
       const keep = Math.max(0, Math.min(this.options.keepBytesUpTo ?? KEEP_BYTES, budget));
       const readAt = this.now();
       this.reads++;

@@ -87,7 +87,7 @@ export class Reconciler {
     const seen = this.deps.view.generation;
     const copiesBefore = this.deps.base.conflictCopies();
     const { paths, listed, unrepresentable, outOfScope } = await this.pathsOf(request, signal);
-    const observed = await this.observer.observe(paths, listed, request.evidence);
+    const observed = await this.observer.observe(paths, signal, listed, request.evidence);
     await this.deps.view.ensure(signal);
     const unreadable = new Map<string, Extract<Observation, { kind: "unreadable" }>>();
     const states = await this.statesOf(paths, observed, request, unreadable, signal);
@@ -119,7 +119,7 @@ export class Reconciler {
 
   /** The paths a scan finds moved away from the base (two-way: on either side); they go to the queue. */
   scan(twoWay: boolean, signal: AbortSignal): Promise<ScanFindings> {
-    return scanTree({ ...this.deps, observe: (paths, listed) => this.observer.observe(paths, listed), reads: () => this.observer.reads }, twoWay, signal);
+    return scanTree({ ...this.deps, observe: (paths, scanSignal, listed) => this.observer.observe(paths, scanSignal, listed), reads: () => this.observer.reads }, twoWay, signal);
   }
 
   /** Step 1: the paths of the round, with the listing's stats when it is the whole tree. */
@@ -255,7 +255,7 @@ export class Reconciler {
       requeue,
       now: () => this.now(),
       replan: async (paths, signal) => {
-        const again = await this.observer.observe(paths);
+        const again = await this.observer.observe(paths, signal);
         for (const [path, o] of again) if (o.kind === "file" && o.bytes) kept.set(path, o.bytes);
         const unreadable = new Map<string, Extract<Observation, { kind: "unreadable" }>>();
         const fresh = plan(await this.statesOf(paths, again, request, unreadable, signal), this.context(request));

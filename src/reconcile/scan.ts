@@ -18,7 +18,7 @@ export interface ScanDeps {
   base: BaseKeeper;
   view: RemoteView;
   report: Reporter;
-  observe(paths: readonly string[], listed: ReadonlyMap<string, LocalStat>): Promise<Map<string, Observation>>;
+  observe(paths: readonly string[], signal: AbortSignal, listed: ReadonlyMap<string, LocalStat>): Promise<Map<string, Observation>>;
   /** Files read so far (before and after tell how many this scan read). */
   reads(): number;
 }
@@ -46,7 +46,7 @@ export async function scanTree(deps: ScanDeps, twoWay: boolean, signal: AbortSig
   }
   const paths = [...candidates].filter(inScope);
   const readsBefore = deps.reads();
-  const observed = await deps.observe(paths, listing.files);
+  const observed = await deps.observe(paths, signal, listing.files);
   const found: string[] = [];
   const sides = { localGone: [] as string[], localNew: 0, remoteGone: [] as string[], remoteNew: 0 };
   for (const path of paths) {

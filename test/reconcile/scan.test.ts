@@ -25,11 +25,11 @@ afterEach(() => cleanup());
 const quiet = new Reporter({ verbosity: "quiet", stream: { write: () => true } });
 
 /** A one-way scan over the real tree and a real state file; the remote is never asked. */
-async function scanner(options: { prefix?: string; ignore?: string[]; report?: Reporter; base?: Record<string, string> } = {}) {
+async function scanner(options: { prefix?: string; ignore?: string[]; report?: Reporter; base?: Record<string, string>; onRead?: () => void } = {}) {
   const report = options.report ?? quiet;
   const disk = createDiskTree({ root, prefix: options.prefix, ignore: new IgnoreEngine({ root, ignore: options.ignore }), maxFileSize: 1 << 20, report });
   let reads = 0;
-  const tree: LocalTree = { ...disk, read: (p, keep) => (reads++, disk.read(p, keep)) };
+  const tree: LocalTree = { ...disk, read: (p, keep) => (reads++, options.onRead?.(), disk.read(p, keep)) };
   const base = await BaseKeeper.load({ apiUrl: "http://127.0.0.1:1", projectId: "p", prefix: options.prefix }, { store: fileStateStore(root), report });
   for (const [p, content] of Object.entries(options.base ?? {})) base.settle(p, sha256(content));
   // Saved, as after any earlier session: the state file's mtime tells which stats can be trusted.
@@ -41,7 +41,7 @@ async function scanner(options: { prefix?: string; ignore?: string[]; report?: R
   return {
     base,
     reads: () => reads,
-    scan: async () => scanTree(deps, false, new AbortController().signal),
+    scan: async (signal = new AbortController().signal) => scanTree(deps, false, signal),
   };
 }
 
@@ -52,6 +52,14 @@ describe("a scan", () => {
     await writeFile(path.join(root, "added.txt"), "added");
     const s = await scanner({ base: { "same.txt": "same", "edited.txt": "old", "gone.txt": "x" } });
     expect((await s.scan()).paths.sort()).toEqual(["added.txt", "edited.txt", "gone.txt"]);
+  });
+
+  it("stops hashing between two reads once aborted (SIGTERM during the hashing of a changed tree)", async () => {
+    for (let i = 0; i < 64; i++) await writeFile(path.join(root, `f${i}.txt`), `new ${i}`);
+    const abort = new AbortController();
+    const s = await scanner({ onRead: () => abort.abort(new Error("stopped")) });
+    await expect(s.scan(abort.signal)).rejects.toThrow("stopped");
+    expect(s.reads()).toBeLessThanOrEqual(8);
   });
 
   it("reads a file again only when its stat moved: a quiet tree is stat'ed, never read", async () => {

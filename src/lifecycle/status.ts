@@ -35,7 +35,7 @@ export async function runStatus(options: StatusOptions): Promise<number> {
 
 /** A workspace that only reads: no file size limit (a large file is still a change), a few connections. */
 export function openInspection(options: InspectOptions, command: string): Promise<Workspace | 1 | 2> {
-  return openOrExit({ ...options, maxFileSize: options.maxFileSize ?? Number.MAX_SAFE_INTEGER, concurrency: 4, source: { agent: command } }, command);
+  return openOrExit({ ...options, maxFileSize: options.maxFileSize ?? Number.MAX_SAFE_INTEGER, concurrency: 4, source: { agent: command }, dryRun: true }, command);
 }
 
 export async function statusOf(ws: Workspace, options: { apiUrl: string; projectId: string; report: Reporter }): Promise<StatusReport> {

@@ -115,7 +115,9 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     signal: controller.signal,
     async close() {
       deadline.stop();
-      await base.close();
+      // A dry run may share the root with a running watch: it never writes the watch's state file.
+      if (options.dryRun) base.discard();
+      else await base.close();
       await client.close();
     },
   };

@@ -188,6 +188,13 @@ export class BaseKeeper {
     await this.saving;
   }
 
+  /** Stops the timer and writes nothing: a dry run (status, diff, --dry-run) leaves the state file as it found it. */
+  discard(): void {
+    this.timers().clearTimeout(this.timer);
+    this.timer = undefined;
+    this.dirty = false;
+  }
+
   /** Writes what is not written yet and stops the timer. */
   async close(): Promise<void> {
     this.timers().clearTimeout(this.timer);

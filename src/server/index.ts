@@ -7,7 +7,9 @@ import { resolve } from "node:path";
 import { isLoopbackHost } from "../loopback.js";
 import { escapeControl, redactUrlCredentials, stderrOutput } from "../report.js";
 import { createHandler, type CommitEvent, type Limits } from "./app.js";
-import { adminAuthority } from "./authority.js";
+import type { DeviceLogins } from "./authority.js";
+import { DeviceFlow } from "./device.js";
+import { credentialAuthority } from "./tokens.js";
 import { FileStore } from "./file/store.js";
 import type { ProjectStore } from "./store.js";
 import { MAX_BATCH_BYTES, MAX_BATCH_PARTS } from "../api/validate.js";
@@ -34,7 +36,10 @@ export interface ServerOptions {
   databaseUrl?: string;
   port: number;
   host?: string;
+  /** The admin token; none: every request without a known scoped token is the admin (loopback only). */
   token?: string;
+  /** Seconds a device login is told to wait between polls (tests shorten it). */
+  devicePollSeconds?: number;
   maxBlobBytes?: number;
   maxJsonBytes?: number;
   maxBatchBytes?: number;
@@ -53,6 +58,8 @@ export interface RunningServer {
   port: number;
   /** Long polls (GET /commits?wait=) in progress: for monitoring, and to see a client's leave end its wait. */
   waiting(): number;
+  /** The device logins waiting for approval (what the /device page does, for tests and embedders). */
+  devices: DeviceLogins;
   /** Ends the long polls at once (they answer what they have), lets the other requests finish, then closes the store. */
   close(): Promise<void>;
 }
@@ -90,9 +97,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   setMaxListeners(0, closingSignal.signal);
   const limits = { ...DEFAULT_LIMITS };
   for (const name of Object.keys(limits) as (keyof Limits)[]) limits[name] = options[name] ?? limits[name];
+  const devices = new DeviceFlow(store.credentials, { interval: options.devicePollSeconds });
   const handler = withLatency(options.latencyMs ?? 0, createHandler({
     store,
-    authority: adminAuthority(token),
+    authority: credentialAuthority(token, store.credentials),
+    devices,
     limits,
     onCommit: options.onCommit,
     onError: options.onError,
@@ -121,6 +130,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     url: `http://${isIP(host) === 6 ? `[${host}]` : host}:${actualPort}`,
     port: actualPort,
     waiting: () => store.waiting(),
+    devices,
     close() {
       closingSignal.abort();
       closing ??= new Promise<void>((done, fail) => {

@@ -11,13 +11,17 @@ import type { DeviceLogins } from "./authority.js";
 import { DeviceFlow } from "./device.js";
 import { credentialAuthority } from "./tokens.js";
 import { FileStore } from "./file/store.js";
-import type { ProjectStore } from "./store.js";
+import { StoreSetupError, type ProjectStore } from "./store.js";
+import type { CredentialStore } from "./credentials.js";
+import { FileCredentials } from "./file/credentials.js";
 import { MAX_BATCH_BYTES, MAX_BATCH_PARTS } from "../api/validate.js";
 
 export { isLoopbackHost };
 export { validateProjectPath, validateProjectId, isSha256, parseCommitRequest } from "../api/validate.js";
 export type { Change, CommitRequest, CommitSource } from "../api/types.js";
 export type { CommitEvent } from "./app.js";
+export { createToken, tokenStatus } from "./tokens.js";
+export type { TokenRecord } from "./credentials.js";
 
 export const DEFAULT_MAX_BLOB_BYTES = 100 * 1024 * 1024;
 export const DEFAULT_MAX_JSON_BYTES = 10 * 1024 * 1024;
@@ -142,7 +146,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   };
 }
 
-async function openStore(options: ServerOptions): Promise<ProjectStore> {
+async function openStore(options: Pick<ServerOptions, "dataDir" | "databaseUrl" | "onWarning">): Promise<ProjectStore> {
   const { databaseUrl, dataDir, onWarning } = options;
   if (databaseUrl !== undefined) {
     const { PgStore } = await import("./pg/store.js");
@@ -150,6 +154,24 @@ async function openStore(options: ServerOptions): Promise<ProjectStore> {
   }
   if (dataDir === undefined) throw usageError("give --data <dir> or --db <postgres-url>");
   return FileStore.open(resolve(dataDir), { onWarning });
+}
+
+/**
+ * The tokens of a store without serving it (`uspark serve token`): the file store's credentials
+ * alone (its projects are not loaded), or the PostgreSQL store, migrated.
+ */
+export async function openCredentials(options: Pick<ServerOptions, "dataDir" | "databaseUrl">): Promise<{ credentials: CredentialStore; close(): Promise<void> }> {
+  if (options.databaseUrl !== undefined) {
+    const store = await openStore(options);
+    return { credentials: store.credentials, close: () => store.close() };
+  }
+  if (options.dataDir === undefined) throw usageError("give --data <dir> or --db <postgres-url>");
+  const dataDir = resolve(options.dataDir);
+  try {
+    return { credentials: await FileCredentials.open(dataDir), close: async () => {} };
+  } catch (error) {
+    throw new StoreSetupError(`data directory ${dataDir} cannot be used (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
 }
 
 function withLatency<A extends unknown[]>(ms: number, handler: (...args: A) => void): (...args: A) => void {

@@ -1,7 +1,7 @@
 // `uspark login` / `uspark logout` through the built CLI against a real server: the test plays the
 // person on the /device page by approving through the server's DeviceLogins.
 
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -117,5 +117,19 @@ describe("uspark login", () => {
     expect(refused.code).not.toBe(0);
     const again = await runCli(["logout", "--api-url", t.url], { env });
     expect(again.stderr).toContain("not logged in");
+  });
+
+  it("a command warns once about a config file others may read (naming its mode) and about each unknown key, and narrows the file", async () => {
+    const t = await loginServer();
+    const home = await tempDir();
+    await mkdir(join(home, ".uspark"));
+    await writeFile(configFile(home), JSON.stringify({ apiUrl: t.url, token: ADMIN, tokn: "typo" }));
+    await chmod(configFile(home), 0o644);
+    const result = await runCli(["projects"], { env: { HOME: home, USPARK_API_URL: "", USPARK_TOKEN: "" }, cwd: home });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr.match(/had mode 0644, readable by others: narrowed to 0600/g)).toHaveLength(1);
+    expect(result.stderr.match(/unknown key "tokn"/g)).toHaveLength(1);
+    expect(result.stderr).not.toContain(ADMIN);
+    expect((await stat(configFile(home))).mode & 0o777).toBe(0o600);
   });
 });

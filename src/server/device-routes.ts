@@ -19,7 +19,9 @@ const ERROR_TEXT: Record<string, string> = {
 
 export async function postDeviceCode(req: IncomingMessage, res: ServerResponse, devices: DeviceFlow): Promise<void> {
   await readAll(req, MAX_BODY_BYTES); // a client_id may come; every client is the same here
-  sendJson(res, 200, await devices.start(`${originOf(req)}/device`));
+  const answer = await devices.start(`${originOf(req)}/device`);
+  if (!answer) throw new HttpError(429, "slow_down", "too many logins are waiting for approval: try again in a minute", {}, { "retry-after": "60" });
+  sendJson(res, 200, answer);
 }
 
 export async function postDeviceToken(req: IncomingMessage, res: ServerResponse, devices: DeviceFlow): Promise<void> {

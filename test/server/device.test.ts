@@ -83,6 +83,19 @@ describe.each(storeCases(pg))("device login on %s", (_name, testServer) => {
     expect(granted.body.expires_in).toBeLessThanOrEqual(3600);
   });
 
+  it("refuses a new code with 429 while the most logins allowed are waiting, so that a flood cannot fill the store", async () => {
+    const t = await testServer({ token: ADMIN, maxWaitingLogins: 2 });
+    await deviceCode(t.url);
+    const second = await deviceCode(t.url);
+    const refused = await fetch(`${t.url}/api/device/code`, { method: "POST" });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("60");
+    // One fewer waiting (denied and its answer taken) makes room again.
+    await t.devices.deny(second.user_code);
+    await poll(t.url, second.device_code);
+    await deviceCode(t.url);
+  });
+
   it("keeps neither the device code nor the user code nor the token in clear", async () => {
     const t = await server();
     const answer = await deviceCode(t.url);

@@ -193,8 +193,14 @@ function narrowMode(file: string, warn: (message: string) => void): void {
   if (process.platform === "win32") return; // no POSIX modes there
   const mode = statSync(file).mode & 0o777;
   if ((mode & 0o077) === 0) return;
-  chmodSync(file, 0o600);
-  warn(`${file} had mode ${mode.toString(8).padStart(4, "0")}, readable by others: narrowed to 0600 (it holds tokens)`);
+  const shown = mode.toString(8).padStart(4, "0");
+  try {
+    chmodSync(file, 0o600);
+  } catch (error) {
+    // Another user's file, a read-only mount: said, and not in the way of the command.
+    return warn(`${file} has mode ${shown}, readable by others, and cannot be narrowed (${(error as NodeJS.ErrnoException).code}): chmod 600 it`);
+  }
+  warn(`${file} had mode ${shown}, readable by others: narrowed to 0600 (it holds tokens)`);
 }
 
 /**

@@ -28,6 +28,7 @@ Examples:
   $ uspark status --project-id my-app                        # what is not in sync (exit 1 if anything)
   $ uspark log -n 5 --project-id my-app                      # the last commits: who changed what
   $ uspark serve --data ./uspark-data                        # a local reference server on port 4400
+  $ uspark login --api-url https://uspark.example.com         # a token through the server's web view, saved for it
 
 Settings: --api-url / USPARK_API_URL (default ${DEFAULT_API_URL}), --token / USPARK_TOKEN,
 --project-id / USPARK_PROJECT_ID, then what the root remembers of its last pull or sync (api url,

@@ -3,16 +3,14 @@
 // opened: the code and the address are said on stderr, a person approves them on the server's
 // /device page, wherever they are.
 
+import { DEVICE_CODE_GRANT, SLOW_DOWN_SECONDS } from "../api/types.js";
 import { homeConfigPath, normalizeApiUrl, resolveServer, updateHomeConfig, UsageError } from "../config.js";
 import { EXIT } from "../exit-codes.js";
 import { Reporter } from "../report.js";
 import { exit, homeConfig, usageFailure } from "./commands.js";
 import type { LoginFlags } from "./flags.js";
 
-const GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 const REQUEST_TIMEOUT_MS = 30_000;
-/** RFC 8628 §3.5: each slow_down adds 5 seconds to the interval. */
-const SLOW_DOWN_SECONDS = 5;
 
 interface DeviceCode {
   device_code: string;
@@ -107,7 +105,7 @@ async function pollUntilDone(apiUrl: string, code: DeviceCode, report: Reporter)
   let interval = code.interval ?? 5;
   while (Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, interval * 1000));
-    const answer = await post(`${apiUrl}/api/device/token`, new URLSearchParams({ grant_type: GRANT, device_code: code.device_code })).catch((error: Error) => error);
+    const answer = await post(`${apiUrl}/api/device/token`, new URLSearchParams({ grant_type: DEVICE_CODE_GRANT, device_code: code.device_code })).catch((error: Error) => error);
     if (answer instanceof Error) {
       report.warnOnce("login-poll", "login", `cannot reach ${apiUrl} (${answer.message}); trying again`);
       continue;

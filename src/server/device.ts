@@ -7,6 +7,7 @@ import type { DeviceLogins, Grant, Principal } from "./authority.js";
 import { sha256Of } from "./authority.js";
 import type { CredentialStore, DeviceLoginChange, DeviceLoginRecord } from "./credentials.js";
 import { createToken, grantWithin, type TokenSpec } from "./tokens.js";
+import { SLOW_DOWN_SECONDS } from "../api/types.js";
 import { validateProjectId } from "../api/validate.js";
 
 /** How long a person has to approve a login. */
@@ -14,8 +15,6 @@ export const DEVICE_LOGIN_SECONDS = 900;
 export const DEFAULT_POLL_SECONDS = 5;
 /** Logins waiting at once: far more than people approving, far fewer than a flood of requests. */
 export const MAX_WAITING_LOGINS = 1000;
-/** RFC 8628 §3.5: each slow_down adds 5 seconds to the interval. */
-const SLOW_DOWN_SECONDS = 5;
 /** A poll this much early is still on time (timers and clocks are not exact). */
 const POLL_SLACK_MS = 200;
 /** Consonants only (RFC 8628 §6.1): no vowel makes no word, no 0/O or 1/I to confuse. */

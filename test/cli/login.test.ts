@@ -6,6 +6,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { afterPoll } from "../../src/cli/login.js";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
 import { tempDir, testServer } from "../server/helpers.js";
 
@@ -131,5 +132,16 @@ describe("uspark login", () => {
     expect(result.stderr.match(/unknown key "tokn"/g)).toHaveLength(1);
     expect(result.stderr).not.toContain(ADMIN);
     expect((await stat(configFile(home))).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe("afterPoll", () => {
+  it("waits on authorization_pending, 5 s longer after slow_down, stops on a token or any other answer", () => {
+    expect(afterPoll(400, { error: "authorization_pending" }, 5)).toEqual({ kind: "wait", interval: 5 });
+    expect(afterPoll(400, { error: "slow_down" }, 5)).toEqual({ kind: "wait", interval: 10 });
+    expect(afterPoll(200, { access_token: "x", scope: "read", projects: ["a", "b"] }, 5)).toEqual({ kind: "token", token: "x", scope: "read on a, b" });
+    expect(afterPoll(400, { error: "access_denied" }, 5)).toMatchObject({ kind: "fail", message: expect.stringContaining("denied") });
+    expect(afterPoll(400, { error: "expired_token" }, 5)).toMatchObject({ kind: "fail", message: expect.stringContaining("expired") });
+    expect(afterPoll(500, {}, 5)).toEqual({ kind: "fail", message: "the server answered 500" });
   });
 });

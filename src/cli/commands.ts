@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import path from "node:path";
-import { checkPrefix, loadHomeConfig, resolveConnection, resolvePrefix, resolveServer, UsageError, type Connection } from "../config.js";
+import { checkPrefix, homeConfigPath, loadHomeConfig, resolveConnection, resolvePrefix, resolveServer, UsageError, type Connection, type HomeConfig } from "../config.js";
 import { EXIT } from "../exit-codes.js";
 import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../agents/commands.js";
 import { runSession } from "../lifecycle/session.js";
@@ -8,7 +8,7 @@ import { Reporter, stderrFailure, stderrOutput, type Verbosity } from "../report
 import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../state-dir.js";
 import { passthrough } from "../stream/passthrough.js";
 import { createWatcher, type Watcher, type WatcherOptions } from "../watcher.js";
-import type { ConnectionOptionFlags, DiffFlags, HistoryFlags, InspectFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, TreeFlags, WatchFlags } from "./flags.js";
+import type { ConnectionOptionFlags, DiffFlags, HistoryFlags, InspectFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, StoreFlags, TreeFlags, WatchFlags } from "./flags.js";
 import { ApiClient, ApiError } from "../transfer/client.js";
 import { listProjects } from "../transfer/projects.js";
 import { validateProjectId } from "../api/validate.js";
@@ -278,7 +278,7 @@ async function withClient(flags: ProjectsFlags, what: string, work: (client: Api
   let client: ApiClient;
   let report = reporterFor(flags);
   try {
-    const server = resolveServer(flags, process.env, loadHomeConfig(), await rememberedProject(findRoot(process.cwd(), process.env.HOME)));
+    const server = resolveServer(flags, process.env, homeConfig(report), await rememberedProject(findRoot(process.cwd(), process.env.HOME)));
     report = reporterFor(flags, server.token);
     client = new ApiClient({ ...server, projectId: flags.projectId ?? "", requestTimeoutMs: 30_000 });
   } catch (error) {
@@ -295,15 +295,21 @@ async function withClient(flags: ProjectsFlags, what: string, work: (client: Api
   }
 }
 
+/** The store `--data` or `--db` (or USPARK_DATABASE_URL) names: exactly one (`uspark serve` and `uspark serve token`). */
+export function storeOf(flags: StoreFlags): { dataDir?: string; databaseUrl?: string } {
+  const databaseUrl = flags.db ?? (flags.data === undefined ? process.env.USPARK_DATABASE_URL || undefined : undefined);
+  if ((flags.data === undefined) === (databaseUrl === undefined)) throw new UsageError("give exactly one of --data <dir> and --db <postgres-url>");
+  return { dataDir: flags.data === undefined ? undefined : path.resolve(flags.data), databaseUrl };
+}
+
 export async function runServeCommand(flags: ServeFlags): Promise<void> {
   const { runServe } = await import("../server/index.js");
   try {
-    const databaseUrl = flags.db ?? (flags.data === undefined ? process.env.USPARK_DATABASE_URL || undefined : undefined);
-    if ((flags.data === undefined) === (databaseUrl === undefined)) {
-      return usageFailure(new Reporter(), new UsageError("give exactly one of --data <dir> and --db <postgres-url>"));
-    }
-    await runServe({ dataDir: flags.data === undefined ? undefined : path.resolve(flags.data), databaseUrl, port: flags.port, host: flags.host, token: flags.token, quiet: flags.quiet, verbose: flags.verbose, latencyMs: flags.latency });
+    // The environment keeps the admin token out of `ps`.
+    const token = flags.token ?? (process.env.USPARK_SERVE_TOKEN || undefined);
+    await runServe({ ...storeOf(flags), port: flags.port, host: flags.host, token, quiet: flags.quiet, verbose: flags.verbose, latencyMs: flags.latency });
   } catch (error) {
+    if (error instanceof UsageError) return usageFailure(new Reporter(), error);
     if ((error as NodeJS.ErrnoException).code === "EUSAGE") return usageFailure(new Reporter(), new UsageError((error as Error).message));
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
       return usageFailure(new Reporter(), new UsageError(`port ${flags.port} is in use`, "choose another with --port, or --port 0 for any free port"));
@@ -342,9 +348,9 @@ async function rootAndConnection(
 }
 
 /** Flags, then the environment, then what the root remembers of its last sync, then ~/.uspark/config.json. */
-async function connect(flags: ConnectionOptionFlags & Pick<TreeFlags, "prefix">, root: string): Promise<{ connection: Connection; prefix: string | undefined }> {
+async function connect(flags: LogFlags & ConnectionOptionFlags & Pick<TreeFlags, "prefix">, root: string): Promise<{ connection: Connection; prefix: string | undefined }> {
   const remembered = await rememberedProject(root);
-  const connection = resolveConnection(flags, process.env, loadHomeConfig(), remembered);
+  const connection = resolveConnection(flags, process.env, homeConfig(reporterFor(flags)), remembered);
   return { connection, prefix: resolvePrefix(flags.prefix, connection, remembered) };
 }
 
@@ -375,7 +381,12 @@ function checkRoot(root: string): string {
   return resolved;
 }
 
-function reporterFor(flags: LogFlags, token?: string): Reporter {
+/** ~/.uspark/config.json, its mode and unknown keys said once each through `report`. */
+export function homeConfig(report: Reporter): HomeConfig {
+  return loadHomeConfig(homeConfigPath(), (message) => report.warnOnce(message, "config", message));
+}
+
+export function reporterFor(flags: LogFlags, token?: string): Reporter {
   const verbosity: Verbosity = flags.quiet ? "quiet" : flags.verbose ? "verbose" : "normal";
   return new Reporter({ format: flags.logFormat, verbosity, secrets: token ? [token] : [] });
 }

@@ -51,7 +51,8 @@ export function createHandler(options: AppOptions): (req: IncomingMessage, res: 
     const badId = validateProjectId(route.projectId);
     if (badId) throw new HttpError(400, "invalid_project_id", badId);
     // Outside a token's scope, before the project's existence is told.
-    if (!mayAccess(principal!, route.projectId, accessOf(route, method))) throw forbidden(route.projectId);
+    const access = accessOf(route, method);
+    if (!mayAccess(principal!, route.projectId, access)) throw forbidden(principal!, route.projectId, access);
     // Every project route, blobs included: a mistyped id is said at once, whatever the request.
     if (!(await options.store.hasProject(route.projectId))) throw new ProjectNotFoundError(route.projectId);
     return dispatch(req, res, route, method === "HEAD");
@@ -123,6 +124,8 @@ function accessOf(route: ProjectRoute, method: string): "read" | "write" {
   return method === "GET" || method === "HEAD" || route.kind === "blobsGet" ? "read" : "write";
 }
 
-function forbidden(projectId: string): HttpError {
-  return new HttpError(403, "forbidden", `this token may not do that on project ${JSON.stringify(projectId)}`);
+function forbidden(principal: Principal, projectId: string, access: "read" | "write"): HttpError {
+  const id = JSON.stringify(projectId);
+  const readOnly = access === "write" && mayAccess(principal, projectId, "read");
+  return new HttpError(403, "forbidden", readOnly ? `this token may only read project ${id}: writing needs a write token` : `this token has no access to project ${id}`);
 }

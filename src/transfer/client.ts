@@ -482,7 +482,9 @@ export class ApiClient {
       return new ApiError(`401 unauthorized: ${why}`, { ...info, fatal: true });
     }
     if (status === 403) {
-      return new ApiError(`403 forbidden: the token has no access to project ${project}`, { ...info, fatal: true });
+      // The server says why (a read token, another project); else the likeliest reason.
+      const why = serverMessage ? serverMessage.slice(2) : `the token has no access to project ${project}`;
+      return new ApiError(`403 forbidden: ${why}`, { ...info, fatal: true });
     }
     if (init.optional && (status === 405 || (status === 404 && code !== "project_not_found" && !Array.isArray(json?.missing)))) {
       return new ApiError(`${label}: ${status}, the server does not have this route (an API v1 server)`, { ...info, code: "unsupported" });

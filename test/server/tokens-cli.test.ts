@@ -1,5 +1,7 @@
 // `uspark serve token create|list|revoke` and USPARK_SERVE_TOKEN, through the built CLI.
 
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
 import { tempDir } from "./helpers.js";
@@ -86,6 +88,29 @@ describe("USPARK_SERVE_TOKEN", () => {
       const url = /listening on (\S+)/.exec(line)![1]!;
       expect((await fetch(`${url}/api/projects`)).status).toBe(401);
       expect((await fetch(`${url}/api/projects`, { headers: { authorization: `Bearer ${admin}` } })).status).toBe(200);
+    } finally {
+      serve.child.kill("SIGTERM");
+      await serve.result;
+    }
+  });
+});
+
+describe("a scoped token in the client's hands", () => {
+  it("a push with a read token fails (exit 1) saying the token may only read, in the server's words", async () => {
+    const dataDir = await tempDir();
+    const serve = startCli(["serve", "--data", dataDir, "--port", "0"], { env: { USPARK_SERVE_TOKEN: "adm" } });
+    try {
+      const line = await waitForOutput(serve.child.stderr, (text) => text.includes("listening on"));
+      const url = /listening on (\S+)/.exec(line)![1]!;
+      const made = await fetch(`${url}/api/projects`, { method: "POST", headers: { authorization: "Bearer adm" }, body: JSON.stringify({ id: "demo" }) });
+      expect(made.status).toBe(201);
+      const secret = (await create(dataDir, "--project", "demo", "--scope", "read")).stdout.toString().trim();
+      const root = await tempDir();
+      await writeFile(path.join(root, "a.txt"), "a");
+      const push = await runCli(["push", "--root", root, "--api-url", url, "--project-id", "demo"], { env: { USPARK_TOKEN: secret } });
+      expect(push.code).toBe(1);
+      expect(push.stderr).toContain('403 forbidden: this token may only read project "demo": writing needs a write token');
+      expect(push.stderr).not.toContain(secret);
     } finally {
       serve.child.kill("SIGTERM");
       await serve.result;

@@ -46,7 +46,9 @@ describe.each(storeCases(pg))("scoped tokens on %s", (_name, testServer) => {
     expect((await commit("demo")).status).toBe(200);
     expect((await fetch(`${t.url}/api/projects/demo/files`, as(secret))).status).toBe(200);
     expect((await commit("other")).status).toBe(403);
-    expect((await fetch(`${t.url}/api/projects/other/files`, as(secret))).status).toBe(403);
+    const other = await fetch(`${t.url}/api/projects/other/files`, as(secret));
+    expect(other.status).toBe(403);
+    expect(((await other.json()) as { message: string }).message).toBe('this token has no access to project "other"');
     // Outside its scope, a project that does not exist is not told apart from one that does.
     expect((await fetch(`${t.url}/api/projects/nowhere/files`, as(secret))).status).toBe(403);
     const listed = (await (await fetch(`${t.url}/api/projects`, as(secret))).json()) as { projects: { id: string }[] };
@@ -71,7 +73,10 @@ describe.each(storeCases(pg))("scoped tokens on %s", (_name, testServer) => {
     expect((await api(`/blobs/${sha256(fresh)}`, { method: "PUT", body: fresh })).status).toBe(403);
     const change = { changes: [{ op: "delete", path: "a.txt" }] };
     const json = { "content-type": "application/json", "idempotency-key": crypto.randomUUID() };
-    expect((await api("/commits", { method: "POST", headers: json, body: JSON.stringify(change) })).status).toBe(403);
+    const refused = await api("/commits", { method: "POST", headers: json, body: JSON.stringify(change) });
+    expect(refused.status).toBe(403);
+    // Said as what it is: the token may read this project, not write it.
+    expect(((await refused.json()) as { message: string }).message).toBe('this token may only read project "demo": writing needs a write token');
     expect((await api("/sessions/s1/events?offset=0", { method: "PUT", body: "{}\n" })).status).toBe(403);
     expect((await api("/blobs", { method: "POST", body: "x" })).status).toBe(403);
     expect((await t.files()).files.map((f) => f.path)).toEqual(["a.txt"]);

@@ -295,6 +295,7 @@ export function buildProgram(): Command {
     .option("--token <token>", "the admin token, required on every request but those of scoped tokens (or USPARK_SERVE_TOKEN, which ps does not show)")
     .option("--quiet", "print errors only")
     .option("--verbose", "print every request")
+    .option("--max-blob-bytes <bytes>", "the largest file (blob) it accepts; larger ones get 413 (default: 104857600, 100 MiB)", positive("--max-blob-bytes"))
     .addOption(new Option("--latency <ms>", "delay every answer (benchmarks)").hideHelp().argParser(int("--latency")))
     .addHelpText("after", SERVE_HELP)
     .action((flags: ServeFlags) => runServeCommand(flags));

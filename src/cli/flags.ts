@@ -101,6 +101,7 @@ export interface ServeFlags extends StoreFlags {
   token?: string;
   quiet?: boolean;
   verbose?: boolean;
+  maxBlobBytes?: number;
   latency?: number;
 }
 

@@ -40,7 +40,7 @@ export interface CommitStepContext {
 const MAX_CONFLICT_ROUNDS = 3;
 const MAX_BLOB_ROUNDS = 5;
 /** Not journaled: a retry meets the same limit. */
-const TOO_LARGE = "the server refuses a file this large (413); a retry will not help: raise the server's limit, or keep the file out (.gitignore or --ignore)";
+const TOO_LARGE = "the server refuses a file this large (413); a retry will not help: raise the server's limit (uspark serve --max-blob-bytes), or keep the file out (.gitignore or --ignore)";
 
 export async function commitStep(plan: Plan, ctx: CommitStepContext, signal: AbortSignal): Promise<void> {
   let key = randomUUID();

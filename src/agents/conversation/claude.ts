@@ -14,6 +14,9 @@ import type { Step } from "./types.js";
  * but not their prompt or words, which its parent's Task call and result already stand for.
  * `stream_event` partial messages are left out: the whole message follows them.
  */
+/** Claude Code wraps a tool's own failure in this tag: the reason is what it holds. */
+const TOOL_USE_ERROR = /^<tool_use_error>([\s\S]*)<\/tool_use_error>$/;
+
 export function createClaudeReader(): FamilyReader {
   return new ClaudeMessages();
 }
@@ -54,7 +57,8 @@ export class ClaudeMessages implements FamilyReader {
   private toolResult(block: Record<string, unknown>): Step[] {
     const id = stringField(block, "tool_use_id");
     if (block.is_error !== true) return this.calls.finish(id, { ok: true });
-    return this.calls.finish(id, { ok: false, error: reasonOf(contentText(block.content)) ?? "failed" });
+    const reason = contentText(block.content)?.replace(TOOL_USE_ERROR, "$1");
+    return this.calls.finish(id, { ok: false, error: reasonOf(reason) ?? "failed" });
   }
 
   private assistant(content: unknown, sub: boolean): Step[] {

@@ -44,8 +44,8 @@ export function clip(text: string, max: number, oneLine = false): string {
 
 /** The input fields that say what a call does, most telling first: a command, a path, a query. */
 const SUMMARY_FIELDS = [
-  "command", "cmd", "file_path", "filePath", "notebook_path", "absolute_path", "path", "paths", "source", "pattern",
-  "query", "url", "description", "prompt", "name",
+  "command", "cmd", "file_path", "filePath", "notebook_path", "absolute_path", "pattern", "query", "url", "path", "paths",
+  "source", "description", "prompt", "name",
 ];
 
 /**

@@ -2,7 +2,14 @@ import { DEFAULT_DETECT_MAX_BYTES, DEFAULT_DETECT_MAX_EVENTS, DETECTION_ORDER, f
 import { parseEvent } from "../sparse-json.js";
 import type { AgentFormat } from "../types.js";
 import { createClaudeReader } from "./claude.js";
+import { createAcaiReader } from "./acai.js";
 import { createCodexReader } from "./codex.js";
+import { createCopilotReader } from "./copilot.js";
+import { createCursorReader } from "./cursor.js";
+import { createDroidReader } from "./droid.js";
+import { createGeminiReader } from "./gemini.js";
+import { createKimiReader } from "./kimi.js";
+import { createOpenCodeReader } from "./opencode.js";
 import type { FamilyReader } from "./family.js";
 import type { ConversationReader, Step } from "./types.js";
 
@@ -14,6 +21,13 @@ const READERS: Readonly<Record<string, () => FamilyReader>> = {
   qwen: createClaudeReader,
   amp: createClaudeReader,
   codex: createCodexReader,
+  gemini: createGeminiReader,
+  opencode: createOpenCodeReader,
+  cursor: createCursorReader,
+  acai: createAcaiReader,
+  kimi: createKimiReader,
+  copilot: createCopilotReader,
+  droid: createDroidReader,
 };
 
 /** The format names a conversation can be read in (every agent format). */

@@ -75,3 +75,8 @@ export function reasonOf(value: unknown): string | undefined {
 export function textStep(kind: "prompt" | "text", text: string | undefined): Step[] {
   return text === undefined || text.trim() === "" ? [] : [{ kind, text }];
 }
+
+/** The paths of a change parser's changes, each once, in order (a rename names both). */
+export function pathsOf(changes: ReadonlyArray<{ path: string }>): string[] {
+  return [...new Set(changes.map((change) => change.path))];
+}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { createConversationReader } from "../../../src/agents/conversation/index.js";
+import { conversationFormats, createConversationReader } from "../../../src/agents/conversation/index.js";
 import { DEFAULT_DETECT_MAX_EVENTS } from "../../../src/agents/detect.js";
+import { agentNames } from "../../../src/agents/index.js";
 import { digest, read } from "./helpers.js";
 
 const CLAUDE_INIT = { type: "system", subtype: "init", cwd: "/p", session_id: "s", tools: [], model: "m", permissionMode: "default", apiKeySource: "none" };
@@ -8,6 +9,11 @@ const CLAUDE_TEXT = { type: "assistant", message: { role: "assistant", content: 
 const CODEX_TEXT = { type: "item.completed", item: { id: "i0", type: "agent_message", text: "Hi." } };
 
 describe("createConversationReader", () => {
+  it("reads every agent format by its --agent name", () => {
+    expect([...conversationFormats].sort()).toEqual([...agentNames].sort());
+    for (const name of agentNames) expect(createConversationReader(name).format).toBe(name);
+  });
+
 
   it.each([
     ["auto", "claude", [CLAUDE_INIT, CLAUDE_TEXT]],

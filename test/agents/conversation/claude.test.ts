@@ -38,6 +38,10 @@ describe("the Claude conversation reader", () => {
     ["an error subtype alone", [{ type: "result", subtype: "error_during_execution", is_error: true, ...SID }], ["result failed: error_during_execution"]],
     ["Amp's error string", [{ type: "result", subtype: "error_during_execution", is_error: true, error: "Interrupted", session_id: "T-019c479a-39cc" }], ["result failed: Interrupted"]],
     ["Qwen's error object", [{ type: "result", subtype: "error_during_execution", is_error: true, error: { message: "Model stream ended" }, ...SID }], ["result failed: Model stream ended"]],
+    ["the same result twice in a row (a background agent's turn) is said once", [
+      { type: "result", subtype: "success", is_error: false, result: "All done.", ...SID },
+      { type: "result", subtype: "success", is_error: false, result: "All done.", ...SID },
+    ], ["result ok: All done."]],
     ["stream_event partials are left out", [{ type: "stream_event", event: { type: "content_block_delta", delta: { type: "text_delta", text: "Do" } }, ...SID }], []],
   ])("%s", (_name, lines, expected) => {
     expect(digest(read("claude", lines))).toEqual(expected);

@@ -3,7 +3,7 @@ import { stringField } from "../common.js";
 import { isObject } from "../sparse-json.js";
 import { ToolCalls } from "./calls.js";
 import type { FamilyReader } from "./family.js";
-import { contentText, reasonOf, summaryOf, textOf, textStep } from "./steps.js";
+import { contentText, ERROR_CHARS, reasonOf, summaryOf, textOf, textStep } from "./steps.js";
 import type { Step } from "./types.js";
 
 /**
@@ -57,7 +57,7 @@ export class ClaudeMessages implements FamilyReader {
   private toolResult(block: Record<string, unknown>): Step[] {
     const id = stringField(block, "tool_use_id");
     if (block.is_error !== true) return this.calls.finish(id, { ok: true });
-    const reason = contentText(block.content)?.replace(TOOL_USE_ERROR, "$1");
+    const reason = contentText(block.content, ERROR_CHARS)?.replace(TOOL_USE_ERROR, "$1");
     return this.calls.finish(id, { ok: false, error: reasonOf(reason) ?? "failed" });
   }
 

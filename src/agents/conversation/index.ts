@@ -1,6 +1,5 @@
-import { DEFAULT_DETECT_MAX_BYTES, DEFAULT_DETECT_MAX_EVENTS, DETECTION_ORDER, firstNonSpace } from "../detect.js";
+import { DEFAULT_DETECT_MAX_BYTES, DEFAULT_DETECT_MAX_EVENTS, detectFormat, firstNonSpace } from "../detect.js";
 import { parseEvent } from "../sparse-json.js";
-import type { AgentFormat } from "../types.js";
 import { createClaudeReader } from "./claude.js";
 import { createAcaiReader } from "./acai.js";
 import { createCodexReader } from "./codex.js";
@@ -103,7 +102,7 @@ class Reader implements ConversationReader {
     this.heldBytes += size + 1;
     if (event !== undefined && bytes !== undefined) {
       this.held.push({ event, bytes });
-      const found = DETECTION_ORDER.find((candidate) => answers(candidate, event));
+      const found = detectFormat(event);
       if (found !== undefined) return this.replay(found.name);
     }
     if (this.held.length >= DEFAULT_DETECT_MAX_EVENTS || this.heldBytes >= DEFAULT_DETECT_MAX_BYTES) {
@@ -123,14 +122,6 @@ class Reader implements ConversationReader {
   private choose(format: string): void {
     this.format = format;
     this.family = READERS[format]!();
-  }
-}
-
-function answers(format: AgentFormat, event: Record<string, unknown>): boolean {
-  try {
-    return format.detect(event);
-  } catch {
-    return false;
   }
 }
 

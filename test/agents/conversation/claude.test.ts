@@ -16,6 +16,7 @@ describe("the Claude conversation reader", () => {
   it.each([
     ["a prompt as a string", [user("Fix the bug")], ["prompt: Fix the bug"]],
     ["a prompt as text blocks", [user([{ type: "text", text: "Fix" }, { type: "text", text: "it" }])], ["prompt: Fix", "prompt: it"]],
+    ["text beside a result is not a prompt", [assistant([toolUse("t1", "Bash", { command: "sleep 99" })]), user([toolResult("t1", "interrupted", true), { type: "text", text: "[Request interrupted by user for tool use]" }])], ["tool Bash failed: sleep 99 (interrupted)"]],
     ["text, thinking left out", [assistant([{ type: "thinking", thinking: "hmm" }, { type: "text", text: "Done." }])], ["text: Done."]],
     ["an empty text is no step", [assistant([{ type: "text", text: "  " }])], []],
     ["a Bash call by its command", [assistant([toolUse("t1", "Bash", { command: "npm test\nnpm run lint", description: "run" })]), user([toolResult("t1", "ok")])], ["tool Bash ok: npm test …"]],

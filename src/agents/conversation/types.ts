@@ -17,7 +17,12 @@ export type Step =
    * gets one of its own (`#1`, …) and stays running.
    */
   | { kind: "tool"; id: string; name: string; summary: string; files: string[]; status: "running" | "ok" | "failed"; error?: string }
-  /** The end of a turn or run: the agent's result text, or its failure reason (Claude `result`, Codex `turn.failed`, Gemini and OpenCode error events). */
+  /**
+   * The end of a turn or run: the agent's result text, or its failure reason (Claude `result`, Codex
+   * `turn.failed`, Gemini and OpenCode error events). Where the end event carries no text (Codex's
+   * `turn.completed`, Gemini's `result`, …), a success's text is the agent's last words. A result
+   * that repeats the one just reported is not reported again.
+   */
   | { kind: "result"; ok: boolean; text: string };
 
 /** Reads one agent's stream line by line; stateful (it pairs calls with results). Never throws. */

@@ -82,7 +82,7 @@ export function createAutoParser(
       if (event !== undefined) {
         events++;
         held.push(Buffer.from(json)); // a copy: the line's buffer is only valid during this call
-        const format = formats.find((f) => answers(f, event));
+        const format = detectFormat(event, formats);
         if (format !== undefined) return decide(format);
       }
     }
@@ -124,16 +124,19 @@ export function createAutoParser(
   };
 }
 
-function answers(format: AgentFormat, event: Record<string, unknown>): boolean {
-  try {
-    return format.detect(event);
-  } catch {
-    return false;
-  }
+/** The first of `formats` that says the event is one of its own (a format that throws says no). */
+export function detectFormat(event: Record<string, unknown>, formats: readonly AgentFormat[] = DETECTION_ORDER): AgentFormat | undefined {
+  return formats.find((format) => {
+    try {
+      return format.detect(event);
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Skips leading whitespace and a UTF-8 byte order mark. */
-function firstNonSpace(line: Buffer): number {
+export function firstNonSpace(line: Buffer): number {
   let i = line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf ? 3 : 0;
   while (i < line.length && (line[i] === 0x20 || line[i] === 0x09 || line[i] === 0x0d)) i++;
   return i;

@@ -13,7 +13,7 @@ import type { Reporter } from "../report.js";
 import { ApiClient } from "../transfer/client.js";
 import { DEFAULT_IDLE_TIMEOUT_MS, idleDeadline, type IdleDeadline } from "../transfer/deadline.js";
 import { ProjectRemote } from "../transfer/project-remote.js";
-import { RetryingCaller, type BackoffPolicy } from "../transfer/retry.js";
+import { hostOf, RetryingCaller, type BackoffPolicy } from "../transfer/retry.js";
 import { ProgressLine } from "./progress.js";
 import { withProject } from "../transfer/projects.js";
 
@@ -89,7 +89,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     waiting: () => caller.busy,
     expire: () => controller.abort(new Error(`the server has not answered for ${timeoutMs} ms`)),
   });
-  const caller = new RetryingCaller({ report, policy: options.backoff, onProgress: () => deadline.progress(), onStart: () => deadline.progress() });
+  const caller = new RetryingCaller({ report, host: hostOf(options.apiUrl), policy: options.backoff, onProgress: () => deadline.progress(), onStart: () => deadline.progress() });
   const remote = new ProjectRemote(client, caller, { concurrency: options.concurrency, report });
   const view = new RemoteView(remote, report);
   const ignore = new IgnoreEngine({ root, ignore: options.ignore });

@@ -1,0 +1,89 @@
+import { writeFileSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startCli, waitForOutput } from "../helpers/cli.js";
+import { remoteFiles } from "../sync/helpers.js";
+import { perTest, writeEvents } from "./helpers.js";
+
+/**
+ * A server that does not answer is said within 5 s on stderr, for push, pull, run and watch
+ * (issue 20 item 4: "a server that is down makes push wait 60 s in silence"), and its return once.
+ */
+
+const t = perTest("uspark-waiting-", { server: true });
+const FAKE_AGENT = path.join(import.meta.dirname, "..", "lifecycle", "fake-agent.mjs");
+const SAID_WITHIN_MS = 5000;
+
+/** A port nothing listens on (yet): connections to it are refused. */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Opens `port` later, forwarding every connection to the reference server: the server comes back. */
+let forwarders: net.Server[] = [];
+async function forward(port: number, to: string): Promise<void> {
+  const target = new URL(to);
+  const server = net.createServer((socket) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    socket.on("error", () => upstream.destroy());
+    upstream.on("error", () => socket.destroy());
+    socket.pipe(upstream).pipe(socket);
+  });
+  forwarders.push(server);
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+}
+
+afterEach(async () => {
+  await Promise.all(forwarders.map((server) => new Promise((resolve) => server.close(resolve))));
+  forwarders = [];
+});
+
+const waiting = (port: number) => new RegExp(`uspark: warning: waiting for 127\\.0\\.0\\.1:${port}: connection refused, retry 1 in \\d+ m?s\\n`);
+
+describe("a server that does not answer", () => {
+  it("push says it within 5 s, says once that it came back, and pushes", async () => {
+    const port = await freePort();
+    writeFileSync(path.join(t.root, "a.txt"), "a\n");
+    const { child, result } = startCli(["push", "--project-id", "p1", "--api-url", `http://127.0.0.1:${port}`, "--root", t.root], { input: "" });
+    await waitForOutput(child.stderr, (text) => waiting(port).test(text), SAID_WITHIN_MS);
+    await forward(port, t.server!.url);
+    const end = await result;
+    expect(end.code, end.stderr).toBe(0);
+    expect(end.stderr.match(new RegExp(`127\\.0\\.0\\.1:${port} answers again`, "g"))).toHaveLength(1);
+    expect((await remoteFiles(t.server!.url)).get("a.txt")?.toString()).toBe("a\n");
+  });
+
+  it("pull says it within 5 s, then gives up at --timeout (exit 1)", async () => {
+    const port = await freePort();
+    const { child, result } = startCli(["pull", "--project-id", "p1", "--api-url", `http://127.0.0.1:${port}`, "--root", t.root, "--timeout", "2000"], { input: "" });
+    await waitForOutput(child.stderr, (text) => waiting(port).test(text), SAID_WITHIN_MS);
+    expect((await result).code).toBe(1);
+  });
+
+  it("run says it within 5 s while the agent works; at most one such line every 2 s", async () => {
+    const port = await freePort();
+    const args = ["run", "--project-id", "p1", "--api-url", `http://127.0.0.1:${port}`, "--root", t.root, "--flush-timeout", "5000", "--log-format", "json"];
+    const { child, result } = startCli([...args, "--", process.execPath, FAKE_AGENT, "0", "--", path.join(t.root, "a.txt")]);
+    await waitForOutput(child.stderr, (text) => text.includes(`"message":"waiting for 127.0.0.1:${port}: connection refused, retry 1 in`), SAID_WITHIN_MS);
+    const end = await result;
+    expect(end.code).toBe(1);
+    const said = end.stderr.split("\n").filter((line) => line.includes('"level":"warn","event":"retry"')).map((line) => Date.parse((JSON.parse(line) as { time: string }).time));
+    expect(said.length).toBeGreaterThanOrEqual(1);
+    for (let i = 1; i < said.length; i++) expect(said[i]! - said[i - 1]!).toBeGreaterThanOrEqual(2000);
+  });
+
+  it("watch says it within 5 s while the stream is open", async () => {
+    const port = await freePort();
+    const { child, result } = startCli(["watch-claude", "--project-id", "p1", "--api-url", `http://127.0.0.1:${port}`, "--root", t.root, "--flush-timeout", "1000"]);
+    writeFileSync(path.join(t.root, "a.txt"), "a\n");
+    child.stdin.write(writeEvents(path.join(t.root, "a.txt"), "a\n"));
+    await waitForOutput(child.stderr, (text) => waiting(port).test(text), SAID_WITHIN_MS);
+    child.stdin.end();
+    expect((await result).code).toBe(1);
+  });
+});

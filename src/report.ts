@@ -37,6 +37,8 @@ export class Reporter {
   private readonly colors: ReturnType<typeof pc.createColors>;
   private readonly secrets: string[];
   private readonly warnedKeys = new Set<string>();
+  /** A line rewritten in place at the bottom (a progress line): hidden while a line is written, then drawn again below it. */
+  statusLine: { hide(): void; redraw(): void } | undefined;
 
   constructor(options: ReporterOptions = {}) {
     this.format = options.format ?? "text";
@@ -86,7 +88,9 @@ export class Reporter {
   private log(level: Level, event: string, message: string, fields?: Fields): void {
     if (!this.enabled(level)) return;
     const text = this.format === "json" ? this.json(level, event, message, fields) : this.text(level, escapeControl(message));
+    this.statusLine?.hide();
     this.stream.write(redactUrlCredentials(this.mask(text)) + "\n");
+    this.statusLine?.redraw();
   }
 
   private json(level: Level, event: string, message: string, fields?: Fields): string {

@@ -5,6 +5,7 @@ import { UsageError } from "../config.js";
 import { IgnoreEngine } from "../ignore/engine.js";
 import { BaseKeeper } from "../reconcile/base-keeper.js";
 import { createDiskTree } from "../reconcile/disk-tree.js";
+import type { TransferProgress } from "../reconcile/progress.js";
 import { Reconciler } from "../reconcile/reconciler.js";
 import { RemoteView } from "../reconcile/remote-view.js";
 import { fileStateStore } from "../reconcile/state-store.js";
@@ -96,7 +97,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   const tree = createDiskTree({ root, prefix, ignore, maxFileSize: options.maxFileSize, report });
   const base = await BaseKeeper.load({ apiUrl: options.apiUrl, projectId: options.projectId, prefix }, { store: fileStateStore(root, report), report });
   const progress = new ProgressLine(report);
-  const onProgress = (done: number, total: number) => (done < total ? progress.update(done, total, "pulling") : progress.clear());
+  const onProgress: TransferProgress = (what, done, total) => progress.update(what, done, total);
   // The first listing: a project that does not exist is said now (exit 2), or created (--create).
   await withProject(client, options.projectId, options.create === true, report, () => view.ensure(controller.signal)).catch(async (error: unknown) => {
     deadline.stop();
@@ -114,6 +115,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     tree,
     signal: controller.signal,
     async close() {
+      progress.clear();
       deadline.stop();
       await base.close();
       await client.close();

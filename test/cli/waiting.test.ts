@@ -1,9 +1,8 @@
 import { writeFileSync } from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startCli, waitForOutput } from "../helpers/cli.js";
-import { remoteFiles } from "../sync/helpers.js";
+import { remoteFiles, startProxy, type Proxy } from "../sync/helpers.js";
 import { perTest, writeEvents } from "./helpers.js";
 
 /**
@@ -15,43 +14,28 @@ const t = perTest("uspark-waiting-", { server: true });
 const FAKE_AGENT = path.join(import.meta.dirname, "..", "lifecycle", "fake-agent.mjs");
 const SAID_WITHIN_MS = 5000;
 
-/** A port nothing listens on (yet): connections to it are refused. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** Opens `port` later, forwarding every connection to the reference server: the server comes back. */
-let forwarders: net.Server[] = [];
-async function forward(port: number, to: string): Promise<void> {
-  const target = new URL(to);
-  const server = net.createServer((socket) => {
-    const upstream = net.connect(Number(target.port), target.hostname);
-    socket.on("error", () => upstream.destroy());
-    upstream.on("error", () => socket.destroy());
-    socket.pipe(upstream).pipe(socket);
-  });
-  forwarders.push(server);
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+/** A port nothing listens on (yet): the reference server behind a proxy that is down. */
+let proxy: Proxy | undefined;
+async function downServer(): Promise<{ port: number; up: () => Promise<void> }> {
+  proxy = await startProxy(t.server!.url);
+  await proxy.down();
+  return { port: Number(new URL(proxy.url).port), up: () => proxy!.up() };
 }
 
 afterEach(async () => {
-  await Promise.all(forwarders.map((server) => new Promise((resolve) => server.close(resolve))));
-  forwarders = [];
+  await proxy?.close();
+  proxy = undefined;
 });
 
 const waiting = (port: number) => new RegExp(`uspark: warning: waiting for 127\\.0\\.0\\.1:${port}: connection refused, retry 1 in \\d+ m?s\\n`);
 
 describe("a server that does not answer", () => {
   it("push says it within 5 s, says once that it came back, and pushes", async () => {
-    const port = await freePort();
+    const { port, up } = await downServer();
     writeFileSync(path.join(t.root, "a.txt"), "a\n");
     const { child, result } = startCli(["push", "--project-id", "p1", "--api-url", `http://127.0.0.1:${port}`, "--root", t.root], { input: "" });
     await waitForOutput(child.stderr, (text) => waiting(port).test(text), SAID_WITHIN_MS);
-    await forward(port, t.server!.url);
+    await up();
     const end = await result;
     expect(end.code, end.stderr).toBe(0);
     expect(end.stderr.match(new RegExp(`127\\.0\\.0\\.1:${port} answers again`, "g"))).toHaveLength(1);
@@ -59,14 +43,14 @@ describe("a server that does not answer", () => {
   });
 
   it("pull says it within 5 s, then gives up at --timeout (exit 1)", async () => {
-    const port = await freePort();
+    const { port } = await downServer();
     const { child, result } = startCli(["pull", "--project-id", "p1", "--api-url", `http://127.0.0.1:${port}`, "--root", t.root, "--timeout", "2000"], { input: "" });
     await waitForOutput(child.stderr, (text) => waiting(port).test(text), SAID_WITHIN_MS);
     expect((await result).code).toBe(1);
   });
 
   it("run says it within 5 s while the agent works; at most one such line every 2 s", async () => {
-    const port = await freePort();
+    const { port } = await downServer();
     const args = ["run", "--project-id", "p1", "--api-url", `http://127.0.0.1:${port}`, "--root", t.root, "--flush-timeout", "5000", "--log-format", "json"];
     const { child, result } = startCli([...args, "--", process.execPath, FAKE_AGENT, "0", "--", path.join(t.root, "a.txt")]);
     await waitForOutput(child.stderr, (text) => text.includes(`"message":"waiting for 127.0.0.1:${port}: connection refused, retry 1 in`), SAID_WITHIN_MS);
@@ -78,7 +62,7 @@ describe("a server that does not answer", () => {
   });
 
   it("watch says it within 5 s while the stream is open", async () => {
-    const port = await freePort();
+    const { port } = await downServer();
     const { child, result } = startCli(["watch-claude", "--project-id", "p1", "--api-url", `http://127.0.0.1:${port}`, "--root", t.root, "--flush-timeout", "1000"]);
     writeFileSync(path.join(t.root, "a.txt"), "a\n");
     child.stdin.write(writeEvents(path.join(t.root, "a.txt"), "a\n"));

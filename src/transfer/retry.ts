@@ -134,6 +134,17 @@ export interface RetryingCallerOptions {
 /** At most one "waiting for <host>" line this often: a failing server is said, never shouted. */
 export const WAITING_LINE_EVERY_MS = 4000;
 
+/** A small request without an answer this long is said ("no answer for 3 s"): a server that hangs, not one that refuses. */
+export const SILENT_AFTER_MS = 3000;
+
+export interface CallOptions {
+  /**
+   * Say "waiting for <host>: no answer …" when this call has had no answer for SILENT_AFTER_MS
+   * plus this long (a long poll's own wait). Unset: never (a blob transfer takes as long as its bytes).
+   */
+  answerExpectedWithinMs?: number;
+}
+
 /**
  * A session's requests, each retried under one policy. While they fail, "waiting for <host>:
  * <reason>, retry <n> in <wait>" is said as a warning at once and then as `sayWaiting` allows (the
@@ -156,13 +167,35 @@ export class RetryingCaller {
     return this.failing;
   }
 
-  async call<T>(run: () => Promise<T>, signal: AbortSignal): Promise<T> {
+  async call<T>(run: () => Promise<T>, signal: AbortSignal, options: CallOptions = {}): Promise<T> {
     if (this.calls++ === 0) this.options.onStart?.();
+    const silence = options.answerExpectedWithinMs === undefined ? undefined : this.watchSilence(SILENT_AFTER_MS + options.answerExpectedWithinMs);
     try {
       return await this.callWithRetries(run, signal);
     } finally {
       this.calls--;
+      silence?.();
     }
+  }
+
+  /** Says "no answer for N s" each time `afterMs` passes without the call ending (as `sayWaiting` allows); returns the stop. */
+  private watchSilence(afterMs: number): () => void {
+    const timers = this.options.timers ?? realTimers;
+    const startedAt = timers.now();
+    let handle: unknown;
+    const arm = () => {
+      handle = timers.setTimeout(() => {
+        const now = timers.now();
+        if (!this.failing && sayWaiting(now - this.lastSaidAt, afterMs)) {
+          this.lastSaidAt = now;
+          this.options.report.warn("waiting", `waiting for ${this.options.host}: no answer for ${formatWait(now - startedAt)}`, { host: this.options.host, waitedMs: now - startedAt });
+        }
+        arm();
+      }, afterMs);
+      (handle as { unref?: () => void }).unref?.(); // the request holds the process open, not this
+    };
+    arm();
+    return () => timers.clearTimeout(handle);
   }
 
   private async callWithRetries<T>(run: () => Promise<T>, signal: AbortSignal): Promise<T> {

@@ -16,7 +16,8 @@ type ResultStep = Extract<Step, { kind: "result" }>;
  * instead of its JSON lines. One line per finished tool call and per synced change, and at the
  * very end the agent's own result or failure reason. Lines that are no JSON event (an agent's
  * plain text) are shown as they came. Every line of ours is escaped and cut to the terminal's
- * width. `--raw`, a pipe or a file get the agent's bytes instead (the view is never used there).
+ * width. JSON lines of a stream no agent's reader recognises are shown as they came too. `--raw`,
+ * a pipe or a file get the agent's bytes instead (the view is never used there).
  */
 
 export interface Terminal {
@@ -86,7 +87,10 @@ export class RunView extends Writable {
 
   private line(line: Buffer): void {
     if (firstByte(line) !== 0x7b) return void this.pending.push(Buffer.concat([line, NEWLINE]));
-    for (const step of this.reader.line(line)) this.step(step);
+    const steps = this.reader.line(line);
+    // A stream no agent's reader recognises (yet) is shown as it is rather than not at all.
+    if (this.reader.format === undefined) this.pending.push(Buffer.concat([line, NEWLINE]));
+    for (const step of steps) this.step(step);
   }
 
   private step(step: Step): void {

@@ -72,6 +72,14 @@ describe("the run view", () => {
     expect(textWidth(shown.split("\n")[1]!)).toBe(30);
   });
 
+  it("shows a JSON stream no reader recognises as it came, rather than nothing", async () => {
+    const terminal = new FakeTerminal(60);
+    const runView = new RunView({ terminal, root: "/work/app", color: false });
+    await new Promise((resolve) => runView.write(Buffer.from('{"event":"step","n":1}\n{"event":"step","n":2}\n'), resolve));
+    await runView.finish();
+    expect(terminal.text).toBe('{"event":"step","n":1}\n{"event":"step","n":2}\n');
+  });
+
   it("counts wide characters as two columns", () => {
     expect(cutToWidth("日本語のテキスト", 9)).toBe("日本語の…");
     expect(cutToWidth("short", 9)).toBe("short");

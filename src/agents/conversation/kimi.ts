@@ -4,7 +4,7 @@ import { isObject, parseEmbeddedObject } from "../sparse-json.js";
 import { ToolCalls } from "./calls.js";
 import { RunEnding } from "./ending.js";
 import type { FamilyReader } from "./family.js";
-import { contentText, reasonOf, summaryOf, textStep } from "./steps.js";
+import { contentText, ERROR_CHARS, reasonOf, summaryOf, textStep } from "./steps.js";
 import type { Step } from "./types.js";
 
 /**
@@ -36,7 +36,7 @@ class KimiReader implements FamilyReader {
       case "tool": {
         const id = stringField(event, "tool_call_id");
         if (!isKimiFailure(event)) return this.calls.finish(id, { ok: true });
-        return this.calls.finish(id, { ok: false, error: reasonOf(contentText(event.content)?.replace(SYSTEM_TAG, "")) ?? "failed" });
+        return this.calls.finish(id, { ok: false, error: reasonOf(contentText(event.content, ERROR_CHARS)?.replace(SYSTEM_TAG, "")) ?? "failed" });
       }
       default:
         return [];

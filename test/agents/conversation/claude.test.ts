@@ -16,6 +16,7 @@ describe("the Claude conversation reader", () => {
   it.each([
     ["a prompt as a string", [user("Fix the bug")], ["prompt: Fix the bug"]],
     ["a prompt as text blocks", [user([{ type: "text", text: "Fix" }, { type: "text", text: "it" }])], ["prompt: Fix", "prompt: it"]],
+    ["text beside a result is not a prompt", [assistant([toolUse("t1", "Bash", { command: "sleep 99" })]), user([toolResult("t1", "interrupted", true), { type: "text", text: "[Request interrupted by user for tool use]" }])], ["tool Bash failed: sleep 99 (interrupted)"]],
     ["text, thinking left out", [assistant([{ type: "thinking", thinking: "hmm" }, { type: "text", text: "Done." }])], ["text: Done."]],
     ["an empty text is no step", [assistant([{ type: "text", text: "  " }])], []],
     ["a Bash call by its command", [assistant([toolUse("t1", "Bash", { command: "npm test\nnpm run lint", description: "run" })]), user([toolResult("t1", "ok")])], ["tool Bash ok: npm test …"]],
@@ -38,6 +39,10 @@ describe("the Claude conversation reader", () => {
     ["an error subtype alone", [{ type: "result", subtype: "error_during_execution", is_error: true, ...SID }], ["result failed: error_during_execution"]],
     ["Amp's error string", [{ type: "result", subtype: "error_during_execution", is_error: true, error: "Interrupted", session_id: "T-019c479a-39cc" }], ["result failed: Interrupted"]],
     ["Qwen's error object", [{ type: "result", subtype: "error_during_execution", is_error: true, error: { message: "Model stream ended" }, ...SID }], ["result failed: Model stream ended"]],
+    ["the same result twice in a row (a background agent's turn) is said once", [
+      { type: "result", subtype: "success", is_error: false, result: "All done.", ...SID },
+      { type: "result", subtype: "success", is_error: false, result: "All done.", ...SID },
+    ], ["result ok: All done."]],
     ["stream_event partials are left out", [{ type: "stream_event", event: { type: "content_block_delta", delta: { type: "text_delta", text: "Do" } }, ...SID }], []],
   ])("%s", (_name, lines, expected) => {
     expect(digest(read("claude", lines))).toEqual(expected);

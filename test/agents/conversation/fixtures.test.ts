@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { createConversationReader } from "../../../src/agents/conversation/index.js";
 import { FIXTURES } from "../helpers.js";
@@ -9,7 +10,7 @@ import { digest, read } from "./helpers.js";
  * read as a conversation: its prompt where the stream carries it, the agent's words, each tool call
  * as it stands last, and how the run ended.
  */
-const EXPECTED: Record<string, { format: string; steps: string[] }> = {
+const FIXTURES_EXPECTED: Record<string, { format: string; steps: string[] }> = {
   claude: {
     format: "claude",
     steps: [
@@ -214,9 +215,188 @@ const EXPECTED: Record<string, { format: string; steps: string[] }> = {
   },
 };
 
-describe.each(Object.entries(EXPECTED))("the %s fixture as a conversation", (fixture, { format, steps }) => {
-  const [agent, name = "session"] = fixture.split(":") as [string, string?];
-  const lines = readFileSync(`${FIXTURES}${agent}/${name}.jsonl`, "utf8").split("\n");
+/**
+ * The real agents' stdout as the conformance suite recorded it (test/agents/conformance/recorded/,
+ * USPARK_AGENT_DUMP; its temp directory written as /workspace): the same, for each agent it runs.
+ */
+const RECORDED_EXPECTED: Record<string, { format: string; steps: string[] }> = {
+  claude: {
+    format: "claude",
+    steps: [
+      "tool Write ok: /workspace/proj/new.txt [/workspace/proj/new.txt]",
+      "tool Read ok: /workspace/proj/edit.txt",
+      "tool Edit ok: /workspace/proj/edit.txt [/workspace/proj/edit.txt]",
+      "tool Read ok: /workspace/proj/multi.txt",
+      "tool Edit ok: /workspace/proj/multi.txt [/workspace/proj/multi.txt]",
+      "tool Edit ok: /workspace/proj/multi.txt [/workspace/proj/multi.txt]",
+      "tool Edit failed: /workspace/proj/p1.txt [/workspace/proj/p1.txt] (File has not been read yet. Read it first before writing to it.)",
+      "tool Bash ok: echo shell > shell.txt && mv old-name.txt new-name.txt && rm doomed.txt",
+      "tool Agent ok: write a file",
+      "text: All done.",
+      "tool Write ok: /workspace/proj/sub/agent.txt [/workspace/proj/sub/agent.txt]",
+      "text: All done.",
+      "result ok: All done.",
+    ],
+  },
+  codex: {
+    format: "codex",
+    steps: [
+      "tool file_change ok: /workspace/proj/new.txt [/workspace/proj/new.txt]",
+      "tool file_change ok: /workspace/proj/edit.txt [/workspace/proj/edit.txt]",
+      "tool file_change ok: /workspace/proj/multi.txt [/workspace/proj/multi.txt]",
+      "tool file_change ok: /workspace/proj/p1.txt, /workspace/proj/p2.txt [/workspace/proj/p1.txt, /workspace/proj/p2.txt]",
+      "tool file_change failed: /workspace/proj/half1.txt, /workspace/proj/sub/keep.txt/inner.txt [/workspace/proj/half1.txt, /workspace/proj/sub/keep.txt/inner.txt] (failed)",
+      "tool file_change ok: /workspace/proj/old-name.txt [/workspace/proj/old-name.txt]",
+      "tool file_change ok: /workspace/proj/doomed.txt [/workspace/proj/doomed.txt]",
+      "tool command_execution ok: /bin/bash -lc 'echo shell > shell.txt'",
+      "text: All done.",
+      "result ok: All done.",
+    ],
+  },
+  "copilot-apply_patch": {
+    format: "copilot",
+    steps: [
+      "prompt: SCRIPT:main: follow the script.",
+      "tool apply_patch ok: /workspace/proj/new.txt [/workspace/proj/new.txt]",
+      "tool apply_patch ok: /workspace/proj/edit.txt [/workspace/proj/edit.txt]",
+      "tool apply_patch ok: /workspace/proj/multi.txt [/workspace/proj/multi.txt]",
+      "tool apply_patch ok: /workspace/proj/p1.txt, /workspace/proj/p2.txt [/workspace/proj/p1.txt, /workspace/proj/p2.txt]",
+      "tool apply_patch failed: /workspace/proj/half2.txt [/workspace/proj/half2.txt] (Failed to apply patch: Error: Failed to find expected lines in /workspace/proj/half2.txt:\nno such line)",
+      "tool apply_patch failed: /workspace/proj/half1.txt, /workspace/proj/sub/keep.txt/inner.txt [/workspace/proj/half1.txt] (Error: ENOTDIR: not a directory, open '/workspace/proj/sub/keep.txt/inner.txt')",
+      "tool apply_patch ok: /workspace/proj/old-name.txt, /workspace/proj/new-name.txt [/workspace/proj/new-name.txt, /workspace/proj/old-name.txt]",
+      "tool apply_patch ok: /workspace/proj/doomed.txt [/workspace/proj/doomed.txt]",
+      "text: All done.",
+      "result ok: All done.",
+    ],
+  },
+  "copilot-create-edit": {
+    format: "copilot",
+    steps: [
+      "prompt: SCRIPT:main: follow the script.",
+      "tool create ok: /workspace/proj/new.txt [/workspace/proj/new.txt]",
+      "tool edit ok: /workspace/proj/edit.txt [/workspace/proj/edit.txt]",
+      "tool edit ok: /workspace/proj/multi.txt [/workspace/proj/multi.txt]",
+      "tool edit ok: /workspace/proj/multi.txt [/workspace/proj/multi.txt]",
+      "tool edit failed: /workspace/proj/p1.txt [/workspace/proj/p1.txt] (No match found)",
+      "tool edit ok: /workspace/proj/p2.txt [/workspace/proj/p2.txt]",
+      "tool create ok: /workspace/proj/sub/par.txt [/workspace/proj/sub/par.txt]",
+      "tool bash ok: echo shell > shell.txt && mv old-name.txt new-name.txt && rm doomed.txt",
+      "tool task ok: write a file",
+      "tool create ok: /workspace/proj/sub/agent.txt [/workspace/proj/sub/agent.txt]",
+      "text: All done.",
+      "result ok: All done.",
+    ],
+  },
+  "droid-ApplyPatch": {
+    format: "droid",
+    steps: [
+      "prompt: SCRIPT:main: follow the script.",
+      "tool ApplyPatch ok: /workspace/proj/new.txt [/workspace/proj/new.txt]",
+      "tool ApplyPatch ok: /workspace/proj/edit.txt [/workspace/proj/edit.txt]",
+      "tool ApplyPatch ok: /workspace/proj/multi.txt [/workspace/proj/multi.txt]",
+      "tool ApplyPatch ok: /workspace/proj/p1.txt, /workspace/proj/p2.txt [/workspace/proj/p1.txt, /workspace/proj/p2.txt]",
+      "tool ApplyPatch failed: /workspace/proj/half2.txt [/workspace/proj/half2.txt] (Error: Failed to apply patch: PatchApplicationError: Invalid context)",
+      "tool ApplyPatch failed: /workspace/proj/half1.txt, /workspace/proj/sub/keep.txt/inner.txt [/workspace/proj/half1.txt, /workspace/proj/sub/keep.txt/inner.txt] (Error: ENOTDIR: not a directory, statx '/workspace/proj/sub/keep.txt/inner.txt')",
+      "tool ApplyPatch ok: /workspace/proj/old-name.txt, /workspace/proj/new-name.txt [/workspace/proj/old-name.txt, /workspace/proj/new-name.txt]",
+      "tool ApplyPatch ok: /workspace/proj/doomed.txt [/workspace/proj/doomed.txt]",
+      "tool Execute ok: echo shell > shell.txt",
+      "result ok: ",
+    ],
+  },
+  "droid-Create-Edit": {
+    format: "droid",
+    steps: [
+      "prompt: SCRIPT:main: follow the script.",
+      "tool Create ok: /workspace/proj/new.txt [/workspace/proj/new.txt]",
+      "tool Edit ok: /workspace/proj/edit.txt [/workspace/proj/edit.txt]",
+      "tool Edit ok: /workspace/proj/multi.txt [/workspace/proj/multi.txt]",
+      "tool Edit ok: /workspace/proj/multi.txt [/workspace/proj/multi.txt]",
+      "tool Edit failed: /workspace/proj/p1.txt [/workspace/proj/p1.txt] (Error: Error: The text to replace was not found in the file. Please ensure the old_str parameter matches the exact text in the file, including whitespace and line breaks.)",
+      "tool Edit ok: /workspace/proj/p2.txt [/workspace/proj/p2.txt]",
+      "tool Create ok: /workspace/proj/sub/par.txt [/workspace/proj/sub/par.txt]",
+      "tool Execute ok: echo shell > shell.txt && mv old-name.txt new-name.txt && rm doomed.txt",
+      "text: All done.",
+      "result ok: All done.",
+    ],
+  },
+  gemini: {
+    format: "gemini",
+    steps: [
+      "prompt: SCRIPT:main: follow the script.",
+      "tool write_file ok: /workspace/proj/new.txt [/workspace/proj/new.txt]",
+      "tool replace ok: /workspace/proj/edit.txt [/workspace/proj/edit.txt]",
+      "tool replace ok: /workspace/proj/multi.txt [/workspace/proj/multi.txt]",
+      "tool replace ok: /workspace/proj/multi.txt [/workspace/proj/multi.txt]",
+      "tool replace failed: /workspace/proj/p1.txt [/workspace/proj/p1.txt] (Could not find an exact match for 'old_string' in '/workspace/proj/p1.txt'. If previous edits modified the file or you are modifying lines outside your recent read window, please use ReadFile to inspect the target lines before retrying with an exact 'old_string'.)",
+      "tool write_file ok: relative.txt [relative.txt]",
+      "tool run_shell_command ok: echo shell > shell.txt && mv old-name.txt new-name.txt && rm doomed.txt",
+      "text: All done.",
+      "result ok: All done.",
+    ],
+  },
+  kilo: {
+    format: "opencode",
+    steps: [
+      "tool apply_patch ok: /workspace/proj/new.txt [/workspace/proj/new.txt]",
+      "tool apply_patch ok: /workspace/proj/edit.txt [/workspace/proj/edit.txt]",
+      "tool apply_patch ok: /workspace/proj/multi.txt [/workspace/proj/multi.txt]",
+      "tool apply_patch ok: /workspace/proj/p1.txt, /workspace/proj/p2.txt [/workspace/proj/p1.txt, /workspace/proj/p2.txt]",
+      "tool apply_patch failed: /workspace/proj/half2.txt [/workspace/proj/half2.txt] (apply_patch verification failed: Error: Failed to find expected lines in /workspace/proj/half2.txt:\nno such line)",
+      "tool apply_patch failed: /workspace/proj/half1.txt, /workspace/proj/sub/keep.txt/inner.txt [/workspace/proj/half1.txt, /workspace/proj/sub/keep.txt/inner.txt] (BadResource: FileSystem.writeFile (/workspace/proj/sub/keep.txt/inner.txt))",
+      "tool apply_patch ok: /workspace/proj/old-name.txt, /workspace/proj/new-name.txt [/workspace/proj/old-name.txt, /workspace/proj/new-name.txt]",
+      "tool apply_patch ok: /workspace/proj/doomed.txt [/workspace/proj/doomed.txt]",
+      "tool bash ok: echo shell > shell.txt",
+      "result ok: ",
+    ],
+  },
+  opencode: {
+    format: "opencode",
+    steps: [
+      "tool apply_patch ok: /workspace/proj/new.txt [/workspace/proj/new.txt]",
+      "tool apply_patch ok: /workspace/proj/edit.txt [/workspace/proj/edit.txt]",
+      "tool apply_patch ok: /workspace/proj/multi.txt [/workspace/proj/multi.txt]",
+      "tool apply_patch ok: /workspace/proj/p1.txt, /workspace/proj/p2.txt [/workspace/proj/p1.txt, /workspace/proj/p2.txt]",
+      "tool apply_patch failed: /workspace/proj/half2.txt [/workspace/proj/half2.txt] (apply_patch verification failed: Error: Failed to find expected lines in /workspace/proj/half2.txt:\nno such line)",
+      "tool apply_patch failed: /workspace/proj/half1.txt, /workspace/proj/sub/keep.txt/inner.txt [/workspace/proj/half1.txt, /workspace/proj/sub/keep.txt/inner.txt] (BadResource: FileSystem.writeFile (/workspace/proj/sub/keep.txt/inner.txt))",
+      "tool apply_patch ok: /workspace/proj/old-name.txt, /workspace/proj/new-name.txt [/workspace/proj/old-name.txt, /workspace/proj/new-name.txt]",
+      "tool apply_patch ok: /workspace/proj/doomed.txt [/workspace/proj/doomed.txt]",
+      "tool bash ok: echo shell > shell.txt",
+      "tool task ok: write a file",
+      "result ok: ",
+    ],
+  },
+  qwen: {
+    format: "qwen",
+    steps: [
+      "tool write_file ok: /workspace/proj/new.txt [/workspace/proj/new.txt]",
+      "tool read_file ok: /workspace/proj/edit.txt",
+      "tool edit ok: /workspace/proj/edit.txt [/workspace/proj/edit.txt]",
+      "tool read_file ok: /workspace/proj/multi.txt",
+      "tool edit ok: /workspace/proj/multi.txt [/workspace/proj/multi.txt]",
+      "tool edit ok: /workspace/proj/multi.txt [/workspace/proj/multi.txt]",
+      "tool edit failed: /workspace/proj/p1.txt [/workspace/proj/p1.txt] (File /workspace/proj/p1.txt has not been read in this session. Use the read_file tool first to load the current content (a partial read with offset / limit is fine — you only need to have seen the bytes you intend to edit) before editing it.)",
+      "tool run_shell_command ok: echo shell > shell.txt && mv old-name.txt new-name.txt && rm doomed.txt",
+      "tool agent ok: write a file",
+      "text: All done.",
+      "prompt: Background agent \"general-purpose: write a file\" completed.",
+      "text: All done.",
+      "result ok: All done.",
+    ],
+  },
+};
+
+const RECORDED = fileURLToPath(new URL("../conformance/recorded/", import.meta.url));
+
+const STREAMS = [
+  ...Object.entries(FIXTURES_EXPECTED).map(([fixture, expected]) => {
+    const [agent, name = "session"] = fixture.split(":") as [string, string?];
+    return { stream: `fixtures/${agent}/${name}.jsonl`, file: `${FIXTURES}${agent}/${name}.jsonl`, ...expected };
+  }),
+  ...Object.entries(RECORDED_EXPECTED).map(([name, expected]) => ({ stream: `recorded/${name}.jsonl`, file: `${RECORDED}${name}.jsonl`, ...expected })),
+];
+
+describe.each(STREAMS)("$stream as a conversation", ({ file, format, steps }) => {
+  const lines = readFileSync(file, "utf8").split("\n");
 
   it("yields its prompt, texts, tool calls and result, by its format's name", () => {
     expect(digest(read(format, lines))).toEqual(steps);

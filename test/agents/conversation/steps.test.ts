@@ -63,3 +63,18 @@ describe("reasonOf", () => {
     expect(reasonOf("x".repeat(100_000))!.length).toBe(2000);
   });
 });
+
+describe("a long string is decoded only as far as a summary or a reason shows", () => {
+  it("a 20 MiB command: its summary, from its first bytes", () => {
+    const event = parseEvent(Buffer.from(JSON.stringify({ command: "echo " + "é".repeat(10 * 1024 * 1024) })))!;
+    const summary = summaryOf(event);
+    expect(summary).toHaveLength(200);
+    expect(summary).toBe("echo " + "é".repeat(194) + "…");
+  });
+
+  it("a 20 MiB failure output: its reason, from its first bytes", () => {
+    const event = parseEvent(Buffer.from(JSON.stringify({ content: [{ type: "text", text: "😀".repeat(5 * 1024 * 1024) }] })))!;
+    const reason = reasonOf(contentText(event.content, 2000))!;
+    expect(reason).toBe("😀".repeat(999) + "…");
+  });
+});

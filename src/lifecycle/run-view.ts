@@ -3,6 +3,7 @@ import type Picocolors from "picocolors";
 import { requireCjs } from "../cjs.js";
 import { createConversationReader, type ConversationReader, type Step } from "../agents/conversation/index.js";
 import { escapeControl, type ReportRecord } from "../report.js";
+import { DEFAULT_DETECT_MAX_BYTES, DEFAULT_DETECT_MAX_EVENTS } from "../agents/detect.js";
 import { LineSplitter } from "../stream/lines.js";
 import { cutToWidth } from "./terminal-text.js";
 
@@ -16,7 +17,7 @@ type ResultStep = Extract<Step, { kind: "result" }>;
  * instead of its JSON lines. One line per finished tool call and per synced change, and at the
  * very end the agent's own result or failure reason. Lines that are no JSON event (an agent's
  * plain text) are shown as they came. Every line of ours is escaped and cut to the terminal's
- * width. JSON lines of a stream no agent's reader recognises are shown as they came too. `--raw`,
+ * width. A JSON stream no agent's reader recognises is shown as it came too. `--raw`,
  * a pipe or a file get the agent's bytes instead (the view is never used there).
  */
 
@@ -49,6 +50,10 @@ export class RunView extends Writable {
   private readonly rootPrefix: string;
   /** Said at the very end, after the last sync: the agent's result or failure. */
   private readonly results: ResultStep[] = [];
+  /** JSON lines read while the format is unknown, and whether the stream turned out unreadable. */
+  private unread: Buffer[] = [];
+  private unreadBytes = 0;
+  private unreadable = false;
   /** Our lines of the chunk being written, and its plain-text lines, in order. */
   private pending: (string | Buffer)[] = [];
 
@@ -79,6 +84,7 @@ export class RunView extends Writable {
   /** The run is over: calls that never got a result, then the agent's result or failure. */
   finish(): Promise<void> {
     this.lines.end();
+    if (this.reader.format === undefined) this.showUnread();
     // Calls still running when the stream ended: shown as they are ("no result").
     for (const step of this.reader.end()) (step.kind === "tool" ? this.show(this.toolLine(step)) : this.step(step));
     for (const step of this.results.splice(0)) this.pending.push(...this.resultLines(step));
@@ -88,9 +94,27 @@ export class RunView extends Writable {
   private line(line: Buffer): void {
     if (firstByte(line) !== 0x7b) return void this.pending.push(Buffer.concat([line, NEWLINE]));
     const steps = this.reader.line(line);
-    // A stream no agent's reader recognises (yet) is shown as it is rather than not at all.
-    if (this.reader.format === undefined) this.pending.push(Buffer.concat([line, NEWLINE]));
+    this.holdUnread(line);
     for (const step of steps) this.step(step);
+  }
+
+  /**
+   * While the format is unknown, JSON lines are kept (as the reader's detection keeps events, within
+   * its limits): once it is known they are steps; a stream no reader recognises by the limits or the
+   * end is shown as it came rather than not at all.
+   */
+  private holdUnread(line: Buffer): void {
+    if (this.reader.format !== undefined) return void (this.unread = []);
+    const copy = Buffer.concat([line, NEWLINE]);
+    if (this.unreadable) return void this.pending.push(copy);
+    this.unread.push(copy);
+    this.unreadBytes += copy.length;
+    if (this.unread.length >= DEFAULT_DETECT_MAX_EVENTS || this.unreadBytes >= DEFAULT_DETECT_MAX_BYTES) this.showUnread();
+  }
+
+  private showUnread(): void {
+    this.unreadable = true;
+    this.pending.push(...this.unread.splice(0));
   }
 
   private step(step: Step): void {

@@ -3,7 +3,7 @@ import { EventEmitter } from "node:events";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { RunView, runViewWanted } from "../../src/lifecycle/run-view.js";
-import { cutToWidth, textWidth } from "../../src/lifecycle/terminal-text.js";
+import { textWidth } from "../../src/lifecycle/terminal-text.js";
 import { runCli } from "../helpers/cli.js";
 import { runOnTerminal } from "../helpers/terminal.js";
 import { perTest } from "../cli/helpers.js";
@@ -78,11 +78,6 @@ describe("the run view", () => {
     await new Promise((resolve) => runView.write(Buffer.from('{"event":"step","n":1}\n{"event":"step","n":2}\n'), resolve));
     await runView.finish();
     expect(terminal.text).toBe('{"event":"step","n":1}\n{"event":"step","n":2}\n');
-  });
-
-  it("counts wide characters as two columns", () => {
-    expect(cutToWidth("日本語のテキスト", 9)).toBe("日本語の…");
-    expect(cutToWidth("short", 9)).toBe("short");
   });
 
   it("is on only for a terminal without --raw", () => {

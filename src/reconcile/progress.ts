@@ -5,6 +5,7 @@ export interface Tally {
   bytes: number;
 }
 
-export type Direction = "pushing" | "pulling";
+/** Reading: hashing the local files a round looks at, before it knows what to send. */
+export type Direction = "reading" | "pushing" | "pulling";
 
 export type TransferProgress = (what: Direction, done: Tally, total: Tally) => void;

@@ -81,7 +81,7 @@ export class Reconciler {
   private clean: Promise<ReadonlyMap<string, LocalStat>> | undefined;
 
   constructor(private readonly deps: ReconcilerDeps) {
-    this.observer = new Observer({ tree: deps.tree, base: deps.base, maxFileSize: deps.maxFileSize, timers: deps.timers });
+    this.observer = new Observer({ tree: deps.tree, base: deps.base, maxFileSize: deps.maxFileSize, timers: deps.timers, onProgress: deps.onProgress });
   }
 
   async round(request: RoundRequest, signal: AbortSignal): Promise<RoundResult> {

@@ -19,6 +19,7 @@ describe("the progress text", () => {
   it("says files, bytes in the total's unit, and the time left at the rate so far", () => {
     expect(progressText("pushing", { files: 120, bytes: 3 * 1024 ** 2 }, { files: 2000, bytes: 48 * 1024 ** 2 }, 10_000)).toBe("pushing 120/2000 files, 3.0/48.0 MiB, about 2 min 30 s left");
     expect(progressText("pulling", { files: 0, bytes: 0 }, { files: 3, bytes: 900 }, 0)).toBe("pulling 0/3 files, 0/900 B");
+    expect(progressText("reading", { files: 1, bytes: 300 }, { files: 3, bytes: 900 }, 1000)).toBe("reading 1/3 files, 300/900 B, about 2 s left");
     expect(formatBytes(1536, 4096)).toBe("1.5/4.0 KiB");
     expect(formatDuration(400)).toBe("1 s");
     expect(formatDuration(2 * 3600_000 + 5 * 60_000)).toBe("2 h 5 min");

@@ -175,8 +175,11 @@ Examples:
   $ uspark run --project-id my-app -- claude -p --output-format stream-json --verbose "fix the login bug"
   $ uspark run --project-id my-app -- codex exec --json "add tests"
   $ uspark run --project-id my-app --agent claude -- ./my-agent.sh    # a wrapper that prints Claude's stream
-The agent's stdout is passed through unchanged; its stdin and stderr are yours. Signals are passed
-on to it. Exit code: the agent's when it fails (128+n when signal n ended it), else the sync's.`;
+On a terminal, stdout shows a readable view: one line per finished tool call (✓ or ✗) and per
+synced commit (↑), and at the end the agent's own result or failure reason; --raw shows the
+agent's output unchanged instead. A pipe or a file always gets the agent's stdout unchanged, byte
+for byte. Its stdin and stderr are yours. Signals are passed on to it. Exit code: the agent's when
+it fails (128+n when signal n ended it), else the sync's.`;
 
 const COMPLETION_HELP = `
 Examples:
@@ -219,6 +222,7 @@ export function buildProgram(): Command {
       .argument("<command...>", "the agent command and its arguments, after --")
       .addOption(new Option("--agent <name>", "the agent's stream format (default: from the command's name)").choices(["auto", ...agentNames]))
       .option("--pull", "pull the remote project first; a conflict (or any failed pull) stops before the agent starts")
+      .option("--raw", "on a terminal too, print the agent's output unchanged instead of the readable view (a pipe or a file always gets it unchanged)")
       .option("--exit-grace <ms>", "after the agent exits, wait this long for its stdout to close (a process it left running may hold it)", int("--exit-grace"), DEFAULTS.exitGraceMs)
       .option("--two-way", "also follow the remote while the agent runs and write its changes here (never over a local change)"),
   )

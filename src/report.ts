@@ -16,6 +16,14 @@ export type Verbosity = "quiet" | "normal" | "verbose";
 export type Level = "error" | "warn" | "info" | "debug";
 export type Fields = Record<string, unknown>;
 
+/** One thing said, as a listener sees it (the run view shows the commits). */
+export interface ReportRecord {
+  level: Level;
+  event: string;
+  message: string;
+  fields?: Fields;
+}
+
 export interface ReporterOptions {
   format?: LogFormat;
   verbosity?: Verbosity;
@@ -25,6 +33,11 @@ export interface ReporterOptions {
   color?: boolean;
   /** Strings never to print (the token), wherever they turn up. */
   secrets?: readonly string[];
+  /**
+   * Told what is said, before it is written (secrets masked in its message); returns true when it
+   * showed the line itself, and a text log then leaves it out (a JSON log never does).
+   */
+  listener?: (record: ReportRecord) => boolean;
 }
 
 const LEVEL_RANK: Record<Level, number> = { error: 0, warn: 1, info: 2, debug: 3 };
@@ -36,7 +49,10 @@ export class Reporter {
   private readonly stream: NonNullable<ReporterOptions["stream"]>;
   private readonly colors: ReturnType<typeof pc.createColors>;
   private readonly secrets: string[];
+  private readonly listener: ReporterOptions["listener"];
   private readonly warnedKeys = new Set<string>();
+  /** A line rewritten in place at the bottom (a progress line): hidden while a line is written, then drawn again below it. */
+  statusLine: { hide(): void; redraw(): void } | undefined;
 
   constructor(options: ReporterOptions = {}) {
     this.format = options.format ?? "text";
@@ -44,6 +60,7 @@ export class Reporter {
     this.stream = options.stream ?? stderrOutput();
     this.colors = pc.createColors(options.color ?? colorWanted(this.stream.isTTY === true));
     this.secrets = (options.secrets ?? []).filter((secret) => secret.length > 0);
+    this.listener = options.listener;
   }
 
   error(event: string, message: string, fields?: Fields): void {
@@ -85,8 +102,12 @@ export class Reporter {
 
   private log(level: Level, event: string, message: string, fields?: Fields): void {
     if (!this.enabled(level)) return;
+    const shown = this.listener?.({ level, event, message: redactUrlCredentials(this.mask(message)), fields }) === true;
+    if (shown && this.format === "text") return;
     const text = this.format === "json" ? this.json(level, event, message, fields) : this.text(level, escapeControl(message));
+    this.statusLine?.hide();
     this.stream.write(redactUrlCredentials(this.mask(text)) + "\n");
+    this.statusLine?.redraw();
   }
 
   private json(level: Level, event: string, message: string, fields?: Fields): string {

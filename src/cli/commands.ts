@@ -4,7 +4,7 @@ import { checkPrefix, homeConfigPath, loadHomeConfig, resolveConnection, resolve
 import { EXIT } from "../exit-codes.js";
 import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../agents/commands.js";
 import { runSession } from "../lifecycle/session.js";
-import { Reporter, stderrFailure, stderrOutput, type Verbosity } from "../report.js";
+import { colorWanted, Reporter, stderrFailure, stderrOutput, type ReporterOptions, type ReportRecord, type Verbosity } from "../report.js";
 import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../state-dir.js";
 import { passthrough } from "../stream/passthrough.js";
 import { createWatcher, type Watcher, type WatcherOptions } from "../watcher.js";
@@ -61,10 +61,13 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
     }
   }
   const missing = missingStreamFlags(command!, args);
+  const agent = flags.agent ?? agentForCommand(command!);
+  let view: Awaited<ReturnType<typeof runViewFor>>;
   let started: Started;
   try {
+    view = await runViewFor(flags, agent);
     // A missing stream flag is named below; the no-JSON warning would say it a second time.
-    started = await startWatcher({ ...flags, agent: flags.agent ?? agentForCommand(command!) }, { warnNoJson: missing === undefined }, lock);
+    started = await startWatcher({ ...flags, agent }, { warnNoJson: missing === undefined, listener: view?.listener }, lock);
   } catch (error) {
     await lock?.release();
     return usageFailure(report, error);
@@ -74,9 +77,20 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
   }
   if (printsNoFileEvents(command!)) noFileEventsNotice(report, commandName(command!), flags.fsWatch);
   const { runAgent } = await import("../lifecycle/agent-process.js");
-  const code = await runAgent({ command: command!, args, watcher: started.watcher, report, exitGraceMs: flags.exitGrace });
+  const code = await runAgent({ command: command!, args, watcher: started.watcher, report, exitGraceMs: flags.exitGrace, view: view?.view });
   await lock?.release();
   exit(code);
+}
+
+/**
+ * The run view when stdout is a terminal and --raw is not given. It shows the commits; stderr
+ * leaves them out when it is the same person's terminal (else its log keeps them).
+ */
+async function runViewFor(flags: RunFlags, agent: string | undefined) {
+  const { RunView, runViewWanted } = await import("../lifecycle/run-view.js");
+  if (!runViewWanted(flags.raw, process.stdout.isTTY)) return undefined;
+  const view = new RunView({ terminal: process.stdout, format: agent, root: rootOf(flags), color: colorWanted(true) });
+  return { view, listener: (record: ReportRecord) => view.report(record) && process.stderr.isTTY === true };
 }
 
 interface Started {
@@ -89,7 +103,7 @@ interface Started {
 }
 
 /** The root's lock (unless given, or a dry run), then the watcher; throws a UsageError for bad flags or a held lock. */
-async function startWatcher(flags: WatchFlags, extra: Pick<WatcherOptions, "warnNoJson" | "onSyncStopped">, heldLock?: RootLock): Promise<Started> {
+async function startWatcher(flags: WatchFlags, extra: WatcherExtras, heldLock?: RootLock): Promise<Started> {
   const root = rootOf(flags);
   const { connection, prefix } = flags.dryRun ? { connection: undefined, prefix: flags.prefix } : await connect(flags, root);
   checkPrefix(root, prefix);
@@ -101,6 +115,9 @@ async function startWatcher(flags: WatchFlags, extra: Pick<WatcherOptions, "warn
     throw error;
   }
 }
+
+/** What a command adds to a watcher's options: a warning's switch, the daemon's stop, the run view's listener. */
+type WatcherExtras = Pick<WatcherOptions, "warnNoJson" | "onSyncStopped"> & { listener?: ReporterOptions["listener"] };
 
 /** A live watcher of the same root is a configuration error (exit 2); anything else goes on up. */
 function lockFailure(error: unknown): never {
@@ -135,7 +152,7 @@ async function pullBeforeRun(flags: RunFlags): Promise<number> {
 }
 
 /** A watcher from the command line's flags; throws a UsageError for bad ones. */
-function watcherFor(flags: WatchFlags, root: string, connection: Connection | undefined, extra: Pick<WatcherOptions, "warnNoJson" | "onSyncStopped">): Watcher {
+function watcherFor(flags: WatchFlags, root: string, connection: Connection | undefined, { listener, ...extra }: WatcherExtras): Watcher {
   return createWatcher({
     root,
     agent: flags.agent,
@@ -145,7 +162,7 @@ function watcherFor(flags: WatchFlags, root: string, connection: Connection | un
     fsWatch: flags.fsWatch,
     poll: flags.poll === true ? 1000 : flags.poll,
     maxLineLength: flags.maxLineLength,
-    report: reporterFor(flags, connection?.token),
+    report: reporterFor(flags, connection?.token, listener),
     ...connection,
     insecure: flags.insecure,
     debounceMs: flags.debounce,
@@ -386,9 +403,9 @@ export function homeConfig(report: Reporter): HomeConfig {
   return loadHomeConfig(homeConfigPath(), (message) => report.warnOnce(message, "config", message));
 }
 
-export function reporterFor(flags: LogFlags, token?: string): Reporter {
+export function reporterFor(flags: LogFlags, token?: string, listener?: ReporterOptions["listener"]): Reporter {
   const verbosity: Verbosity = flags.quiet ? "quiet" : flags.verbose ? "verbose" : "normal";
-  return new Reporter({ format: flags.logFormat, verbosity, secrets: token ? [token] : [] });
+  return new Reporter({ format: flags.logFormat, verbosity, secrets: token ? [token] : [], listener });
 }
 
 export function usageFailure(report: Reporter, error: unknown): void {

@@ -49,6 +49,8 @@ export interface RunFlags extends Omit<WatchFlags, "agent" | "stdin"> {
   pull?: boolean;
   /** After the agent exited, how long its stdout may stay open before the run stops reading it. */
   exitGrace: number;
+  /** The agent's bytes on a terminal too, not the run view. */
+  raw?: boolean;
 }
 
 export interface PushFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {

@@ -5,6 +5,7 @@ import type { Reporter } from "../report.js";
 import type { Watcher } from "../watcher.js";
 import { commandName } from "../agents/commands.js";
 import { runExitCode, type AgentExit } from "./run.js";
+import type { RunView } from "./run-view.js";
 import { runSession } from "./session.js";
 
 /**
@@ -19,11 +20,13 @@ export interface RunAgentOptions {
   report: Reporter;
   /** After the agent exited, how long its stdout may stay open (a background process it left holds it). */
   exitGraceMs: number;
+  /** On a terminal: the run view takes the agent's stdout instead of our stdout (lifecycle/run-view.ts). */
+  view?: RunView;
 }
 
 type AgentChild = ChildProcessByStdio<null, Readable, null>;
 
-export async function runAgent({ command, args, watcher, report, exitGraceMs }: RunAgentOptions): Promise<number> {
+export async function runAgent({ command, args, watcher, report, exitGraceMs, view }: RunAgentOptions): Promise<number> {
   let child: AgentChild;
   try {
     child = await startAgent(command, args, agentEnvironment(process.env));
@@ -40,11 +43,12 @@ export async function runAgent({ command, args, watcher, report, exitGraceMs }: 
     watcher,
     report,
     input: child.stdout,
-    output: process.stdout,
+    output: view ?? process.stdout,
     forwardSignal: (signal) => running(child) && child.kill(signal),
     endEarly: stdoutHeldPastGrace(child, exited, exitGraceMs, report),
   });
   if (end.aborted) return end.exitCode;
+  await view?.finish();
   const agent = await exited;
   if (agent.code !== 0) report.info("run", `${commandName(command)} exited with ${agent.signal ?? `code ${agent.code}`}`, { ...agent });
   return runExitCode(agent, end.exitCode);

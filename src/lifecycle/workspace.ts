@@ -5,6 +5,7 @@ import { UsageError } from "../config.js";
 import { IgnoreEngine } from "../ignore/engine.js";
 import { BaseKeeper } from "../reconcile/base-keeper.js";
 import { createDiskTree } from "../reconcile/disk-tree.js";
+import type { TransferProgress } from "../reconcile/progress.js";
 import { Reconciler } from "../reconcile/reconciler.js";
 import { RemoteView } from "../reconcile/remote-view.js";
 import { fileStateStore } from "../reconcile/state-store.js";
@@ -13,7 +14,7 @@ import type { Reporter } from "../report.js";
 import { ApiClient } from "../transfer/client.js";
 import { DEFAULT_IDLE_TIMEOUT_MS, idleDeadline, type IdleDeadline } from "../transfer/deadline.js";
 import { ProjectRemote } from "../transfer/project-remote.js";
-import { RetryingCaller, type BackoffPolicy } from "../transfer/retry.js";
+import { hostOf, RetryingCaller, type BackoffPolicy } from "../transfer/retry.js";
 import { ProgressLine } from "./progress.js";
 import { withProject } from "../transfer/projects.js";
 
@@ -89,14 +90,14 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     waiting: () => caller.busy,
     expire: () => controller.abort(new Error(`the server has not answered for ${timeoutMs} ms`)),
   });
-  const caller = new RetryingCaller({ report, policy: options.backoff, onProgress: () => deadline.progress(), onStart: () => deadline.progress() });
+  const caller = new RetryingCaller({ report, host: hostOf(options.apiUrl), policy: options.backoff, onProgress: () => deadline.progress(), onStart: () => deadline.progress() });
   const remote = new ProjectRemote(client, caller, { concurrency: options.concurrency, report });
   const view = new RemoteView(remote, report);
   const ignore = new IgnoreEngine({ root, ignore: options.ignore });
   const tree = createDiskTree({ root, prefix, ignore, maxFileSize: options.maxFileSize, report });
   const base = await BaseKeeper.load({ apiUrl: options.apiUrl, projectId: options.projectId, prefix }, { store: fileStateStore(root, report), report });
   const progress = new ProgressLine(report);
-  const onProgress = (done: number, total: number) => (done < total ? progress.update(done, total, "pulling") : progress.clear());
+  const onProgress: TransferProgress = (what, done, total) => progress.update(what, done, total);
   // The first listing: a project that does not exist is said now (exit 2), or created (--create).
   await withProject(client, options.projectId, options.create === true, report, () => view.ensure(controller.signal)).catch(async (error: unknown) => {
     deadline.stop();
@@ -114,6 +115,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     tree,
     signal: controller.signal,
     async close() {
+      progress.clear();
       deadline.stop();
       // A dry run may share the root with a running watch: it never writes the watch's state file.
       if (options.dryRun) base.discard();

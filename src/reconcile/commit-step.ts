@@ -33,6 +33,8 @@ export interface CommitStepContext {
   replan(paths: readonly string[], signal: AbortSignal): Promise<Plan>;
   /** Paths that changed while they were committed, or need another try: the next round. */
   requeue: Set<string>;
+  /** Blobs the server now holds (a push's progress line counts them). */
+  onUploaded?: (items: readonly UploadItem[]) => void;
   now(): number;
 }
 
@@ -161,7 +163,7 @@ async function uploadBlobs(plan: Plan, ctx: CommitStepContext, signal: AbortSign
   const bySha = new Map<string, Put>();
   for (const put of all) if (!only || only.has(put.sha256)) bySha.set(put.sha256, bySha.get(put.sha256) ?? put);
   const items = [...bySha.values()].map((put) => uploadItem(put, ctx));
-  const outcomes = await ctx.remote.transfer.uploadBlobs(items, signal, { force: only !== undefined });
+  const outcomes = await ctx.remote.transfer.uploadBlobs(items, signal, { force: only !== undefined, onSent: ctx.onUploaded });
   const dropped = new Set<Put>();
   for (const put of all) {
     const outcome = outcomes.get(put.sha256) ?? "ok";

@@ -4,6 +4,7 @@ import type { BaseKeeper } from "./base-keeper.js";
 import type { Ledger } from "./ledger.js";
 import { LocalChanged, WriteRefused, type LocalTree } from "./local-tree.js";
 import type { LocalWrite, Plan } from "./plan.js";
+import type { TransferProgress } from "./progress.js";
 
 /**
  * The local half of a round (a pull, a two-way watch): the remote's content written here, each file
@@ -21,7 +22,7 @@ export interface LocalStepContext {
   requeue: Set<string>;
   /** Where forced-over local files are kept (`.uspark/backup/<label>/`). */
   backupLabel: string;
-  onProgress?: (done: number, total: number) => void;
+  onProgress?: TransferProgress;
   now(): number;
 }
 
@@ -45,13 +46,17 @@ async function writeAll(writes: readonly LocalWrite[], ctx: LocalStepContext, si
   if (writes.length === 0) return;
   const bySha = new Map<string, LocalWrite[]>();
   for (const write of writes) bySha.set(write.sha256, [...(bySha.get(write.sha256) ?? []), write]);
-  let done = 0;
+  const total = { files: writes.length, bytes: writes.reduce((sum, w) => sum + w.size, 0) };
+  const done = { files: 0, bytes: 0 };
+  ctx.onProgress?.("pulling", done, total); // the clock of the time left starts now
   const failures = await ctx.remote.transfer.downloadBlobs(
     writes.map((w) => ({ sha256: w.sha256, size: w.size })),
     async (sha, bytes) => {
       for (const write of bySha.get(sha) ?? []) {
         await writeOne(write, bytes, ctx);
-        ctx.onProgress?.(++done, writes.length);
+        done.files++;
+        done.bytes += write.size;
+        ctx.onProgress?.("pulling", done, total);
       }
     },
     signal,

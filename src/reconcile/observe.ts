@@ -3,6 +3,7 @@ import { realTimers, type Timers } from "../timers.js";
 import { statMatches, type BaseKeeper, type LocalStat } from "./base-keeper.js";
 import type { LocalRead, LocalTree } from "./local-tree.js";
 import type { LocalFile } from "./plan.js";
+import type { Tally, TransferProgress } from "./progress.js";
 
 /**
  * The local side of the paths a round looks at: a stat each, and a hash only when the stat differs
@@ -25,6 +26,8 @@ export interface ObserverOptions {
   keepBytesUpTo?: number;
   /** All kept bytes of one round together. Default 64 MiB. */
   keepBudget?: number;
+  /** Told how far the reading (hashing) of a round's files is: a long push's first phase. */
+  onProgress?: TransferProgress;
 }
 
 const READ_CONCURRENCY = 8;
@@ -56,16 +59,19 @@ export class Observer {
     const stats = await mapLimit(paths, STAT_CONCURRENCY, async (path) => listed?.get(path) ?? (await this.options.tree.stat(path)));
     const result = new Map<string, Observation>();
     const toRead: string[] = [];
+    let toReadBytes = 0;
     paths.forEach((path, i) => {
       const stat = stats[i];
       if (stat === undefined) return void result.set(path, { kind: "absent" });
       if (stat === "other") return void result.set(path, unreadable("not a regular file here (a symlink or a special file)", false));
       // An event says the file was written: a rewrite may keep size and mtime, so it is read.
       const known = fresh?.has(path) ? undefined : this.known(path, stat);
-      if (known) result.set(path, { kind: "file", file: known });
-      else toRead.push(path);
+      if (known) return void result.set(path, { kind: "file", file: known });
+      toRead.push(path);
+      toReadBytes += stat.size;
     });
     let budget = this.options.keepBudget ?? KEEP_BUDGET;
+    const progress = this.readProgress({ files: toRead.length, bytes: toReadBytes });
     await mapLimit(toRead, READ_CONCURRENCY, async (path) => {
       signal.throwIfAborted();
       const keep = Math.max(0, Math.min(this.options.keepBytesUpTo ?? KEEP_BYTES, budget));
@@ -74,8 +80,21 @@ export class Observer {
       const read = await this.options.tree.read(path, keep);
       if (read.kind === "file" && read.bytes) budget -= read.bytes.length;
       result.set(path, this.toObservation(path, read, readAt));
+      progress(read.kind === "file" ? read.size : 0);
     });
     return result;
+  }
+
+  /** Counts the files read against all to read (their sizes from the stats); told on each read. */
+  private readProgress(total: Tally): (bytes: number) => void {
+    const tell = this.options.onProgress;
+    const done = { files: 0, bytes: 0 };
+    tell?.("reading", done, total); // the clock of the time left starts now
+    return (bytes) => {
+      done.files++;
+      done.bytes = Math.min(total.bytes, done.bytes + bytes);
+      tell?.("reading", done, total);
+    };
   }
 
   /** The content without reading, when the stat says it is what the base or this session last saw. */

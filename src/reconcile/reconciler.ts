@@ -11,6 +11,7 @@ import type { LocalStat, LocalTree, Unrepresentable } from "./local-tree.js";
 import { Observer, type Observation } from "./observe.js";
 import { emptyPlan, plan, type PathState, type Plan } from "./plan.js";
 import type { Mode } from "./reconcile.js";
+import type { TransferProgress } from "./progress.js";
 import type { RemoteView } from "./remote-view.js";
 import { scanTree, type ScanFindings } from "./scan.js";
 
@@ -39,8 +40,8 @@ export interface ReconcilerDeps {
   timers?: Timers;
   /** Clean tracked files of a git checkout with their stat then (git-clean.ts), asked once, only when a file has no base entry. */
   gitClean?: () => Promise<ReadonlyMap<string, LocalStat>>;
-  /** Told how far the local writes of a round are (a pull's progress line). */
-  onProgress?: (done: number, total: number) => void;
+  /** Told how far the uploads and the local writes of a round are (a push's or a pull's progress line). */
+  onProgress?: TransferProgress;
 }
 
 export interface RoundRequest {
@@ -80,7 +81,7 @@ export class Reconciler {
   private clean: Promise<ReadonlyMap<string, LocalStat>> | undefined;
 
   constructor(private readonly deps: ReconcilerDeps) {
-    this.observer = new Observer({ tree: deps.tree, base: deps.base, maxFileSize: deps.maxFileSize, timers: deps.timers });
+    this.observer = new Observer({ tree: deps.tree, base: deps.base, maxFileSize: deps.maxFileSize, timers: deps.timers, onProgress: deps.onProgress });
   }
 
   async round(request: RoundRequest, signal: AbortSignal): Promise<RoundResult> {
@@ -99,12 +100,14 @@ export class Reconciler {
     const requeue = new Set<string>([...unreadable].filter(([, u]) => u.retry).map(([p]) => p));
     result.refused = request.allOrNothing === true && planned.held.tripped;
     if (!result.refused) {
-      const context = this.commitContext(observed, request, requeue);
+      const progress = this.pushProgress(planned);
+      const context = { ...this.commitContext(observed, request, requeue), onUploaded: progress.uploaded };
       for (const part of commitChunks(planned)) {
         await commitStep(part, context, signal);
         // A path decided again after a 409 may now be the local side's (two-way).
         if (part !== planned) planned.writes.push(...part.writes), planned.removes.push(...part.removes);
       }
+      progress.end();
     }
     withoutOwnCopies(planned, this.deps.base.conflictCopies());
     await localStep(planned, { ...this.deps, ledger: this.ledger, requeue, backupLabel: backupLabel(this.now()), now: () => this.now() }, signal);
@@ -115,6 +118,25 @@ export class Reconciler {
     for (const copy of copiesBefore) if (!copiesAfter.has(copy)) requeue.add(copy);
     result.requeue = [...requeue];
     return result;
+  }
+
+  /** One progress count for all the blobs of a round, whichever of its commits sends them (a re-sent blob counts once). */
+  private pushProgress(planned: Plan): { uploaded: (items: readonly { size: number }[]) => void; end: () => void } {
+    const sizes = new Map([...planned.puts, ...planned.copies].map((put) => [put.sha256, put.size]));
+    const total = { files: sizes.size, bytes: [...sizes.values()].reduce((sum, size) => sum + size, 0) };
+    const done = { files: 0, bytes: 0 };
+    const tell = this.deps.onProgress;
+    tell?.("pushing", done, total); // the clock of the time left starts now
+    return {
+      uploaded: (items) => {
+        for (const item of items) {
+          done.files = Math.min(total.files, done.files + 1);
+          done.bytes = Math.min(total.bytes, done.bytes + item.size);
+        }
+        tell?.("pushing", done, total);
+      },
+      end: () => tell?.("pushing", total, total),
+    };
   }
 
   /** The paths a scan finds moved away from the base (two-way: on either side); they go to the queue. */

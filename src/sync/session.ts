@@ -20,7 +20,7 @@ import { summarize, type SyncResult } from "./outcome.js";
 import { ProjectRemote, type ProjectApi } from "../transfer/project-remote.js";
 import { type Timers } from "../timers.js";
 import { ChangeQueue } from "./queue.js";
-import { RetryingCaller, type BackoffPolicy } from "../transfer/retry.js";
+import { hostOf, RetryingCaller, type BackoffPolicy } from "../transfer/retry.js";
 import { createSessionJournal, describe, type SessionJournal, type Unsynced } from "./session-journal.js";
 
 /**
@@ -110,6 +110,7 @@ export class SyncSession {
     this.client = options.api ? undefined : new ApiClient({ ...options, connections: options.concurrency + 1, report });
     this.caller = new RetryingCaller({
       report,
+      host: hostOf(options.apiUrl),
       policy: options.backoff,
       wake: () => this.woken,
       onProgress: () => this.onProgress?.(),

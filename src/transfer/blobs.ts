@@ -90,7 +90,7 @@ export class Transfer {
    * Makes sure the server has every blob (all of them with `force`, else those not known to be
    * there). Resolves to each hash's outcome; throws a fatal ApiError or the signal's reason.
    */
-  async uploadBlobs(items: readonly UploadItem[], signal: AbortSignal, options: { force?: boolean } = {}): Promise<Map<string, UploadOutcome>> {
+  async uploadBlobs(items: readonly UploadItem[], signal: AbortSignal, options: { force?: boolean; onSent?: (items: readonly UploadItem[]) => void } = {}): Promise<Map<string, UploadOutcome>> {
     const outcomes = new Map<string, UploadOutcome>();
     const unique = [...new Map(items.map((item) => [item.sha256, item])).values()];
     let todo = unique;
@@ -102,11 +102,17 @@ export class Transfer {
     if (this.packs) {
       const leftover: UploadItem[] = [];
       await mapLimit(packBlobs(todo, this.packBytes), this.options.concurrency, async (pack) => {
-        leftover.push(...(await this.sendPack(pack, signal, outcomes)));
+        const left = await this.sendPack(pack, signal, outcomes);
+        leftover.push(...left);
+        const unsent = new Set(left.map((item) => item.sha256));
+        options.onSent?.(pack.filter((item) => !unsent.has(item.sha256)));
       });
       todo = leftover;
     }
-    await mapLimit(todo, this.options.concurrency, async (item) => outcomes.set(item.sha256, await this.putOne(item, signal)));
+    await mapLimit(todo, this.options.concurrency, async (item) => {
+      outcomes.set(item.sha256, await this.putOne(item, signal));
+      options.onSent?.([item]);
+    });
     return outcomes;
   }
 

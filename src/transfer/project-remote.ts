@@ -31,18 +31,18 @@ export class ProjectRemote {
 
   /** The listing; every blob it names is known to be on the server (a copy of one is committed without an upload). */
   async list(signal: AbortSignal, version?: number): Promise<Listing> {
-    const listing = await this.caller.call(() => this.api.listFiles(signal, version), signal);
+    const listing = await this.caller.call(() => this.api.listFiles(signal, version), signal, { answerExpectedWithinMs: 0 });
     for (const file of listing.files) this.transfer.known.add(file.sha256);
     return listing;
   }
 
   async feed(since: number, options: { limit?: number; waitMs?: number; path?: string }, signal: AbortSignal): Promise<CommitFeed> {
-    const feed = await this.caller.call(() => this.api.commitFeed(since, options, signal), signal);
+    const feed = await this.caller.call(() => this.api.commitFeed(since, options, signal), signal, { answerExpectedWithinMs: options.waitMs ?? 0 });
     for (const commit of feed.commits) for (const change of commit.changes) if (change.op === "put") this.transfer.known.add(change.sha256);
     return feed;
   }
 
   commit(changes: Change[], source: CommitSource, key: string, signal: AbortSignal): Promise<{ version: number }> {
-    return this.caller.call(() => this.api.commit(changes, source, key, signal), signal);
+    return this.caller.call(() => this.api.commit(changes, source, key, signal), signal, { answerExpectedWithinMs: 0 });
   }
 }

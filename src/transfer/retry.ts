@@ -122,21 +122,38 @@ export interface RetryingCallerOptions {
   onProgress?: () => void;
   /** A call started while none was under way: the server's silence counts from now. */
   onStart?: () => void;
-  /** Said (info, event `recovered`) when requests go through again after failing. */
+  /** The server's host (and port), named in "waiting for <host>: …". */
+  host: string;
+  /** Said (info, event `recovered`) when requests go through again after failing; "<host> answers again" by default. */
   recovered?: string;
   /** The clock and the randomness of the waits (a seeded simulation replays exactly). */
   timers?: Timers;
   random?: () => number;
 }
 
+/** At most one "waiting for <host>" line this often: a failing server is said, never shouted. */
+export const WAITING_LINE_EVERY_MS = 4000;
+
+/** A small request without an answer this long is said ("no answer for 3 s"): a server that hangs, not one that refuses. */
+export const SILENT_AFTER_MS = 3000;
+
+export interface CallOptions {
+  /**
+   * Say "waiting for <host>: no answer …" when this call has had no answer for SILENT_AFTER_MS
+   * plus this long (a long poll's own wait). Unset: never (a blob transfer takes as long as its bytes).
+   */
+  answerExpectedWithinMs?: number;
+}
+
 /**
- * A session's requests, each retried under one policy: the first failure of an outage is said
- * once as a warning ("… and until it works"), the retries after it at debug level; once a
- * request goes through again, the next failure is said again.
+ * A session's requests, each retried under one policy. While they fail, "waiting for <host>:
+ * <reason>, retry <n> in <wait>" is said as a warning at once and then as `sayWaiting` allows (the
+ * other retries at debug level); once a request goes through again, that is said once.
  */
 export class RetryingCaller {
   private failing = false;
   private calls = 0;
+  private lastSaidAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: RetryingCallerOptions) {}
 
@@ -150,17 +167,39 @@ export class RetryingCaller {
     return this.failing;
   }
 
-  async call<T>(run: () => Promise<T>, signal: AbortSignal): Promise<T> {
+  async call<T>(run: () => Promise<T>, signal: AbortSignal, options: CallOptions = {}): Promise<T> {
     if (this.calls++ === 0) this.options.onStart?.();
+    const silence = options.answerExpectedWithinMs === undefined ? undefined : this.watchSilence(SILENT_AFTER_MS + options.answerExpectedWithinMs);
     try {
       return await this.callWithRetries(run, signal);
     } finally {
       this.calls--;
+      silence?.();
     }
   }
 
+  /** Says "no answer for N s" each time `afterMs` passes without the call ending (as `sayWaiting` allows); returns the stop. */
+  private watchSilence(afterMs: number): () => void {
+    const timers = this.options.timers ?? realTimers;
+    const startedAt = timers.now();
+    let handle: unknown;
+    const arm = () => {
+      handle = timers.setTimeout(() => {
+        const now = timers.now();
+        if (!this.failing && sayWaiting(now - this.lastSaidAt, afterMs)) {
+          this.lastSaidAt = now;
+          this.options.report.warn("waiting", `waiting for ${this.options.host}: no answer for ${formatWait(now - startedAt)}`, { host: this.options.host, waitedMs: now - startedAt });
+        }
+        arm();
+      }, afterMs);
+      (handle as { unref?: () => void }).unref?.(); // the request holds the process open, not this
+    };
+    arm();
+    return () => timers.clearTimeout(handle);
+  }
+
   private async callWithRetries<T>(run: () => Promise<T>, signal: AbortSignal): Promise<T> {
-    const { report } = this.options;
+    const { report, host } = this.options;
     const result = await retry(run, {
       signal,
       policy: this.options.policy,
@@ -168,28 +207,76 @@ export class RetryingCaller {
       timers: this.options.timers,
       random: this.options.random,
       onRetry: (error, attempt, delay) => {
-        const message = `${(error as Error).message}; retrying in ${formatMs(delay)}`;
-        const failure = error as { code?: unknown; status?: unknown };
-        const fields = { attempt: attempt + 1, delayMs: delay, code: failure.code, status: failure.status };
-        if (!this.failing) {
-          this.failing = true;
-          report.warn("retry", `${message} (and until it works)`, fields);
-        } else {
-          report.debug("retry", message, fields);
-        }
+        const failure = error as { code?: unknown; status?: unknown; message?: unknown };
+        const fields = { host, attempt: attempt + 1, delayMs: delay, code: failure.code, status: failure.status, error: failure.message };
+        const now = (this.options.timers ?? realTimers).now();
+        const line = waitingLine(host, error, attempt, delay);
+        this.failing = true;
+        if (!sayWaiting(now - this.lastSaidAt, delay)) return report.debug("retry", line, fields);
+        this.lastSaidAt = now;
+        report.warn("retry", line, fields);
       },
     });
     if (this.failing) {
       this.failing = false;
-      if (this.options.recovered) report.info("recovered", this.options.recovered);
+      this.lastSaidAt = Number.NEGATIVE_INFINITY;
+      report.info("recovered", this.options.recovered ?? `${host} answers again`, { host });
     }
     this.options.onProgress?.();
     return result;
   }
 }
 
-function formatMs(ms: number): string {
-  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+/**
+ * Whether this retry's "waiting for" line is said, `sinceLastMs` after the last one: once a window
+ * has passed; or, after half a window, when keeping quiet would leave the person two windows
+ * without news (the wait is long).
+ */
+export function sayWaiting(sinceLastMs: number, delayMs: number): boolean {
+  if (sinceLastMs >= WAITING_LINE_EVERY_MS) return true;
+  return sinceLastMs >= WAITING_LINE_EVERY_MS / 2 && sinceLastMs + delayMs >= 2 * WAITING_LINE_EVERY_MS;
+}
+
+/** "waiting for <host>: connection refused, retry 3 in 4 s": what failed, and what happens next. */
+export function waitingLine(host: string, error: unknown, attempt: number, delayMs: number): string {
+  return `waiting for ${host}: ${failureReason(error)}, retry ${attempt + 1} in ${formatWait(delayMs)}`;
+}
+
+const NETWORK_REASONS: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset",
+  UND_ERR_SOCKET: "connection reset",
+  EPIPE: "connection reset",
+  ENOTFOUND: "host not found",
+  EAI_AGAIN: "host not found (DNS)",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  ETIMEDOUT: "connection timed out",
+  UND_ERR_CONNECT_TIMEOUT: "connection timed out",
+};
+
+/** A failed request's reason in a person's words: the network's, the timeout's or the HTTP status. */
+export function failureReason(error: unknown): string {
+  const failure = error as { code?: unknown; status?: unknown; message?: unknown; cause?: { code?: unknown; cause?: { code?: unknown } } };
+  if (typeof failure.status === "number") return typeof failure.code === "string" ? `${failure.status} ${failure.code}` : `HTTP ${failure.status}`;
+  const cause = failure.cause?.code ?? failure.cause?.cause?.code;
+  if (typeof cause === "string" && NETWORK_REASONS[cause]) return NETWORK_REASONS[cause];
+  if (failure.code === "timeout") return "no answer in time";
+  return typeof failure.message === "string" ? failure.message : String(error);
+}
+
+/** The host and port of an API url, as "waiting for <host>" names it (credentials never). */
+export function hostOf(apiUrl: string): string {
+  try {
+    return new URL(apiUrl).host;
+  } catch {
+    return "the server";
+  }
+}
+
+/** "80 ms", "4 s": a wait as a person reads it. */
+function formatWait(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
 }
 
 /**

@@ -35,7 +35,7 @@ async function scanner(options: { prefix?: string; ignore?: string[]; report?: R
   // Saved, as after any earlier session: the state file's mtime tells which stats can be trusted.
   await base.close();
   const client = new ApiClient({ apiUrl: "http://127.0.0.1:1", projectId: "p", requestTimeoutMs: 1000 });
-  const view = new RemoteView(new ProjectRemote(client, new RetryingCaller({ report }), { concurrency: 1, report }), report);
+  const view = new RemoteView(new ProjectRemote(client, new RetryingCaller({ report, host: "127.0.0.1" }), { concurrency: 1, report }), report);
   const observer = new Observer({ tree, base, maxFileSize: 1 << 20 });
   const deps = { tree, base, view, report, observe: observer.observe.bind(observer), reads: () => observer.reads };
   return {

@@ -1,11 +1,17 @@
 import { describe, expect, it } from "vitest";
+import { ApiError, networkError } from "../../src/transfer/api-error.js";
 import {
   backoffCeiling,
+  failureReason,
   fullJitter,
+  hostOf,
   isRetryableStatus,
   parseRetryAfter,
   retry,
   retryDelay,
+  sayWaiting,
+  waitingLine,
+  WAITING_LINE_EVERY_MS,
   type BackoffPolicy,
 } from "../../src/transfer/retry.js";
 
@@ -113,5 +119,34 @@ describe("retry()", () => {
     );
     await expect(running).rejects.toBe(reason);
     expect(n).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe("waiting for <host>", () => {
+  const refused = networkError("GET /files", Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }), 30_000);
+
+  it("names the host, the reason in a person's words and the next try", () => {
+    expect(waitingLine("127.0.0.1:4400", refused, 2, 4200)).toBe("waiting for 127.0.0.1:4400: connection refused, retry 3 in 4 s");
+    expect(waitingLine("h:1", refused, 0, 80)).toBe("waiting for h:1: connection refused, retry 1 in 80 ms");
+  });
+
+  it("reads the network's code, a timeout and an HTTP status", () => {
+    const reset = new ApiError("x", { code: "network", retryable: true, cause: { code: "ECONNRESET" } });
+    expect(failureReason(reset)).toBe("connection reset");
+    expect(failureReason(new ApiError("GET /files: no answer within 30000 ms", { code: "timeout", retryable: true }))).toBe("no answer in time");
+    expect(failureReason(new ApiError("GET /files: 503", { status: 503, code: "unavailable", retryable: true }))).toBe("503 unavailable");
+  });
+
+  it("is said once a window has passed, or after half of one when the wait would leave two windows silent", () => {
+    expect(sayWaiting(Number.POSITIVE_INFINITY, 0)).toBe(true);
+    expect(sayWaiting(WAITING_LINE_EVERY_MS, 0)).toBe(true);
+    expect(sayWaiting(WAITING_LINE_EVERY_MS - 1, 100)).toBe(false);
+    expect(sayWaiting(WAITING_LINE_EVERY_MS / 2 - 1, 60_000)).toBe(false);
+    expect(sayWaiting(WAITING_LINE_EVERY_MS / 2, 2 * WAITING_LINE_EVERY_MS)).toBe(true);
+  });
+
+  it("names the host and port of the api url, never its credentials", () => {
+    expect(hostOf("https://user:secret@api.example.com:8443/v1")).toBe("api.example.com:8443");
+    expect(hostOf("not a url")).toBe("the server");
   });
 });

@@ -130,7 +130,7 @@ export class Writer {
     const { scheduler, random } = this.world;
     const timers = scheduler.timersFor(owner);
     const report = new HeardReporter((level, event, message) => this.heard(owner, level, event, message), scheduler.tracing);
-    const caller = new RetryingCaller({ report, policy: { baseMs: 5, capMs: 200, retryAfterCapMs: 1000 }, timers, random: () => random.next() });
+    const caller = new RetryingCaller({ report, host: "sim", policy: { baseMs: 5, capMs: 200, retryAfterCapMs: 1000 }, timers, random: () => random.next() });
     const api = simulatedApi({ ...this.world, owner, writer: this.name });
     const remote = new ProjectRemote(api, caller, { concurrency: 2, report });
     const view = new RemoteView(remote, report);

@@ -1,14 +1,28 @@
 import { defineConfig } from "vitest/config";
 
+// The real agents' conformance suite has its own config (npm run test:agents).
+const EXCLUDE = ["**/node_modules/**", "test/agents/conformance/**"];
+// Files that replace a module (vi.mock) must have a fresh module graph: everything they import
+// would otherwise come from, or leak into, the other files of their worker.
+const OWN_MODULES = ["test/fswatch-poll.test.ts"];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    // The real agents' conformance suite has its own config (npm run test:agents).
-    exclude: ["**/node_modules/**", "test/agents/conformance/**"],
+    // include is each project's: a project extending this config would add to it, not replace it.
+    exclude: EXCLUDE,
     // Most files wait on child processes and servers, not on the CPU: on a 2-core machine the
     // default (one worker) leaves it idle most of the time.
     maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // Transformed modules kept between runs (out of node_modules, which worktrees share).
+    experimental: { fsModuleCache: true, fsModuleCachePath: ".vitest-cache" },
+    projects: [
+      // A worker runs its files one after another in one module graph: vitest and src/ are loaded
+      // once per worker, not once per file (a third of a unit test file's CPU time). The files
+      // leave nothing behind them: each test owns its temp dirs, servers and stubbed env.
+      { extends: true, test: { name: "shared", isolate: false, include: ["test/**/*.test.ts"], exclude: OWN_MODULES } },
+      { extends: true, test: { name: "own-modules", include: OWN_MODULES } },
+    ],
   },
 });

@@ -18,6 +18,8 @@ export type { CommitEvent, Limits } from "./context.js";
 export interface AppOptions extends Context {
   authority: Authority;
   onError?: (error: unknown) => void;
+  /** The web view (design.md §2e): every URL outside /api/ and the probes goes to it. */
+  web?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 }
 
 /** Seconds a client should wait before retrying when the store is unreachable. */
@@ -28,6 +30,8 @@ export function createHandler(options: AppOptions): (req: IncomingMessage, res: 
     const url = req.url ?? "/";
     // Probes carry no token.
     const isProbe = /^\/(healthz|readyz)(\?|$)/.test(url);
+    // The pages have their own sign-in (a session cookie), not the API's bearer token.
+    if (options.web && !isProbe && !/^\/api(\/|\?|$)/.test(url)) return options.web(req, res);
     const principal = isProbe ? undefined : await options.authority.identify(bearerToken(req.headers.authorization));
     if (!isProbe && !principal) {
       throw new HttpError(401, "unauthorized", "missing, wrong, revoked or expired bearer token", {}, {

@@ -7,9 +7,10 @@ import { resolve } from "node:path";
 import { isLoopbackHost } from "../loopback.js";
 import { escapeControl, redactUrlCredentials, stderrOutput } from "../report.js";
 import { createHandler, type CommitEvent, type Limits } from "./app.js";
-import { adminAuthority } from "./authority.js";
+import { adminAuthority, type DeviceLogins } from "./authority.js";
 import { FileStore } from "./file/store.js";
 import type { ProjectStore } from "./store.js";
+import { createWebHandler } from "./web/handler.js";
 import { MAX_BATCH_BYTES, MAX_BATCH_PARTS } from "../api/validate.js";
 
 export { isLoopbackHost };
@@ -43,6 +44,8 @@ export interface ServerOptions {
   /** Delay before handling each request, to measure clients over a slow link (benchmarks). */
   latencyMs?: number;
   onCommit?: (event: CommitEvent) => void;
+  /** Device logins (`uspark login`) the web view's /device page approves; absent: not available. */
+  devices?: DeviceLogins;
   onRequest?: (event: { method: string; url: string; status: number; ms: number }) => void;
   onWarning?: (message: string) => void;
   onError?: (error: unknown) => void;
@@ -90,13 +93,23 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   setMaxListeners(0, closingSignal.signal);
   const limits = { ...DEFAULT_LIMITS };
   for (const name of Object.keys(limits) as (keyof Limits)[]) limits[name] = options[name] ?? limits[name];
+  const authority = adminAuthority(token);
+  const web = createWebHandler({
+    store,
+    authority,
+    maxFeedBytes: limits.maxJsonBytes,
+    devices: options.devices,
+    closing: closingSignal.signal,
+    onError: options.onError,
+  });
   const handler = withLatency(options.latencyMs ?? 0, createHandler({
     store,
-    authority: adminAuthority(token),
+    authority,
     limits,
     onCommit: options.onCommit,
     onError: options.onError,
     closing: closingSignal.signal,
+    web,
   }));
 
   let closing: Promise<void> | undefined;

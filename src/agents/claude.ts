@@ -6,6 +6,16 @@ import { isObject } from "./sparse-json.js";
 /** Fields of Claude Code's init that the look-alikes (Droid, Cursor's has two of them but is asked first) do not carry. */
 const CLAUDE_INIT_FIELDS = ["claude_code_version", "apiKeySource", "permissionMode"];
 
+/** The tools that write a file in a stream of Claude's shape (its own, Qwen's, Amp's), each with the input fields that may hold the path. */
+export const CLAUDE_TOOLS: Readonly<Record<string, readonly string[]>> = {
+  Edit: ["file_path"],
+  Write: ["file_path"],
+  MultiEdit: ["file_path"],
+  NotebookEdit: ["notebook_path"],
+  ...QWEN_TOOLS,
+  ...AMP_TOOLS,
+};
+
 /**
  * Claude Code, `claude -p --output-format stream-json --verbose` (and the Agent SDK's messages).
  * It also reads the tool names of the streams that copy its shape (Qwen Code, Amp): one of those
@@ -15,14 +25,7 @@ const CLAUDE_INIT_FIELDS = ["claude_code_version", "apiKeySource", "permissionMo
  */
 export const claude = claudeShaped({
   name: "claude",
-  tools: {
-    Edit: ["file_path"],
-    Write: ["file_path"],
-    MultiEdit: ["file_path"],
-    NotebookEdit: ["notebook_path"],
-    ...QWEN_TOOLS,
-    ...AMP_TOOLS,
-  },
+  tools: CLAUDE_TOOLS,
   detect: isClaudeEvent,
 });
 

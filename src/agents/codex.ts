@@ -71,7 +71,8 @@ class CodexParser implements AgentParser {
   }
 }
 
-function changesOf(item: Record<string, unknown>): PendingChange[] {
+/** The changes a `file_change` item lists (also read by the conversation reader). */
+export function changesOf(item: Record<string, unknown>): PendingChange[] {
   if (!Array.isArray(item.changes)) return [];
   const changes: PendingChange[] = [];
   for (const change of item.changes) {

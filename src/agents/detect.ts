@@ -133,7 +133,7 @@ function answers(format: AgentFormat, event: Record<string, unknown>): boolean {
 }
 
 /** Skips leading whitespace and a UTF-8 byte order mark. */
-function firstNonSpace(line: Buffer): number {
+export function firstNonSpace(line: Buffer): number {
   let i = line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf ? 3 : 0;
   while (i < line.length && (line[i] === 0x20 || line[i] === 0x09 || line[i] === 0x0d)) i++;
   return i;

@@ -20,8 +20,11 @@ export type Step =
 export interface ConversationReader {
   /** The format in use once known (detected from the first JSON events, or given). */
   readonly format: string | undefined;
-  /** One line without its "\n"; returns the steps it completes (often none). */
-  line(line: string): Step[];
+  /**
+   * One line without its "\n" (a trailing "\r" is fine); returns the steps it completes (often
+   * none). A Buffer is only read during the call, so a line splitter's reused buffer will do.
+   */
+  line(line: string | Buffer): Step[];
   /** End of input: calls still running are returned as they are. */
   end(): Step[];
 }

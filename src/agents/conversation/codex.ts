@@ -1,0 +1,95 @@
+import { changesOf } from "../codex.js";
+import { stringField } from "../common.js";
+import { isObject } from "../sparse-json.js";
+import { ToolCalls, type CallOutcome, type CallStart } from "./calls.js";
+import type { FamilyReader } from "./family.js";
+import { reasonOf, summaryOf, textOf, textStep } from "./steps.js";
+import type { Step } from "./types.js";
+
+/**
+ * Codex, `codex exec --json`: each item is announced (`item.started`, `item.updated`) and ends
+ * with `item.completed`; older versions send only the latter. An `agent_message` is the agent's
+ * words; `reasoning`, `todo_list` and the non-fatal `error` item are left out; every other item
+ * (`command_execution`, `file_change`, `mcp_tool_call`, `web_search`, and kinds added later) is a
+ * tool call named by its type. The run ends with `turn.completed` (its text: the last message),
+ * or fails with `turn.failed` or a stream `error` (the same reason twice in a row is said once).
+ * The stream does not carry the prompt.
+ */
+export function createCodexReader(): FamilyReader {
+  return new CodexReader();
+}
+
+const NOT_CALLS = new Set(["agent_message", "reasoning", "todo_list", "error", "user_message"]);
+
+class CodexReader implements FamilyReader {
+  private readonly calls = new ToolCalls();
+  private lastText = "";
+  private lastFailure: string | undefined;
+
+  event(event: Record<string, unknown>): Step[] {
+    switch (event.type) {
+      case "item.started":
+      case "item.updated":
+      case "item.completed":
+        return isObject(event.item) ? this.item(event.type, event.item) : [];
+      case "turn.completed":
+        this.lastFailure = undefined;
+        return [{ kind: "result", ok: true, text: this.lastText }];
+      case "turn.failed":
+        return this.failure(reasonOf(event.error));
+      case "error":
+        return this.failure(reasonOf(event.message) ?? reasonOf(event.error));
+      default:
+        return [];
+    }
+  }
+
+  end(): Step[] {
+    return this.calls.end();
+  }
+
+  private item(type: string, item: Record<string, unknown>): Step[] {
+    if (item.type === "agent_message") {
+      if (type !== "item.completed") return [];
+      const text = textOf(item.text);
+      if (text !== undefined && text.trim() !== "") this.lastText = text;
+      return textStep("text", text);
+    }
+    if (typeof item.type !== "string" || NOT_CALLS.has(item.type)) return [];
+    const id = stringField(item, "id");
+    const ended = type === "item.completed" ? outcomeOf(item) : undefined;
+    if (ended === undefined) return id !== undefined && this.calls.isRunning(id) ? [] : [this.calls.start(id, callOf(item))];
+    if (id !== undefined && this.calls.isRunning(id)) return this.calls.finish(id, { ...ended, files: callOf(item).files });
+    return [this.calls.whole(id, callOf(item), ended)];
+  }
+
+  private failure(reason: string | undefined): Step[] {
+    const text = reason ?? "failed";
+    if (text === this.lastFailure) return [];
+    this.lastFailure = text;
+    return [{ kind: "result", ok: false, text }];
+  }
+}
+
+function callOf(item: Record<string, unknown>): CallStart {
+  const type = item.type as string;
+  if (type === "file_change") {
+    const files = [...new Set(changesOf(item).map((change) => change.path))];
+    return { name: type, summary: summaryOf(undefined, files), files };
+  }
+  if (type === "mcp_tool_call") {
+    const name = [stringField(item, "server"), stringField(item, "tool")].filter((part) => part !== undefined).join(".");
+    return { name: name || type, summary: summaryOf(item.arguments), files: [] };
+  }
+  return { name: type, summary: summaryOf(item), files: [] };
+}
+
+/** How a completed item ended, or undefined while it is still in progress. */
+function outcomeOf(item: Record<string, unknown>): CallOutcome | undefined {
+  const status = item.status;
+  if (status === "in_progress") return undefined;
+  const exitCode = typeof item.exit_code === "number" ? item.exit_code : undefined;
+  if ((status === undefined || status === "completed") && (exitCode === undefined || exitCode === 0)) return { ok: true };
+  const reason = reasonOf(item.error) ?? (exitCode !== undefined && exitCode !== 0 ? `exit code ${exitCode}` : undefined);
+  return { ok: false, error: reason ?? (typeof status === "string" ? status : "failed") };
+}

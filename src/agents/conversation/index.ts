@@ -1,0 +1,123 @@
+import { DEFAULT_DETECT_MAX_BYTES, DEFAULT_DETECT_MAX_EVENTS, DETECTION_ORDER, firstNonSpace } from "../detect.js";
+import { parseEvent } from "../sparse-json.js";
+import type { AgentFormat } from "../types.js";
+import { createClaudeReader } from "./claude.js";
+import { createCodexReader } from "./codex.js";
+import type { FamilyReader } from "./family.js";
+import type { ConversationReader, Step } from "./types.js";
+
+export type { ConversationReader, Step } from "./types.js";
+
+/** The reader of each `--agent` format, by name. */
+const READERS: Readonly<Record<string, () => FamilyReader>> = {
+  claude: createClaudeReader,
+  qwen: createClaudeReader,
+  amp: createClaudeReader,
+  codex: createCodexReader,
+};
+
+/** The format names a conversation can be read in (every agent format). */
+export const conversationFormats: readonly string[] = Object.freeze(Object.keys(READERS));
+
+/**
+ * A reader of one agent's stream as a conversation. `format`: an `--agent` name; anything else
+ * ("auto", undefined, an unknown name) detects the format from the first JSON events, with the
+ * change parsers' own detection (DETECTION_ORDER) and their limits: the events read meanwhile are
+ * held (at most DEFAULT_DETECT_MAX_EVENTS events, DEFAULT_DETECT_MAX_BYTES bytes), then replayed;
+ * when none is recognised by then, the stream yields no steps.
+ */
+export function createConversationReader(format?: string): ConversationReader {
+  return new Reader(format !== undefined && Object.hasOwn(READERS, format) ? format : undefined);
+}
+
+/** An event read while the format is not known yet, with the bytes its long strings point into. */
+interface Held {
+  event: Record<string, unknown>;
+  bytes: Buffer;
+}
+
+class Reader implements ConversationReader {
+  format: string | undefined;
+  private family: FamilyReader | undefined;
+  private held: Held[] = [];
+  private heldBytes = 0;
+  private gaveUp = false;
+
+  constructor(format: string | undefined) {
+    if (format !== undefined) this.choose(format);
+  }
+
+  line(line: string | Buffer): Step[] {
+    try {
+      if (this.gaveUp) return [];
+      const bytes = eventBytes(line, this.family === undefined);
+      const event = bytes === undefined ? undefined : parseEvent(bytes);
+      if (this.family !== undefined) return event === undefined ? [] : this.family.event(event);
+      return this.detecting(event, bytes, typeof line === "string" ? Buffer.byteLength(line) : line.length);
+    } catch {
+      return []; // a reader never throws on what an agent wrote
+    }
+  }
+
+  end(): Step[] {
+    try {
+      if (this.family === undefined) this.held = [];
+      return this.family?.end() ?? [];
+    } catch {
+      return [];
+    }
+  }
+
+  private detecting(event: Record<string, unknown> | undefined, bytes: Buffer | undefined, size: number): Step[] {
+    this.heldBytes += size + 1;
+    if (event !== undefined && bytes !== undefined) {
+      this.held.push({ event, bytes });
+      const found = DETECTION_ORDER.find((candidate) => answers(candidate, event));
+      if (found !== undefined) return this.replay(found.name);
+    }
+    if (this.held.length >= DEFAULT_DETECT_MAX_EVENTS || this.heldBytes >= DEFAULT_DETECT_MAX_BYTES) {
+      this.gaveUp = true;
+      this.held = [];
+    }
+    return [];
+  }
+
+  private replay(format: string): Step[] {
+    const held = this.held;
+    this.held = [];
+    this.choose(format);
+    return held.flatMap(({ event }) => this.family!.event(event));
+  }
+
+  private choose(format: string): void {
+    this.format = format;
+    this.family = READERS[format]!();
+  }
+}
+
+function answers(format: AgentFormat, event: Record<string, unknown>): boolean {
+  try {
+    return format.detect(event);
+  } catch {
+    return false;
+  }
+}
+
+const OPEN_BRACE = 0x7b;
+
+/** A line's bytes from its `{` on (a byte order mark and blanks before it skipped), or undefined for a line that is not an object. */
+function eventBytes(line: string | Buffer, copy: boolean): Buffer | undefined {
+  const start = typeof line === "string" ? firstNonSpaceOfString(line) : firstNonSpace(line);
+  if (typeof line === "string") return line.charCodeAt(start) === OPEN_BRACE ? Buffer.from(start === 0 ? line : line.slice(start)) : undefined;
+  if (line[start] !== OPEN_BRACE) return undefined;
+  const bytes = start === 0 ? line : line.subarray(start);
+  // A held event's long strings point into its bytes after this call: they must be ours.
+  return copy ? Buffer.from(bytes) : bytes;
+}
+
+/** Skips leading whitespace and a byte order mark (U+FEFF, as a decoded line holds it). */
+function firstNonSpaceOfString(line: string): number {
+  let i = line.charCodeAt(0) === 0xfeff ? 1 : 0;
+  while (i < line.length && (line[i] === " " || line[i] === "\t" || line[i] === "\r")) i++;
+  return i;
+}

@@ -9,7 +9,8 @@ import { requireCjs } from "./cjs.js";
 import { DEFAULTS } from "./watcher.js";
 import { checkWorkingDirectory, copyStdinThrough, exit, isPipeForm, printToStdout, runCatCommand, runDiffCommand, runLogCommand, runLsCommand, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRestoreCommand, runRunCommand, runServeCommand, runStatusCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
 import { completionCommands, completionScript, SHELLS, type Shell } from "./cli/completion.js";
-import type { DiffFlags, HistoryFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, WatchFlags } from "./cli/flags.js";
+import type { DiffFlags, HistoryFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, StoreFlags, TokenCreateFlags, WatchFlags } from "./cli/flags.js";
+import { runTokenCreateCommand, runTokenListCommand, runTokenRevokeCommand } from "./cli/token-commands.js";
 
 const { Argument, Command, CommanderError, Option } = requireCjs("commander") as typeof Commander;
 type Command = Commander.Command;
@@ -103,8 +104,22 @@ another id answers 404.
 Examples:
   $ uspark serve --data ./uspark-data                 # on 127.0.0.1:4400, no token
   $ uspark projects create my-app                     # then create a project
-  $ uspark serve --data /srv/uspark --host 0.0.0.0 --token "$TOKEN"
+  $ USPARK_SERVE_TOKEN="$TOKEN" uspark serve --data /srv/uspark --host 0.0.0.0   # the admin token, kept out of ps
+  $ uspark serve token create --data ./uspark-data --project my-app --scope write   # a scoped token (uspark serve token --help)
   $ uspark serve --db postgres://uspark:secret@db.internal/uspark --port 4401   # replicas may share it`;
+
+const TOKEN_HELP = `
+A scoped token may use only its projects: read (GET, and fetching blobs) or write (also push). The
+store keeps its SHA-256 only: the secret is printed once, alone on stdout. A revoked or expired
+token is refused at its next request, by every server on the store. A server started without an
+admin token (loopback only) still holds a known scoped token to its scope.
+
+Examples:
+  $ uspark serve token create --data ./uspark-data --project my-app --scope write > agent.token
+  $ uspark serve token create --db "$USPARK_DATABASE_URL" --project docs --project site --scope read --expires 30
+  $ uspark serve token list --data ./uspark-data
+  $ uspark serve token revoke --data ./uspark-data 3f9c0a1b2d4e
+  $ USPARK_SERVE_TOKEN="$ADMIN" uspark serve --data ./uspark-data --host 0.0.0.0   # the admin token, not in ps`;
 
 const DIFF_HELP = `
 Unified diffs of the text files not in sync (a binary file: one line). Without --remote: what you
@@ -247,19 +262,20 @@ export function buildProgram(): Command {
 
   addInspectCommands(program);
 
-  program
+  const serve = program
     .command("serve")
     .description("run the reference project server: the project API, on this machine, for trying uspark out and for tests")
     .option("--data <dir>", "where projects, commits and blobs are stored (a directory)")
     .option("--db <postgres-url>", "keep everything in PostgreSQL instead (env USPARK_DATABASE_URL); replicas may share it")
     .option("--port <port>", "port to listen on (0: any free port)", int("--port"), 4400)
     .option("--host <host>", "address to bind; other than loopback only with --token", "127.0.0.1")
-    .option("--token <token>", "require this bearer token on every request")
+    .option("--token <token>", "the admin token, required on every request but those of scoped tokens (or USPARK_SERVE_TOKEN, which ps does not show)")
     .option("--quiet", "print errors only")
     .option("--verbose", "print every request")
     .addOption(new Option("--latency <ms>", "delay every answer (benchmarks)").hideHelp().argParser(int("--latency")))
     .addHelpText("after", SERVE_HELP)
     .action((flags: ServeFlags) => runServeCommand(flags));
+  addTokenCommands(serve);
 
   program
     .command("completion")
@@ -269,6 +285,32 @@ export function buildProgram(): Command {
     .action((shell: Shell) => printToStdout(completionScript(shell, completionCommands(program))));
 
   return program;
+}
+
+/** `uspark serve token create|list|revoke` (design.md §2d), on the store serve uses. */
+function addTokenCommands(serve: Command): void {
+  const token = serve.command("token").description("scoped tokens: some projects, read or write, optional expiry; stored hashed").addHelpText("after", TOKEN_HELP);
+  addStoreOptions(token.command("create").description("make a token and print its secret, once, on stdout"))
+    .requiredOption("--project <id>", "a project the token may use (repeatable)", collect)
+    .addOption(new Option("--scope <scope>", "read: GET only; write: also push").choices(["read", "write"]).makeOptionMandatory())
+    .option("--expires <days>", "refused after this many days", positive("--expires"))
+    .addHelpText("after", TOKEN_HELP)
+    // `serve` has --data and --db too, and commander gives them to it wherever they stand.
+    .action((_flags: TokenCreateFlags, command: Command) => runTokenCreateCommand(command.optsWithGlobals<TokenCreateFlags>()));
+  addStoreOptions(token.command("list").description("every token: id, scope, status, dates, projects (never a secret)"))
+    .option("--json", "one JSON object { tokens: [...] }")
+    .addHelpText("after", TOKEN_HELP)
+    .action((_flags: StoreFlags, command: Command) => runTokenListCommand(command.optsWithGlobals<StoreFlags & { json?: boolean }>()));
+  addStoreOptions(token.command("revoke").description("refuse a token from the next request on (on every server of this store)"))
+    .argument("<id>", "the token's id, as token list shows it")
+    .addHelpText("after", TOKEN_HELP)
+    .action((id: string, _flags: StoreFlags, command: Command) => runTokenRevokeCommand(id, command.optsWithGlobals<StoreFlags>()));
+}
+
+function addStoreOptions(command: Command): Command {
+  return command
+    .option("--data <dir>", "the file store uspark serve uses")
+    .option("--db <postgres-url>", "the PostgreSQL store uspark serve uses (env USPARK_DATABASE_URL)");
 }
 
 /** status, diff, log, ls, cat, restore (design.md §2c): what is in sync, what changed, what was. */

@@ -8,7 +8,7 @@ import { Reporter, stderrFailure, stderrOutput, type Verbosity } from "../report
 import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../state-dir.js";
 import { passthrough } from "../stream/passthrough.js";
 import { createWatcher, type Watcher, type WatcherOptions } from "../watcher.js";
-import type { ConnectionOptionFlags, DiffFlags, HistoryFlags, InspectFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, TreeFlags, WatchFlags } from "./flags.js";
+import type { ConnectionOptionFlags, DiffFlags, HistoryFlags, InspectFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, StoreFlags, TreeFlags, WatchFlags } from "./flags.js";
 import { ApiClient, ApiError } from "../transfer/client.js";
 import { listProjects } from "../transfer/projects.js";
 import { validateProjectId } from "../api/validate.js";
@@ -295,15 +295,21 @@ async function withClient(flags: ProjectsFlags, what: string, work: (client: Api
   }
 }
 
+/** The store `--data` or `--db` (or USPARK_DATABASE_URL) names: exactly one (`uspark serve` and `uspark serve token`). */
+export function storeOf(flags: StoreFlags): { dataDir?: string; databaseUrl?: string } {
+  const databaseUrl = flags.db ?? (flags.data === undefined ? process.env.USPARK_DATABASE_URL || undefined : undefined);
+  if ((flags.data === undefined) === (databaseUrl === undefined)) throw new UsageError("give exactly one of --data <dir> and --db <postgres-url>");
+  return { dataDir: flags.data === undefined ? undefined : path.resolve(flags.data), databaseUrl };
+}
+
 export async function runServeCommand(flags: ServeFlags): Promise<void> {
   const { runServe } = await import("../server/index.js");
   try {
-    const databaseUrl = flags.db ?? (flags.data === undefined ? process.env.USPARK_DATABASE_URL || undefined : undefined);
-    if ((flags.data === undefined) === (databaseUrl === undefined)) {
-      return usageFailure(new Reporter(), new UsageError("give exactly one of --data <dir> and --db <postgres-url>"));
-    }
-    await runServe({ dataDir: flags.data === undefined ? undefined : path.resolve(flags.data), databaseUrl, port: flags.port, host: flags.host, token: flags.token, quiet: flags.quiet, verbose: flags.verbose, latencyMs: flags.latency });
+    // The environment keeps the admin token out of `ps`.
+    const token = flags.token ?? (process.env.USPARK_SERVE_TOKEN || undefined);
+    await runServe({ ...storeOf(flags), port: flags.port, host: flags.host, token, quiet: flags.quiet, verbose: flags.verbose, latencyMs: flags.latency });
   } catch (error) {
+    if (error instanceof UsageError) return usageFailure(new Reporter(), error);
     if ((error as NodeJS.ErrnoException).code === "EUSAGE") return usageFailure(new Reporter(), new UsageError((error as Error).message));
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
       return usageFailure(new Reporter(), new UsageError(`port ${flags.port} is in use`, "choose another with --port, or --port 0 for any free port"));

@@ -77,9 +77,19 @@ export interface ProjectsFlags extends LogFlags, ConnectionOptionFlags {
   json?: boolean;
 }
 
-export interface ServeFlags {
+/** Where `uspark serve` and `uspark serve token` keep projects and tokens. */
+export interface StoreFlags {
   data?: string;
   db?: string;
+}
+
+export interface TokenCreateFlags extends StoreFlags {
+  project: string[];
+  scope: "read" | "write";
+  expires?: number;
+}
+
+export interface ServeFlags extends StoreFlags {
   port: number;
   host: string;
   token?: string;

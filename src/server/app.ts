@@ -4,8 +4,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { bearerToken, isAdmin, mayAccess, type Authority, type Principal } from "./authority.js";
 import { getBlobs, postBlobs } from "./batch-routes.js";
 import type { Context } from "./context.js";
+import type { DeviceFlow } from "./device.js";
+import { postDeviceCode, postDeviceToken } from "./device-routes.js";
 import { HttpError, sendError, sendJson } from "./http.js";
-import { ALLOWED, parseRoute, type Route } from "./routes.js";
+import { ALLOWED, isPublicRoute, parseRoute, type Route } from "./routes.js";
 import { getEvents, listSessions, putEvents } from "./session-routes.js";
 import { API_ERRORS } from "../api/types.js";
 import { ProjectNotFoundError, ProjectUnavailableError, StoreUnavailableError } from "./store.js";
@@ -17,6 +19,8 @@ export type { CommitEvent, Limits } from "./context.js";
 
 export interface AppOptions extends Context {
   authority: Authority;
+  /** The device logins of `uspark login`: its two API routes, and the web view's /device page. */
+  devices: DeviceFlow;
   onError?: (error: unknown) => void;
   /** The web view (design.md §2e): every URL outside /api/ and the probes goes to it. */
   web?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -28,12 +32,11 @@ const RETRY_AFTER_SECONDS = "1";
 export function createHandler(options: AppOptions): (req: IncomingMessage, res: ServerResponse) => void {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? "/";
-    // Probes carry no token.
-    const isProbe = /^\/(healthz|readyz)(\?|$)/.test(url);
     // The pages have their own sign-in (a session cookie), not the API's bearer token.
-    if (options.web && !isProbe && !/^\/api(\/|\?|$)/.test(url)) return options.web(req, res);
-    const principal = isProbe ? undefined : await options.authority.identify(bearerToken(req.headers.authorization));
-    if (!isProbe && !principal) {
+    if (options.web && !/^\/(healthz|readyz|api)(\/|\?|$)/.test(url)) return options.web(req, res);
+    const isPublic = isPublicRoute(url);
+    const principal = isPublic ? undefined : await options.authority.identify(bearerToken(req.headers.authorization));
+    if (!isPublic && !principal) {
       throw new HttpError(401, "unauthorized", "missing, wrong, revoked or expired bearer token", {}, {
         "www-authenticate": 'Bearer realm="uspark"',
       });
@@ -46,6 +49,8 @@ export function createHandler(options: AppOptions): (req: IncomingMessage, res: 
     }
     if (route.kind === "healthz") return sendJson(res, 200, { status: "ok" });
     if (route.kind === "readyz") return readyz(res);
+    if (route.kind === "deviceCode") return postDeviceCode(req, res, options.devices);
+    if (route.kind === "deviceToken") return postDeviceToken(req, res, options.devices);
     if (route.kind === "projects") return projects(req, res, principal!);
     const badId = validateProjectId(route.projectId);
     if (badId) throw new HttpError(400, "invalid_project_id", badId);
@@ -105,7 +110,7 @@ export function createHandler(options: AppOptions): (req: IncomingMessage, res: 
   };
 }
 
-type ProjectRoute = Exclude<Route, { kind: "healthz" | "readyz" | "projects" }>;
+type ProjectRoute = Exclude<Route, { kind: "healthz" | "readyz" | "projects" | "deviceCode" | "deviceToken" }>;
 
 function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;

@@ -1,6 +1,6 @@
 // Who a request is and what it may do (design.md §2d): the one place the API and the web view ask.
 
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash } from "node:crypto";
 
 export type Access = "read" | "write";
 
@@ -9,7 +9,7 @@ export type Principal =
   /** The admin token (`--token`, `USPARK_SERVE_TOKEN`), or anyone at all on a server started without one (loopback only). */
   | { kind: "admin" }
   /** A token made by `uspark serve token create`: some projects, read or write. */
-  | { kind: "scoped"; tokenId: string; access: Access; projects: readonly string[] };
+  | { kind: "scoped"; tokenId: string; access: Access; projects: readonly string[]; /** Epoch ms. */ expires?: number };
 
 export interface Authority {
   /**
@@ -39,21 +39,6 @@ export function bearerToken(header: string | undefined): string | undefined {
 
 export function sha256Of(text: string): Buffer {
   return createHash("sha256").update(text).digest();
-}
-
-/**
- * The admin token alone: without one, every request is the admin (the server then listens on
- * loopback only). Compared in constant time (hashing first evens out lengths).
- */
-export function adminAuthority(adminToken: string | undefined): Authority {
-  const expected = adminToken === undefined ? undefined : sha256Of(adminToken);
-  return {
-    async identify(token) {
-      if (expected === undefined) return { kind: "admin" };
-      const matches = timingSafeEqual(sha256Of(token ?? ""), expected) && token !== undefined;
-      return matches ? { kind: "admin" } : undefined;
-    },
-  };
 }
 
 /** What a device login (RFC 8628, `uspark login`) is granted when a person approves it. */

@@ -7,9 +7,13 @@ import { resolve } from "node:path";
 import { isLoopbackHost } from "../loopback.js";
 import { escapeControl, redactUrlCredentials, stderrOutput } from "../report.js";
 import { createHandler, type CommitEvent, type Limits } from "./app.js";
-import { adminAuthority, type DeviceLogins } from "./authority.js";
+import type { DeviceLogins } from "./authority.js";
+import { DeviceFlow } from "./device.js";
+import { credentialAuthority } from "./tokens.js";
 import { FileStore } from "./file/store.js";
-import type { ProjectStore } from "./store.js";
+import { StoreSetupError, type ProjectStore } from "./store.js";
+import type { CredentialStore } from "./credentials.js";
+import { FileCredentials } from "./file/credentials.js";
 import { createWebHandler } from "./web/handler.js";
 import { MAX_BATCH_BYTES, MAX_BATCH_PARTS } from "../api/validate.js";
 
@@ -17,6 +21,8 @@ export { isLoopbackHost };
 export { validateProjectPath, validateProjectId, isSha256, parseCommitRequest } from "../api/validate.js";
 export type { Change, CommitRequest, CommitSource } from "../api/types.js";
 export type { CommitEvent } from "./app.js";
+export { createToken, tokenStatus } from "./tokens.js";
+export type { TokenRecord } from "./credentials.js";
 
 export const DEFAULT_MAX_BLOB_BYTES = 100 * 1024 * 1024;
 export const DEFAULT_MAX_JSON_BYTES = 10 * 1024 * 1024;
@@ -35,7 +41,10 @@ export interface ServerOptions {
   databaseUrl?: string;
   port: number;
   host?: string;
+  /** The admin token; none: every request without a known scoped token is the admin (loopback only). */
   token?: string;
+  /** Seconds a device login is told to wait between polls (tests shorten it). */
+  devicePollSeconds?: number;
   maxBlobBytes?: number;
   maxJsonBytes?: number;
   maxBatchBytes?: number;
@@ -44,8 +53,6 @@ export interface ServerOptions {
   /** Delay before handling each request, to measure clients over a slow link (benchmarks). */
   latencyMs?: number;
   onCommit?: (event: CommitEvent) => void;
-  /** Device logins (`uspark login`) the web view's /device page approves; absent: not available. */
-  devices?: DeviceLogins;
   onRequest?: (event: { method: string; url: string; status: number; ms: number }) => void;
   onWarning?: (message: string) => void;
   onError?: (error: unknown) => void;
@@ -56,6 +63,8 @@ export interface RunningServer {
   port: number;
   /** Long polls (GET /commits?wait=) in progress: for monitoring, and to see a client's leave end its wait. */
   waiting(): number;
+  /** The device logins waiting for approval (what the /device page does, for tests and embedders). */
+  devices: DeviceLogins;
   /** Ends the long polls at once (they answer what they have), lets the other requests finish, then closes the store. */
   close(): Promise<void>;
 }
@@ -93,18 +102,20 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   setMaxListeners(0, closingSignal.signal);
   const limits = { ...DEFAULT_LIMITS };
   for (const name of Object.keys(limits) as (keyof Limits)[]) limits[name] = options[name] ?? limits[name];
-  const authority = adminAuthority(token);
+  const devices = new DeviceFlow(store.credentials, { interval: options.devicePollSeconds });
+  const authority = credentialAuthority(token, store.credentials);
   const web = createWebHandler({
     store,
     authority,
     maxFeedBytes: limits.maxJsonBytes,
-    devices: options.devices,
+    devices,
     closing: closingSignal.signal,
     onError: options.onError,
   });
   const handler = withLatency(options.latencyMs ?? 0, createHandler({
     store,
     authority,
+    devices,
     limits,
     onCommit: options.onCommit,
     onError: options.onError,
@@ -134,6 +145,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     url: `http://${isIP(host) === 6 ? `[${host}]` : host}:${actualPort}`,
     port: actualPort,
     waiting: () => store.waiting(),
+    devices,
     close() {
       closingSignal.abort();
       closing ??= new Promise<void>((done, fail) => {
@@ -145,7 +157,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   };
 }
 
-async function openStore(options: ServerOptions): Promise<ProjectStore> {
+async function openStore(options: Pick<ServerOptions, "dataDir" | "databaseUrl" | "onWarning">): Promise<ProjectStore> {
   const { databaseUrl, dataDir, onWarning } = options;
   if (databaseUrl !== undefined) {
     const { PgStore } = await import("./pg/store.js");
@@ -153,6 +165,24 @@ async function openStore(options: ServerOptions): Promise<ProjectStore> {
   }
   if (dataDir === undefined) throw usageError("give --data <dir> or --db <postgres-url>");
   return FileStore.open(resolve(dataDir), { onWarning });
+}
+
+/**
+ * The tokens of a store without serving it (`uspark serve token`): the file store's credentials
+ * alone (its projects are not loaded), or the PostgreSQL store, migrated.
+ */
+export async function openCredentials(options: Pick<ServerOptions, "dataDir" | "databaseUrl">): Promise<{ credentials: CredentialStore; close(): Promise<void> }> {
+  if (options.databaseUrl !== undefined) {
+    const store = await openStore(options);
+    return { credentials: store.credentials, close: () => store.close() };
+  }
+  if (options.dataDir === undefined) throw usageError("give --data <dir> or --db <postgres-url>");
+  const dataDir = resolve(options.dataDir);
+  try {
+    return { credentials: await FileCredentials.open(dataDir), close: async () => {} };
+  } catch (error) {
+    throw new StoreSetupError(`data directory ${dataDir} cannot be used (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
 }
 
 function withLatency<A extends unknown[]>(ms: number, handler: (...args: A) => void): (...args: A) => void {

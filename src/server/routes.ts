@@ -10,6 +10,8 @@ export type Route =
   | { kind: "healthz" }
   | { kind: "readyz" }
   | { kind: "projects" }
+  | { kind: "deviceCode" }
+  | { kind: "deviceToken" }
   | { kind: "files"; projectId: string }
   | { kind: "commits"; projectId: string }
   | { kind: "blob"; projectId: string; sha256: string }
@@ -22,6 +24,8 @@ export const ALLOWED: Record<Route["kind"], string[]> = {
   healthz: ["GET", "HEAD"],
   readyz: ["GET", "HEAD"],
   projects: ["GET", "HEAD", "POST"],
+  deviceCode: ["POST"],
+  deviceToken: ["POST"],
   files: ["GET", "HEAD"],
   blob: ["GET", "HEAD", "PUT"],
   blobs: ["POST"],
@@ -37,6 +41,10 @@ export function parseRoute(url: string): Route {
   if (parts.length === 2 && parts[1] === "healthz") return { kind: "healthz" };
   if (parts.length === 2 && parts[1] === "readyz") return { kind: "readyz" };
   if (parts.length === 3 && parts[0] === "" && parts[1] === "api" && parts[2] === "projects") return { kind: "projects" };
+  if (parts.length === 4 && parts[0] === "" && parts[1] === "api" && parts[2] === "device") {
+    if (parts[3] === "code") return { kind: "deviceCode" };
+    if (parts[3] === "token") return { kind: "deviceToken" };
+  }
   // "", "api", "projects", id, ...rest
   if (parts.length < 5 || parts[0] !== "" || parts[1] !== "api" || parts[2] !== "projects") throw notFound;
   const projectId = decodeSegment(parts[3]!);
@@ -50,6 +58,11 @@ export function parseRoute(url: string): Route {
   if (/^blobs\/[^/]+$/.test(rest)) return { kind: "blob", projectId, sha256: segment(1) };
   if (/^sessions\/[^/]+\/events$/.test(rest)) return { kind: "events", projectId, sessionId: segment(1) };
   throw notFound;
+}
+
+/** Routes answered without a bearer token: probes, and the device flow (the device has none yet). */
+export function isPublicRoute(url: string): boolean {
+  return /^\/(healthz|readyz|api\/device\/(code|token))(\?|$)/.test(url);
 }
 
 /** The `offset` query parameter, or undefined when absent or not a non-negative integer. */

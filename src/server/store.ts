@@ -1,6 +1,7 @@
 // What the HTTP app needs from a place that keeps projects: the file store (--data) and the
 // PostgreSQL store (--db) both implement it.
 
+import type { CredentialStore } from "./credentials.js";
 import type { CommitFeed, CommitRequest, ConflictEntry, ProjectSummary, RemoteFile } from "../api/types.js";
 
 export type FileEntry = RemoteFile;
@@ -53,6 +54,8 @@ export class ProjectNotFoundError extends Error {
 export class StoreUnavailableError extends Error {}
 
 export interface ProjectStore {
+  /** Scoped tokens and waiting device logins, kept where every process on this store sees them. */
+  readonly credentials: CredentialStore;
   /** Every project, sorted by id. */
   projects(): Promise<ProjectSummary[]>;
   /** Creates an empty project at version 0; undefined when it exists already. */

@@ -25,6 +25,7 @@ import {
 import { CommitWaiters } from "../waiters.js";
 import { mapLimit } from "../../map-limit.js";
 import { BlobFiles } from "./blobs.js";
+import { FileCredentials } from "./credentials.js";
 import { appendLog, applyChanges, emptyProject, loadLog, readRecords, type LogRecord, type Project } from "./log.js";
 import { createProjectDir, findProjects, type FoundProject } from "./projects.js";
 import { TranscriptFiles } from "./sessions.js";
@@ -40,7 +41,10 @@ export class FileStore implements ProjectStore {
   private readonly blobs: BlobFiles;
   private readonly transcripts: TranscriptFiles;
 
-  private constructor(readonly dataDir: string) {
+  private constructor(
+    readonly dataDir: string,
+    readonly credentials: FileCredentials,
+  ) {
     this.blobs = new BlobFiles(join(dataDir, "blobs"));
     this.transcripts = new TranscriptFiles((projectId) => this.project(projectId).dir);
   }
@@ -50,10 +54,11 @@ export class FileStore implements ProjectStore {
    * a project whose log is damaged is reported through onWarning and refused, the others served.
    */
   static async open(dataDir: string, options: FileStoreOptions = {}): Promise<FileStore> {
-    const store = new FileStore(dataDir);
     const warn = options.onWarning ?? (() => {});
+    let store: FileStore;
     let found: FoundProject[];
     try {
+      store = new FileStore(dataDir, await FileCredentials.open(dataDir));
       await mkdir(store.projectsDir, { recursive: true });
       await store.blobs.prepare();
       await fsyncDir(dataDir);

@@ -84,6 +84,25 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (upload, seq)
   );
   `,
+  // v0.3: scoped tokens (only the SHA-256 of a secret is kept) and device logins waiting for a
+  // person's approval, where every replica sees them.
+  `
+  CREATE TABLE tokens (
+    id text PRIMARY KEY,
+    sha256 text NOT NULL UNIQUE,
+    projects text[] NOT NULL,
+    access text NOT NULL CHECK (access IN ('read', 'write')),
+    created timestamptz NOT NULL,
+    expires timestamptz,
+    revoked timestamptz
+  );
+  CREATE TABLE device_logins (
+    device_hash text PRIMARY KEY,
+    user_hash text NOT NULL UNIQUE,
+    expires_at timestamptz NOT NULL,
+    login jsonb NOT NULL
+  );
+  `,
 ];
 
 /** Any constant: the lock only has to be the same for every replica of one database. */

@@ -20,6 +20,7 @@ import { CommitWaiters } from "../waiters.js";
 import { blobSizes, dropStaleUploads, readBlob, writeBlob } from "./blobs.js";
 import { redactCredentials } from "../../report.js";
 import { createPool, guarded, transaction } from "./db.js";
+import { PgCredentials } from "./credentials.js";
 import { migrate, pendingMigrations } from "./migrations.js";
 import { CommitListener, notifyCommit } from "./notify.js";
 import {
@@ -52,6 +53,7 @@ export class PgStore implements ProjectStore {
   private readonly known = new Set<string>();
   private readonly listener: CommitListener;
   private readonly recheckTimer: NodeJS.Timeout;
+  readonly credentials: PgCredentials;
 
   private constructor(
     private readonly pool: Pool,
@@ -60,6 +62,7 @@ export class PgStore implements ProjectStore {
   ) {
     this.listener = new CommitListener(url, (projectId, version) => this.waiters.committed(projectId, version), () => void this.recheck());
     this.recheckTimer = setInterval(() => void this.recheck(), RECHECK_MS).unref();
+    this.credentials = new PgCredentials(pool, () => this.ready());
   }
 
   /**

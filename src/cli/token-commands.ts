@@ -1,0 +1,84 @@
+// `uspark serve token create|list|revoke` (design.md §2d): scoped tokens, on the store `uspark serve`
+// uses. The secret is printed once, alone on stdout; the store keeps its SHA-256 only.
+
+import { UsageError } from "../config.js";
+import { EXIT } from "../exit-codes.js";
+import { Reporter } from "../report.js";
+import { validateProjectId } from "../api/validate.js";
+import type { CredentialStore, TokenRecord } from "../server/credentials.js";
+import { exit, printToStdout, storeOf, usageFailure } from "./commands.js";
+import type { StoreFlags, TokenCreateFlags } from "./flags.js";
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export async function runTokenCreateCommand(flags: TokenCreateFlags): Promise<void> {
+  const report = new Reporter();
+  for (const project of flags.project) {
+    const bad = validateProjectId(project);
+    if (bad) return usageFailure(report, new UsageError(`--project ${JSON.stringify(project)}: ${bad}`));
+  }
+  const now = Date.now();
+  const expires = flags.expires === undefined ? undefined : now + flags.expires * DAY_MS;
+  const { createToken } = await import("../server/index.js");
+  const made = await withCredentials(flags, report, (credentials) => createToken(credentials, { projects: flags.project, access: flags.scope, expires }, now));
+  if (!made) return;
+  const until = expires === undefined ? "never expires" : `expires ${new Date(expires).toISOString()}`;
+  report.info("token", `created token ${made.record.id}: ${made.record.access} on ${made.record.projects.join(", ")}; ${until}. The secret below is shown this once.`, { tokenId: made.record.id });
+  await printToStdout(`${made.secret}\n`);
+}
+
+export async function runTokenListCommand(flags: StoreFlags & { json?: boolean }): Promise<void> {
+  const report = new Reporter();
+  const tokens = await withCredentials(flags, report, (credentials) => credentials.tokens());
+  if (!tokens) return;
+  const { tokenStatus } = await import("../server/index.js");
+  const now = Date.now();
+  const rows = tokens.map((token) => ({ ...publicFields(token), status: tokenStatus(token, now) }));
+  if (flags.json) return printToStdout(`${JSON.stringify({ tokens: rows })}\n`);
+  const table = [["ID", "SCOPE", "STATUS", "CREATED", "EXPIRES", "PROJECTS"]].concat(
+    rows.map((row) => [row.id, row.access, row.status, row.created, row.expires ?? "never", row.projects.join(",")]),
+  );
+  await printToStdout(formatTable(table));
+}
+
+export async function runTokenRevokeCommand(id: string, flags: StoreFlags): Promise<void> {
+  const report = new Reporter();
+  const outcome = await withCredentials(flags, report, (credentials) => credentials.revokeToken(id, Date.now()));
+  if (!outcome) return;
+  if (outcome === "unknown") return usageFailure(report, new UsageError(`no token with id ${JSON.stringify(id)}`, "see uspark serve token list"));
+  report.info("token", `revoked token ${id}: refused from the next request on`, { tokenId: id });
+  exit(EXIT.ok);
+}
+
+/** What `token list` shows of a token: everything but its hash. */
+function publicFields(token: TokenRecord): { id: string; access: string; projects: string[]; created: string; expires?: string; revoked?: string } {
+  const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+  return { id: token.id, access: token.access, projects: token.projects, created: iso(token.created)!, expires: iso(token.expires), revoked: iso(token.revoked) };
+}
+
+function formatTable(rows: string[][]): string {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join("  ")).join("\n") + "\n";
+}
+
+/** Runs `work` on the store's credentials; undefined after an error was reported (and the exit code set). */
+async function withCredentials<T>(flags: StoreFlags, report: Reporter, work: (credentials: CredentialStore) => Promise<T>): Promise<T | undefined> {
+  const { openCredentials } = await import("../server/index.js");
+  let opened: Awaited<ReturnType<typeof openCredentials>>;
+  try {
+    opened = await openCredentials(storeOf(flags));
+  } catch (error) {
+    const usage = error instanceof UsageError ? error : (error as { code?: string }).code === "EUSAGE" ? new UsageError((error as Error).message) : error;
+    usageFailure(report, usage);
+    return undefined;
+  }
+  try {
+    return await work(opened.credentials);
+  } catch (error) {
+    report.error("store", `the store cannot be used: ${(error as Error).message}`);
+    exit(EXIT.notSynced);
+    return undefined;
+  } finally {
+    await opened.close();
+  }
+}

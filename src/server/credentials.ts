@@ -1,0 +1,74 @@
+// What both stores keep of scoped tokens and waiting device logins (design.md §2d). No secret is
+// kept: a token is found by the SHA-256 of its secret, a device login by that of its device code.
+
+import type { Access, Grant } from "./authority.js";
+
+/** A token made by `uspark serve token create` or by an approved device login. */
+export interface TokenRecord {
+  /** Public name (`token list`, `token revoke <id>`), never the secret. */
+  id: string;
+  /** SHA-256 of the secret, lowercase hex. */
+  sha256: string;
+  projects: string[];
+  access: Access;
+  /** Epoch milliseconds. */
+  created: number;
+  expires?: number;
+  /** Kept after a revoke, so that a revoked token is told apart from an unknown one (and listed). */
+  revoked?: number;
+}
+
+/** A device login (RFC 8628) between `POST /api/device/code` and the device getting its token. */
+export interface DeviceLoginRecord {
+  /** SHA-256 of the device code, hex: the device's polls find the login by it. */
+  deviceHash: string;
+  /** SHA-256 of the normalized user code, hex: the approval page finds the login by it. */
+  userHash: string;
+  expiresAt: number;
+  /** Seconds the device must wait between polls (raised by slow_down). */
+  interval: number;
+  lastPollAt?: number;
+  state: "pending" | "denied" | "approved";
+  /** Set once approved: what the token the device gets may do. */
+  grant?: Grant & { expires?: number };
+}
+
+/** Finds one device login: by device code (the device's polls) or by user code (the approval page). */
+export type DeviceLoginKey = { deviceHash: string } | { userHash: string };
+
+/** What a change of a device login decides: its next record (null: delete it; undefined: keep it), and an answer. */
+export interface DeviceLoginChange<T> {
+  next?: DeviceLoginRecord | null;
+  result: T;
+}
+
+export interface CredentialStore {
+  addToken(record: TokenRecord): Promise<void>;
+  /** Read from the store at every call (another process may have revoked it): never cached. */
+  tokenByHash(sha256: string): Promise<TokenRecord | undefined>;
+  /** Every token, revoked ones included, oldest first. */
+  tokens(): Promise<TokenRecord[]>;
+  /** Marks the token revoked; "unknown" when no token has this id. */
+  revokeToken(id: string, at: number): Promise<"revoked" | "unknown">;
+  /** Stores a new login and drops the ones expired before `now`. */
+  addDeviceLogin(record: DeviceLoginRecord, now: number): Promise<void>;
+  /** Runs `change` on the login (undefined when none) with no other change of it in between. */
+  changeDeviceLogin<T>(key: DeviceLoginKey, change: (login: DeviceLoginRecord | undefined) => DeviceLoginChange<T>): Promise<T>;
+}
+
+/** A record read back from storage, checked field by field: a damaged one counts as absent. */
+export function parseTokenRecord(value: unknown): TokenRecord | undefined {
+  const r = value as Partial<TokenRecord> | null;
+  if (typeof r !== "object" || r === null) return undefined;
+  const optionalNumber = (n: unknown) => n === undefined || typeof n === "number";
+  const ok =
+    typeof r.id === "string" &&
+    typeof r.sha256 === "string" &&
+    Array.isArray(r.projects) &&
+    r.projects.every((p) => typeof p === "string") &&
+    (r.access === "read" || r.access === "write") &&
+    typeof r.created === "number" &&
+    optionalNumber(r.expires) &&
+    optionalNumber(r.revoked);
+  return ok ? (r as TokenRecord) : undefined;
+}

@@ -1,0 +1,83 @@
+// Scoped tokens (design.md §2d): made, hashed, and recognized. The secret is shown once to whoever
+// made it; the store keeps its SHA-256 only.
+
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import type { Access, Authority, Grant, Principal } from "./authority.js";
+import { sha256Of } from "./authority.js";
+import type { CredentialStore, TokenRecord } from "./credentials.js";
+
+/** Says what a leaked string is (secret scanners, a person reading a log) without saying anything of it. */
+const SECRET_PREFIX = "uspark_";
+
+export interface TokenSpec {
+  projects: readonly string[];
+  access: Access;
+  /** Epoch milliseconds; none: never expires. */
+  expires?: number;
+}
+
+export function hashOfSecret(secret: string): string {
+  return sha256Of(secret).toString("hex");
+}
+
+/** Makes a token and stores its hash; the secret is returned, once, to be given to its holder. */
+export async function createToken(credentials: CredentialStore, spec: TokenSpec, now: number): Promise<{ secret: string; record: TokenRecord }> {
+  const secret = SECRET_PREFIX + randomBytes(32).toString("base64url");
+  const record: TokenRecord = {
+    id: randomBytes(6).toString("hex"),
+    sha256: hashOfSecret(secret),
+    projects: [...new Set(spec.projects)].sort(),
+    access: spec.access,
+    created: now,
+  };
+  if (spec.expires !== undefined) record.expires = spec.expires;
+  await credentials.addToken(record);
+  return { secret, record };
+}
+
+/** "active", or why the token is refused. */
+export function tokenStatus(record: TokenRecord, now: number): "active" | "revoked" | "expired" {
+  if (record.revoked !== undefined) return "revoked";
+  if (record.expires !== undefined && record.expires <= now) return "expired";
+  return "active";
+}
+
+/**
+ * The admin token and the store's scoped tokens. A token the store knows is judged by the store
+ * alone: its scope, or refused once revoked or expired, on every server. Any other token (or none)
+ * is the admin on a server started without an admin token (loopback only, open to this machine
+ * anyway), and refused on one started with it. The store is read at every request: a revoke by
+ * another process or replica is seen at the next one.
+ */
+export function credentialAuthority(adminToken: string | undefined, credentials: CredentialStore, now: () => number = Date.now): Authority {
+  const adminHash = adminToken === undefined ? undefined : sha256Of(adminToken);
+  return {
+    async identify(token) {
+      if (token === undefined) return adminHash === undefined ? { kind: "admin" } : undefined;
+      const hash = sha256Of(token);
+      // Hashing first evens out lengths: the comparison takes the same time whatever was sent.
+      if (adminHash !== undefined && timingSafeEqual(hash, adminHash)) return { kind: "admin" };
+      const record = await credentials.tokenByHash(hash.toString("hex"));
+      if (record) return tokenStatus(record, now()) === "active" ? principalOf(record) : undefined;
+      return adminHash === undefined ? { kind: "admin" } : undefined;
+    },
+  };
+}
+
+function principalOf(record: TokenRecord): Principal {
+  const principal: Principal = { kind: "scoped", tokenId: record.id, access: record.access, projects: record.projects };
+  if (record.expires !== undefined) principal.expires = record.expires;
+  return principal;
+}
+
+/**
+ * What a token made on behalf of `by` may be given: `grant` when it lies within what `by` may do
+ * (same or fewer projects, read under read), never outliving `by`'s own token; undefined otherwise.
+ */
+export function grantWithin(grant: Grant, by: Principal): TokenSpec | undefined {
+  if (grant.projects.length === 0) return undefined;
+  if (by.kind === "admin") return { projects: grant.projects, access: grant.access };
+  if (grant.access === "write" && by.access !== "write") return undefined;
+  if (!grant.projects.every((project) => by.projects.includes(project))) return undefined;
+  return by.expires === undefined ? { projects: grant.projects, access: grant.access } : { projects: grant.projects, access: grant.access, expires: by.expires };
+}

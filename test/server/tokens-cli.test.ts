@@ -1,0 +1,94 @@
+// `uspark serve token create|list|revoke` and USPARK_SERVE_TOKEN, through the built CLI.
+
+import { describe, expect, it } from "vitest";
+import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
+import { tempDir } from "./helpers.js";
+
+async function create(dataDir: string, ...args: string[]) {
+  return runCli(["serve", "token", "create", "--data", dataDir, ...args]);
+}
+
+describe("uspark serve token", () => {
+  it("create prints the token once, alone on stdout; list and its JSON never show it", async () => {
+    const dataDir = await tempDir();
+    const made = await create(dataDir, "--project", "demo", "--project", "site", "--scope", "read", "--expires", "7");
+    expect(made.code, made.stderr).toBe(0);
+    const secret = made.stdout.toString();
+    expect(secret).toMatch(/^uspark_[A-Za-z0-9_-]{43}\n$/);
+    expect(made.stderr).not.toContain(secret.trim());
+    expect(made.stderr).toMatch(/created token [0-9a-f]{12}: read on demo, site; expires /);
+
+    for (const json of [false, true]) {
+      const listed = await runCli(["serve", "token", "list", "--data", dataDir, ...(json ? ["--json"] : [])]);
+      expect(listed.code, listed.stderr).toBe(0);
+      const text = listed.stdout.toString() + listed.stderr;
+      expect(text).not.toContain(secret.trim());
+      expect(text).toContain("demo");
+      expect(text).toContain("active");
+    }
+    const { tokens } = JSON.parse((await runCli(["serve", "token", "list", "--data", dataDir, "--json"])).stdout.toString()) as {
+      tokens: Record<string, unknown>[];
+    };
+    expect(Object.keys(tokens[0]!).sort()).toEqual(["access", "created", "expires", "id", "projects", "status"]);
+  });
+
+  it("revoke marks the token revoked in the list; an unknown id is a usage error (exit 2)", async () => {
+    const dataDir = await tempDir();
+    await create(dataDir, "--project", "demo", "--scope", "write");
+    const { tokens } = JSON.parse((await runCli(["serve", "token", "list", "--data", dataDir, "--json"])).stdout.toString()) as {
+      tokens: { id: string }[];
+    };
+    expect((await runCli(["serve", "token", "revoke", tokens[0]!.id, "--data", dataDir])).code).toBe(0);
+    expect((await runCli(["serve", "token", "list", "--data", dataDir])).stdout.toString()).toMatch(/write\s+revoked/);
+    const unknown = await runCli(["serve", "token", "revoke", "nope", "--data", dataDir]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('no token with id "nope"');
+  });
+
+  it.each([
+    [["--project", "demo", "--scope", "admin"], /--scope/],
+    [["--scope", "read"], /--project/],
+    [["--project", "demo"], /--scope/],
+    [["--project", "../x", "--scope", "read"], /--project/],
+    [["--project", "demo", "--scope", "read", "--expires", "0"], /--expires/],
+  ])("create %j is a usage error (exit 2) that writes nothing on stdout", async (args, reason) => {
+    const result = await create(await tempDir(), ...args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(reason);
+    expect(result.stdout.length).toBe(0);
+  });
+
+  it("needs exactly one store", async () => {
+    const result = await runCli(["serve", "token", "list"], { env: { USPARK_DATABASE_URL: "" } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("give exactly one of --data <dir> and --db <postgres-url>");
+  });
+
+  it("--help of each shows examples", async () => {
+    for (const command of ["create", "list", "revoke"]) {
+      const help = await runCli(["serve", "token", command, "--help"]);
+      expect(help.code).toBe(0);
+      expect(help.stdout.toString()).toContain("Examples:");
+      expect(help.stdout.toString()).toContain(`uspark serve token ${command}`);
+    }
+  });
+});
+
+describe("USPARK_SERVE_TOKEN", () => {
+  it("gives uspark serve its admin token without a flag (so ps does not show it)", async () => {
+    const dataDir = await tempDir();
+    const admin = "env-admin-token";
+    const serve = startCli(["serve", "--data", dataDir, "--port", "0"], { env: { USPARK_SERVE_TOKEN: admin } });
+    try {
+      const line = await waitForOutput(serve.child.stderr, (text) => text.includes("listening on"));
+      expect(line).toContain("token: required");
+      expect(line).not.toContain(admin);
+      const url = /listening on (\S+)/.exec(line)![1]!;
+      expect((await fetch(`${url}/api/projects`)).status).toBe(401);
+      expect((await fetch(`${url}/api/projects`, { headers: { authorization: `Bearer ${admin}` } })).status).toBe(200);
+    } finally {
+      serve.child.kill("SIGTERM");
+      await serve.result;
+    }
+  });
+});

@@ -13,7 +13,7 @@ export async function devicePage(visit: Visit, ctx: WebContext, message?: { erro
   }
   const projects = (await ctx.store.projects()).filter((p) => mayAccess(visit.principal, p.id, "read"));
   const mayWrite = visit.principal.kind === "admin" || visit.principal.access === "write";
-  const code = visit.url.searchParams.get("code") ?? "";
+  const code = visit.url.searchParams.get("user_code") ?? "";
   const body = html`${message ? html`<p class="${message.error ? "error" : ""}" role="status">${message.text}</p>` : ""}
 <p>Type the code <code>uspark login</code> shows, choose what it may do, and approve it.</p>
 <form method="post" action="/device" class="card">

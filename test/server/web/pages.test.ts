@@ -66,7 +66,8 @@ describe("web view sign-in", () => {
     await fresh.get("/login");
     expect((await fresh.post("/login", { token: ADMIN }, "forged")).status).toBe(403);
     expect((await web.post("/", { id: "made" })).status).toBe(303);
-    expect((await (await fetch(`${t.url}/api/projects`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()).projects).toContainEqual(expect.objectContaining({ id: "made" }));
+    const listed = (await (await fetch(`${t.url}/api/projects`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as { projects: unknown[] };
+    expect(listed.projects).toContainEqual(expect.objectContaining({ id: "made" }));
     expect((await web.post("/logout", {})).status).toBe(303);
     expect((await web.get("/")).status).toBe(303);
   });

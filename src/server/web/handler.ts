@@ -53,10 +53,15 @@ export function createWebHandler(options: WebOptions): WebHandler {
     else await show(visit, route);
   }
 
-  /** No session, or its token was revoked or expired: forgotten at once, and the person sent to sign in. */
+  /**
+   * Not signed in, or the session's token was revoked or expired: that session is forgotten at once
+   * and the person sent to sign in. A session not signed in yet (the login form's) is kept: the
+   * browser's other requests meanwhile (a favicon) must not void the form it shows.
+   */
   function signedOut(req: IncomingMessage, res: ServerResponse, route: WebRoute, session: ReturnType<WebSessions["find"]>): void {
-    if (session) sessions.close(session);
-    const clear = { "set-cookie": sessionCookie(undefined) };
+    const revoked = session?.token !== undefined;
+    if (revoked) sessions.close(session!);
+    const clear: Record<string, string> = revoked ? { "set-cookie": sessionCookie(undefined) } : {};
     if (route.kind === "live" || req.method === "POST") throw new HttpError(401, "unauthorized", "signed out: sign in again", {}, clear);
     redirect(res, "/login", clear);
   }

@@ -265,3 +265,13 @@ describe("device login approved in the web view", () => {
     expect((await fetch(`${t.url}/api/projects/demo/files`, { headers: { authorization: `Bearer ${access_token}` } })).status).toBe(200);
   });
 });
+
+describe("the login form's own session", () => {
+  it("survives the browser's other requests before the form is sent (a favicon)", async () => {
+    const t = await testServer({ token: ADMIN });
+    const web = new WebClient(t.url);
+    const csrf = csrfOf((await web.get("/login")).text);
+    expect((await web.get("/favicon.ico")).status).toBe(303);
+    expect((await web.post("/login", { token: ADMIN }, csrf)).status).toBe(303);
+  });
+});

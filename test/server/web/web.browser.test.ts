@@ -1,0 +1,137 @@
+// The web view in headless Chromium (design.md §2e): every page opened and shot, the XSS cases
+// shown as text with no dialog, keyboard navigation, live commits, a read token's read-only view.
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testServer, type TestServer } from "../helpers.js";
+import { launchBrowser, screenshot, type Browser } from "./browser.js";
+import { claudeTranscript, mintToken } from "./web-client.js";
+
+const ADMIN = "admin-token-for-browser-tests";
+const XSS_NAME = "<img src=x onerror=alert(1)>";
+const XSS_CONTENT = "<script>alert(1)</script>";
+const AGENT_HTML = 'I changed <b>src/app.ts</b> <img src=x onerror=alert("agent")>';
+/** Live pages must show a new commit within this (the live wait answers at once; this bounds a slow machine). */
+const LIVE_MS = 10_000;
+
+let browser: Browser;
+/** The server of the test running now (each test has its own, over its own temp dir). */
+let t: TestServer;
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+async function seededServer(): Promise<TestServer> {
+  const server = await testServer({ token: ADMIN });
+  await server.write("src/app.ts", "export const a = 1;\nexport const b = 2;\n");
+  const blob = await server.upload("export const a = 1;\nexport const b = 3;\nexport const c = 4;\n");
+  await server.commit({ changes: [{ op: "put", path: "src/app.ts", ...blob }], source: { agent: "claude", sessionId: "s-1" } });
+  await server.write(XSS_NAME, `${XSS_CONTENT}\n`);
+  await server.write("README.md", "# demo\n");
+  const res = await server.request("/sessions/s-1/events?offset=0", { method: "PUT", body: claudeTranscript("s-1", AGENT_HTML, "src/app.ts") });
+  expect(res.status).toBe(200);
+  return server;
+}
+
+async function signIn(token: string): Promise<void> {
+  const { page } = browser;
+  await page.goto(`${t.url}/`);
+  expect(new URL(page.url()).pathname).toBe("/login");
+  // The token field has the focus: type, and Enter sends the form.
+  await page.keyboard.type(token);
+  await page.keyboard.press("Enter");
+  await page.waitForURL(`${t.url}/`);
+}
+
+describe("the web view in Chromium", () => {
+  it("signs in with the keyboard and reaches a project by Tab and Enter", async () => {
+    t = await seededServer();
+    const { page } = browser;
+    await page.goto(`${t.url}/login`);
+    await screenshot(page, "login");
+    await signIn(ADMIN);
+    // Tab through the page until the project's link has the focus, then follow it.
+    for (let i = 0; i < 20; i++) {
+      await page.keyboard.press("Tab");
+      if ((await page.evaluate(() => document.activeElement?.getAttribute("href"))) === "/p/demo") break;
+    }
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("href"))).toBe("/p/demo");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(`${t.url}/p/demo`);
+    await screenshot(page, "tree");
+  });
+
+  it("opens every page, showing names, contents and agent text as text with no dialog and no CSP violation", async () => {
+    t = await seededServer();
+    await signIn(ADMIN);
+    const { page } = browser;
+    const pages: [string, string][] = [
+      ["projects", "/"],
+      ["tree", "/p/demo"],
+      ["tree-dir", "/p/demo?dir=src"],
+      ["file", "/p/demo/f/src/app.ts"],
+      ["file-xss", `/p/demo/f/${encodeURIComponent(XSS_NAME)}`],
+      ["commits", "/p/demo/commits"],
+      ["commit", "/p/demo/commits/2"],
+      ["sessions", "/p/demo/sessions"],
+      ["session", "/p/demo/sessions/s-1"],
+      ["device", "/device"],
+    ];
+    for (const [name, path] of pages) {
+      const answer = await page.goto(t.url + path);
+      expect(answer?.status(), path).toBe(200);
+      await screenshot(page, name);
+    }
+    await page.goto(`${t.url}/p/demo`);
+    await expect.poll(() => page.getByRole("link", { name: XSS_NAME }).count()).toBe(1);
+    await page.goto(`${t.url}/p/demo/f/${encodeURIComponent(XSS_NAME)}`);
+    expect(await page.locator("pre.lines").innerText()).toContain(XSS_CONTENT);
+    await page.goto(`${t.url}/p/demo/sessions/s-1`);
+    expect(await page.locator("section.step.text p").innerText()).toBe(AGENT_HTML);
+    expect(await page.locator("section.step img, section.step b").count()).toBe(0);
+    await page.goto(`${t.url}/p/demo/commits/2`);
+    expect(await page.locator("span.del").allInnerTexts()).toEqual(["-export const b = 2;\n"]);
+    expect(browser.dialogs).toEqual([]);
+    expect(browser.cspViolations).toEqual([]);
+  });
+
+  it("shows a new commit on the open commits page and tree without a reload", async () => {
+    t = await seededServer();
+    await signIn(ADMIN);
+    const { page } = browser;
+    await page.goto(`${t.url}/p/demo/commits`);
+    const loaded = await page.evaluate(() => performance.timeOrigin);
+    const version = await t.write("live.txt", "new\n");
+    await page.getByRole("link", { name: `v${version}`, exact: true }).waitFor({ timeout: LIVE_MS });
+    await screenshot(page, "commits-live");
+    await page.goto(`${t.url}/p/demo`);
+    await t.write("appeared.txt", "also new\n");
+    await page.getByRole("link", { name: "appeared.txt" }).waitFor({ timeout: LIVE_MS });
+    // The same document all along: no reload happened.
+    expect(await page.evaluate(() => performance.timeOrigin)).not.toBe(loaded);
+    const tree = await page.evaluate(() => performance.timeOrigin);
+    await t.write("appeared-2.txt", "and again\n");
+    await page.getByRole("link", { name: "appeared-2.txt" }).waitFor({ timeout: LIVE_MS });
+    expect(await page.evaluate(() => performance.timeOrigin)).toBe(tree);
+  });
+
+  it("gives a read token a view without a form that writes", async () => {
+    t = await seededServer();
+    const { secret } = await mintToken(t, { projects: ["demo"], access: "read" });
+    await signIn(ADMIN);
+    const { page } = browser;
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL(`${t.url}/login`);
+    await signIn(secret);
+    for (const path of ["/", "/p/demo", "/p/demo/commits", "/p/demo/commits/2", "/p/demo/sessions/s-1"]) {
+      await page.goto(t.url + path);
+      expect(await page.locator("form").count(), path).toBe(1);
+      expect(await page.locator("form").getAttribute("action"), path).toBe("/logout");
+    }
+    await screenshot(page, "projects-read-token");
+    expect(browser.dialogs).toEqual([]);
+  });
+});

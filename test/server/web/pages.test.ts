@@ -1,8 +1,9 @@
 // The web view over plain HTTP (design.md §2e): sign-in and its cookie, CSP and nosniff on every
 // page, escaping, CSRF, revoked tokens, read-only views, paging, downloads, device approval, live.
 
+import { Agent, request } from "node:http";
 import { describe, expect, it } from "vitest";
-import { testServer, type TestServer } from "../helpers.js";
+import { eventually, testServer, type TestServer } from "../helpers.js";
 import { claudeTranscript, csrfOf, mintToken, revokeToken, WebClient } from "./web-client.js";
 
 const ADMIN = "admin-token-for-web-tests";
@@ -273,5 +274,33 @@ describe("the login form's own session", () => {
     const csrf = csrfOf((await web.get("/login")).text);
     expect((await web.get("/favicon.ico")).status).toBe(303);
     expect((await web.post("/login", { token: ADMIN }, csrf)).status).toBe(303);
+  });
+});
+
+describe("live waits and closing", () => {
+  it("lets the server close while a page keeps waiting: a wait answers at once, with its connection closed", async () => {
+    const t = await testServer({ token: ADMIN });
+    const web = await signedIn(t);
+    const cookie = `uspark_session=${web.cookie("uspark_session")}`;
+    // One kept-alive socket, as a browser's page reuses for its next wait.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const get = (path: string) =>
+      new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        request(`${t.url}${path}`, { agent, headers: { cookie } }, (res) => {
+          res.resume();
+          res.on("end", () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
+        }).on("error", reject).end();
+      });
+    const first = get("/p/demo/live?since=0");
+    await eventually(async () => t.waiting() === 1);
+    const started = Date.now();
+    const closed = t.close();
+    expect(await first).toEqual({ status: 200, connection: "close" });
+    // The page's next wait right away: it must not hold the closing server open.
+    const next = get("/p/demo/live?since=0").catch(() => undefined);
+    await closed;
+    await next;
+    expect(Date.now() - started).toBeLessThan(5_000);
+    agent.destroy();
   });
 });

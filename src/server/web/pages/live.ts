@@ -19,9 +19,13 @@ export async function liveAnswer(visit: Visit, ctx: WebContext, projectId: strin
   const onStop = () => stop.abort();
   visit.res.once("close", onStop);
   ctx.closing?.addEventListener("abort", onStop, { once: true });
+  // A page's next wait may come on a kept-alive connection after the server began closing.
+  if (ctx.closing?.aborted) stop.abort();
   try {
     const changed = await waitForChange(ctx, projectId, since, sessionId, length, stop.signal);
-    if (!visit.res.destroyed) sendJson(visit.res, 200, { changed }, { ...SECURITY_HEADERS });
+    // Once closing, the connection goes with the answer: the page's next wait cannot hold the server open.
+    const headers = ctx.closing?.aborted ? { ...SECURITY_HEADERS, connection: "close" } : { ...SECURITY_HEADERS };
+    if (!visit.res.destroyed) sendJson(visit.res, 200, { changed }, headers);
   } finally {
     visit.res.off("close", onStop);
     ctx.closing?.removeEventListener("abort", onStop);

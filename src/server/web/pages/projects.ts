@@ -19,7 +19,7 @@ export async function projectsPage(visit: Visit, ctx: WebContext, error?: string
 </tr>`,
   );
   const table = projects.length === 0
-    ? html`<p class="muted">No project yet. A watcher creates one at its first sync, or the admin below.</p>`
+    ? html`<p class="muted">No project yet: <code>uspark projects create ID</code>, a watch or push with <code>--create</code>, or the admin&#39;s form below.</p>`
     : html`<table><thead><tr><th>Project</th><th class="num">Files</th><th class="num">Version</th><th>Last change</th><th></th></tr></thead>
 <tbody>${rows}</tbody></table>`;
   const body = html`${table}${isAdmin(visit.principal) ? createForm(visit, error) : ""}`;

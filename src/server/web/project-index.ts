@@ -26,13 +26,19 @@ export interface CommitSummary extends Change {
   changes: number;
 }
 
+/** Listings kept per index: a person browses a few directories, a crawler must not fill memory. */
+const MAX_LISTINGS = 256;
+
 export class ProjectIndex {
   version = 0;
   readonly files = new Map<string, FileRow>();
   readonly commitsBySession = new Map<string, CommitSummary[]>();
   private sorted: string[] | undefined;
+  /** Directories listed at this version (a listing of the root scans every path): dropped at the next commit. */
+  private readonly listings = new Map<string, DirEntry[] | undefined>();
 
   apply(commit: CommitRecord): void {
+    this.listings.clear();
     const change = { version: commit.version, time: commit.time };
     for (const c of commit.changes) {
       if (c.op === "put") {
@@ -51,6 +57,14 @@ export class ProjectIndex {
 
   /** The entries of directory `dir` ("" is the root), directories first, each group by name. */
   list(dir: string): DirEntry[] | undefined {
+    if (!this.listings.has(dir)) {
+      if (this.listings.size >= MAX_LISTINGS) this.listings.delete(this.listings.keys().next().value!);
+      this.listings.set(dir, this.scan(dir));
+    }
+    return this.listings.get(dir);
+  }
+
+  private scan(dir: string): DirEntry[] | undefined {
     const paths = (this.sorted ??= [...this.files.keys()].sort(byCodeUnit));
     const prefix = dir === "" ? "" : `${dir}/`;
     const dirs = new Map<string, Extract<DirEntry, { kind: "dir" }>>();

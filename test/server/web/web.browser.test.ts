@@ -45,7 +45,8 @@ async function signIn(token: string): Promise<void> {
   const { page } = browser;
   await page.goto(`${t.url}/`);
   expect(new URL(page.url()).pathname).toBe("/login");
-  // The token field has the focus: type, and Enter sends the form.
+  // The token field gets the focus (autofocus, applied once the page renders): type, and Enter sends the form.
+  await page.locator("#token:focus").waitFor();
   await page.keyboard.type(token);
   await page.keyboard.press("Enter");
   await page.waitForURL(`${t.url}/`);
@@ -120,6 +121,37 @@ describe("the web view in Chromium", () => {
     await t.write("appeared.txt", "also new\n");
     await page.getByRole("link", { name: "appeared.txt" }).waitFor({ timeout: LIVE_MS });
     expect(await loadedAt()).toBe(treeLoaded);
+  });
+
+  it("grows an open session's last page as the agent's transcript grows", async () => {
+    t = await seededServer();
+    await signIn(ADMIN);
+    const { page } = browser;
+    await page.goto(`${t.url}/p/demo/sessions/s-1`);
+    const length = Buffer.byteLength(claudeTranscript("s-1", AGENT_HTML, "src/app.ts"));
+    const more = JSON.stringify({ type: "assistant", session_id: "s-1", message: { content: [{ type: "text", text: "Now the tests." }] } }) + "\n";
+    expect((await t.request(`/sessions/s-1/events?offset=${length}`, { method: "PUT", body: more })).status).toBe(200);
+    await page.getByText("Now the tests.").waitFor({ timeout: LIVE_MS });
+  });
+
+  it("approves a uspark login waiting with a code on /device, and the device gets its token", async () => {
+    t = await seededServer();
+    await signIn(ADMIN);
+    const { page } = browser;
+    const code = (await (await fetch(`${t.url}/api/device/code`, { method: "POST" })).json()) as { device_code: string; verification_uri_complete: string };
+    await page.goto(code.verification_uri_complete);
+    await page.getByLabel("demo").check();
+    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByText("Approved").waitFor();
+    await screenshot(page, "device-approved");
+    const poll = await fetch(`${t.url}/api/device/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: code.device_code }).toString(),
+    });
+    expect(poll.status).toBe(200);
+    const token = ((await poll.json()) as { access_token: string }).access_token;
+    expect((await fetch(`${t.url}/api/projects/demo/files`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
   });
 
   it("gives a read token a view without a form that writes", async () => {

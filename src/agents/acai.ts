@@ -30,13 +30,13 @@ export const acai: AgentFormat = {
   create: (emit) => new AcaiParser(emit),
 };
 
-interface Tool {
+export interface AcaiTool {
   /** The argument fields the changes need. */
   fields: readonly string[];
   changes(args: Record<string, unknown>, name: string, cwd: string | undefined): PendingChange[];
 }
 
-const writes = (field: string): Tool => ({
+const writes = (field: string): AcaiTool => ({
   fields: [field],
   changes: (args, name, cwd) => {
     const path = stringField(args, field);
@@ -44,7 +44,7 @@ const writes = (field: string): Tool => ({
   },
 });
 
-const TOOLS: Record<string, Tool> = {
+export const ACAI_TOOLS: Readonly<Record<string, AcaiTool>> = {
   editFile: writes("path"),
   saveFile: writes("path"),
   Edit: writes("path"),
@@ -69,8 +69,9 @@ const TOOLS: Record<string, Tool> = {
 const FUNCTION_CALL = needle("function_call");
 const FUNCTION_CALL_OUTPUT = needle("function_call_output");
 const INIT = needle("init");
-const TOOL_NEEDLES = Object.keys(TOOLS).map(needle);
-const FAILURE_PREFIXES = ["Failed", "Error", "The user rejected"];
+const TOOL_NEEDLES = Object.keys(ACAI_TOOLS).map(needle);
+/** How a failed call's output starts (also read by the conversation reader). */
+export const ACAI_FAILURE_PREFIXES = ["Failed", "Error", "The user rejected"];
 
 class AcaiParser implements AgentParser {
   private readonly pending = new PendingCalls((change) => this.emit(change), { idKeys: ["call_id"] });
@@ -86,7 +87,7 @@ class AcaiParser implements AgentParser {
       const event = parseEvent(line);
       const id = stringField(event, "call_id");
       if (event?.type !== "function_call_output" || id === undefined) return;
-      if (startsWithAny(event.output, FAILURE_PREFIXES)) this.pending.take(id);
+      if (startsWithAny(event.output, ACAI_FAILURE_PREFIXES)) this.pending.take(id);
       else this.pending.confirm(id);
     } else if (this.cwd === undefined && line.includes(INIT)) {
       const event = parseEvent(line);
@@ -101,7 +102,7 @@ class AcaiParser implements AgentParser {
   private onCall(event: Record<string, unknown>): void {
     const name = stringField(event, "name");
     const id = stringField(event, "call_id", "id");
-    const tool = name !== undefined && Object.hasOwn(TOOLS, name) ? TOOLS[name] : undefined;
+    const tool = name !== undefined && Object.hasOwn(ACAI_TOOLS, name) ? ACAI_TOOLS[name] : undefined;
     if (tool === undefined || id === undefined || name === undefined) return;
     // Arguments are a JSON string holding the whole file for saveFile: read only what is needed.
     const args = parseEmbeddedObject(event.arguments, tool.fields);

@@ -77,7 +77,8 @@ class CopilotParser implements AgentParser {
   }
 }
 
-function argumentChanges(tool: string, args: unknown): PendingChange[] {
+/** The changes a call's arguments name (also read by the conversation reader). */
+export function argumentChanges(tool: string, args: unknown): PendingChange[] {
   if (tool === PATCH_TOOL) {
     const patch = patchTextOf(args) ?? patchTextOf(isObject(args) ? args.input : undefined);
     return patch === undefined ? [] : patchTextChanges(patch, tool);
@@ -87,7 +88,8 @@ function argumentChanges(tool: string, args: unknown): PendingChange[] {
   return path === undefined ? [] : [pending(path, "write", tool)];
 }
 
-function fileEditChanges(fileEdits: unknown[], tool: string): PendingChange[] {
+/** The changes a result's `fileEdits` list. */
+export function fileEditChanges(fileEdits: unknown[], tool: string): PendingChange[] {
   return fileEdits.flatMap((edit) => {
     const path = stringField(edit, "path");
     if (path === undefined || !isObject(edit)) return [];

@@ -28,14 +28,14 @@ export const cursor: AgentFormat = {
   create: (emit) => new CursorParser(emit),
 };
 
-const TOOLS: Record<string, FileChange["kind"]> = {
+export const CURSOR_TOOLS: Readonly<Record<string, FileChange["kind"]>> = {
   writeToolCall: "write",
   editToolCall: "write",
   deleteToolCall: "delete",
 };
 
 const TOOL_CALL = needle("tool_call");
-const TOOL_NEEDLES = Object.keys(TOOLS).map(needle);
+const TOOL_NEEDLES = Object.keys(CURSOR_TOOLS).map(needle);
 const INIT = needle("init");
 
 class CursorParser implements AgentParser {
@@ -59,10 +59,10 @@ class CursorParser implements AgentParser {
   }
 
   private onToolCall(event: Record<string, unknown>, toolCall: Record<string, unknown>): void {
-    const tool = Object.keys(TOOLS).find((key) => isObject(toolCall[key]));
+    const tool = Object.keys(CURSOR_TOOLS).find((key) => isObject(toolCall[key]));
     if (tool === undefined) return;
     const call = toolCall[tool] as Record<string, unknown>;
-    const kind = TOOLS[tool]!;
+    const kind = CURSOR_TOOLS[tool]!;
     const id = stringField(event, "call_id") ?? stringField(call.args, "toolCallId");
     const argsPath = stringField(call.args, "path");
     if (event.subtype === "started") {

@@ -82,7 +82,7 @@ export function createAutoParser(
       if (event !== undefined) {
         events++;
         held.push(Buffer.from(json)); // a copy: the line's buffer is only valid during this call
-        const format = formats.find((f) => answers(f, event));
+        const format = detectFormat(event, formats);
         if (format !== undefined) return decide(format);
       }
     }
@@ -124,12 +124,15 @@ export function createAutoParser(
   };
 }
 
-function answers(format: AgentFormat, event: Record<string, unknown>): boolean {
-  try {
-    return format.detect(event);
-  } catch {
-    return false;
-  }
+/** The first of `formats` that says the event is one of its own (a format that throws says no). */
+export function detectFormat(event: Record<string, unknown>, formats: readonly AgentFormat[] = DETECTION_ORDER): AgentFormat | undefined {
+  return formats.find((format) => {
+    try {
+      return format.detect(event);
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Skips leading whitespace and a UTF-8 byte order mark. */

@@ -78,7 +78,8 @@ class DroidParser implements AgentParser {
   }
 }
 
-function parameterChanges(tool: string, parameters: unknown, cwd: string | undefined): PendingChange[] {
+/** The changes a call's parameters name (also read by the conversation reader). */
+export function parameterChanges(tool: string, parameters: unknown, cwd: string | undefined): PendingChange[] {
   if (tool === PATCH_TOOL) {
     const patch = patchTextOf(isObject(parameters) ? parameters.input : undefined);
     return patch === undefined ? [] : patchTextChanges(patch, tool).map((change) => withCwd(change, cwd));
@@ -88,7 +89,7 @@ function parameterChanges(tool: string, parameters: unknown, cwd: string | undef
 }
 
 /** What ApplyPatch's result says it did, or undefined when its `value` has no file list. */
-function patchResultChanges(value: unknown, cwd: string | undefined): PendingChange[] | undefined {
+export function patchResultChanges(value: unknown, cwd: string | undefined): PendingChange[] | undefined {
   const files = parseEmbeddedObject(value, ["files"])?.files;
   if (!Array.isArray(files)) return undefined;
   return files.flatMap((file): PendingChange[] => {

@@ -31,14 +31,14 @@ export const gemini: AgentFormat = {
 };
 
 /** Gemini's file-writing tools (write-file.ts, edit.ts: `replace`) and their path parameter. */
-const TOOLS: Record<string, readonly string[]> = {
+export const GEMINI_TOOLS: Readonly<Record<string, readonly string[]>> = {
   write_file: ["file_path"],
   replace: ["file_path"],
 };
 
 const TOOL_USE = needle("tool_use");
 const TOOL_RESULT = needle("tool_result");
-const TOOL_NEEDLES = Object.keys(TOOLS).map(needle);
+const TOOL_NEEDLES = Object.keys(GEMINI_TOOLS).map(needle);
 
 class GeminiParser implements AgentParser {
   private readonly pending = new PendingCalls((change) => this.emit(change), { idKeys: ["tool_id"] });
@@ -49,7 +49,7 @@ class GeminiParser implements AgentParser {
     if (line.includes(TOOL_USE) && TOOL_NEEDLES.some((n) => line.includes(n))) {
       const event = parseEvent(line);
       if (event?.type !== "tool_use" || typeof event.tool_name !== "string" || typeof event.tool_id !== "string") return;
-      const fields = Object.hasOwn(TOOLS, event.tool_name) ? TOOLS[event.tool_name] : undefined;
+      const fields = Object.hasOwn(GEMINI_TOOLS, event.tool_name) ? GEMINI_TOOLS[event.tool_name] : undefined;
       const path = fields === undefined ? undefined : stringField(event.parameters, ...fields);
       if (path !== undefined) this.pending.add(event.tool_id, [pending(path, "write", event.tool_name)]);
     } else if (this.pending.size > 0 && line.includes(TOOL_RESULT) && this.pending.mentionedIn(line)) {

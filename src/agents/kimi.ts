@@ -23,9 +23,10 @@ export const kimi: AgentFormat = {
   create: (emit) => new KimiParser(emit),
 };
 
-const TOOLS = ["WriteFile", "StrReplaceFile", "PatchFile"];
+/** Kimi's tools that write a file, each by its `path` argument. */
+export const KIMI_TOOLS: readonly string[] = ["WriteFile", "StrReplaceFile", "PatchFile"];
 const TOOL_CALLS = needle("tool_calls");
-const TOOL_NEEDLES = TOOLS.map(needle);
+const TOOL_NEEDLES = KIMI_TOOLS.map(needle);
 const ERROR = "<system>ERROR";
 
 class KimiParser implements AgentParser {
@@ -41,7 +42,7 @@ class KimiParser implements AgentParser {
       const event = parseEvent(line);
       const id = stringField(event, "tool_call_id");
       if (event?.role !== "tool" || id === undefined) return;
-      if (isFailure(event)) this.pending.take(id);
+      if (isKimiFailure(event)) this.pending.take(id);
       else this.pending.confirm(id);
     }
   }
@@ -54,14 +55,15 @@ class KimiParser implements AgentParser {
     const id = stringField(call, "id");
     const fn = isObject(call) ? call.function : undefined;
     const name = stringField(fn, "name");
-    if (id === undefined || name === undefined || !TOOLS.includes(name) || !isObject(fn)) return;
+    if (id === undefined || name === undefined || !KIMI_TOOLS.includes(name) || !isObject(fn)) return;
     const args = parseEmbeddedObject(fn.arguments, ["path"]);
     const path = stringField(args, "path");
     if (path !== undefined) this.pending.add(id, [pending(path, "write", name)]);
   }
 }
 
-function isFailure(event: Record<string, unknown>): boolean {
+/** Did a `tool` message report a failure (also read by the conversation reader)? */
+export function isKimiFailure(event: Record<string, unknown>): boolean {
   if (event.is_error === true || event.isError === true) return true;
   const content = event.content;
   if (!Array.isArray(content)) return startsWithAny(content, [ERROR]);

@@ -44,7 +44,8 @@ class OpenCodeParser implements AgentParser {
   end(): void {}
 }
 
-function changesOf(tool: string, state: Record<string, unknown>): FileChange[] {
+/** What a finished call did, from its `state` (also read by the conversation reader). */
+export function changesOf(tool: string, state: Record<string, unknown>): FileChange[] {
   switch (tool) {
     case "edit":
     case "write":

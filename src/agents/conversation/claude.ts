@@ -3,7 +3,7 @@ import { stringField } from "../common.js";
 import { isObject } from "../sparse-json.js";
 import { ToolCalls } from "./calls.js";
 import type { FamilyReader } from "./family.js";
-import { contentText, reasonOf, summaryOf, textOf, textStep } from "./steps.js";
+import { contentText, ERROR_CHARS, reasonOf, summaryOf, textOf, textStep } from "./steps.js";
 import type { Step } from "./types.js";
 
 /**
@@ -14,6 +14,9 @@ import type { Step } from "./types.js";
  * but not their prompt or words, which its parent's Task call and result already stand for.
  * `stream_event` partial messages are left out: the whole message follows them.
  */
+/** Claude Code wraps a tool's own failure in this tag: the reason is what it holds. */
+const TOOL_USE_ERROR = /^<tool_use_error>([\s\S]*)<\/tool_use_error>$/;
+
 export function createClaudeReader(): FamilyReader {
   return new ClaudeMessages();
 }
@@ -40,21 +43,21 @@ export class ClaudeMessages implements FamilyReader {
     return this.calls.end();
   }
 
+  /** A user message: the prompt, or the results of calls (text beside a result is Claude Code's note on it, not a prompt). */
   private user(content: unknown, sub: boolean): Step[] {
     if (!Array.isArray(content)) return sub ? [] : textStep("prompt", textOf(content));
-    const steps: Step[] = [];
-    for (const block of content) {
-      if (!isObject(block)) continue;
-      if (block.type === "tool_result") steps.push(...this.toolResult(block));
-      else if (block.type === "text" && !sub) steps.push(...textStep("prompt", textOf(block.text)));
-    }
-    return steps;
+    const blocks = content.filter(isObject);
+    const results = blocks.filter((block) => block.type === "tool_result");
+    if (results.length > 0) return results.flatMap((block) => this.toolResult(block));
+    if (sub) return [];
+    return blocks.filter((block) => block.type === "text").flatMap((block) => textStep("prompt", textOf(block.text)));
   }
 
   private toolResult(block: Record<string, unknown>): Step[] {
     const id = stringField(block, "tool_use_id");
     if (block.is_error !== true) return this.calls.finish(id, { ok: true });
-    return this.calls.finish(id, { ok: false, error: reasonOf(contentText(block.content)) ?? "failed" });
+    const reason = contentText(block.content, ERROR_CHARS)?.replace(TOOL_USE_ERROR, "$1");
+    return this.calls.finish(id, { ok: false, error: reasonOf(reason) ?? "failed" });
   }
 
   private assistant(content: unknown, sub: boolean): Step[] {

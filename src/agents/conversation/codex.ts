@@ -2,8 +2,9 @@ import { changesOf } from "../codex.js";
 import { stringField } from "../common.js";
 import { isObject } from "../sparse-json.js";
 import { ToolCalls, type CallOutcome, type CallStart } from "./calls.js";
+import { RunEnding } from "./ending.js";
 import type { FamilyReader } from "./family.js";
-import { reasonOf, summaryOf, textOf, textStep } from "./steps.js";
+import { pathsOf, reasonOf, summaryOf, textOf } from "./steps.js";
 import type { Step } from "./types.js";
 
 /**
@@ -23,8 +24,7 @@ const NOT_CALLS = new Set(["agent_message", "reasoning", "todo_list", "error", "
 
 class CodexReader implements FamilyReader {
   private readonly calls = new ToolCalls();
-  private lastText = "";
-  private lastFailure: string | undefined;
+  private readonly ending = new RunEnding();
 
   event(event: Record<string, unknown>): Step[] {
     switch (event.type) {
@@ -33,12 +33,11 @@ class CodexReader implements FamilyReader {
       case "item.completed":
         return isObject(event.item) ? this.item(event.type, event.item) : [];
       case "turn.completed":
-        this.lastFailure = undefined;
-        return [{ kind: "result", ok: true, text: this.lastText }];
+        return [this.ending.ok()];
       case "turn.failed":
-        return this.failure(reasonOf(event.error));
+        return this.ending.failed(reasonOf(event.error));
       case "error":
-        return this.failure(reasonOf(event.message) ?? reasonOf(event.error));
+        return this.ending.failed(reasonOf(event.message) ?? reasonOf(event.error));
       default:
         return [];
     }
@@ -50,10 +49,7 @@ class CodexReader implements FamilyReader {
 
   private item(type: string, item: Record<string, unknown>): Step[] {
     if (item.type === "agent_message") {
-      if (type !== "item.completed") return [];
-      const text = textOf(item.text);
-      if (text !== undefined && text.trim() !== "") this.lastText = text;
-      return textStep("text", text);
+      return type === "item.completed" ? this.ending.said(textOf(item.text)) : [];
     }
     if (typeof item.type !== "string" || NOT_CALLS.has(item.type)) return [];
     const id = stringField(item, "id");
@@ -62,19 +58,12 @@ class CodexReader implements FamilyReader {
     if (id !== undefined && this.calls.isRunning(id)) return this.calls.finish(id, { ...ended, files: callOf(item).files });
     return [this.calls.whole(id, callOf(item), ended)];
   }
-
-  private failure(reason: string | undefined): Step[] {
-    const text = reason ?? "failed";
-    if (text === this.lastFailure) return [];
-    this.lastFailure = text;
-    return [{ kind: "result", ok: false, text }];
-  }
 }
 
 function callOf(item: Record<string, unknown>): CallStart {
   const type = item.type as string;
   if (type === "file_change") {
-    const files = [...new Set(changesOf(item).map((change) => change.path))];
+    const files = pathsOf(changesOf(item));
     return { name: type, summary: summaryOf(undefined, files), files };
   }
   if (type === "mcp_tool_call") {

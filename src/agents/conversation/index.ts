@@ -1,8 +1,14 @@
-import { DEFAULT_DETECT_MAX_BYTES, DEFAULT_DETECT_MAX_EVENTS, DETECTION_ORDER, firstNonSpace } from "../detect.js";
+import { DEFAULT_DETECT_MAX_BYTES, DEFAULT_DETECT_MAX_EVENTS, detectFormat, firstNonSpace } from "../detect.js";
 import { parseEvent } from "../sparse-json.js";
-import type { AgentFormat } from "../types.js";
 import { createClaudeReader } from "./claude.js";
+import { createAcaiReader } from "./acai.js";
 import { createCodexReader } from "./codex.js";
+import { createCopilotReader } from "./copilot.js";
+import { createCursorReader } from "./cursor.js";
+import { createDroidReader } from "./droid.js";
+import { createGeminiReader } from "./gemini.js";
+import { createKimiReader } from "./kimi.js";
+import { createOpenCodeReader } from "./opencode.js";
 import type { FamilyReader } from "./family.js";
 import type { ConversationReader, Step } from "./types.js";
 
@@ -14,6 +20,13 @@ const READERS: Readonly<Record<string, () => FamilyReader>> = {
   qwen: createClaudeReader,
   amp: createClaudeReader,
   codex: createCodexReader,
+  gemini: createGeminiReader,
+  opencode: createOpenCodeReader,
+  cursor: createCursorReader,
+  acai: createAcaiReader,
+  kimi: createKimiReader,
+  copilot: createCopilotReader,
+  droid: createDroidReader,
 };
 
 /** The format names a conversation can be read in (every agent format). */
@@ -42,6 +55,8 @@ class Reader implements ConversationReader {
   private held: Held[] = [];
   private heldBytes = 0;
   private gaveUp = false;
+  /** The last step returned, so that a result said twice in a row is said once. */
+  private last: Step | undefined;
 
   constructor(format: string | undefined) {
     if (format !== undefined) this.choose(format);
@@ -52,8 +67,8 @@ class Reader implements ConversationReader {
       if (this.gaveUp) return [];
       const bytes = eventBytes(line, this.family === undefined);
       const event = bytes === undefined ? undefined : parseEvent(bytes);
-      if (this.family !== undefined) return event === undefined ? [] : this.family.event(event);
-      return this.detecting(event, bytes, typeof line === "string" ? Buffer.byteLength(line) : line.length);
+      if (this.family !== undefined) return this.once(event === undefined ? [] : this.family.event(event));
+      return this.once(this.detecting(event, bytes, typeof line === "string" ? Buffer.byteLength(line) : line.length));
     } catch {
       return []; // a reader never throws on what an agent wrote
     }
@@ -62,17 +77,32 @@ class Reader implements ConversationReader {
   end(): Step[] {
     try {
       if (this.family === undefined) this.held = [];
-      return this.family?.end() ?? [];
+      return this.once(this.family?.end() ?? []);
     } catch {
       return [];
     }
+  }
+
+  /**
+   * The steps without a result that repeats the one just said: an `error` then a `turn.failed` with
+   * the same reason (Codex, Gemini), or Claude's two `result`s after a background agent's turn.
+   */
+  private once(steps: Step[]): Step[] {
+    const out: Step[] = [];
+    for (const step of steps) {
+      const last = this.last;
+      if (step.kind === "result" && last?.kind === "result" && last.ok === step.ok && last.text === step.text) continue;
+      out.push(step);
+      this.last = step;
+    }
+    return out;
   }
 
   private detecting(event: Record<string, unknown> | undefined, bytes: Buffer | undefined, size: number): Step[] {
     this.heldBytes += size + 1;
     if (event !== undefined && bytes !== undefined) {
       this.held.push({ event, bytes });
-      const found = DETECTION_ORDER.find((candidate) => answers(candidate, event));
+      const found = detectFormat(event);
       if (found !== undefined) return this.replay(found.name);
     }
     if (this.held.length >= DEFAULT_DETECT_MAX_EVENTS || this.heldBytes >= DEFAULT_DETECT_MAX_BYTES) {
@@ -92,14 +122,6 @@ class Reader implements ConversationReader {
   private choose(format: string): void {
     this.format = format;
     this.family = READERS[format]!();
-  }
-}
-
-function answers(format: AgentFormat, event: Record<string, unknown>): boolean {
-  try {
-    return format.detect(event);
-  } catch {
-    return false;
   }
 }
 

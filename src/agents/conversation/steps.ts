@@ -8,23 +8,29 @@ export const ERROR_CHARS = 2000;
 
 /**
  * A text the agent wrote, whole: a short string as it is, a long one (read as a SkippedString
- * while its line's buffer is still valid) decoded now. Anything else: undefined.
+ * while its line's buffer is still valid) decoded now. Anything else: undefined. With
+ * `maxChars`, a long one is decoded only as far as it takes to show that many characters (a
+ * summary of a 100 MiB heredoc does not decode it all); the caller clips what it gets.
  */
-export function textOf(value: unknown): string | undefined {
+export function textOf(value: unknown, maxChars = Infinity): string | undefined {
   if (typeof value === "string") return value;
   if (!(value instanceof SkippedString) || value.raw === undefined) return undefined;
-  return unescapeJsonString(value.raw, Infinity)?.bytes.toString("utf8");
+  // A character is at most 4 bytes of UTF-8: one more than asked shows that the text goes on.
+  return unescapeJsonString(value.raw, (maxChars + 1) * 4)?.bytes.toString("utf8");
 }
 
-/** The text of a message's content: a string, or the `text` of its text blocks joined (thinking left out). */
-export function contentText(content: unknown, blockTypes: readonly string[] = ["text"]): string | undefined {
-  const direct = textOf(content);
+/**
+ * The text of a message's content: a string, or the `text` of its text blocks joined (thinking
+ * left out); with `maxChars`, long strings decoded only so far (as `textOf`).
+ */
+export function contentText(content: unknown, maxChars = Infinity): string | undefined {
+  const direct = textOf(content, maxChars);
   if (direct !== undefined) return direct;
   if (!Array.isArray(content)) return undefined;
   const parts: string[] = [];
   for (const block of content) {
-    if (!isObject(block) || typeof block.type !== "string" || !blockTypes.includes(block.type)) continue;
-    const text = textOf(block.text);
+    if (!isObject(block) || block.type !== "text") continue;
+    const text = textOf(block.text, maxChars);
     if (text !== undefined) parts.push(text);
   }
   return parts.length === 0 ? undefined : parts.join("\n");
@@ -44,8 +50,8 @@ export function clip(text: string, max: number, oneLine = false): string {
 
 /** The input fields that say what a call does, most telling first: a command, a path, a query. */
 const SUMMARY_FIELDS = [
-  "command", "cmd", "file_path", "filePath", "notebook_path", "absolute_path", "path", "paths", "source", "pattern",
-  "query", "url", "description", "prompt", "name",
+  "command", "cmd", "file_path", "filePath", "notebook_path", "absolute_path", "pattern", "query", "url", "path", "paths",
+  "source", "description", "prompt", "name",
 ];
 
 /**
@@ -56,22 +62,27 @@ export function summaryOf(input: unknown, files: readonly string[] = []): string
   if (isObject(input)) {
     for (const field of SUMMARY_FIELDS) {
       const value = input[field];
-      const text = Array.isArray(value) ? (value.every((v) => typeof v === "string") ? value.join(" ") : undefined) : textOf(value);
+      const text = Array.isArray(value) ? (value.every((v) => typeof v === "string") ? value.join(" ") : undefined) : textOf(value, SUMMARY_CHARS);
       if (text !== undefined && text.trim() !== "") return clip(text, SUMMARY_CHARS, true);
     }
   }
   if (files.length > 0) return clip(files.join(", "), SUMMARY_CHARS, true);
-  const text = textOf(input);
+  const text = textOf(input, SUMMARY_CHARS);
   return text === undefined ? "" : clip(text, SUMMARY_CHARS, true);
 }
 
 /** A failure's reason: a string, or an object's `message` (as most agents nest it), cut to ERROR_CHARS. */
 export function reasonOf(value: unknown): string | undefined {
-  const text = textOf(value) ?? (isObject(value) ? (textOf(value.message) ?? textOf(value.error) ?? reasonOf(value.data)) : undefined);
+  const text = textOf(value, ERROR_CHARS) ?? (isObject(value) ? (textOf(value.message, ERROR_CHARS) ?? textOf(value.error, ERROR_CHARS) ?? reasonOf(value.data)) : undefined);
   return text === undefined || text === "" ? undefined : clip(text, ERROR_CHARS);
 }
 
 /** The steps of one text, none when it is empty. */
 export function textStep(kind: "prompt" | "text", text: string | undefined): Step[] {
   return text === undefined || text.trim() === "" ? [] : [{ kind, text }];
+}
+
+/** The paths of a change parser's changes, each once, in order (a rename names both). */
+export function pathsOf(changes: ReadonlyArray<{ path: string }>): string[] {
+  return [...new Set(changes.map((change) => change.path))];
 }

@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { runCli, startCli, waitForOutput } from "../../helpers/cli.js";
 import { workspace } from "../../reliability/harness.js";
 import { remoteFiles, startRef, type RefServer } from "../../sync/helpers.js";
+import { conversationProblems } from "./conversation.js";
 import { startModelServer, type ModelServer, type Scripts, type ToolStep, type Turn } from "./model-server.js";
 
 const AGENTS_DIR = fileURLToPath(new URL("..", import.meta.url));
@@ -229,6 +230,11 @@ export function conformance(c: AgentCase, expected: Expectation): void {
       const detected = detectedChanges(run.watchStderr);
       expect(diskChanges.filter((file) => !detected.has(file)), `changes no event reported\n${context}`).toStrictEqual([]);
       expect(digest(run.remote), context).toStrictEqual(digest(run.disk));
+    });
+
+    it("reads as a conversation: its format, a call naming each synced path, none left running, a good result", async () => {
+      const { run, context } = await checkedRun();
+      expect(conversationProblems(run.agentStdout, c.agent, streamSyncs, PROMPT), context).toStrictEqual([]);
     });
   });
 }

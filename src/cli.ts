@@ -9,7 +9,8 @@ import { requireCjs } from "./cjs.js";
 import { DEFAULTS } from "./watcher.js";
 import { checkWorkingDirectory, copyStdinThrough, exit, isPipeForm, printToStdout, runCatCommand, runDiffCommand, runLogCommand, runLsCommand, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRestoreCommand, runRunCommand, runServeCommand, runStatusCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
 import { completionCommands, completionScript, SHELLS, type Shell } from "./cli/completion.js";
-import type { DiffFlags, HistoryFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, StoreFlags, TokenCreateFlags, WatchFlags } from "./cli/flags.js";
+import type { DiffFlags, HistoryFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, LoginFlags, ServeFlags, StatusFlags, StoreFlags, TokenCreateFlags, WatchFlags } from "./cli/flags.js";
+import { runLoginCommand, runLogoutCommand } from "./cli/login.js";
 import { runTokenCreateCommand, runTokenListCommand, runTokenRevokeCommand } from "./cli/token-commands.js";
 
 const { Argument, Command, CommanderError, Option } = requireCjs("commander") as typeof Commander;
@@ -27,10 +28,12 @@ Examples:
   $ uspark status --project-id my-app                        # what is not in sync (exit 1 if anything)
   $ uspark log -n 5 --project-id my-app                      # the last commits: who changed what
   $ uspark serve --data ./uspark-data                        # a local reference server on port 4400
+  $ uspark login --api-url https://uspark.example.com         # a token through the server's web view, saved for it
 
 Settings: --api-url / USPARK_API_URL (default ${DEFAULT_API_URL}), --token / USPARK_TOKEN,
 --project-id / USPARK_PROJECT_ID, then what the root remembers of its last pull or sync (api url,
-project id, prefix), then ~/.uspark/config.json { "token": "...", "apiUrl": "..." }. The root is
+project id, prefix), then ~/.uspark/config.json (the token uspark login saved for the server, or
+{ "token": "...", "apiUrl": "..." }). The root is
 --root, else the nearest directory upward holding .uspark/state.json (never $HOME), else the
 current directory: in a pulled tree, uspark push and uspark pull need no flags, from any
 subdirectory. Shell completion: uspark completion bash|zsh|fish.
@@ -120,6 +123,19 @@ Examples:
   $ uspark serve token list --data ./uspark-data
   $ uspark serve token revoke --data ./uspark-data 3f9c0a1b2d4e
   $ USPARK_SERVE_TOKEN="$ADMIN" uspark serve --data ./uspark-data --host 0.0.0.0   # the admin token, not in ps`;
+
+const LOGIN_HELP = `
+login prints a code and an address on stderr (it opens nothing): open the address in a browser
+signed in to the server's web view, check the code, choose the projects and the scope, approve.
+login then saves the new token for that server alone in ~/.uspark/config.json (mode 0600; made
+the default server if none is set). The token then goes with every request to that server, unless
+--token or USPARK_TOKEN say otherwise. logout removes it from the file (uspark serve token revoke
+refuses it on the server).
+
+Examples:
+  $ uspark login --api-url https://uspark.example.com
+  $ uspark push --project-id my-app                  # now with the saved token
+  $ uspark logout --api-url https://uspark.example.com`;
 
 const DIFF_HELP = `
 Unified diffs of the text files not in sync (a binary file: one line). Without --remote: what you
@@ -262,6 +278,13 @@ export function buildProgram(): Command {
 
   addInspectCommands(program);
 
+  addLoginOptions(program.command("login").description("log in to a server through its web view (device code): the token is saved for that server in ~/.uspark/config.json"))
+    .addHelpText("after", LOGIN_HELP)
+    .action((flags: LoginFlags) => runLoginCommand(flags));
+  addLoginOptions(program.command("logout").description("remove the token uspark login saved for a server"))
+    .addHelpText("after", LOGIN_HELP)
+    .action((flags: LoginFlags) => runLogoutCommand(flags));
+
   const serve = program
     .command("serve")
     .description("run the reference project server: the project API, on this machine, for trying uspark out and for tests")
@@ -285,6 +308,12 @@ export function buildProgram(): Command {
     .action((shell: Shell) => printToStdout(completionScript(shell, completionCommands(program))));
 
   return program;
+}
+
+function addLoginOptions(command: Command): Command {
+  return command
+    .option("--api-url <url>", `the server (or USPARK_API_URL; default: apiUrl of ~/.uspark/config.json, else ${DEFAULT_API_URL})`)
+    .option("--insecure", "allow plain http:// to a host other than this machine");
 }
 
 /** `uspark serve token create|list|revoke` (design.md §2d), on the store serve uses. */

@@ -1,4 +1,5 @@
-import { readFileSync, statSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import { isLoopbackHost } from "./loopback.js";
@@ -34,7 +35,12 @@ export interface HomeConfig {
   apiUrl?: string;
   token?: string;
   projectId?: string;
+  /** Tokens saved by `uspark login`, by API URL: each goes only to the server it was made by. */
+  servers?: Record<string, { token: string }>;
 }
+
+const HOME_KEYS: readonly string[] = ["apiUrl", "token", "projectId", "servers"];
+const HOME_EXPECTED = 'expected { "apiUrl": "...", "token": "...", "projectId": "...", "servers": { "<api url>": { "token": "..." } } }';
 
 /** What a root's state file remembers of the remote it last synced with. */
 export interface RememberedRemote {
@@ -66,8 +72,10 @@ export function resolveServer(flags: ConnectionFlags, env: NodeJS.ProcessEnv, ho
   const apiUrl = given ?? remembered?.apiUrl ?? home.apiUrl ?? DEFAULT_API_URL;
   // A tree copied from elsewhere may remember any server: the stored token goes only to the server it is stored for.
   const foreign = given === undefined && remembered !== undefined && normalizeApiUrl(remembered.apiUrl) !== normalizeApiUrl(home.apiUrl ?? DEFAULT_API_URL);
-  const token = flags.token ?? nonEmpty(env.USPARK_TOKEN) ?? (foreign ? undefined : home.token);
-  return { apiUrl: checkApiUrl(apiUrl, flags.insecure === true), token };
+  const checked = checkApiUrl(apiUrl, flags.insecure === true);
+  const loggedIn = home.servers?.[normalizeApiUrl(checked)]?.token;
+  const token = flags.token ?? nonEmpty(env.USPARK_TOKEN) ?? loggedIn ?? (foreign ? undefined : home.token);
+  return { apiUrl: checked, token };
 }
 
 export function requireProjectId(projectId: string | undefined): string {
@@ -129,25 +137,18 @@ export function homeConfigPath(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(env.HOME || os.homedir(), ".uspark", "config.json");
 }
 
-/** A missing file is no configuration; a broken one is an error worth stopping for. */
-export function loadHomeConfig(file: string = homeConfigPath()): HomeConfig {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
-    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
+/**
+ * A missing file is no configuration; a broken one is an error worth stopping for. It holds
+ * tokens: one readable by others is said (`warn`) and narrowed to 0600; unknown keys (a typo of a
+ * setting that then silently does nothing) are named.
+ */
+export function loadHomeConfig(file: string = homeConfigPath(), warn: (message: string) => void = () => {}): HomeConfig {
+  const config = readHomeObject(file);
+  if (config === undefined) return {};
+  narrowMode(file, warn);
+  for (const key of Object.keys(config)) {
+    if (!HOME_KEYS.includes(key)) warn(`${file}: unknown key ${JSON.stringify(key)} ignored (known: ${HOME_KEYS.join(", ")})`);
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new UsageError(`${file} is not valid JSON`, 'expected { "token": "...", "apiUrl": "..." }');
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new UsageError(`${file} must hold a JSON object`, 'expected { "token": "...", "apiUrl": "..." }');
-  }
-  const config = parsed as Record<string, unknown>;
   const result: HomeConfig = {};
   for (const key of ["apiUrl", "token", "projectId"] as const) {
     const value = config[key];
@@ -155,7 +156,65 @@ export function loadHomeConfig(file: string = homeConfigPath()): HomeConfig {
     if (typeof value !== "string") throw new UsageError(`${file}: "${key}" must be a string`);
     result[key] = value;
   }
+  if (config.servers !== undefined) result.servers = serversOf(file, config.servers);
   return result;
+}
+
+/** The file's JSON object, or undefined when there is no file. */
+function readHomeObject(file: string): Record<string, unknown> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new UsageError(`${file} is not valid JSON`, HOME_EXPECTED);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new UsageError(`${file} must hold a JSON object`, HOME_EXPECTED);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function serversOf(file: string, value: unknown): Record<string, { token: string }> {
+  const entries = typeof value === "object" && value !== null && !Array.isArray(value) ? Object.entries(value) : undefined;
+  const valid = entries?.every(([, server]) => typeof (server as { token?: unknown } | null)?.token === "string");
+  if (!entries || !valid) throw new UsageError(`${file}: "servers" must map API URLs to { "token": "..." }`, HOME_EXPECTED);
+  return Object.fromEntries(entries.map(([url, server]) => [normalizeApiUrl(url), { token: (server as { token: string }).token }]));
+}
+
+/** Group or others may read it: say so (naming the mode) and make it the owner's alone. */
+function narrowMode(file: string, warn: (message: string) => void): void {
+  if (process.platform === "win32") return; // no POSIX modes there
+  const mode = statSync(file).mode & 0o777;
+  if ((mode & 0o077) === 0) return;
+  const shown = mode.toString(8).padStart(4, "0");
+  try {
+    chmodSync(file, 0o600);
+  } catch (error) {
+    // Another user's file, a read-only mount: said, and not in the way of the command.
+    return warn(`${file} has mode ${shown}, readable by others, and cannot be narrowed (${(error as NodeJS.ErrnoException).code}): chmod 600 it`);
+  }
+  warn(`${file} had mode ${shown}, readable by others: narrowed to 0600 (it holds tokens)`);
+}
+
+/**
+ * `uspark login` and `logout`: changes the file's object (other keys are kept as they are) and
+ * writes it whole through a new file of mode 0600 renamed over it: never readable by others, not
+ * even for a moment, and never half written.
+ */
+export function updateHomeConfig(file: string, change: (config: Record<string, unknown>) => void): void {
+  const config = readHomeObject(file) ?? {};
+  change(config);
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const temporary = `${file}.${randomBytes(6).toString("hex")}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600, flag: "wx" });
+  renameSync(temporary, file);
 }
 
 /** Command-line durations and sizes: whole numbers, no units (durations are milliseconds). */

@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkApiUrl, checkPrefix, loadHomeConfig, parseNonNegativeInt, resolveConnection, resolvePrefix, resolveServer, UsageError } from "../src/config.js";
+import { checkApiUrl, checkPrefix, loadHomeConfig, parseNonNegativeInt, resolveConnection, resolvePrefix, resolveServer, updateHomeConfig, UsageError } from "../src/config.js";
 
 describe("resolveConnection", () => {
   it("should prefer flags over the environment over the home config", () => {
@@ -109,6 +109,73 @@ describe("loadHomeConfig", () => {
   it("should stop on a broken file, naming it", () => {
     withFile("{nope", (file) => expect(() => loadHomeConfig(file)).toThrow(file));
     withFile('{"token":5}', (file) => expect(() => loadHomeConfig(file)).toThrow(/must be a string/));
+  });
+});
+
+describe("home config hygiene", () => {
+  const inDir = (check: (dir: string, file: string) => void) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "uspark-config-"));
+    try {
+      check(dir, path.join(dir, ".uspark", "config.json"));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  it("warns about a file others may read, naming its mode, and narrows it to 0600", () => {
+    inDir((dir) => {
+      const file = path.join(dir, "config.json");
+      writeFileSync(file, '{"token":"t"}', { mode: 0o644 });
+      chmodSync(file, 0o644);
+      const warnings: string[] = [];
+      expect(loadHomeConfig(file, (message) => warnings.push(message))).toEqual({ token: "t" });
+      expect(warnings).toEqual([expect.stringMatching(/had mode 0644, readable by others: narrowed to 0600/)]);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      loadHomeConfig(file, (message) => warnings.push(message));
+      expect(warnings).toHaveLength(1);
+    });
+  });
+
+  it("names each unknown key in a warning, and still reads the known ones", () => {
+    inDir((dir) => {
+      const file = path.join(dir, "config.json");
+      writeFileSync(file, '{"apiUrl":"https://x","tokn":"t","project":"p"}', { mode: 0o600 });
+      const warnings: string[] = [];
+      expect(loadHomeConfig(file, (message) => warnings.push(message))).toEqual({ apiUrl: "https://x" });
+      expect(warnings).toEqual([expect.stringContaining('unknown key "tokn"'), expect.stringContaining('unknown key "project"')]);
+    });
+  });
+
+  it("updateHomeConfig creates the file 0600 in a 0700 directory, and keeps the keys it does not change", () => {
+    inDir((_dir, file) => {
+      updateHomeConfig(file, (config) => (config.servers = { "http://127.0.0.1:4400": { token: "s" } }));
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(statSync(path.dirname(file)).mode & 0o777).toBe(0o700);
+      writeFileSync(file, JSON.stringify({ future: 1, projectId: "p" }));
+      updateHomeConfig(file, (config) => (config.apiUrl = "https://x"));
+      expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ future: 1, projectId: "p", apiUrl: "https://x" });
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+    });
+  });
+
+  it("a token saved by login goes to its server only; flags and the environment still win", () => {
+    const home = { token: "legacy", servers: { "https://a.example/": { token: "for-a" } } };
+    const servers = { "https://a.example": { token: "for-a" } };
+    expect(resolveServer({ apiUrl: "https://a.example" }, {}, { ...home, servers }).token).toBe("for-a");
+    expect(resolveServer({ apiUrl: "https://b.example" }, {}, { ...home, servers }).token).toBe("legacy");
+    expect(resolveServer({ apiUrl: "https://b.example" }, {}, { servers }).token).toBeUndefined();
+    expect(resolveServer({ apiUrl: "https://a.example", token: "flag" }, {}, { servers }).token).toBe("flag");
+    expect(resolveServer({ apiUrl: "https://a.example" }, { USPARK_TOKEN: "env" }, { servers }).token).toBe("env");
+  });
+
+  it("reads the servers map with its URLs normalized, and refuses a malformed one", () => {
+    inDir((dir) => {
+      const file = path.join(dir, "config.json");
+      writeFileSync(file, '{"servers":{"https://a.example/":{"token":"t"}}}', { mode: 0o600 });
+      expect(loadHomeConfig(file).servers).toEqual({ "https://a.example": { token: "t" } });
+      writeFileSync(file, '{"servers":{"https://a.example":"t"}}', { mode: 0o600 });
+      expect(() => loadHomeConfig(file)).toThrow(/"servers" must map/);
+    });
   });
 });
 

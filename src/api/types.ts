@@ -87,6 +87,11 @@ export const COMMITS_DEFAULT_LIMIT = 100;
 export const COMMITS_MAX_LIMIT = 1000;
 export const COMMITS_MAX_WAIT_MS = 60_000;
 
+/** The device flow of `uspark login` (RFC 8628), as both sides name it. */
+export const DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
+/** RFC 8628 §3.5: each slow_down adds 5 seconds to the polling interval, on both sides. */
+export const SLOW_DOWN_SECONDS = 5;
+
 /** The `error` codes of the API's JSON error bodies, as both sides name them. */
 export const API_ERRORS = {
   unauthorized: "unauthorized",

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import path from "node:path";
-import { checkPrefix, loadHomeConfig, resolveConnection, resolvePrefix, resolveServer, UsageError, type Connection } from "../config.js";
+import { checkPrefix, homeConfigPath, loadHomeConfig, resolveConnection, resolvePrefix, resolveServer, UsageError, type Connection, type HomeConfig } from "../config.js";
 import { EXIT } from "../exit-codes.js";
 import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../agents/commands.js";
 import { runSession } from "../lifecycle/session.js";
@@ -278,7 +278,7 @@ async function withClient(flags: ProjectsFlags, what: string, work: (client: Api
   let client: ApiClient;
   let report = reporterFor(flags);
   try {
-    const server = resolveServer(flags, process.env, loadHomeConfig(), await rememberedProject(findRoot(process.cwd(), process.env.HOME)));
+    const server = resolveServer(flags, process.env, homeConfig(report), await rememberedProject(findRoot(process.cwd(), process.env.HOME)));
     report = reporterFor(flags, server.token);
     client = new ApiClient({ ...server, projectId: flags.projectId ?? "", requestTimeoutMs: 30_000 });
   } catch (error) {
@@ -348,9 +348,9 @@ async function rootAndConnection(
 }
 
 /** Flags, then the environment, then what the root remembers of its last sync, then ~/.uspark/config.json. */
-async function connect(flags: ConnectionOptionFlags & Pick<TreeFlags, "prefix">, root: string): Promise<{ connection: Connection; prefix: string | undefined }> {
+async function connect(flags: LogFlags & ConnectionOptionFlags & Pick<TreeFlags, "prefix">, root: string): Promise<{ connection: Connection; prefix: string | undefined }> {
   const remembered = await rememberedProject(root);
-  const connection = resolveConnection(flags, process.env, loadHomeConfig(), remembered);
+  const connection = resolveConnection(flags, process.env, homeConfig(reporterFor(flags)), remembered);
   return { connection, prefix: resolvePrefix(flags.prefix, connection, remembered) };
 }
 
@@ -381,7 +381,12 @@ function checkRoot(root: string): string {
   return resolved;
 }
 
-function reporterFor(flags: LogFlags, token?: string): Reporter {
+/** ~/.uspark/config.json, its mode and unknown keys said once each through `report`. */
+export function homeConfig(report: Reporter): HomeConfig {
+  return loadHomeConfig(homeConfigPath(), (message) => report.warnOnce(message, "config", message));
+}
+
+export function reporterFor(flags: LogFlags, token?: string): Reporter {
   const verbosity: Verbosity = flags.quiet ? "quiet" : flags.verbose ? "verbose" : "normal";
   return new Reporter({ format: flags.logFormat, verbosity, secrets: token ? [token] : [] });
 }

@@ -77,6 +77,12 @@ export interface ProjectsFlags extends LogFlags, ConnectionOptionFlags {
   json?: boolean;
 }
 
+/** `uspark login`, `uspark logout`: which server. */
+export interface LoginFlags {
+  apiUrl?: string;
+  insecure?: boolean;
+}
+
 /** Where `uspark serve` and `uspark serve token` keep projects and tokens. */
 export interface StoreFlags {
   data?: string;

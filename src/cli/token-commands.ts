@@ -68,8 +68,9 @@ async function withCredentials<T>(flags: StoreFlags, report: Reporter, work: (cr
   try {
     opened = await openCredentials(storeOf(flags));
   } catch (error) {
-    const usage = error instanceof UsageError ? error : (error as { code?: string }).code === "EUSAGE" ? new UsageError((error as Error).message) : error;
-    usageFailure(report, usage);
+    // A store that cannot be used at all (StoreSetupError, code EUSAGE) is a configuration error.
+    const setup = !(error instanceof UsageError) && (error as { code?: string }).code === "EUSAGE";
+    usageFailure(report, setup ? new UsageError((error as Error).message) : error);
     return undefined;
   }
   try {

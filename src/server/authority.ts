@@ -6,7 +6,10 @@ export type Access = "read" | "write";
 
 /** Whoever holds a token the server accepts. */
 export type Principal =
-  /** The admin token (`--token`, `USPARK_SERVE_TOKEN`), or anyone at all on a server started without one (loopback only). */
+  /**
+   * The admin token (`--token`, `USPARK_SERVE_TOKEN`); on a server started without one (loopback
+   * only), anyone but the holder of a scoped token the store knows (see credentialAuthority).
+   */
   | { kind: "admin" }
   /** A token made by `uspark serve token create`: some projects, read or write. */
   | { kind: "scoped"; tokenId: string; access: Access; projects: readonly string[]; /** Epoch ms. */ expires?: number };

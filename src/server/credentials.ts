@@ -50,8 +50,11 @@ export interface CredentialStore {
   tokens(): Promise<TokenRecord[]>;
   /** Marks the token revoked; "unknown" when no token has this id. */
   revokeToken(id: string, at: number): Promise<"revoked" | "unknown">;
-  /** Stores a new login and drops the ones expired before `now`. */
-  addDeviceLogin(record: DeviceLoginRecord, now: number): Promise<void>;
+  /**
+   * Drops the logins expired before `now`, then stores the new one unless `max` are waiting
+   * already ("full": anyone may ask for a code, the store must not fill up with them).
+   */
+  addDeviceLogin(record: DeviceLoginRecord, now: number, max: number): Promise<"added" | "full">;
   /** Runs `change` on the login (undefined when none) with no other change of it in between. */
   changeDeviceLogin<T>(key: DeviceLoginKey, change: (login: DeviceLoginRecord | undefined) => DeviceLoginChange<T>): Promise<T>;
 }

@@ -2,10 +2,10 @@
 // device has none yet. Bodies are form-encoded as the RFC says; JSON is taken too.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { DEVICE_CODE_GRANT } from "../api/types.js";
 import type { DeviceFlow } from "./device.js";
 import { HttpError, readAll, sendJson } from "./http.js";
 
-const DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 /** A device request carries a code and a grant type: anything longer is not one. */
 const MAX_BODY_BYTES = 16 * 1024;
 
@@ -19,7 +19,9 @@ const ERROR_TEXT: Record<string, string> = {
 
 export async function postDeviceCode(req: IncomingMessage, res: ServerResponse, devices: DeviceFlow): Promise<void> {
   await readAll(req, MAX_BODY_BYTES); // a client_id may come; every client is the same here
-  sendJson(res, 200, await devices.start(`${originOf(req)}/device`));
+  const answer = await devices.start(`${originOf(req)}/device`);
+  if (!answer) throw new HttpError(429, "slow_down", "too many logins are waiting for approval: try again in a minute", {}, { "retry-after": "60" });
+  sendJson(res, 200, answer);
 }
 
 export async function postDeviceToken(req: IncomingMessage, res: ServerResponse, devices: DeviceFlow): Promise<void> {

@@ -7,13 +7,14 @@ import type { DeviceLogins, Grant, Principal } from "./authority.js";
 import { sha256Of } from "./authority.js";
 import type { CredentialStore, DeviceLoginChange, DeviceLoginRecord } from "./credentials.js";
 import { createToken, grantWithin, type TokenSpec } from "./tokens.js";
+import { SLOW_DOWN_SECONDS } from "../api/types.js";
 import { validateProjectId } from "../api/validate.js";
 
 /** How long a person has to approve a login. */
 export const DEVICE_LOGIN_SECONDS = 900;
 export const DEFAULT_POLL_SECONDS = 5;
-/** RFC 8628 §3.5: each slow_down adds 5 seconds to the interval. */
-const SLOW_DOWN_SECONDS = 5;
+/** Logins waiting at once: far more than people approving, far fewer than a flood of requests. */
+export const MAX_WAITING_LOGINS = 1000;
 /** A poll this much early is still on time (timers and clocks are not exact). */
 const POLL_SLACK_MS = 200;
 /** Consonants only (RFC 8628 §6.1): no vowel makes no word, no 0/O or 1/I to confuse. */
@@ -62,11 +63,13 @@ export function decidePoll(login: DeviceLoginRecord | undefined, now: number): D
 export interface DeviceFlowOptions {
   /** Seconds between polls told to the device (tests shorten it). */
   interval?: number;
+  maxWaiting?: number;
   now?: () => number;
 }
 
 export class DeviceFlow implements DeviceLogins {
   private readonly interval: number;
+  private readonly maxWaiting: number;
   private readonly now: () => number;
 
   constructor(
@@ -74,18 +77,20 @@ export class DeviceFlow implements DeviceLogins {
     options: DeviceFlowOptions = {},
   ) {
     this.interval = options.interval ?? DEFAULT_POLL_SECONDS;
+    this.maxWaiting = options.maxWaiting ?? MAX_WAITING_LOGINS;
     this.now = options.now ?? Date.now;
   }
 
-  /** Starts a login; `verificationUri` is the server's /device page as the device reaches it. */
-  async start(verificationUri: string): Promise<DeviceCodeAnswer> {
+  /**
+   * Starts a login; `verificationUri` is the server's /device page as the device reaches it.
+   * Undefined while too many logins wait already.
+   */
+  async start(verificationUri: string): Promise<DeviceCodeAnswer | undefined> {
     const deviceCode = randomBytes(32).toString("base64url");
     const userCode = Array.from({ length: USER_CODE_LENGTH }, () => USER_CODE_LETTERS[randomInt(USER_CODE_LETTERS.length)]).join("");
     const now = this.now();
-    await this.credentials.addDeviceLogin(
-      { deviceHash: hashOf(deviceCode), userHash: hashOf(userCode), expiresAt: now + DEVICE_LOGIN_SECONDS * 1000, interval: this.interval, state: "pending" },
-      now,
-    );
+    const login: DeviceLoginRecord = { deviceHash: hashOf(deviceCode), userHash: hashOf(userCode), expiresAt: now + DEVICE_LOGIN_SECONDS * 1000, interval: this.interval, state: "pending" };
+    if ((await this.credentials.addDeviceLogin(login, now, this.maxWaiting)) === "full") return undefined;
     const shown = formatUserCode(userCode);
     return {
       device_code: deviceCode,

@@ -45,6 +45,8 @@ export interface ServerOptions {
   token?: string;
   /** Seconds a device login is told to wait between polls (tests shorten it). */
   devicePollSeconds?: number;
+  /** Device logins that may wait for approval at once (more asking get 429). */
+  maxWaitingLogins?: number;
   maxBlobBytes?: number;
   maxJsonBytes?: number;
   maxBatchBytes?: number;
@@ -102,7 +104,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   setMaxListeners(0, closingSignal.signal);
   const limits = { ...DEFAULT_LIMITS };
   for (const name of Object.keys(limits) as (keyof Limits)[]) limits[name] = options[name] ?? limits[name];
-  const devices = new DeviceFlow(store.credentials, { interval: options.devicePollSeconds });
+  const devices = new DeviceFlow(store.credentials, { interval: options.devicePollSeconds, maxWaiting: options.maxWaitingLogins });
   const authority = credentialAuthority(token, store.credentials);
   const web = createWebHandler({
     store,

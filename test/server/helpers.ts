@@ -144,6 +144,10 @@ export async function testServer(options: TestServerOptions = {}) {
     },
     /** Long polls in progress on the server. */
     waiting: () => server.waiting(),
+    /** The device logins waiting for approval: what a person does on the /device page. */
+    get devices() {
+      return server.devices;
+    },
     createProject: (id: string) => createProject(server.url, id, auth),
     /** fetch() of a path under /api/projects/{project}. */
     request(path: string, init: RequestInit = {}, project = "demo"): Promise<Response> {

@@ -95,7 +95,7 @@ describe("several replicas on one database", () => {
     for (const server of servers) expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
     const schema = decodeURIComponent(new URL(url).searchParams.get("options")!).split("=")[1];
     const { rows } = await pg().admin.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
-    expect(rows).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
   });
 });
 

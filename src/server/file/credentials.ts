@@ -62,12 +62,16 @@ export class FileCredentials implements CredentialStore {
     return "revoked";
   }
 
-  addDeviceLogin(record: DeviceLoginRecord, now: number): Promise<void> {
+  addDeviceLogin(record: DeviceLoginRecord, now: number, max: number): Promise<"added" | "full"> {
     return this.deviceTasks.run("devices", async () => {
+      let waiting = 0;
       for (const login of await this.deviceLogins()) {
         if (login.expiresAt < now) await rm(join(this.devicesDir, `${login.deviceHash}.json`), { force: true });
+        else waiting++;
       }
+      if (waiting >= max) return "full";
       await replaceJson(this.devicesDir, `${checkedHash(record.deviceHash)}.json`, record);
+      return "added";
     });
   }
 

@@ -59,16 +59,20 @@ export class PgCredentials implements CredentialStore {
     return rowCount ? "revoked" : "unknown";
   }
 
-  async addDeviceLogin(record: DeviceLoginRecord, now: number): Promise<void> {
+  async addDeviceLogin(record: DeviceLoginRecord, now: number, max: number): Promise<"added" | "full"> {
     this.ready();
-    await transaction(this.pool, async (client) => {
+    return transaction(this.pool, async (client) => {
       await client.query("DELETE FROM device_logins WHERE expires_at < $1", [new Date(now)]);
+      // Replicas adding at once may pass the bound by a few: it only has to stop a flood.
+      const { rows } = await client.query<{ waiting: string }>("SELECT count(*) AS waiting FROM device_logins");
+      if (Number(rows[0]!.waiting) >= max) return "full";
       await client.query("INSERT INTO device_logins (device_hash, user_hash, expires_at, login) VALUES ($1, $2, $3, $4)", [
         record.deviceHash,
         record.userHash,
         new Date(record.expiresAt),
         JSON.stringify(record),
       ]);
+      return "added";
     });
   }
 

@@ -44,6 +44,8 @@ export function createWebHandler(options: WebOptions): WebHandler {
       if (!sendAsset(res, route.path)) throw new HttpError(404, "not_found", "no such asset");
       return;
     }
+    // Not a page, signed in or not (a client with a wrong --api-url path must hear 404, not "sign in").
+    if (route.kind === "notFound") throw new HttpError(404, "not_found", "no such page");
     const session = sessions.find(req.headers.cookie);
     if (route.kind === "login") return method === "POST" ? signIn(req, res, sessions, session, options.authority) : loginPage(res, sessions, session);
     const principal = session?.token === undefined ? undefined : await options.authority.identify(session.token);

@@ -268,11 +268,12 @@ describe("device login approved in the web view", () => {
 });
 
 describe("the login form's own session", () => {
-  it("survives the browser's other requests before the form is sent (a favicon)", async () => {
+  it("survives the browser's other requests before the form is sent (a favicon, a page)", async () => {
     const t = await testServer({ token: ADMIN });
     const web = new WebClient(t.url);
     const csrf = csrfOf((await web.get("/login")).text);
-    expect((await web.get("/favicon.ico")).status).toBe(303);
+    expect((await web.get("/favicon.ico")).status).toBe(404);
+    expect((await web.get("/p/demo")).status).toBe(303);
     expect((await web.post("/login", { token: ADMIN }, csrf)).status).toBe(303);
   });
 });

@@ -1,8 +1,10 @@
 // The web view over plain HTTP (design.md §2e): sign-in and its cookie, CSP and nosniff on every
 // page, escaping, CSRF, revoked tokens, read-only views, paging, downloads, device approval, live.
 
+import { existsSync, readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { describe, expect, it } from "vitest";
+import { conversationFormats } from "../../../src/agents/conversation/index.js";
 import { eventually, testServer, type TestServer } from "../helpers.js";
 import { claudeTranscript, csrfOf, mintToken, revokeToken, WebClient } from "./web-client.js";
 
@@ -304,4 +306,21 @@ describe("live waits and closing", () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     agent.destroy();
   });
+});
+
+describe("sessions of every agent format", () => {
+  it.each(conversationFormats.filter((format) => existsSync(`fixtures/${format}/session.jsonl`)))(
+    "renders the %s fixture's session as a conversation",
+    async (format) => {
+      const t = await testServer({ token: ADMIN });
+      await putTranscript(t, "s-1", readFileSync(`fixtures/${format}/session.jsonl`, "utf8"));
+      const web = await signedIn(t);
+      const page = await web.get("/p/demo/sessions/s-1");
+      expect(page.status).toBe(200);
+      // Told apart from the others by its own events (Qwen and Amp read as Claude-shaped streams).
+      expect(page.text).toMatch(/<p class="muted">[a-z]+ · bytes 0-/);
+      expect(page.text).not.toContain("unknown format");
+      expect((page.text.match(/<section class="step/g) ?? []).length).toBeGreaterThan(0);
+    },
+  );
 });

@@ -166,12 +166,13 @@ describe("web view pages", () => {
     const t = await testServer({ token: ADMIN });
     const bytes = Buffer.from([0, 1, 2, 255, 0, 60, 115, 99, 114, 105, 112, 116, 62]);
     const blob = await t.upload(bytes);
-    expect((await t.commit({ changes: [{ op: "put", path: "bin/x.html", ...blob }] })).status).toBe(200);
+    expect((await t.commit({ changes: [{ op: "put", path: "bin/it's (1).html", ...blob }] })).status).toBe(200);
     const web = await signedIn(t);
-    const view = await web.get("/p/demo/f/bin/x.html");
+    const href = `/p/demo/f/bin/${encodeURIComponent("it's (1).html")}`;
+    const view = await web.get(href);
     expect(view.text).toContain("A binary file of 13 B");
-    const res = await fetch(`${t.url}/p/demo/f/bin/x.html?download=1`, { headers: { cookie: `uspark_session=${web.cookie("uspark_session")}` } });
-    expect(res.headers.get("content-disposition")).toBe("attachment; filename*=UTF-8''x.html");
+    const res = await fetch(`${t.url}${href}?download=1`, { headers: { cookie: `uspark_session=${web.cookie("uspark_session")}` } });
+    expect(res.headers.get("content-disposition")).toBe("attachment; filename*=UTF-8''it%27s%20%281%29.html");
     expect(res.headers.get("content-type")).toBe("application/octet-stream");
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
     expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true);

@@ -59,8 +59,13 @@ async function download(res: ServerResponse, blob: StoredBytes, name: string): P
     ...SECURITY_HEADERS,
     "content-type": "application/octet-stream",
     "content-length": String(blob.size),
-    "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(name)}`,
+    "content-disposition": `attachment; filename*=UTF-8''${rfc5987(name)}`,
   });
   // A browser that stops the download is not a server error.
   await pipeline(blob.chunks(), res).catch(() => res.destroy());
+}
+
+/** A file name as an RFC 5987 value: percent-encoded, the few characters encodeURIComponent leaves but the RFC does not allow included. */
+function rfc5987(name: string): string {
+  return encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }

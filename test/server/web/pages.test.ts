@@ -6,6 +6,7 @@ import { Agent, request } from "node:http";
 import { describe, expect, it } from "vitest";
 import { conversationFormats } from "../../../src/agents/conversation/index.js";
 import { eventually, testServer, type TestServer } from "../helpers.js";
+import { usePgCluster } from "../pg-cluster.js";
 import { claudeTranscript, csrfOf, mintToken, revokeToken, WebClient } from "./web-client.js";
 
 const ADMIN = "admin-token-for-web-tests";
@@ -324,4 +325,25 @@ describe("sessions of every agent format", () => {
       expect((page.text.match(/<section class="step/g) ?? []).length).toBeGreaterThan(0);
     },
   );
+});
+
+describe("on the PostgreSQL store", () => {
+  const pg = usePgCluster();
+
+  it("serves every page of a project kept in PostgreSQL, a long file's last page and a transcript's included", async () => {
+    const t = await testServer({ token: ADMIN, pg });
+    const lines = Array.from({ length: 40_000 }, (_, i) => `row ${i + 1}`);
+    await t.write("data/rows.txt", lines.join("\n") + "\n");
+    const blob = await t.upload("x");
+    await t.commit({ changes: [{ op: "put", path: "src/a.ts", ...blob }], source: { agent: "claude", sessionId: "s-1" } });
+    await putTranscript(t, "s-1", claudeTranscript("s-1", "Writing <src/a.ts>", "src/a.ts"));
+    const web = await signedIn(t);
+    for (const path of ["/", "/p/demo", "/p/demo?dir=data", "/p/demo/commits", "/p/demo/commits/2", "/p/demo/sessions", "/p/demo/sessions/s-1"]) {
+      expect((await web.get(path)).status, path).toBe(200);
+    }
+    const file = await web.get("/p/demo/f/data/rows.txt");
+    const last = /<a href="([^"]+)">last<\/a>/.exec(file.text)![1]!.replaceAll("&amp;", "&");
+    expect((await web.get(last)).text).toContain('<span class="n">40000</span>row 40000\n');
+    expect((await web.get("/p/demo/sessions/s-1")).text).toContain("<p>Writing &lt;src/a.ts&gt;</p>");
+  });
 });

@@ -1,21 +1,21 @@
 #!/usr/bin/env node
 // The conversation reader (src/agents/conversation/) on a long stream: throughput and memory.
-// A Claude stream of --mb MiB (the project's generator, /work/shared/bench/gen-claude-stream.mjs,
-// or --file) is read by the line splitter of `uspark run` (src/stream/lines.ts) into
-// createConversationReader, format detected. Prints the steps by kind, MiB/s, and the peak RSS
-// and heap seen (sampled every 64 MiB read, and at the end), with and without one 100 MiB line
-// (a Write of a 100 MiB file) at the end: the reader must keep its summary, not its input. A
-// baseline reads the same file through the splitter alone. With --expose-gc, each sample is taken
-// after a full collection: it is the memory still live, not garbage not yet collected.
+// A Claude session of --mb MiB (bench/lib/claude-session.mjs, or --file) is read by the line
+// splitter of `uspark run` (src/stream/lines.ts) into createConversationReader, format detected.
+// Prints the steps by kind, MiB/s, and the peak RSS and heap seen (sampled every 64 MiB read, and
+// at the end); then the same for a session whose one Write carries a --huge-line-mb MiB file (one
+// line of that size): the reader must keep its summary, not its input. A baseline reads each file
+// through the splitter alone. With --expose-gc, each sample is taken after a full collection: it
+// is the memory still live, not garbage not yet collected.
 //
 //   node --expose-gc bench/conversation.mjs [--mb 200] [--file stream.jsonl] [--huge-line-mb 100] [--json]
 
-import { spawnSync } from "node:child_process";
-import { appendFileSync, closeSync, createReadStream, existsSync, mkdtempSync, openSync, rmSync } from "node:fs";
+import { createReadStream, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createConversationReader } from "../dist/agents/conversation/index.js";
 import { LineSplitter } from "../dist/stream/lines.js";
+import { writeBigLineSession, writeClaudeSession } from "./lib/claude-session.mjs";
 
 const args = process.argv.slice(2);
 const option = (name, otherwise) => {
@@ -24,7 +24,6 @@ const option = (name, otherwise) => {
 };
 const mb = Number(option("mb", "200"));
 const hugeMb = Number(option("huge-line-mb", "100"));
-const GENERATOR = "/work/shared/bench/gen-claude-stream.mjs";
 
 /** Reads `file` line by line, into a conversation reader unless `baseline`; the figures. */
 async function read(file, baseline = false) {
@@ -65,37 +64,25 @@ async function read(file, baseline = false) {
   return { format: reader.format, mib: bytes / 2 ** 20, seconds, mibPerSecond: bytes / 2 ** 20 / seconds, peakRssMib: peakRss / 2 ** 20, peakHeapMib: peakHeap / 2 ** 20, liveAfterMib, counts };
 }
 
-/** Appends a Write of an `mb` MiB file (its text out of scope once written: it is not the reader's). */
-function appendHugeWrite(file, mb) {
-  const content = "x".repeat(mb * 2 ** 20);
-  const input = { file_path: "/workspace/project/huge.txt", content };
-  const message = { role: "assistant", content: [{ type: "tool_use", id: "toolu_huge", name: "Write", input }] };
-  appendFileSync(file, JSON.stringify({ type: "assistant", message, parent_tool_use_id: null, session_id: "e8889acf-5473-49e2-bd81-4896717df7c7" }) + "\n");
-}
-
 const dir = mkdtempSync(path.join(os.tmpdir(), "uspark-conversation-"));
 try {
   let file = option("file", undefined);
   if (file === undefined) {
-    if (!existsSync(GENERATOR)) throw new Error(`no --file, and no generator at ${GENERATOR}`);
     file = path.join(dir, "stream.jsonl");
-    const fd = openSync(file, "w"); // straight to the file: this process never holds the stream
-    spawnSync(process.execPath, [GENERATOR, "--mb", String(mb), "--root", "/workspace/project"], { stdio: ["ignore", fd, "ignore"] });
-    closeSync(fd);
+    writeClaudeSession(file, { mb }); // written piece by piece: this process never holds the stream
   }
   const baseline = await read(file, true);
   const plain = await read(file);
   const huge = path.join(dir, "huge.jsonl");
-  spawnSync("cp", [file, huge]);
-  appendHugeWrite(huge, hugeMb);
+  writeBigLineSession(huge, { mib: hugeMb });
   const hugeBaseline = await read(huge, true);
   const withHuge = await read(huge);
   const figures = { baseline, plain, hugeBaseline, withHugeLine: withHuge, gcSampled: typeof globalThis.gc === "function" };
   const show = (name, r) => `${name}: ${r.mib.toFixed(0)} MiB (${r.format}) in ${r.seconds.toFixed(2)} s = ${r.mibPerSecond.toFixed(0)} MiB/s; peak RSS ${r.peakRssMib.toFixed(0)} MiB, heap+buffers ${r.peakHeapMib.toFixed(0)} MiB, ${r.liveAfterMib.toFixed(0)} MiB live after; steps ${JSON.stringify(r.counts)}`;
   console.log(show("splitter alone", baseline));
   console.log(show("stream", plain));
-  console.log(show(`splitter alone, + one ${hugeMb} MiB line`, hugeBaseline));
-  console.log(show(`stream + one ${hugeMb} MiB line`, withHuge));
+  console.log(show(`splitter alone, a ${hugeMb} MiB line`, hugeBaseline));
+  console.log(show(`a ${hugeMb} MiB line`, withHuge));
   if (args.includes("--json")) console.log(JSON.stringify(figures));
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -71,7 +71,7 @@ const FUNCTION_CALL_OUTPUT = needle("function_call_output");
 const INIT = needle("init");
 const TOOL_NEEDLES = Object.keys(ACAI_TOOLS).map(needle);
 /** How a failed call's output starts (also read by the conversation reader). */
-export const ACAI_FAILURE_PREFIXES = ["Failed", "Error", "The user rejected"];
+export const ACAI_FAILURE_PREFIXES: readonly string[] = ["Failed", "Error", "The user rejected"];
 
 class AcaiParser implements AgentParser {
   private readonly pending = new PendingCalls((change) => this.emit(change), { idKeys: ["call_id"] });

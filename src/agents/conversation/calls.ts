@@ -55,11 +55,14 @@ export class ToolCalls {
     return [finished(started, outcome)];
   }
 
-  /** A call whose start and end come in one event (OpenCode, a Codex item seen only completed). */
+  /**
+   * A call whose start and end come in one event (OpenCode, a Codex item seen only completed). Its
+   * outcome is remembered as a result's is: a start of the same call coming late takes it.
+   */
   whole(id: string | undefined, call: CallStart, outcome: CallOutcome): ToolStep {
     const key = id ?? this.newId();
     this.running.delete(key);
-    this.ended.delete(key);
+    remember(this.ended, key, outcome);
     return finished({ kind: "tool", id: key, ...call, status: "running" }, outcome);
   }
 

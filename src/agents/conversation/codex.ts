@@ -53,10 +53,12 @@ class CodexReader implements FamilyReader {
     }
     if (typeof item.type !== "string" || NOT_CALLS.has(item.type)) return [];
     const id = stringField(item, "id");
+    const running = id !== undefined && this.calls.isRunning(id);
     const ended = type === "item.completed" ? outcomeOf(item) : undefined;
-    if (ended === undefined) return id !== undefined && this.calls.isRunning(id) ? [] : [this.calls.start(id, callOf(item))];
-    if (id !== undefined && this.calls.isRunning(id)) return this.calls.finish(id, { ...ended, files: callOf(item).files });
-    return [this.calls.whole(id, callOf(item), ended)];
+    if (ended === undefined) return running ? [] : [this.calls.start(id, callOf(item))];
+    const call = callOf(item);
+    // The completed item lists the files as they ended up: they replace the announced ones.
+    return running ? this.calls.finish(id, { ...ended, files: call.files }) : [this.calls.whole(id, call, ended)];
   }
 }
 

@@ -41,7 +41,8 @@ class CopilotReader implements FamilyReader {
       case "session.error":
         return this.ending.failed(reasonOf(data));
       case "result":
-        return event.exitCode === 0 || event.exitCode === undefined ? [this.ending.ok()] : this.ending.failed(`exit code ${String(event.exitCode)}`);
+        if (event.exitCode === 0 || event.exitCode === undefined) return [this.ending.ok()];
+        return this.ending.failed(typeof event.exitCode === "number" ? `exit code ${event.exitCode}` : undefined);
       default:
         return [];
     }

@@ -9,11 +9,20 @@ export type Step =
   | { kind: "text"; text: string }
   /**
    * A tool call. `summary` is one short line (a command, a path, a query); `files` are the paths it
-   * wrote or deleted, as the change parsers see them. A call is reported when it starts and again,
-   * with the same `id`, when its result comes (`status` then "ok" or "failed").
+   * wrote or deleted, as the change parsers see them (of a failed call: the paths it named, since a
+   * failed patch may have written some; where the result lists what was written, that list). A call
+   * is reported when it starts and again, with the same `id`, when its result comes (`status` then
+   * "ok" or "failed", `error` the reason, cut to 2,000 characters). A result whose call has not come
+   * is reported at once with an empty `name`, and again when its call comes. A call without an id
+   * gets one of its own (`#1`, …) and stays running.
    */
   | { kind: "tool"; id: string; name: string; summary: string; files: string[]; status: "running" | "ok" | "failed"; error?: string }
-  /** The end of a turn or run: the agent's result text, or its failure reason (Claude `result`, Codex `turn.failed`, Gemini and OpenCode error events). */
+  /**
+   * The end of a turn or run: the agent's result text, or its failure reason (Claude `result`, Codex
+   * `turn.failed`, Gemini and OpenCode error events). Where the end event carries no text (Codex's
+   * `turn.completed`, Gemini's `result`, …), a success's text is the agent's last words. A result
+   * that repeats the one just reported is not reported again.
+   */
   | { kind: "result"; ok: boolean; text: string };
 
 /** Reads one agent's stream line by line; stateful (it pairs calls with results). Never throws. */

@@ -33,6 +33,13 @@ describe("ToolCalls", () => {
     expect(calls.finish("c1", { ok: false, error: "x" })).toEqual([{ kind: "tool", id: "c1", name: "", summary: "", files: [], status: "failed", error: "x" }]);
   });
 
+  it("a call seen whole (start and end in one event), then its start coming late: the start takes that outcome", () => {
+    const calls = new ToolCalls();
+    calls.whole("c1", call, { ok: false, error: "boom" });
+    expect(calls.start("c1", call)).toEqual({ kind: "tool", id: "c1", ...call, status: "failed", error: "boom" });
+    expect(calls.end()).toEqual([]);
+  });
+
   it("the steps it returns are copies: changing one changes nothing held", () => {
     const calls = new ToolCalls();
     const step = calls.start("c1", { ...call, files: ["a.ts"] });

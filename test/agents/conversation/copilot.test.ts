@@ -22,6 +22,7 @@ describe("the Copilot conversation reader", () => {
     ], ["tool task ok: write a file", "tool create ok: /p/s.txt [/p/s.txt]"]],
     ["the result, ok", [ev("assistant.message", { content: "Bye." }), { type: "result", timestamp: "t", sessionId: "s", exitCode: 0 }], ["text: Bye.", "result ok: Bye."]],
     ["the result, failed", [{ type: "result", timestamp: "t", sessionId: "s", exitCode: 1 }], ["result failed: exit code 1"]],
+    ["the result with an exit code that is not a number", [{ type: "result", timestamp: "t", sessionId: "s", exitCode: {} }], ["result failed: failed"]],
     ["a session error", [ev("session.error", { errorType: "authentication", message: "Not logged in" })], ["result failed: Not logged in"]],
   ])("%s", (_name, lines, expected) => {
     expect(digest(read("copilot", lines))).toEqual(expected);

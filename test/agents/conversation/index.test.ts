@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { conversationFormats, createConversationReader } from "../../../src/agents/conversation/index.js";
+import { conversationFormats, createConversationReader, type Step } from "../../../src/agents/conversation/index.js";
 import { DEFAULT_DETECT_MAX_EVENTS } from "../../../src/agents/detect.js";
 import { agentNames } from "../../../src/agents/index.js";
 import { digest, read } from "./helpers.js";
@@ -78,5 +78,29 @@ describe("createConversationReader", () => {
     const long = "😀".repeat(10_000);
     const steps = read("claude", [{ ...CLAUDE_TEXT, message: { role: "assistant", content: [{ type: "text", text }, { type: "text", text: long }] } }]);
     expect(steps).toEqual([{ kind: "text", text }, { kind: "text", text: long }]);
+  });
+});
+
+describe("events of a known type in a shape no agent writes", () => {
+  const TYPES = ["user", "assistant", "result", "system", "item.started", "item.completed", "turn.failed", "error", "message", "tool_use", "tool_result",
+    "tool_call", "text", "step_finish", "function_call", "function_call_output", "user.message", "assistant.message", "tool.execution_start",
+    "tool.execution_complete", "session.error", "completion"];
+  const ODD = [null, 5, "x", [], [null, 5, "x", []], { type: 5 }, {}];
+  const FIELDS = ["message", "content", "item", "part", "data", "tool_call", "tool_calls", "state", "error", "parameters", "arguments", "input", "result", "role", "id", "tool_id", "call_id"];
+
+  it.each(agentNames)("the %s reader never throws, and every step it yields is well formed", (format) => {
+    const reader = createConversationReader(format);
+    const steps: Step[] = [];
+    for (const type of TYPES) {
+      for (const odd of ODD) {
+        for (const field of FIELDS) steps.push(...reader.line(JSON.stringify({ type, role: "assistant", [field]: odd })));
+        steps.push(...reader.line(JSON.stringify({ type, message: { content: [odd] }, item: { type: "command_execution", id: odd }, part: { state: odd }, data: odd })));
+      }
+    }
+    steps.push(...reader.end());
+    for (const step of steps) {
+      if (step.kind === "tool") expect([step.id, step.name, step.summary, ...step.files].every((v) => typeof v === "string")).toBe(true);
+      else expect(typeof step.text).toBe("string");
+    }
   });
 });

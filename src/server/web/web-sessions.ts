@@ -6,8 +6,13 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 export const COOKIE_NAME = "uspark_session";
 /** A session unused this long is forgotten (a person signs in again). */
 const IDLE_MS = 12 * 60 * 60 * 1000;
-/** Bounds the map against a client that opens sessions in a loop (the oldest is dropped). */
+/** Bounds the signed-in sessions (the oldest is dropped past it). */
 const MAX_SESSIONS = 10_000;
+/**
+ * Bounds the login forms' sessions apart: anyone may open those (GET /login) in a loop, and that
+ * must never push a signed-in person out.
+ */
+const MAX_FORM_SESSIONS = 1_000;
 
 export interface WebSession {
   readonly id: string;
@@ -23,6 +28,8 @@ function randomId(): string {
 
 export class WebSessions {
   private readonly byId = new Map<string, WebSession>();
+  /** The ids of sessions not signed in, oldest first. */
+  private readonly formIds = new Set<string>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -30,7 +37,13 @@ export class WebSessions {
   open(token: string | undefined): WebSession {
     const session: WebSession = { id: randomId(), csrf: randomId(), token, lastSeen: this.now() };
     this.byId.set(session.id, session);
-    if (this.byId.size > MAX_SESSIONS) this.byId.delete(this.byId.keys().next().value!);
+    if (token === undefined) {
+      this.formIds.add(session.id);
+      if (this.formIds.size > MAX_FORM_SESSIONS) this.close(this.byId.get(this.formIds.values().next().value!)!);
+    } else if (this.byId.size - this.formIds.size > MAX_SESSIONS) {
+      const oldest = [...this.byId.values()].find((other) => other.token !== undefined)!;
+      this.close(oldest);
+    }
     return session;
   }
 
@@ -40,7 +53,7 @@ export class WebSessions {
     const session = id === undefined ? undefined : this.byId.get(id);
     if (!session) return undefined;
     if (this.now() - session.lastSeen > IDLE_MS) {
-      this.byId.delete(session.id);
+      this.close(session);
       return undefined;
     }
     session.lastSeen = this.now();
@@ -49,6 +62,7 @@ export class WebSessions {
 
   close(session: WebSession): void {
     this.byId.delete(session.id);
+    this.formIds.delete(session.id);
   }
 }
 

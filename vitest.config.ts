@@ -1,7 +1,8 @@
 import { defineConfig } from "vitest/config";
 
-// The real agents' conformance suite has its own config (npm run test:agents).
-const EXCLUDE = ["**/node_modules/**", "test/agents/conformance/**"];
+// The real agents' conformance suite and the browser tests have their own configs (npm run
+// test:agents, npm run test:web).
+const EXCLUDE = ["**/node_modules/**", "test/agents/conformance/**", "test/**/*.browser.test.ts"];
 // Files that replace a module (vi.mock) must have a fresh module graph: everything they import
 // would otherwise come from, or leak into, the other files of their worker.
 const OWN_MODULES = ["test/fswatch-poll.test.ts"];

@@ -6,7 +6,7 @@
 //
 //   node bench/run.mjs                 the full run (200 MiB session; about a minute)
 //   node bench/run.mjs --smoke         a few MiB and a few edits, seconds (the test suite runs it)
-//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server,depth,scale
+//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server,depth,scale,web
 //   options: --mb N --rounds N --out FILE --keep (leave the temp dir) --strict (exit 1 on a FAIL)
 //            --bin PATH (measure another build's bin/uspark.js, e.g. an older checkout's)
 //            --profile DIR (also run the throughput command once under node --cpu-prof, keep the
@@ -31,6 +31,7 @@ import { measureServerCommits } from "./lib/server-commits.mjs";
 import { measureTransfer } from "./lib/transfer.mjs";
 import { measureScanScale } from "./lib/scan-scale.mjs";
 import { measureTranscript } from "./lib/transcript-cost.mjs";
+import { measureWebView } from "./lib/web-view.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
@@ -49,7 +50,7 @@ const config = smoke
   : { mb: 200, bigLineMiB: 64, files: 50, rounds: 5, startupRounds: 10, edits: 1000, syncFiles: 100, burst: 50, pauseMs: 400, debounceMs: 300, slowMiBps: 100, transferFiles: 1000, serverClients: 8, serverCommits: 100, scaleFiles: 50_000 };
 config.mb = Number(option("mb", config.mb));
 config.rounds = Number(option("rounds", config.rounds));
-const only = new Set((option("only", "throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server,depth,scale") ?? "").split(","));
+const only = new Set((option("only", "throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server,depth,scale,web") ?? "").split(","));
 const out = path.resolve(option("out", path.join(here, "results.json")));
 
 if (!existsSync(path.join(repo, "dist", "cli.js"))) {
@@ -254,6 +255,27 @@ async function transfer() {
   }
 }
 
+async function webView(session) {
+  const files = config.scaleFiles;
+  print(`\n12. Web view: page load of the tree of ${files} files and of the session page of a ${mib(session.bytes)} transcript (server answer; Chromium load)`);
+  const r = await measureWebView({ repo, work, files, sessionPath: session.path, sessionId: "bench-session" });
+  results.web = r;
+  const shown = (v) => `${v.toFixed(0)} ms`;
+  const rows = [
+    ["tree", `tree of ${files} files (root)`],
+    ["treeDir", "tree, one directory of 100 files"],
+    ["session", `session page, first of ${mib(r.transcriptBytes)}`],
+    ["sessionLast", `session page, last of ${mib(r.transcriptBytes)}`],
+  ];
+  for (const [key, label] of rows) {
+    const { first, again } = r.answers[key];
+    figure("web", `${label}: server answer, first`, first, shown(first), "info");
+    figure("web", `${label}: server answer`, again, shown(again), "<= 500 ms", again <= 500);
+    if (r.browser) figure("web", `${label}: Chromium load`, r.browser[key], shown(r.browser[key]), "<= 1000 ms", r.browser[key] <= 1000);
+  }
+  if (!r.browser) note("no /usr/bin/chromium: browser load times left out");
+}
+
 async function transcript(session) {
   print(`\n8. Transcript: cat SESSION | uspark watch-claude (syncing to the reference server on 127.0.0.1) | reader, ${mib(session.bytes)}, best of ${config.rounds}`);
   const cost = await measureTranscript({ repo, bin, work, sessionPath: session.path, rounds: config.rounds });
@@ -382,7 +404,7 @@ try {
   print(`uspark bench (${results.mode}): node ${process.version}, ${results.cpus} CPUs, ${os.platform()} ${os.arch()}`);
   makeProject(Math.max(config.files, config.syncFiles));
   let session;
-  if (only.has("throughput") || only.has("memory") || only.has("transcript")) {
+  if (only.has("throughput") || only.has("memory") || only.has("transcript") || only.has("web")) {
     const started = performance.now();
     session = { path: path.join(work, "session.jsonl"), ...writeClaudeSession(path.join(work, "session.jsonl"), { mb: config.mb, root, files: config.files }) };
     print(`generated a ${mib(session.bytes)} session of ${session.lines} lines in ${ms((performance.now() - started) / 1000)}`);
@@ -401,6 +423,7 @@ try {
   if (only.has("server")) await server();
   if (only.has("depth")) depth();
   if (only.has("scale")) await scale();
+  if (only.has("web")) await webView(session);
   results.sane = sane;
   writeFileSync(out, JSON.stringify(results, null, 2) + "\n");
   const failed = results.figures.filter((f) => f.pass === false).length;

@@ -4,7 +4,7 @@ import { blobBytes } from "./history.js";
 import { writeStdout } from "./output.js";
 import { resolvePaths } from "./scope.js";
 import { openInspection, type InspectOptions } from "./status.js";
-import { unifiedDiff } from "./unified-diff.js";
+import { unifiedDiff } from "../text/unified-diff.js";
 import type { Workspace } from "./workspace.js";
 
 /**

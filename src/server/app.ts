@@ -22,6 +22,8 @@ export interface AppOptions extends Context {
   /** The device logins of `uspark login`: its two API routes, and the web view's /device page. */
   devices: DeviceFlow;
   onError?: (error: unknown) => void;
+  /** The web view (design.md §2e): every URL outside /api/ and the probes goes to it. */
+  web?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 }
 
 /** Seconds a client should wait before retrying when the store is unreachable. */
@@ -30,6 +32,8 @@ const RETRY_AFTER_SECONDS = "1";
 export function createHandler(options: AppOptions): (req: IncomingMessage, res: ServerResponse) => void {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? "/";
+    // The pages have their own sign-in (a session cookie), not the API's bearer token.
+    if (options.web && !/^\/(healthz|readyz|api)(\/|\?|$)/.test(url)) return options.web(req, res);
     const isPublic = isPublicRoute(url);
     const principal = isPublic ? undefined : await options.authority.identify(bearerToken(req.headers.authorization));
     if (!isPublic && !principal) {

@@ -32,10 +32,13 @@ export async function fileSize(file: string): Promise<number | undefined> {
   }
 }
 
-/** The first `size` bytes of a file, read as they are consumed (the file may grow meanwhile). */
+/** The first `size` bytes of a file (from any offset), read as they are consumed (the file may grow meanwhile). */
 export function fileBytes(file: string, size: number): StoredBytes {
   // An inclusive end cannot say "no byte": an empty file is an empty stream.
-  return { size, chunks: () => (size === 0 ? Readable.from([]) : createReadStream(file, { start: 0, end: size - 1 })) };
+  return {
+    size,
+    chunks: (from = 0) => (from >= size ? Readable.from([]) : createReadStream(file, { start: from, end: size - 1 })),
+  };
 }
 
 export function isCode(error: unknown, ...codes: string[]): boolean {

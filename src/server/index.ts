@@ -14,6 +14,7 @@ import { FileStore } from "./file/store.js";
 import { StoreSetupError, type ProjectStore } from "./store.js";
 import type { CredentialStore } from "./credentials.js";
 import { FileCredentials } from "./file/credentials.js";
+import { createWebHandler } from "./web/handler.js";
 import { MAX_BATCH_BYTES, MAX_BATCH_PARTS } from "../api/validate.js";
 
 export { isLoopbackHost };
@@ -104,14 +105,24 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const limits = { ...DEFAULT_LIMITS };
   for (const name of Object.keys(limits) as (keyof Limits)[]) limits[name] = options[name] ?? limits[name];
   const devices = new DeviceFlow(store.credentials, { interval: options.devicePollSeconds, maxWaiting: options.maxWaitingLogins });
+  const authority = credentialAuthority(token, store.credentials);
+  const web = createWebHandler({
+    store,
+    authority,
+    maxFeedBytes: limits.maxJsonBytes,
+    devices,
+    closing: closingSignal.signal,
+    onError: options.onError,
+  });
   const handler = withLatency(options.latencyMs ?? 0, createHandler({
     store,
-    authority: credentialAuthority(token, store.credentials),
+    authority,
     devices,
     limits,
     onCommit: options.onCommit,
     onError: options.onError,
     closing: closingSignal.signal,
+    web,
   }));
 
   let closing: Promise<void> | undefined;

@@ -24,7 +24,8 @@ export type BodyFeed = (write: (chunk: Buffer) => void | Promise<void>) => Promi
 /** Stored bytes (a blob, a transcript): their size, and the bytes read as they are consumed (never held whole). */
 export interface StoredBytes {
   size: number;
-  chunks(): AsyncIterable<Uint8Array>;
+  /** The bytes from offset `from` (default 0) to the end, without reading those before it (a page of a large file or transcript). */
+  chunks(from?: number): AsyncIterable<Uint8Array>;
 }
 
 /** Which commits GET /commits asks for (design.md §3 v1.2). */

@@ -398,8 +398,8 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
   });
 
   describe("routing", () => {
+    // Outside /api/ is the web view's (design.md §2e): test/server/web/.
     it.each([
-      "/",
       "/api",
       "/api/projects/demo",
       "/api/projects/demo/files/extra",

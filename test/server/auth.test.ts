@@ -43,7 +43,10 @@ describe("with --token", () => {
 
   it("checks the token before anything else: unknown routes and uploads get 401 too, and nothing is stored", async () => {
     const t = await testServer({ token: TOKEN });
-    expect((await fetch(`${t.url}/nowhere`)).status).toBe(401);
+    expect((await fetch(`${t.url}/api/nowhere`)).status).toBe(401);
+    // Outside /api/ is the web view: no bearer check there, its pages send a visitor to sign in.
+    const page = await fetch(`${t.url}/p/demo`, { redirect: "manual" });
+    expect([page.status, page.headers.get("location")]).toEqual([303, "/login"]);
     const hash = sha256("data");
     const res = await fetch(`${t.url}/api/projects/demo/blobs/${hash}`, { method: "PUT", body: "data" });
     expect(res.status).toBe(401);

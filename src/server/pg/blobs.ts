@@ -22,18 +22,23 @@ export async function blobSizes(pool: Pool | ClientBase, hashes: readonly string
 
 export async function readBlob(pool: Pool, sha256: string): Promise<StoredBytes | undefined> {
   const size = (await blobSizes(pool, [sha256])).get(sha256);
-  return size === undefined ? undefined : { size, chunks: () => chunksOf(pool, sha256, size) };
+  return size === undefined ? undefined : { size, chunks: (from = 0) => chunksOf(pool, sha256, size, from) };
 }
 
-/** Blobs are immutable, so chunks read by separate queries belong together. */
-async function* chunksOf(pool: Pool, sha256: string, size: number): AsyncGenerator<Buffer> {
-  for (let seq = 0, read = 0; read < size; seq++) {
+/**
+ * Blobs are immutable, so chunks read by separate queries belong together; every chunk but the
+ * last holds CHUNK_BYTES, so the one holding byte `from` is known without reading those before.
+ */
+async function* chunksOf(pool: Pool, sha256: string, size: number, from: number): AsyncGenerator<Buffer> {
+  const firstSeq = Math.floor(from / CHUNK_BYTES);
+  for (let seq = firstSeq, read = firstSeq * CHUNK_BYTES; read < size; seq++) {
     const { rows } = await guarded(() =>
       pool.query<{ data: Buffer }>("SELECT data FROM blob_chunks WHERE sha256 = $1 AND seq = $2", [sha256, seq]),
     );
     if (rows.length === 0) throw new Error(`blob ${sha256} is cut short: chunk ${seq} is missing`);
-    read += rows[0]!.data.length;
-    yield rows[0]!.data;
+    const data = rows[0]!.data;
+    yield seq === firstSeq ? data.subarray(from - read) : data;
+    read += data.length;
   }
 }
 

@@ -55,22 +55,26 @@ export async function readEvents(pool: Pool, project: string, session: string): 
   );
   if (!rows[0]) return undefined;
   const size = Number(rows[0].length);
-  return { size, chunks: () => chunksOf(pool, project, session, size) };
+  return { size, chunks: (from = 0) => chunksOf(pool, project, session, size, from) };
 }
 
-/** Each append is one chunk starting where the transcript ended, and chunks are never changed. */
-async function* chunksOf(pool: Pool, project: string, session: string, size: number): AsyncGenerator<Buffer> {
-  for (let start = 0; start < size; ) {
+/**
+ * Each append is one chunk starting where the transcript ended, and chunks are never changed: the
+ * first one read is the chunk holding byte `from`, cut to start there.
+ */
+async function* chunksOf(pool: Pool, project: string, session: string, size: number, from: number): AsyncGenerator<Buffer> {
+  for (let start = from, first = true; start < size; first = false) {
     const { rows } = await guarded(() =>
-      pool.query<{ data: Buffer }>("SELECT data FROM transcript_chunks WHERE project = $1 AND session = $2 AND start = $3", [
-        project,
-        session,
-        start,
-      ]),
+      pool.query<{ start: string; data: Buffer }>(
+        `SELECT start, data FROM transcript_chunks WHERE project = $1 AND session = $2 AND start ${first ? "<=" : "="} $3
+         ORDER BY start DESC LIMIT 1`,
+        [project, session, start],
+      ),
     );
     if (!rows[0]) throw new Error(`transcript ${session} is cut short at byte ${start}`);
-    yield rows[0].data;
-    start += rows[0].data.length;
+    const data = rows[0].data.subarray(start - Number(rows[0].start));
+    yield data;
+    start += data.length;
   }
 }
 

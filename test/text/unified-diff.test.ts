@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { unifiedDiff } from "../../src/lifecycle/unified-diff.js";
+import { unifiedDiff } from "../../src/text/unified-diff.js";
 
 /** The unified diff against the system's `diff -u` (GNU diffutils), the format every patch tool reads. */
 

@@ -1,0 +1,142 @@
+// The web view's entry (design.md §2e): every URL outside /api/ and the probes comes here. Signs
+// people in and out, asks the Authority who each request is (a revoked token is signed out at
+// once), checks project access, and hands the request to its page.
+
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { isAdmin, mayAccess, type Authority } from "../authority.js";
+import { HttpError } from "../http.js";
+import { ProjectNotFoundError } from "../store.js";
+import { validateProjectId } from "../../api/validate.js";
+import { sendAsset } from "./assets.js";
+import type { Visit, WebContext } from "./context.js";
+import { readForm } from "./forms.js";
+import { html } from "./html.js";
+import { page, redirect, sendPage } from "./layout.js";
+import { ProjectIndexes } from "./project-index.js";
+import { parseWebRoute, WEB_METHODS, type ProjectWebRoute, type WebRoute } from "./web-routes.js";
+import { sessionCookie, WebSessions } from "./web-sessions.js";
+import { devicePage, approveDevice } from "./pages/device.js";
+import { filePage } from "./pages/file.js";
+import { commitPage, commitsPage } from "./pages/commits.js";
+import { liveAnswer } from "./pages/live.js";
+import { loginPage, signIn } from "./pages/login.js";
+import { createProjectFromForm, projectsPage } from "./pages/projects.js";
+import { sessionPage, sessionsPage } from "./pages/sessions.js";
+import { treePage } from "./pages/tree.js";
+
+export interface WebOptions extends Omit<WebContext, "indexes"> {
+  authority: Authority;
+  onError?: (error: unknown) => void;
+}
+
+export type WebHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+export function createWebHandler(options: WebOptions): WebHandler {
+  const ctx: WebContext = { ...options, indexes: new ProjectIndexes(options.store, options.maxFeedBytes) };
+  const sessions = new WebSessions();
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://web.invalid");
+    const route = parseWebRoute(url.pathname);
+    const method = req.method ?? "GET";
+    if (!WEB_METHODS[route.kind].includes(method)) throw new HttpError(405, "method_not_allowed", `${method} is not allowed here`);
+    if (route.kind === "asset") {
+      if (!sendAsset(res, route.path)) throw new HttpError(404, "not_found", "no such asset");
+      return;
+    }
+    // Not a page, signed in or not (a client with a wrong --api-url path must hear 404, not "sign in").
+    if (route.kind === "notFound") throw new HttpError(404, "not_found", "no such page");
+    const session = sessions.find(req.headers.cookie);
+    if (route.kind === "login") return method === "POST" ? signIn(req, res, sessions, session, options.authority) : loginPage(res, sessions, session);
+    const principal = session?.token === undefined ? undefined : await options.authority.identify(session.token);
+    if (!session || !principal) return signedOut(req, res, route, session);
+    const visit: Visit = { req, res, url, session, principal };
+    if (method === "POST") await readAndCheckForm(visit, route, sessions);
+    else await show(visit, route);
+  }
+
+  /**
+   * Not signed in, or the session's token was revoked or expired: that session is forgotten at once
+   * and the person sent to sign in. A session not signed in yet (the login form's) is kept: the
+   * browser's other requests meanwhile (a favicon) must not void the form it shows.
+   */
+  function signedOut(req: IncomingMessage, res: ServerResponse, route: WebRoute, session: ReturnType<WebSessions["find"]>): void {
+    const revoked = session?.token !== undefined;
+    if (revoked) sessions.close(session!);
+    const clear: Record<string, string> = revoked ? { "set-cookie": sessionCookie(undefined) } : {};
+    if (route.kind === "live" || req.method === "POST") throw new HttpError(401, "unauthorized", "signed out: sign in again", {}, clear);
+    redirect(res, "/login", clear);
+  }
+
+  async function readAndCheckForm(visit: Visit, route: WebRoute, all: WebSessions): Promise<void> {
+    const form = await readForm(visit.req, visit.session);
+    if (route.kind === "logout") {
+      all.close(visit.session);
+      return redirect(visit.res, "/login", { "set-cookie": sessionCookie(undefined) });
+    }
+    if (route.kind === "device") return approveDevice(visit, ctx, form);
+    if (route.kind === "projects") {
+      if (!isAdmin(visit.principal)) throw new HttpError(403, "forbidden", "only the admin token may create projects");
+      return createProjectFromForm(visit, ctx, form);
+    }
+    throw new HttpError(404, "not_found", "no such page");
+  }
+
+  async function show(visit: Visit, route: WebRoute): Promise<void> {
+    if (route.kind === "projects") return projectsPage(visit, ctx);
+    if (route.kind === "device") return devicePage(visit, ctx);
+    if (!("projectId" in route)) throw new HttpError(404, "not_found", "no such page");
+    await checkProject(visit, route.projectId);
+    return showProject(visit, route);
+  }
+
+  function showProject(visit: Visit, route: ProjectWebRoute): Promise<void> {
+    switch (route.kind) {
+      case "tree":
+        return treePage(visit, ctx, route.projectId);
+      case "file":
+        return filePage(visit, ctx, route.projectId, route.path);
+      case "commits":
+        return commitsPage(visit, ctx, route.projectId);
+      case "commit":
+        return commitPage(visit, ctx, route.projectId, route.version);
+      case "sessions":
+        return sessionsPage(visit, ctx, route.projectId);
+      case "session":
+        return sessionPage(visit, ctx, route.projectId, route.sessionId);
+      case "live":
+        return liveAnswer(visit, ctx, route.projectId);
+    }
+  }
+
+  /** Outside the token's projects: 403 before the project's existence is told (as the API does). */
+  async function checkProject(visit: Visit, projectId: string): Promise<void> {
+    const bad = validateProjectId(projectId);
+    if (bad) throw new HttpError(400, "invalid_project_id", bad);
+    if (!mayAccess(visit.principal, projectId, "read")) throw new HttpError(403, "forbidden", "this token may not see this project");
+    if (!(await ctx.store.hasProject(projectId))) throw new ProjectNotFoundError(projectId);
+  }
+
+  return async (req, res) => {
+    try {
+      await handle(req, res);
+    } catch (error) {
+      const answer = webErrorOf(error);
+      if (answer.status === 500) options.onError?.(error);
+      if (res.headersSent) res.destroy();
+      else sendErrorPage(res, answer);
+    }
+  };
+}
+
+function webErrorOf(error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error instanceof ProjectNotFoundError) return new HttpError(404, "project_not_found", error.message);
+  return new HttpError(500, "internal", "internal server error");
+}
+
+function sendErrorPage(res: ServerResponse, error: HttpError): void {
+  const title = error.status === 404 ? "Not found" : error.status === 403 ? "Not allowed" : `Error ${error.status}`;
+  const body = html`<p class="error">${error.message}</p><p><a href="/">Projects</a></p>`;
+  sendPage(res, error.status, page({ title, body }), error.headers);
+}

@@ -1,0 +1,130 @@
+// /p/{id}/sessions: the project's sessions (transcripts) and their commits. /p/{id}/sessions/{sid}:
+// a transcript read as a conversation, SESSION_PAGE_BYTES a page by byte offset (a 200 MiB one is
+// never read whole): the prompts, the agent's text (escaped, never interpreted), its tool calls
+// with the files each changed, and links to the session's commits. Its last page lives.
+
+import { createConversationReader, type ConversationReader, type Step } from "../../../agents/conversation/index.js";
+import { validateSessionId } from "../../../api/validate.js";
+import { HttpError } from "../../http.js";
+import type { StoredBytes } from "../../store.js";
+import { readBytes, readPage } from "../byte-pages.js";
+import type { Visit, WebContext } from "../context.js";
+import { html, webPath, withQuery, type Html } from "../html.js";
+import { formatSize, formatTime, page, sendPage } from "../layout.js";
+import type { CommitSummary, ProjectIndex } from "../project-index.js";
+import { intParam, liveUrl, pager, projectCrumbs, projectTabs } from "./project-nav.js";
+
+export const SESSION_PAGE_BYTES = 512 * 1024;
+/** The head of a transcript its format is told from (a page in its middle may hold no telling event). */
+const FORMAT_HEAD_BYTES = 256 * 1024;
+
+export async function sessionsPage(visit: Visit, ctx: WebContext, projectId: string): Promise<void> {
+  const [sessions, index] = await Promise.all([ctx.store.sessions(projectId), ctx.indexes.current(projectId)]);
+  const ids = new Set([...sessions.map((s) => s.id), ...index.commitsBySession.keys()]);
+  const lengths = new Map(sessions.map((s) => [s.id, s.length]));
+  const rows = [...ids].sort().map((id) => {
+    const commits = index.commitsBySession.get(id) ?? [];
+    const last = commits.at(-1);
+    return html`<tr><td><a href="${webPath("p", projectId, "sessions", id)}">${id}</a></td>
+<td>${last?.agent ?? ""}</td><td class="num">${lengths.has(id) ? formatSize(lengths.get(id)!) : html`<span class="muted">no transcript</span>`}</td>
+<td class="num">${commits.length}</td><td>${last ? formatTime(last.time) : ""}</td></tr>`;
+  });
+  const body = html`${projectTabs(projectId)}
+${ids.size === 0 ? html`<p class="muted">No sessions yet.</p>` : html`<table>
+<thead><tr><th>Session</th><th>Agent</th><th class="num">Transcript</th><th class="num">Commits</th><th>Last commit</th></tr></thead>
+<tbody>${rows}</tbody></table>`}`;
+  const crumbs = projectCrumbs(projectId, ["sessions", webPath("p", projectId, "sessions")]);
+  sendPage(visit.res, 200, page({ title: `Sessions of ${projectId}`, session: visit.session, crumbs, live: liveUrl(projectId, index.version), body }));
+}
+
+export async function sessionPage(visit: Visit, ctx: WebContext, projectId: string, sessionId: string): Promise<void> {
+  const bad = validateSessionId(sessionId);
+  if (bad) throw new HttpError(400, "invalid_request", bad);
+  const [transcript, index] = await Promise.all([ctx.store.readEvents(projectId, sessionId), ctx.indexes.current(projectId)]);
+  const commits = index.commitsBySession.get(sessionId) ?? [];
+  if (!transcript && commits.length === 0) throw new HttpError(404, "not_found", `no session ${JSON.stringify(sessionId)} in ${projectId}`);
+  const href = webPath("p", projectId, "sessions", sessionId);
+  const conversation = transcript ? await conversationPage(visit.url, projectId, index, transcript, href) : undefined;
+  const body = html`${projectTabs(projectId)}
+${commitLinks(projectId, commits)}
+${conversation?.body ?? html`<p class="muted">No transcript was uploaded for this session.</p>`}`;
+  const crumbs = projectCrumbs(projectId, ["sessions", webPath("p", projectId, "sessions")], [sessionId, href]);
+  // Only the last page grows as the agent goes on.
+  const live = conversation?.last ? liveUrl(projectId, index.version, { id: sessionId, length: transcript!.size }) : undefined;
+  sendPage(visit.res, 200, page({ title: `Session ${sessionId}`, session: visit.session, crumbs, live, body }));
+}
+
+function commitLinks(projectId: string, commits: readonly CommitSummary[]): Html {
+  if (commits.length === 0) return html`<p class="muted">No commits from this session.</p>`;
+  const links = commits.map((c) => html` <a href="${webPath("p", projectId, "commits", String(c.version))}">v${c.version}</a>`);
+  return html`<p>Commits of this session:${links}</p>`;
+}
+
+async function conversationPage(url: URL, projectId: string, index: ProjectIndex, transcript: StoredBytes, href: string) {
+  const from = intParam(url, "from", 0);
+  const exact = url.searchParams.get("exact") === "1";
+  const { start, bytes, next } = await readPage(transcript, from, SESSION_PAGE_BYTES, !exact);
+  const reader = createConversationReader(await formatOf(transcript));
+  const steps = mergedSteps(reader, bytes);
+  const lastStart = Math.max(0, transcript.size - SESSION_PAGE_BYTES);
+  const nav = pager([
+    ["first", start > 0 ? href : undefined],
+    ["next →", next !== undefined ? withQuery(href, { from: next, exact: 1 }) : undefined],
+    ["last", next !== undefined ? withQuery(href, { from: lastStart }) : undefined],
+  ]);
+  const where = html`<p class="muted">${reader.format ?? "unknown format"} · bytes ${start}-${start + bytes.length} of ${transcript.size}</p>`;
+  const body = html`${where}${nav}${steps.length === 0 ? html`<p class="muted">Nothing to show on this page.</p>` : steps.map((s) => stepView(projectId, index, s))}${nav}`;
+  return { body, last: next === undefined };
+}
+
+/** The format, told from the transcript's head. */
+async function formatOf(transcript: StoredBytes): Promise<string | undefined> {
+  const reader = createConversationReader();
+  const head = await readBytes(transcript, 0, FORMAT_HEAD_BYTES);
+  for (const line of head.toString("utf8").split("\n")) {
+    reader.line(line);
+    if (reader.format !== undefined) return reader.format;
+  }
+  return undefined;
+}
+
+/** The page's steps in stream order; a tool call reported again (its result) replaces its start in place. */
+function mergedSteps(reader: ConversationReader, bytes: Buffer): Step[] {
+  const steps: Step[] = [];
+  const toolAt = new Map<string, number>();
+  const add = (step: Step) => {
+    const at = step.kind === "tool" ? toolAt.get(step.id) : undefined;
+    if (at !== undefined) return void (steps[at] = step);
+    if (step.kind === "tool") toolAt.set(step.id, steps.length);
+    steps.push(step);
+  };
+  for (const line of bytes.toString("utf8").split("\n")) if (line !== "") reader.line(line).forEach(add);
+  reader.end().forEach(add);
+  return steps;
+}
+
+function stepView(projectId: string, index: ProjectIndex, step: Step): Html {
+  switch (step.kind) {
+    case "prompt":
+      return html`<section class="step prompt"><h3>Prompt</h3><p>${step.text}</p></section>`;
+    case "text":
+      return html`<section class="step text"><h3>Agent</h3><p>${step.text}</p></section>`;
+    case "result":
+      return html`<section class="step result${step.ok ? "" : " failed"}"><h3>${step.ok ? "Result" : "Failed"}</h3><p>${step.text}</p></section>`;
+    case "tool": {
+      const files = step.files.map((path) => html`<li>${fileLink(projectId, index, path)}</li>`);
+      return html`<section class="step tool${step.status === "failed" ? " failed" : ""}">
+<h3>${step.name} <span class="muted">${step.status}</span></h3>
+${step.summary ? html`<p><code>${step.summary}</code></p>` : ""}
+${files.length > 0 ? html`<ul>${files}</ul>` : ""}
+${step.error ? html`<p class="error">${step.error}</p>` : ""}
+</section>`;
+    }
+  }
+}
+
+/** A changed path, linked to its file page when the project holds it (a path may be absolute, as the agent wrote it). */
+function fileLink(projectId: string, index: ProjectIndex, path: string): Html {
+  if (!index.files.has(path)) return html`<code>${path}</code>`;
+  return html`<a href="${webPath("p", projectId, "f", ...path.split("/"))}"><code>${path}</code></a>`;
+}

@@ -1,0 +1,173 @@
+// The web view in headless Chromium (design.md §2e): every page opened and shot, the XSS cases
+// shown as text with no dialog, keyboard navigation, live commits, a read token's read-only view.
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testServer, type TestServer } from "../helpers.js";
+import { launchBrowser, screenshot, type Browser } from "./browser.js";
+import { claudeTranscript, mintToken } from "./web-client.js";
+
+const ADMIN = "admin-token-for-browser-tests";
+const XSS_NAME = "<img src=x onerror=alert(1)>";
+const XSS_CONTENT = "<script>alert(1)</script>";
+const AGENT_HTML = 'I changed <b>src/app.ts</b> <img src=x onerror=alert("agent")>';
+/** Live pages must show a new commit within this (the live wait answers at once; this bounds a slow machine). */
+const LIVE_MS = 10_000;
+
+let browser: Browser;
+/** The server of the test running now (each test has its own, over its own temp dir). */
+let t: TestServer;
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+async function seededServer(): Promise<TestServer> {
+  const server = await testServer({ token: ADMIN });
+  await server.write("src/app.ts", "export const a = 1;\nexport const b = 2;\n");
+  const blob = await server.upload("export const a = 1;\nexport const b = 3;\nexport const c = 4;\n");
+  await server.commit({ changes: [{ op: "put", path: "src/app.ts", ...blob }], source: { agent: "claude", sessionId: "s-1" } });
+  await server.write(XSS_NAME, `${XSS_CONTENT}\n`);
+  await server.write("README.md", "# demo\n");
+  const res = await server.request("/sessions/s-1/events?offset=0", { method: "PUT", body: claudeTranscript("s-1", AGENT_HTML, "src/app.ts") });
+  expect(res.status).toBe(200);
+  return server;
+}
+
+/** The href of the element that has the focus (evaluated in the page: the tests' own lib has no DOM). */
+function focusedHref(): Promise<string | null> {
+  return browser.page.evaluate("document.activeElement && document.activeElement.getAttribute('href')");
+}
+
+async function signIn(token: string): Promise<void> {
+  const { page } = browser;
+  await page.goto(`${t.url}/`);
+  expect(new URL(page.url()).pathname).toBe("/login");
+  // The token field gets the focus (autofocus, applied once the page renders): type, and Enter sends the form.
+  await page.locator("#token:focus").waitFor();
+  await page.keyboard.type(token);
+  await page.keyboard.press("Enter");
+  await page.waitForURL(`${t.url}/`);
+}
+
+describe("the web view in Chromium", () => {
+  it("signs in with the keyboard and reaches a project by Tab and Enter", async () => {
+    t = await seededServer();
+    const { page } = browser;
+    await page.goto(`${t.url}/login`);
+    await screenshot(page, "login");
+    await signIn(ADMIN);
+    // Tab through the page until the project's link has the focus, then follow it.
+    for (let i = 0; i < 20; i++) {
+      await page.keyboard.press("Tab");
+      if ((await focusedHref()) === "/p/demo") break;
+    }
+    expect(await focusedHref()).toBe("/p/demo");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(`${t.url}/p/demo`);
+    await screenshot(page, "tree");
+  });
+
+  it("opens every page, showing names, contents and agent text as text with no dialog and no CSP violation", async () => {
+    t = await seededServer();
+    await signIn(ADMIN);
+    const { page } = browser;
+    const pages: [string, string][] = [
+      ["projects", "/"],
+      ["tree", "/p/demo"],
+      ["tree-dir", "/p/demo?dir=src"],
+      ["file", "/p/demo/f/src/app.ts"],
+      ["file-xss", `/p/demo/f/${encodeURIComponent(XSS_NAME)}`],
+      ["commits", "/p/demo/commits"],
+      ["commit", "/p/demo/commits/2"],
+      ["sessions", "/p/demo/sessions"],
+      ["session", "/p/demo/sessions/s-1"],
+      ["device", "/device"],
+    ];
+    for (const [name, path] of pages) {
+      const answer = await page.goto(t.url + path);
+      expect(answer?.status(), path).toBe(200);
+      await screenshot(page, name);
+    }
+    await page.goto(`${t.url}/p/demo`);
+    await expect.poll(() => page.getByRole("link", { name: XSS_NAME }).count()).toBe(1);
+    await page.goto(`${t.url}/p/demo/f/${encodeURIComponent(XSS_NAME)}`);
+    expect(await page.locator("pre.lines").innerText()).toContain(XSS_CONTENT);
+    await page.goto(`${t.url}/p/demo/sessions/s-1`);
+    expect(await page.locator("section.step.text p").innerText()).toBe(AGENT_HTML);
+    expect(await page.locator("section.step img, section.step b").count()).toBe(0);
+    await page.goto(`${t.url}/p/demo/commits/2`);
+    expect(await page.locator("span.del").allInnerTexts()).toEqual(["-export const b = 2;\n"]);
+    expect(browser.dialogs).toEqual([]);
+    expect(browser.cspViolations).toEqual([]);
+  });
+
+  it("shows a new commit on the open commits page and tree without a reload", async () => {
+    t = await seededServer();
+    await signIn(ADMIN);
+    const { page } = browser;
+    // The document's start time: the same one at the end means no reload happened.
+    const loadedAt = () => page.evaluate(() => performance.timeOrigin);
+    await page.goto(`${t.url}/p/demo/commits`);
+    const commitsLoaded = await loadedAt();
+    const version = await t.write("live.txt", "new\n");
+    await page.getByRole("link", { name: `v${version}`, exact: true }).waitFor({ timeout: LIVE_MS });
+    expect(await loadedAt()).toBe(commitsLoaded);
+    await screenshot(page, "commits-live");
+    await page.goto(`${t.url}/p/demo`);
+    const treeLoaded = await loadedAt();
+    await t.write("appeared.txt", "also new\n");
+    await page.getByRole("link", { name: "appeared.txt" }).waitFor({ timeout: LIVE_MS });
+    expect(await loadedAt()).toBe(treeLoaded);
+  });
+
+  it("grows an open session's last page as the agent's transcript grows", async () => {
+    t = await seededServer();
+    await signIn(ADMIN);
+    const { page } = browser;
+    await page.goto(`${t.url}/p/demo/sessions/s-1`);
+    const length = Buffer.byteLength(claudeTranscript("s-1", AGENT_HTML, "src/app.ts"));
+    const more = JSON.stringify({ type: "assistant", session_id: "s-1", message: { content: [{ type: "text", text: "Now the tests." }] } }) + "\n";
+    expect((await t.request(`/sessions/s-1/events?offset=${length}`, { method: "PUT", body: more })).status).toBe(200);
+    await page.getByText("Now the tests.").waitFor({ timeout: LIVE_MS });
+  });
+
+  it("approves a uspark login waiting with a code on /device, and the device gets its token", async () => {
+    t = await seededServer();
+    await signIn(ADMIN);
+    const { page } = browser;
+    const code = (await (await fetch(`${t.url}/api/device/code`, { method: "POST" })).json()) as { device_code: string; verification_uri_complete: string };
+    await page.goto(code.verification_uri_complete);
+    await page.getByLabel("demo").check();
+    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByText("Approved").waitFor();
+    await screenshot(page, "device-approved");
+    const poll = await fetch(`${t.url}/api/device/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: code.device_code }).toString(),
+    });
+    expect(poll.status).toBe(200);
+    const token = ((await poll.json()) as { access_token: string }).access_token;
+    expect((await fetch(`${t.url}/api/projects/demo/files`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+  });
+
+  it("gives a read token a view without a form that writes", async () => {
+    t = await seededServer();
+    const { secret } = await mintToken(t, { projects: ["demo"], access: "read" });
+    await signIn(ADMIN);
+    const { page } = browser;
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL(`${t.url}/login`);
+    await signIn(secret);
+    for (const path of ["/", "/p/demo", "/p/demo/commits", "/p/demo/commits/2", "/p/demo/sessions/s-1"]) {
+      await page.goto(t.url + path);
+      expect(await page.locator("form").count(), path).toBe(1);
+      expect(await page.locator("form").getAttribute("action"), path).toBe("/logout");
+    }
+    await screenshot(page, "projects-read-token");
+    expect(browser.dialogs).toEqual([]);
+  });
+});

@@ -164,7 +164,9 @@ describe("--transcript (the reference server behind a fault proxy)", () => {
     expect(stdoutCompleteWhileRunning).toBe(true);
     expect(result.code).toBe(1);
     const peak = Number(readFileSync(rssFile, "utf8"));
-    expect(peak).toBeLessThan(160 * MiB);
+    // Node and the watcher (~60 MiB), the transcript's 32 MiB queue, as much again in blocks kept
+    // for reuse, an 8 MiB send buffer: 150-165 MiB measured on a loaded 2-core machine.
+    expect(peak).toBeLessThan(180 * MiB);
 
     proxy.rule = () => undefined;
     const pushed = await pushPending(proxy.url);

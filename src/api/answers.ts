@@ -2,7 +2,7 @@ import { isSha256 } from "./validate.js";
 import type { Change, CommitFeed, CommitRecord, ConflictEntry, ProjectSummary } from "./types.js";
 
 /**
- * The client's checks of what a server answers (design.md §3): pure, so that a server that answers
+ * The client's checks of what a server answers (docs/api.md): pure, so that a server that answers
  * nonsense (a feed whose versions go back, a 409 for paths never sent) is named, never looped on.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The project API (design.md §3, v1 to v1.2) as both sides speak it: the client (src/sync/) and the
+ * The project API (docs/api.md: v1 to v1.2) as both sides speak it: the client (src/sync/) and the
  * reference server (src/server/) import these types from here and nowhere else.
  */
 
@@ -82,7 +82,7 @@ export interface ProjectSummary {
   updated: string;
 }
 
-/** `GET /commits` paging and waiting limits (design.md §3 v1.2). */
+/** `GET /commits` paging and waiting limits (docs/api.md, v1.2). */
 export const COMMITS_DEFAULT_LIMIT = 100;
 export const COMMITS_MAX_LIMIT = 1000;
 export const COMMITS_MAX_WAIT_MS = 60_000;

@@ -1,10 +1,10 @@
-// Pure validation of the project API's inputs (design.md §3). Type imports only: the sync client
+// Pure validation of the project API's inputs (docs/api.md). Type imports only: the sync client
 // reuses these functions.
 
 import type { Change, CommitRequest, Expect } from "./types.js";
 
 export const MAX_PATH_BYTES = 1024;
-/** The v1.1 batch routes' limits on one request (design.md §3): parts, and bytes of all parts. */
+/** The v1.1 batch routes' limits on one request (docs/api.md): parts, and bytes of all parts. */
 export const MAX_BATCH_PARTS = 1000;
 export const MAX_BATCH_BYTES = 64 * 1024 * 1024;
 
@@ -36,7 +36,7 @@ export function validateProjectPath(path: string): string | undefined {
 }
 
 /**
- * Why `id` is not a valid project id, or undefined when it is valid (design.md §3): 1-255 UTF-8
+ * Why `id` is not a valid project id, or undefined when it is valid (docs/api.md): 1-255 UTF-8
  * bytes, no `/`, `\`, control character, not `.` or `..`.
  */
 export function validateProjectId(id: string): string | undefined {

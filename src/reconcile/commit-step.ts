@@ -13,7 +13,7 @@ import type { RemoteView } from "./remote-view.js";
 
 /**
  * The commit half of a round: the blobs the server lacks go up, then one commit whose every change
- * carries its expectation (design.md §3 v1.2). A 409 names the paths whose remote moved: only those
+ * carries its expectation (docs/api.md, v1.2). A 409 names the paths whose remote moved: only those
  * are decided again, on the hashes it gives, and the commit is sent again (so a race costs one
  * more round trip, never an overwrite). A v1 server, which cannot check, gets a fresh listing
  * right before each commit instead, and a warning, once, that a window remains.

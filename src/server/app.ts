@@ -1,4 +1,4 @@
-// HTTP handling of the project API (design.md §3): auth, routing, dispatch, error answers.
+// HTTP handling of the project API (docs/api.md): auth, routing, dispatch, error answers.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { bearerToken, isAdmin, mayAccess, type Authority, type Principal } from "./authority.js";

@@ -1,4 +1,4 @@
-// The v1.1 batch blob routes (design.md §3): POST /blobs (multipart/form-data parsed by the
+// The v1.1 batch blob routes (docs/api.md): POST /blobs (multipart/form-data parsed by the
 // platform, Request.formData()) and POST /blobs/get (a multipart answer streamed blob by blob).
 
 import { createHash, randomUUID } from "node:crypto";

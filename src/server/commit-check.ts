@@ -34,7 +34,7 @@ export function checkExpectations(changes: readonly Change[], current: CurrentFi
 }
 
 /**
- * The commit's refusal, or undefined when it may be applied, in the order of design.md §3: a put
+ * The commit's refusal, or undefined when it may be applied, in the order of docs/api.md: a put
  * whose size differs from its blob's (400), failed expectations (409), missing blobs (422).
  * `sizes` holds the stored sizes of the blobs named (see blobsNamed), `current` at least the
  * paths expected (see pathsExpected), `version` the project's head.
@@ -57,7 +57,7 @@ export function checkCommit(
 }
 
 /**
- * A digest of the parsed request that is equal for "the same body" (design.md §3: the same JSON
+ * A digest of the parsed request that is equal for "the same body" (docs/api.md: the same JSON
  * with keys sorted): what an Idempotency-Key is bound to.
  */
 export function requestFingerprint(request: CommitRequest): string {

@@ -1,4 +1,4 @@
-// Pure routing of the project API (design.md §3): URL → route, and the methods each allows.
+// Pure routing of the project API (docs/api.md): URL → route, and the methods each allows.
 
 import { COMMITS_DEFAULT_LIMIT, COMMITS_MAX_LIMIT, COMMITS_MAX_WAIT_MS } from "../api/types.js";
 import { HttpError } from "./http.js";
@@ -87,7 +87,7 @@ export interface CommitsQuery {
   wait: number;
 }
 
-/** `GET /commits?since=N&limit=M[&path=P][&wait=ms]` with the defaults and limits of design.md §3 v1.2. */
+/** `GET /commits?since=N&limit=M[&path=P][&wait=ms]` with the defaults and limits of docs/api.md (v1.2). */
 export function queryCommits(url: string): CommitsQuery {
   const query = queryOf(url);
   const number = (name: string, fallback: number, min: number, max: number): number => {

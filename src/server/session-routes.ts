@@ -1,4 +1,4 @@
-// The v1.1 transcript routes (design.md §3): PUT/GET /sessions/{id}/events, GET /sessions.
+// The v1.1 transcript routes (docs/api.md): PUT/GET /sessions/{id}/events, GET /sessions.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";

@@ -28,7 +28,7 @@ export interface StoredBytes {
   chunks(from?: number): AsyncIterable<Uint8Array>;
 }
 
-/** Which commits GET /commits asks for (design.md §3 v1.2). */
+/** Which commits GET /commits asks for (docs/api.md, v1.2). */
 export interface FeedQuery {
   /** Commits after this version. */
   since: number;
@@ -82,7 +82,7 @@ export interface ProjectStore {
   /** Stores the bytes `feed` writes under `sha256` (the caller has checked they hash to it); keeps nothing when the feed fails. */
   putBlob(sha256: string, feed: BodyFeed): Promise<"created" | "exists">;
   /**
-   * Applies a commit all or nothing, in the order of design.md §3: a known Idempotency-Key answers
+   * Applies a commit all or nothing, in the order of docs/api.md: a known Idempotency-Key answers
    * its first version again (the same request) or key_reused (another one), then checkCommit.
    */
   commit(projectId: string, key: string, request: CommitRequest): Promise<CommitOutcome>;

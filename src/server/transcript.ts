@@ -1,4 +1,4 @@
-// Pure rule of transcript appends (design.md §3, PUT /sessions/{id}/events?offset=N).
+// Pure rule of transcript appends (docs/api.md: PUT /sessions/{id}/events?offset=N).
 
 export type AppendPlan = { kind: "append"; bytes: Buffer } | { kind: "mismatch" };
 

@@ -1,4 +1,4 @@
-// The v1 routes of design.md §3 (with their v1.2 additions): GET /files, HEAD/GET/PUT
+// The v1 routes of docs/api.md (with their v1.2 additions): GET /files, HEAD/GET/PUT
 // /blobs/{sha256}, POST /commits.
 
 import { createHash } from "node:crypto";

@@ -1,4 +1,4 @@
-// The v1.2 routes of design.md §3 that v1 had no form of: GET /commits (with its long poll),
+// The v1.2 routes of docs/api.md that v1 had no form of: GET /commits (with its long poll),
 // GET and POST /api/projects.
 
 import type { IncomingMessage, ServerResponse } from "node:http";

@@ -1,5 +1,5 @@
 /**
- * What the server's transcript length means for the next append (design.md §3: a 200 gives the
+ * What the server's transcript length means for the next append (docs/api.md: a 200 gives the
  * length after the append, a 409 `offset_mismatch` the length it has). Our session id is ours
  * alone, so the server's bytes are our bytes: we go on from its length, if we still hold the
  * bytes from there. Pure.

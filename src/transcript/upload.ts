@@ -7,7 +7,7 @@ import { resumeAt, type Held } from "./resume.js";
  * policy, resumed from the server's length. Used by the live session and by `push --pending`.
  */
 
-/** At most this much in one request (design.md §3). */
+/** At most this much in one request (docs/api.md). */
 export const MAX_APPEND_BYTES = 8 * 1024 * 1024;
 
 /** The server does not have the sessions route (404/405: a v1 server), transcripts not supported. */

@@ -9,7 +9,7 @@ import type { ApiVersion, Change, CommitFeed, CommitSource, Listing, ProjectSumm
 import { isProjectSummary, isShaList, isVersion, parseFeed } from "../api/answers.js";
 
 /**
- * The project API client (design.md §3): one request per call, no retries (retry.ts does that).
+ * The project API client (docs/api.md): one request per call, no retries (retry.ts does that).
  * One undici Pool per origin with keep-alive. Redirects are never followed: the token is only ever
  * sent to the configured origin. undici is imported on the first request, not at start-up, so
  * that it costs the passthrough nothing.

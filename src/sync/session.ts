@@ -255,9 +255,15 @@ export class SyncSession {
       const evidence = new Set(targets.filter((t) => t.cause !== "scan").map((t) => t.remote));
       const { requeue } = await reconciler.round({ mode: this.options.mode ?? "push", paths: targets.map((t) => t.remote), evidence }, this.controller.signal);
       if (this.settled) return;
-      // Unless a newer change of the same path is already waiting, try again in the next batch.
+      // Unless a newer change of the same path is already waiting, try again in the next batch; a
+      // scan's finding waiting meanwhile does not take the place of an event's (its evidence: a
+      // symlink swapped in under an event's path is then said, not passed over).
       const waiting = this.queue.peekPending();
-      for (const path of requeue) if (!waiting.has(path)) this.queue.add(path, batch.get(path) ?? { remote: path, cause: "retry" });
+      for (const path of requeue) {
+        const retry = batch.get(path) ?? { remote: path, cause: "retry" };
+        const newer = waiting.get(path);
+        if (!newer || (newer.cause === "scan" && retry.cause !== "scan")) this.queue.add(path, retry);
+      }
     } catch (error) {
       this.batchFailed(targets, error);
     }

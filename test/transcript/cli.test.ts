@@ -140,10 +140,10 @@ describe("--transcript (the reference server behind a fault proxy)", () => {
     expect(await storedSessions(ref.url)).toEqual([]);
   });
 
-  it("should pass 64 MiB through at full speed while the server stalls, with bounded memory, and spool it all", async () => {
+  it("should pass 160 MiB through at full speed while the server stalls, with bounded memory, and spool it all", async () => {
     const { ref, proxy } = await serve({ rule: (req) => (isTranscriptPut(req) ? { kind: "stall" } : undefined) });
     const line = Buffer.alloc(MiB - 1, "z");
-    const pieces = Array.from({ length: 64 }, (_, i) => Buffer.concat([Buffer.from(String(i % 10)), line.subarray(1), Buffer.from("\n")]));
+    const pieces = Array.from({ length: 160 }, (_, i) => Buffer.concat([Buffer.from(String(i % 10)), line.subarray(1), Buffer.from("\n")]));
     const input = Buffer.concat(pieces);
     const rssFile = path.join(root, "rss");
     const run = startCli(watchArgs(proxy.url, "--flush-timeout", "3000", "--request-timeout", "60000"), {
@@ -164,9 +164,10 @@ describe("--transcript (the reference server behind a fault proxy)", () => {
     expect(stdoutCompleteWhileRunning).toBe(true);
     expect(result.code).toBe(1);
     const peak = Number(readFileSync(rssFile, "utf8"));
-    // Node and the watcher (~60 MiB), the transcript's 32 MiB queue, as much again in blocks kept
-    // for reuse, an 8 MiB send buffer: 150-165 MiB measured on a loaded 2-core machine.
-    expect(peak).toBeLessThan(180 * MiB);
+    // Node and the watcher (~60 MiB), the transcript's queue (at most 64 MiB, then "the disk did
+    // not keep up"), 32 MiB of blocks kept for reuse, an 8 MiB send buffer: 143-160 MiB measured.
+    // Holding the 160 MiB stream would pass 220 MiB.
+    expect(peak).toBeLessThan(190 * MiB);
 
     proxy.rule = () => undefined;
     const pushed = await pushPending(proxy.url);

@@ -260,9 +260,8 @@ export class SyncSession {
       // symlink swapped in under an event's path is then said, not passed over).
       const waiting = this.queue.peekPending();
       for (const path of requeue) {
-        const retry = batch.get(path) ?? { remote: path, cause: "retry" };
-        const newer = waiting.get(path);
-        if (!newer || (newer.cause === "scan" && retry.cause !== "scan")) this.queue.add(path, retry);
+        const again = requeued(batch.get(path) ?? { remote: path, cause: "retry" }, waiting.get(path));
+        if (again) this.queue.add(path, again);
       }
     } catch (error) {
       this.batchFailed(targets, error);
@@ -320,6 +319,15 @@ export class SyncSession {
   private nextWake(): Promise<void> {
     return new Promise<void>((resolve) => (this.wakeUp = resolve));
   }
+}
+
+/**
+ * What to queue again for a path its round gave back, given what waits for it already: nothing
+ * over a newer change, but an event's target over a scan's finding (the event is evidence).
+ */
+export function requeued(retry: SyncTarget, waiting: SyncTarget | undefined): SyncTarget | undefined {
+  if (!waiting) return retry;
+  return waiting.cause === "scan" && retry.cause !== "scan" ? retry : undefined;
 }
 
 export function createSyncSession(options: SyncOptions): SyncSession {

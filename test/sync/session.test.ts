@@ -2,6 +2,7 @@ import { mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSyncSession, type SyncOptions } from "../../src/sync/index.js";
+import { requeued } from "../../src/sync/session.js";
 import { journalPath, readJournal } from "../../src/sync/journal.js";
 import {
   captureReporter,
@@ -422,5 +423,20 @@ describe("sync session under failures", () => {
     up.add(target("a.txt"));
     expect(await up.finish(5000)).toMatchObject({ pushed: 1, journaled: 0 });
     await expect(readFile(journalPath(root))).rejects.toMatchObject({ code: "ENOENT" });
+  });
+});
+
+describe("requeued: what a round's given-back path is queued as", () => {
+  const event = { remote: "a.txt", cause: "Write" };
+  const retry = { remote: "a.txt", cause: "retry" };
+  const scan = { remote: "a.txt", cause: "scan" };
+  it.each([
+    ["nothing waits: the event again", event, undefined, event],
+    ["a scan's finding waits: the event takes its place (its evidence stays)", event, scan, event],
+    ["a newer event waits: that one", event, { remote: "a.txt", cause: "Edit" }, undefined],
+    ["a scan's own retry, a scan's finding waits: that one", scan, scan, undefined],
+    ["a bare retry over a scan's finding", retry, scan, retry],
+  ])("%s", (_name, back, waiting, expected) => {
+    expect(requeued(back, waiting)).toEqual(expected);
   });
 });

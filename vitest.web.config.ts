@@ -8,7 +8,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     // One browser at a time: two on 2 cores make each slower than both in turn.
     fileParallelism: false,
-    // Once in eight runs here, the first run after an install, "opens every page" ran past 60 s
+    // Once, in the first run after an install, "opens every page" ran past 60 s
     // (not seen again in eight runs; a first screenshot's wait for fonts is the suspect, so .ci/run
     // builds the font cache first). A test that passes only on its retry is reported as flaky.
     retry: 1,

@@ -10,8 +10,6 @@ import { DEFAULTS } from "./watcher.js";
 import { checkWorkingDirectory, copyStdinThrough, exit, isPipeForm, printToStdout, runCatCommand, runDiffCommand, runLogCommand, runLsCommand, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRestoreCommand, runRunCommand, runServeCommand, runStatusCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
 import { completionCommands, completionScript, SHELLS, type Shell } from "./cli/completion.js";
 import type { DiffFlags, HistoryFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, LoginFlags, ServeFlags, StatusFlags, StoreFlags, TokenCreateFlags, WatchFlags } from "./cli/flags.js";
-import { runLoginCommand, runLogoutCommand } from "./cli/login.js";
-import { runTokenCreateCommand, runTokenListCommand, runTokenRevokeCommand } from "./cli/token-commands.js";
 
 const { Argument, Command, CommanderError, Option } = requireCjs("commander") as typeof Commander;
 type Command = Commander.Command;
@@ -284,10 +282,10 @@ export function buildProgram(): Command {
 
   addLoginOptions(program.command("login").description("log in to a server through its web view (device code): the token is saved for that server in ~/.uspark/config.json"))
     .addHelpText("after", LOGIN_HELP)
-    .action((flags: LoginFlags) => runLoginCommand(flags));
+    .action(async (flags: LoginFlags) => (await loginCommands()).runLoginCommand(flags));
   addLoginOptions(program.command("logout").description("remove the token uspark login saved for a server"))
     .addHelpText("after", LOGIN_HELP)
-    .action((flags: LoginFlags) => runLogoutCommand(flags));
+    .action(async (flags: LoginFlags) => (await loginCommands()).runLogoutCommand(flags));
 
   const serve = program
     .command("serve")
@@ -315,6 +313,10 @@ export function buildProgram(): Command {
   return program;
 }
 
+// Loaded when their command runs, as the other commands' modules are (commands.ts): not at every start.
+const loginCommands = () => import("./cli/login.js");
+const tokenCommands = () => import("./cli/token-commands.js");
+
 function addLoginOptions(command: Command): Command {
   return command
     .option("--api-url <url>", `the server (or USPARK_API_URL; default: apiUrl of ~/.uspark/config.json, else ${DEFAULT_API_URL})`)
@@ -330,15 +332,15 @@ function addTokenCommands(serve: Command): void {
     .option("--expires <days>", "refused after this many days", positive("--expires"))
     .addHelpText("after", TOKEN_HELP)
     // `serve` has --data and --db too, and commander gives them to it wherever they stand.
-    .action((_flags: TokenCreateFlags, command: Command) => runTokenCreateCommand(command.optsWithGlobals<TokenCreateFlags>()));
+    .action(async (_flags: TokenCreateFlags, command: Command) => (await tokenCommands()).runTokenCreateCommand(command.optsWithGlobals<TokenCreateFlags>()));
   addStoreOptions(token.command("list").description("every token: id, scope, status, dates, projects (never a secret)"))
     .option("--json", "one JSON object { tokens: [...] }")
     .addHelpText("after", TOKEN_HELP)
-    .action((_flags: StoreFlags, command: Command) => runTokenListCommand(command.optsWithGlobals<StoreFlags & { json?: boolean }>()));
+    .action(async (_flags: StoreFlags, command: Command) => (await tokenCommands()).runTokenListCommand(command.optsWithGlobals<StoreFlags & { json?: boolean }>()));
   addStoreOptions(token.command("revoke").description("refuse a token from the next request on (on every server of this store)"))
     .argument("<id>", "the token's id, as token list shows it")
     .addHelpText("after", TOKEN_HELP)
-    .action((id: string, _flags: StoreFlags, command: Command) => runTokenRevokeCommand(id, command.optsWithGlobals<StoreFlags>()));
+    .action(async (id: string, _flags: StoreFlags, command: Command) => (await tokenCommands()).runTokenRevokeCommand(id, command.optsWithGlobals<StoreFlags>()));
 }
 
 function addStoreOptions(command: Command): Command {

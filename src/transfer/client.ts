@@ -458,7 +458,7 @@ export class ApiClient {
     // The server's words end up in logs and in the journal: a server that quotes the request's
     // Authorization header back must not get the token written to disk.
     const code = typeof json?.error === "string" ? this.scrub(json.error) : `http_${status}`;
-    const serverMessage = typeof json?.message === "string" ? `: ${this.scrub(json.message)}` : "";
+    const message = typeof json?.message === "string" ? this.scrub(json.message) : undefined;
     const project = this.options.projectId;
     const info = { status, code, body: json };
     if (status >= 300 && status < 400) {
@@ -483,8 +483,7 @@ export class ApiClient {
     }
     if (status === 403) {
       // The server says why (a read token, another project); else the likeliest reason.
-      const why = serverMessage ? serverMessage.slice(2) : `the token has no access to project ${project}`;
-      return new ApiError(`403 forbidden: ${why}`, { ...info, fatal: true });
+      return new ApiError(`403 forbidden: ${message ?? `the token has no access to project ${project}`}`, { ...info, fatal: true });
     }
     if (init.optional && (status === 405 || (status === 404 && code !== "project_not_found" && !Array.isArray(json?.missing)))) {
       return new ApiError(`${label}: ${status}, the server does not have this route (an API v1 server)`, { ...info, code: "unsupported" });
@@ -498,7 +497,7 @@ export class ApiClient {
     }
     const retryable = isRetryableStatus(status);
     const retryAfterMs = retryable ? parseRetryAfter(firstHeader(headers["retry-after"])) : undefined;
-    return new ApiError(`${label}: ${status} ${code}${serverMessage}`, { ...info, retryable, retryAfterMs });
+    return new ApiError(`${label}: ${status} ${code}${message === undefined ? "" : `: ${message}`}`, { ...info, retryable, retryAfterMs });
   }
 
   /** Text from the server with the token (if it is quoted back) replaced by `***`. */

@@ -201,7 +201,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     },
   });
 
-  // Loaded lazily: undici and the watcher cost start-up time the first output byte must not wait for.
+  // Loaded lazily: the sync code and the watcher cost start-up time the first output byte must not wait for.
   const sync: Promise<SyncSession> | undefined = options.dryRun
     ? undefined
     : afterThisTurn(() => import("./sync/index.js")).then(async ({ createSyncSession, remindOfPending }) => {

@@ -1,7 +1,7 @@
 // The v1.1 batch blob routes (docs/api.md): POST /blobs (multipart/form-data parsed by the
 // platform, Request.formData()) and POST /blobs/get (a multipart answer streamed blob by blob).
 
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
 import type { Context, Limits } from "./context.js";
@@ -9,6 +9,7 @@ import { HttpError, readBody, readJson, sendJson } from "./http.js";
 import { multipartBoundary, OccurrenceCounter } from "./multipart-guard.js";
 import type { ProjectStore } from "./store.js";
 import { isSha256 } from "../api/validate.js";
+import { closingDelimiter, CRLF, multipartType, newBoundary, partHead } from "../api/multipart.js";
 import { mapLimit } from "../map-limit.js";
 
 /** Room for the multipart framing (boundaries, part headers) on top of the blob bytes. */
@@ -94,26 +95,16 @@ export async function getBlobs(req: IncomingMessage, res: ServerResponse, ctx: C
     throw new HttpError(413, "too_large", `the answer would hold ${total} bytes, over ${ctx.limits.maxBatchBytes}: ask for fewer`);
   }
 
-  const boundary = `uspark-${randomUUID()}`;
+  const boundary = newBoundary();
   const heads = hashes.map((sha256) => partHead(boundary, sha256));
-  const tail = Buffer.from(`--${boundary}--\r\n`);
+  const tail = closingDelimiter(boundary);
   const length = heads.reduce((sum, head, i) => sum + head.length + sizes.get(hashes[i]!)! + CRLF.length, tail.length);
   res.writeHead(200, {
-    "content-type": `multipart/form-data; boundary=${boundary}`,
+    "content-type": multipartType(boundary),
     "content-length": String(length),
     "cache-control": "no-store",
   });
   await pipeline(multipartBody(ctx.store, hashes, heads, tail), res).catch(() => res.destroy());
-}
-
-const CRLF = Buffer.from("\r\n");
-
-/** A part's delimiter and headers, as the platform's FormData writes them for a file. */
-function partHead(boundary: string, sha256: string): Buffer {
-  return Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="${sha256}"; filename="${sha256}"\r\n` +
-      "Content-Type: application/octet-stream\r\n\r\n",
-  );
 }
 
 /** Writing multipart is no parsing: the client reads it back with the platform's Response.formData(). */

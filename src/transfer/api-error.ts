@@ -37,7 +37,7 @@ export class ApiError extends Error {
   }
 }
 
-const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CONNECT_TIMEOUT", "ETIMEDOUT"]);
+const TIMEOUT_CODES = new Set(["HEADERS_TIMEOUT", "BODY_TIMEOUT", "CONNECT_TIMEOUT", "ETIMEDOUT"]);
 
 /** A failure before or while the answer came: a timeout or a network error, both retryable. */
 export function networkError(label: string, error: unknown, timeoutMs: number): ApiError {

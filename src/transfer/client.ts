@@ -1,6 +1,7 @@
-import type * as Undici from "undici";
 import type { Reporter } from "../report.js";
 import { isSha256 } from "../api/validate.js";
+import { multipartChunks, multipartType, newBoundary } from "../api/multipart.js";
+import { Connections, readBody, type IncomingAnswer } from "./connections.js";
 import { ApiError, networkError } from "./api-error.js";
 import { isRetryableStatus, parseRetryAfter } from "./retry.js";
 
@@ -10,9 +11,8 @@ import { isProjectSummary, isShaList, isVersion, parseFeed } from "../api/answer
 
 /**
  * The project API client (docs/api.md): one request per call, no retries (retry.ts does that).
- * One undici Pool per origin with keep-alive. Redirects are never followed: the token is only ever
- * sent to the configured origin. undici is imported on the first request, not at start-up, so
- * that it costs the passthrough nothing.
+ * Kept-alive connections to the one origin (connections.ts). Redirects are never followed: the
+ * token is only ever sent to the configured origin.
  */
 
 export interface ApiClientOptions {
@@ -33,7 +33,7 @@ interface Answer {
   headers: Record<string, string | string[] | undefined>;
   json: Record<string, unknown> | undefined;
   /** The parts of a multipart answer (`multipart: true`). */
-  form?: Undici.FormData;
+  form?: FormData;
   /** The bytes of a raw answer (`raw: true`). */
   raw?: Uint8Array;
 }
@@ -43,7 +43,7 @@ type Method = "GET" | "HEAD" | "PUT" | "POST";
 interface RequestInit {
   signal?: AbortSignal;
   ok: number[];
-  body?: string | Uint8Array | ((undici: typeof Undici) => Undici.FormData);
+  body?: string | Uint8Array | readonly Uint8Array[];
   headers?: Record<string, string>;
   maxBody?: number;
   /** A 404 means "no such blob", not "no such project". */
@@ -54,8 +54,6 @@ interface RequestInit {
   multipart?: boolean;
   /** A successful answer is raw bytes. */
   raw?: boolean;
-  /** Bytes of a body built per attempt (multipart), which cannot be measured here, for the deadline. */
-  sendBytes?: number;
   /** Bytes the answer is expected to carry (downloads), for the deadline. */
   answerBytes?: number;
   /** The server may rightly hold its answer this long (a long poll): added to the deadlines. */
@@ -79,19 +77,13 @@ const MAX_ERROR_BODY = 64 * 1024;
 const MAX_LISTING_BODY = 256 * 1024 * 1024;
 const MAX_SMALL_BODY = 1024 * 1024;
 
-let undiciModule: Promise<typeof Undici> | undefined;
-function loadUndici(): Promise<typeof Undici> {
-  undiciModule ??= import("undici");
-  return undiciModule;
-}
-
 export class ApiClient {
   readonly origin: string;
   /** `/base/api/projects` (the API URL may carry a path prefix). */
   private readonly projects: string;
   /** `/base/api/projects/<id>`. */
   private readonly base: string;
-  private pool: Promise<Undici.Pool> | undefined;
+  private connections: Connections | undefined;
   private closed = false;
   /**
    * Hard deadlines (epoch ms) of the requests under way that were given more than the request
@@ -178,17 +170,13 @@ export class ApiClient {
    * stored and which the server already had. ApiError `unsupported`: a v1 server.
    */
   async postBlobs(blobs: readonly { sha256: string; bytes: Uint8Array }[], signal?: AbortSignal): Promise<{ stored: string[]; present: string[] }> {
+    const boundary = newBoundary();
     const answer = await this.request("POST", "/blobs", {
       signal,
       ok: [200],
       optional: true,
-      sendBytes: blobs.reduce((sum, b) => sum + b.bytes.length, 0),
-      // Built per attempt: a sent body is consumed.
-      body: ({ FormData }) => {
-        const form = new FormData();
-        for (const { sha256, bytes } of blobs) form.append(sha256, new Blob([bytes]), sha256);
-        return form;
-      },
+      body: multipartChunks(boundary, blobs),
+      headers: { "content-type": multipartType(boundary) },
     });
     const stored = answer.json?.stored;
     const present = answer.json?.present;
@@ -301,30 +289,17 @@ export class ApiClient {
   /** Lets the requests under way finish (at most `graceMs`), then closes the connections. */
   async close(graceMs = 1000): Promise<void> {
     this.closed = true;
-    const pending = this.pool;
-    this.pool = undefined;
-    if (!pending) return;
-    const pool = await pending;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const grace = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), graceMs)));
-    const outcome = await Promise.race([pool.close().then(() => "closed" as const, () => "closed" as const), grace]);
-    clearTimeout(timer);
-    if (outcome === "late") await pool.destroy().catch(() => undefined);
+    await this.connections?.close(graceMs);
+    this.connections = undefined;
   }
 
-  private getPool(): Promise<Undici.Pool> {
-    this.pool ??= loadUndici().then(
-      ({ Pool }) =>
-        new Pool(this.origin, {
-          connections: this.options.connections ?? 6,
-          keepAliveTimeout: 10_000,
-          keepAliveMaxTimeout: 60_000,
-          headersTimeout: this.options.requestTimeoutMs,
-          bodyTimeout: this.options.requestTimeoutMs,
-          connect: { timeout: this.options.requestTimeoutMs },
-        }),
-    );
-    return this.pool;
+  private getConnections(): Connections {
+    this.connections ??= new Connections(this.origin, {
+      connections: this.options.connections ?? 6,
+      keepAliveMs: 10_000,
+      connectTimeoutMs: this.options.requestTimeoutMs,
+    });
+    return this.connections;
   }
 
   private async request(method: Method, sub: string, init: RequestInit): Promise<Answer> {
@@ -340,11 +315,11 @@ export class ApiClient {
     // that trickles one byte a second hold a request (and the flush behind it) forever. It is
     // sized by the bytes the request moves, measured from the body whenever it can be.
     const { requestTimeoutMs } = this.options;
-    const sent = typeof init.body === "function" ? (init.sendBytes ?? 0) : init.body === undefined ? 0 : byteLength(init.body);
+    const sent = byteLength(init.body);
     const held = init.answerWithinMs ?? 0;
     const deadlineMs = requestDeadlineMs(requestTimeoutMs, sent + (init.answerBytes ?? 0)) + held;
     // No answer can come before the body is sent: the wait for the headers gets the time the
-    // body takes at the slowest allowed rate (undici's header timer also runs while it is sent).
+    // body takes at the slowest allowed rate (the header timer also runs while it is sent).
     const headersTimeoutMs = requestDeadlineMs(requestTimeoutMs, sent) + held;
     const deadline = AbortSignal.timeout(deadlineMs);
     const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
@@ -373,32 +348,29 @@ export class ApiClient {
     headers: Record<string, string>,
     headersTimeoutMs: number,
   ): Promise<Answer> {
-    let response: Undici.Dispatcher.ResponseData;
+    let response: IncomingAnswer;
     try {
-      const undici = await loadUndici();
-      const pool = await this.getPool();
-      response = await pool.request({
+      response = await this.getConnections().request({
         method,
         path: (init.projectsRoute ? this.projects : this.base) + sub,
         headers,
-        body: typeof init.body === "function" ? init.body(undici) : init.body,
+        body: init.body,
         signal: init.signal,
-        headersTimeout: headersTimeoutMs,
-        bodyTimeout: this.options.requestTimeoutMs,
+        headersTimeoutMs,
       });
     } catch (error) {
       if (init.signal?.aborted) throw init.signal.reason;
-      const headersTimedOut = (error as { code?: unknown })?.code === "UND_ERR_HEADERS_TIMEOUT";
+      const headersTimedOut = (error as { code?: unknown })?.code === "HEADERS_TIMEOUT";
       const failure = networkError(label, error, headersTimedOut ? headersTimeoutMs : this.options.requestTimeoutMs);
       this.debug(label, failure.code, started);
       throw failure;
     }
 
-    const status = response.statusCode;
+    const status = response.status;
     const ok = init.ok.includes(status);
     const answer: Answer = { status, headers: response.headers, json: undefined };
     try {
-      if (ok && init.raw) answer.raw = await readBytes(response.body, init.maxBody ?? MAX_SMALL_BODY, false);
+      if (ok && init.raw) answer.raw = await this.readBytes(response, init.maxBody ?? MAX_SMALL_BODY, false);
       else if (ok && init.multipart) answer.form = await this.readForm(label, response, init.maxBody ?? MAX_SMALL_BODY);
       else answer.json = await this.readJson(label, method, response, ok, init.maxBody);
     } catch (error) {
@@ -415,13 +387,9 @@ export class ApiClient {
     throw this.httpError(label, status, response.headers, answer.json, init);
   }
 
-  private async readJson(label: string, method: Method, response: Undici.Dispatcher.ResponseData, ok: boolean, maxBody?: number): Promise<Record<string, unknown> | undefined> {
-    if (method === "HEAD") {
-      await response.body.dump();
-      return undefined;
-    }
-    const limit = ok ? (maxBody ?? MAX_SMALL_BODY) : MAX_ERROR_BODY;
-    const text = (await readBytes(response.body, limit, !ok)).toString("utf8");
+  private async readJson(label: string, method: Method, response: IncomingAnswer, ok: boolean, maxBody?: number): Promise<Record<string, unknown> | undefined> {
+    const limit = method === "HEAD" ? 0 : ok ? (maxBody ?? MAX_SMALL_BODY) : MAX_ERROR_BODY;
+    const text = (await this.readBytes(response, limit, !ok)).toString("utf8");
     if (text === "") return undefined;
     try {
       const parsed: unknown = JSON.parse(text);
@@ -432,15 +400,14 @@ export class ApiClient {
     return undefined;
   }
 
-  /** A multipart answer, size-checked, parsed by undici's Response.formData(). */
-  private async readForm(label: string, response: Undici.Dispatcher.ResponseData, limit: number): Promise<Undici.FormData> {
+  /** A multipart answer, size-checked, parsed by the platform's Response.formData(). */
+  private async readForm(label: string, response: IncomingAnswer, limit: number): Promise<FormData> {
     const type = firstHeader(response.headers["content-type"]) ?? "";
     if (!type.toLowerCase().startsWith("multipart/form-data")) {
-      await response.body.dump();
+      response.body.destroy();
       throw this.protocolError(label, `the answer is ${type || "untyped"}, not multipart/form-data`);
     }
-    const bytes = await readBytes(response.body, limit, false);
-    const { Response } = await loadUndici();
+    const bytes = await this.readBytes(response, limit, false);
     try {
       return await new Response(bytes, { headers: { "content-type": type } }).formData();
     } catch (error) {
@@ -506,6 +473,12 @@ export class ApiClient {
     return token ? text.split(token).join("***") : text;
   }
 
+  /** The answer's body; past `limit` bytes it is cut off (`truncate`) or refused. */
+  private readBytes(response: IncomingAnswer, limit: number, truncate: boolean): Promise<Buffer> {
+    const tooLarge = () => new ApiError(`the answer is larger than ${limit} bytes`, { code: "protocol" });
+    return readBody(response.body, { limit, truncate, idleMs: this.options.requestTimeoutMs, tooLarge });
+  }
+
   private protocolError(label: string, why: string): ApiError {
     return new ApiError(`${label}: ${why}`, { code: "protocol" });
   }
@@ -525,23 +498,9 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function byteLength(body: string | Uint8Array): number {
-  return typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
-}
-
-/** The body's bytes; past `limit` bytes it is cut off (`truncate`) or refused. */
-async function readBytes(body: Undici.Dispatcher.ResponseData["body"], limit: number, truncate: boolean): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      body.destroy();
-      if (truncate) break;
-      throw new ApiError(`the answer is larger than ${limit} bytes`, { code: "protocol" });
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+function byteLength(body: RequestInit["body"]): number {
+  if (body === undefined) return 0;
+  if (typeof body === "string") return Buffer.byteLength(body);
+  return body instanceof Uint8Array ? body.byteLength : body.reduce((sum, chunk) => sum + chunk.byteLength, 0);
 }
 

@@ -245,14 +245,13 @@ export function waitingLine(host: string, error: unknown, attempt: number, delay
 const NETWORK_REASONS: Record<string, string> = {
   ECONNREFUSED: "connection refused",
   ECONNRESET: "connection reset",
-  UND_ERR_SOCKET: "connection reset",
   EPIPE: "connection reset",
   ENOTFOUND: "host not found",
   EAI_AGAIN: "host not found (DNS)",
   EHOSTUNREACH: "host unreachable",
   ENETUNREACH: "network unreachable",
   ETIMEDOUT: "connection timed out",
-  UND_ERR_CONNECT_TIMEOUT: "connection timed out",
+  CONNECT_TIMEOUT: "connection timed out",
 };
 
 /** A failed request's reason in a person's words: the network's, the timeout's or the HTTP status. */

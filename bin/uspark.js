@@ -1,4 +1,4 @@
 #!/usr/bin/env node
-import { main } from "../dist/cli.js";
+import { main } from "../dist/uspark.js";
 
 main(process.argv);

@@ -245,7 +245,9 @@ export class Reconciler {
     for (const [path, u] of unreadable) {
       if (u.retry) continue;
       // A symlink a scan came across (never followed) is no news; one an event named, or a file too large, is.
-      if (!u.failed && (u.journal || evidence?.has(path))) this.deps.report.warnOnce(`skipped:${path}`, "skipped", `not synced ${path}: ${u.reason}`, { path, reason: u.reason });
+      // Said once per local file, as the path policy's refusal of the same file is: a symlink
+      // swapped in is one warning, whether this read or the watcher's event notices it first.
+      if (!u.failed && (u.journal || evidence?.has(path))) this.deps.report.warnOnce(tree.where(path), "skipped", `not synced ${path}: ${u.reason}`, { path, reason: u.reason });
       else if (!u.failed) this.deps.report.debug("skipped", `not synced ${path}: ${u.reason}`, { path, reason: u.reason });
       this.ledger.set(path, u.failed ? { status: "failed", reason: u.reason, local: tree.where(path) } : { status: "skipped", reason: u.reason, journal: u.journal, local: tree.where(path) });
     }

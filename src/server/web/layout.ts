@@ -37,6 +37,8 @@ export interface PageParts {
 
 export function page(parts: PageParts): Html {
   const { title, session, crumbs = [], live, body } = parts;
+  // The script's end tag is spelled `</${"script"}>`: a literal "</script" in a tagged template makes
+  // the bundler (scripts/bundle.mjs) rewrite the template through a runtime helper it cannot find.
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -44,7 +46,7 @@ export function page(parts: PageParts): Html {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · uspark</title>
 <link rel="stylesheet" href="/assets/web.css">
-<script src="/assets/live.js" defer></script>
+<script src="/assets/live.js" defer></${"script"}>
 </head>
 <body${live ? html` data-live="${live}"` : ""}>
 <header>

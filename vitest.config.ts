@@ -26,7 +26,11 @@ export default defineConfig({
       // A worker runs its files one after another in one module graph: vitest and src/ are loaded
       // once per worker, not once per file (a third of a unit test file's CPU time). The files
       // leave nothing behind them: each test owns its temp dirs, servers and stubbed env.
-      { extends: true, test: { name: "shared", isolate: false, include: ["test/**/*.test.ts"], exclude: OWN_MODULES } },
+      // Its workers share a PostgreSQL cluster between their files; globalSetup stops them at the end.
+      {
+        extends: true,
+        test: { name: "shared", isolate: false, include: ["test/**/*.test.ts"], exclude: OWN_MODULES, globalSetup: ["test/helpers/pg-clusters.global.ts"] },
+      },
       { extends: true, test: { name: "own-modules", include: OWN_MODULES } },
     ],
   },

@@ -4,6 +4,8 @@ export interface PgCluster {
   /** postgres://… of the cluster's `postgres` database. */
   url: string;
   port: number;
+  /** Its temp dir (data, socket, log): what stopClusterIn() takes. */
+  dir: string;
   /** A pool on the cluster, closed by destroy(). */
   admin: Pool;
   /** A URL whose connections use a fresh, empty schema: one isolated store per call. */
@@ -16,3 +18,4 @@ export interface PgCluster {
 }
 
 export function startCluster(): Promise<PgCluster>;
+export function stopClusterIn(dir: string, options?: { removeDir?: boolean }): Promise<void>;

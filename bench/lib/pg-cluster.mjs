@@ -87,7 +87,7 @@ export async function startCluster() {
   const port = await freePort();
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;
   const start = () => asPostgres(pgCtl, ["-D", data, "-o", options, "-l", join(dir, "log"), "-w", "-t", "30", "start"]).then(() => {});
-  const stop = () => asPostgres(pgCtl, ["-D", data, "-m", "immediate", "-w", "stop"]).then(() => {});
+  const stop = () => stopClusterIn(dir, { removeDir: false });
   await start();
 
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
@@ -97,6 +97,7 @@ export async function startCluster() {
   return {
     url,
     port,
+    dir,
     admin,
     start,
     stop,
@@ -111,4 +112,14 @@ export async function startCluster() {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Stops the cluster whose temp dir is `dir` (the `dir` of a started cluster), if it runs, and
+ * removes the dir: for whoever outlives the process that started it (the test suite's teardown).
+ */
+export async function stopClusterIn(dir, { removeDir = true } = {}) {
+  const data = join(dir, "data");
+  if (existsSync(join(data, "postmaster.pid"))) await asPostgres(pgBin("pg_ctl"), ["-D", data, "-m", "immediate", "-w", "stop"]);
+  if (removeDir) await rm(dir, { recursive: true, force: true });
 }

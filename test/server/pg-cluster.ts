@@ -1,13 +1,20 @@
-// One throwaway PostgreSQL cluster per test file (bench/lib/pg-cluster.mjs). Without the
-// PostgreSQL binaries the tests that use it fail, never skip.
+// Throwaway PostgreSQL clusters for the tests (bench/lib/pg-cluster.mjs). Without the PostgreSQL
+// binaries the tests that use one fail, never skip.
 
+import { randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { startCluster, type PgCluster } from "../../bench/lib/pg-cluster.mjs";
+import { REGISTRY_ENV } from "../helpers/pg-clusters.global.js";
 
 export type { PgCluster };
 
-/** Starts a cluster before the calling file's tests and removes it after them. */
-export function usePgCluster(): () => PgCluster {
+/**
+ * A cluster of the calling file's own, started before its tests and removed after them: for the
+ * files that stop it, restart it or end its connections.
+ */
+export function useOwnPgCluster(): () => PgCluster {
   let cluster: PgCluster | undefined;
   beforeAll(async () => {
     cluster = await startCluster();
@@ -17,4 +24,32 @@ export function usePgCluster(): () => PgCluster {
     if (!cluster) throw new Error("the PostgreSQL cluster did not start (see the beforeAll error)");
     return cluster;
   };
+}
+
+/** The worker's cluster, started by its first user; the run's teardown stops it. */
+let shared: Promise<PgCluster> | undefined;
+
+/**
+ * The test worker's one cluster, shared by the files it runs one after another: each test asks
+ * for a schema of its own (`freshSchemaUrl`), so they never see each other's data. A cluster
+ * costs about a second to start; most files only need schemas.
+ */
+export function usePgCluster(): () => PgCluster {
+  let cluster: PgCluster | undefined;
+  beforeAll(async () => {
+    shared ??= startShared();
+    cluster = await shared;
+  }, 60_000);
+  return () => {
+    if (!cluster) throw new Error("the PostgreSQL cluster did not start (see the beforeAll error)");
+    return cluster;
+  };
+}
+
+async function startShared(): Promise<PgCluster> {
+  const registry = process.env[REGISTRY_ENV];
+  if (!registry) throw new Error(`${REGISTRY_ENV} is not set: run the tests through vitest.config.ts (its globalSetup stops the shared clusters)`);
+  const cluster = await startCluster();
+  writeFileSync(path.join(registry, randomUUID()), cluster.dir);
+  return cluster;
 }

@@ -10,9 +10,9 @@ import { startServer, type RunningServer } from "../../src/server/index.js";
 import { MIGRATIONS } from "../../src/server/pg/migrations.js";
 import { PgStore } from "../../src/server/pg/store.js";
 import { eventually, sha256, testServer } from "./helpers.js";
-import { usePgCluster } from "./pg-cluster.js";
+import { useOwnPgCluster } from "./pg-cluster.js";
 
-const pg = usePgCluster();
+const pg = useOwnPgCluster();
 const MiB = 1024 * 1024;
 
 async function replica(databaseUrl: string): Promise<RunningServer> {

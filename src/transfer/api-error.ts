@@ -39,9 +39,34 @@ export class ApiError extends Error {
 
 const TIMEOUT_CODES = new Set(["HEADERS_TIMEOUT", "BODY_TIMEOUT", "CONNECT_TIMEOUT", "ETIMEDOUT"]);
 
-/** A failure before or while the answer came: a timeout or a network error, both retryable. */
+/** Node's codes for a server certificate that cannot be trusted: no retry changes them. */
+const CERTIFICATE_CODES = new Set([
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "CERT_REVOKED",
+  "CERT_UNTRUSTED",
+  "CERT_SIGNATURE_FAILURE",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
+
+/**
+ * A failure before or while the answer came: a timeout or a network error, both retryable; or a
+ * certificate that cannot be trusted, fatal (waiting for the flush timeout would only hide it).
+ */
 export function networkError(label: string, error: unknown, timeoutMs: number): ApiError {
   const code = (error as { code?: unknown })?.code;
+  if (typeof code === "string" && CERTIFICATE_CODES.has(code)) {
+    const why = error instanceof Error ? error.message : code;
+    return new ApiError(
+      `${label}: the server's certificate is not trusted (${code}: ${why}); if the server is yours, give Node its CA with NODE_EXTRA_CA_CERTS=<file>`,
+      { code: "certificate", fatal: true, cause: error },
+    );
+  }
   if (typeof code === "string" && TIMEOUT_CODES.has(code)) {
     return new ApiError(`${label}: no answer within ${timeoutMs} ms`, { code: "timeout", retryable: true, cause: error });
   }

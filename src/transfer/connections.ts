@@ -75,7 +75,7 @@ export class Connections {
         socket.once("connect", () => clearTimeout(connectTimer));
         socket.once("close", () => clearTimeout(connectTimer));
       });
-      req.once("error", (error) => {
+      req.on("error", (error) => {
         clearTimeout(headersTimer);
         reject(error);
       });

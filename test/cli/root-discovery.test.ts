@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli, type CliResult } from "../helpers/cli.js";
+import { remoteFiles } from "../sync/helpers.js";
 import { perTest } from "./helpers.js";
 
 /**
@@ -43,12 +44,15 @@ async function pulledTree(name: string, project: string, files: Record<string, s
   return tree;
 }
 
-/** What the server holds: the project pulled into a fresh directory with full flags. */
-async function remote(project: string): Promise<string> {
-  const check = dir(`check-${project}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
-  const pulled = await uspark(["pull", "--project-id", project, "--api-url", t.server!.url, "--root", check], check);
-  expect(pulled.code, pulled.stderr).toBe(0);
-  return check;
+/** What the server holds: { path: text }, read over the API (the CLI under test is not the judge). */
+async function remote(project: string): Promise<Map<string, string>> {
+  const files = await remoteFiles(t.server!.url, project);
+  return new Map([...files].map(([file, bytes]) => [file, bytes.toString("utf8")]));
+}
+
+/** Whether the project holds `dir` or anything under it. */
+async function remoteHas(project: string, dir: string): Promise<boolean> {
+  return [...(await remote(project)).keys()].some((file) => file === dir || file.startsWith(`${dir}/`));
 }
 
 describe("root discovery and the remembered remote", () => {
@@ -57,7 +61,7 @@ describe("root discovery and the remembered remote", () => {
     write(path.join(tree, "b.txt"), "b\n");
     const push = await uspark(["push"], tree);
     expect(push.code, push.stderr).toBe(0);
-    expect(readFileSync(path.join(await remote("p"), "b.txt"), "utf8")).toBe("b\n");
+    expect((await remote("p")).get("b.txt")).toBe("b\n");
   });
 
   it("watch (the pipe form) and projects in a pulled subdirectory need no flags either", async () => {
@@ -66,7 +70,7 @@ describe("root discovery and the remembered remote", () => {
     write(path.join(src, "w.txt"), "w\n");
     const watch = await runCli(["watch"], { cwd: src, env: env(), input: "" });
     expect(watch.code, watch.stderr).toBe(0);
-    expect(readFileSync(path.join(await remote("p"), "src", "w.txt"), "utf8")).toBe("w\n");
+    expect((await remote("p")).get("src/w.txt")).toBe("w\n");
     const projects = await uspark(["projects"], src);
     expect(projects.code, projects.stderr).toBe(0);
     expect(projects.stdout.toString()).toMatch(/^p\b/m);
@@ -79,8 +83,8 @@ describe("root discovery and the remembered remote", () => {
     const push = await uspark(["push", "b.txt"], src);
     expect(push.code, push.stderr).toBe(0);
     const pushed = await remote("p");
-    expect(readFileSync(path.join(pushed, "src", "b.txt"), "utf8")).toBe("b\n");
-    expect(existsSync(path.join(pushed, "b.txt"))).toBe(false);
+    expect(pushed.get("src/b.txt")).toBe("b\n");
+    expect(pushed.has("b.txt")).toBe(false);
 
     write(path.join(t.root, "seed-tree", "src", "a.txt"), "a2\n");
     const remoteEdit = await uspark(["push", "--project-id", "p", "--api-url", t.server!.url, "--root", path.join(t.root, "seed-tree")], t.root);
@@ -100,8 +104,8 @@ describe("root discovery and the remembered remote", () => {
     write(path.join(there, "t.txt"), "t\n");
     const push = await uspark(["push", "--root", there], here);
     expect(push.code, push.stderr).toBe(0);
-    expect(readFileSync(path.join(await remote("p1"), "t.txt"), "utf8")).toBe("t\n");
-    expect(existsSync(path.join(await remote("p"), "t.txt"))).toBe(false);
+    expect((await remote("p1")).get("t.txt")).toBe("t\n");
+    expect(await remoteHas("p", "t.txt")).toBe(false);
   });
 
   it("$HOME is never the root, even with a state file in ~/.uspark/; the nearest pulled tree below it is", async () => {
@@ -123,8 +127,8 @@ describe("root discovery and the remembered remote", () => {
     write(path.join(sub, "s.txt"), "s\n");
     const push = await uspark(["push"], sub);
     expect(push.code, push.stderr).toBe(0);
-    expect(readFileSync(path.join(await remote("p"), "sub", "s.txt"), "utf8")).toBe("s\n");
-    expect(existsSync(path.join(await remote("p1"), "sub"))).toBe(false);
-    expect(existsSync(path.join(await remote("p1"), "work"))).toBe(false);
+    expect((await remote("p")).get("sub/s.txt")).toBe("s\n");
+    expect(await remoteHas("p1", "sub")).toBe(false);
+    expect(await remoteHas("p1", "work")).toBe(false);
   });
 });

@@ -292,6 +292,10 @@ async function transcript(session) {
   figure("transcript", "stdout complete, with --transcript", ratio, `${ms(on.stdout)} ${rate(on.stdout)} ${ratio.toFixed(2)}x`, "<= 1.2x without", ratio <= 1.2);
   figure("transcript", "exit, without --transcript", off.exit, ms(off.exit), "reference");
   figure("transcript", "exit (last append answered), with --transcript", on.exit / off.exit, `${ms(on.exit)} ${(on.exit / off.exit).toFixed(2)}x`, "info");
+  if (!cost.exitCodes.every((code) => code === 0)) {
+    sane = false;
+    note(`SANITY: uspark exited ${cost.exitCodes.join(", ")} (without, with --transcript, in turn); every run should exit 0`);
+  }
   if (!cost.sessions.every((length) => length === session.bytes)) {
     sane = false;
     note(`SANITY: the server holds transcripts of ${cost.sessions.join(", ")} bytes; the session has ${session.bytes}`);

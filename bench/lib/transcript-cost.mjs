@@ -19,12 +19,16 @@ export async function measureTranscript({ repo, bin, work, sessionPath, rounds }
   mkdirSync(root, { recursive: true });
   const bytes = statSync(sessionPath).size;
   const stamp = path.join(work, "last-byte");
+  // A pipeline's status is its last command's (the reader's): uspark's own is kept in a file.
+  const status = path.join(work, "uspark-status");
+  const exitCodes = [];
   const run = async (projectId, extra) => {
     const command =
-      `cat ${sh(sessionPath)} | ${sh(process.execPath)} ${sh(bin)} watch-claude --no-fs-watch --project-id ${projectId} ` +
-      `--api-url ${server.url} --root ${sh(root)} ${extra} 2> /dev/null | ${sh(process.execPath)} -e ${sh(LAST_BYTE)} ${bytes} ${sh(stamp)}`;
+      `cat ${sh(sessionPath)} | { ${sh(process.execPath)} ${sh(bin)} watch-claude --no-fs-watch --project-id ${projectId} ` +
+      `--api-url ${server.url} --root ${sh(root)} ${extra} 2> /dev/null; echo $? > ${sh(status)}; } | ${sh(process.execPath)} -e ${sh(LAST_BYTE)} ${bytes} ${sh(stamp)}`;
     const started = Date.now();
     const exit = await timeShell(command);
+    exitCodes.push(Number(readFileSync(status, "utf8")));
     return { stdout: (Number(readFileSync(stamp, "utf8")) - started) / 1000, exit };
   };
   const best = { off: { stdout: Infinity, exit: Infinity }, on: { stdout: Infinity, exit: Infinity } };
@@ -38,7 +42,7 @@ export async function measureTranscript({ repo, bin, work, sessionPath, rounds }
       keepBest("on", await run("bench-on", "--transcript"));
     }
     const listing = await (await fetch(`${server.url}/api/projects/bench-on/sessions`)).json();
-    return { bytes, seconds: best, sessions: listing.sessions.map((s) => s.length) };
+    return { bytes, seconds: best, sessions: listing.sessions.map((s) => s.length), exitCodes };
   } finally {
     await server.close();
   }

@@ -1,29 +1,40 @@
 /**
- * A stretch of a byte stream, from offset `start` to `end`, held in memory. Chunks are copied
- * into fixed-size blocks (the caller may reuse its buffer), so that holding 32 MiB of a stream
- * costs a few dozen allocations, not one per chunk; dropped blocks are reused, so that a long
- * session costs none after its first few (fresh blocks cost page faults and garbage collections,
- * the bulk of the transcript's time). Pure: tested with plain values.
+ * A stretch of a byte stream, from offset `start` to `end`, held in memory, as segments. A large
+ * chunk (a pipe's 64 KiB reads) is held as it is: the caller hands it over and never changes it.
+ * Small chunks are copied into fixed-size blocks, so that holding 32 MiB of a trickle costs a few
+ * dozen allocations, not one per chunk; dropped blocks are reused. Copying the large ones into
+ * blocks too cost the most of `--transcript`'s time: fresh blocks are page faults (about 3.6 ms a
+ * MiB here; 43-55 fresh blocks for a 200 MiB session). Pure: tested with plain values.
  */
 /** Dropped blocks kept for reuse: as many as the memory limit's worth of unsent bytes (32 MiB). */
 const MAX_SPARE_BLOCKS = 32;
 
+interface Segment {
+  bytes: Buffer;
+  /** Bytes of `bytes` in use: a block fills up, a held chunk is full. */
+  length: number;
+  /** A block of ours (reused once dropped), not a chunk held as it came. */
+  block: boolean;
+}
+
 export class ByteQueue {
-  private readonly blocks: Buffer[] = [];
+  private readonly segments: Segment[] = [];
   /** Dropped blocks, for reuse: no view of them is held anywhere (`read` copies). */
   private readonly spare: Buffer[] = [];
-  /** The stream offset of blocks[0]'s first byte. */
-  private blockBase: number;
+  /** The stream offset of segments[0]'s first byte. */
+  private segmentBase: number;
   start: number;
   end: number;
 
   constructor(
     start = 0,
     private readonly blockSize = 1024 * 1024,
+    /** Chunks this large or larger are held as they are. */
+    private readonly holdAtLeast = 16 * 1024,
   ) {
     this.start = start;
     this.end = start;
-    this.blockBase = start;
+    this.segmentBase = start;
   }
 
   /** Bytes held. */
@@ -31,32 +42,42 @@ export class ByteQueue {
     return this.end - this.start;
   }
 
+  /** Appends `chunk`; a large one is held, not copied: the caller must not change it afterwards. */
   push(chunk: Uint8Array): void {
+    if (chunk.length >= this.holdAtLeast) {
+      const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
+      this.segments.push({ bytes, length: bytes.length, block: false });
+      this.end += bytes.length;
+      return;
+    }
     for (let done = 0; done < chunk.length; ) {
-      const filled = this.end - this.blockBase;
-      if (filled === this.blocks.length * this.blockSize) this.blocks.push(this.spare.pop() ?? Buffer.allocUnsafeSlow(this.blockSize));
-      const used = filled - (this.blocks.length - 1) * this.blockSize;
-      const piece = chunk.subarray(done, done + this.blockSize - used);
-      this.blocks[this.blocks.length - 1]!.set(piece, used);
+      let last = this.segments.at(-1);
+      if (!last?.block || last.length === this.blockSize) {
+        last = { bytes: this.spare.pop() ?? Buffer.allocUnsafeSlow(this.blockSize), length: 0, block: true };
+        this.segments.push(last);
+      }
+      const piece = chunk.subarray(done, done + this.blockSize - last.length);
+      last.bytes.set(piece, last.length);
+      last.length += piece.length;
       done += piece.length;
       this.end += piece.length;
     }
   }
 
   /**
-   * Up to `max` bytes from offset `from` (start <= from <= end), as views of the blocks: valid
+   * Up to `max` bytes from offset `from` (start <= from <= end), as views of the segments: valid
    * until the bytes are dropped (the blocks are then reused).
    */
   pieces(from: number, max: number): Buffer[] {
     if (from < this.start || from > this.end) throw new RangeError(`offset ${from} is outside ${this.start}..${this.end}`);
     const pieces: Buffer[] = [];
     const until = Math.min(this.end, from + max);
-    for (let at = from; at < until; ) {
-      const index = Math.floor((at - this.blockBase) / this.blockSize);
-      const offset = (at - this.blockBase) % this.blockSize;
-      const piece = this.blocks[index]!.subarray(offset, offset + Math.min(this.blockSize - offset, until - at));
-      pieces.push(piece);
-      at += piece.length;
+    let base = this.segmentBase;
+    for (const segment of this.segments) {
+      if (base >= until) break;
+      const next = base + segment.length;
+      if (next > from) pieces.push(segment.bytes.subarray(Math.max(from, base) - base, Math.min(until, next) - base));
+      base = next;
     }
     return pieces;
   }
@@ -77,10 +98,10 @@ export class ByteQueue {
   /** Forgets the bytes before `offset` (no-op when they are gone already). */
   dropTo(offset: number): void {
     this.start = Math.max(this.start, Math.min(offset, this.end));
-    while (this.blocks.length > 0 && this.start - this.blockBase >= this.blockSize) {
-      if (this.spare.length < MAX_SPARE_BLOCKS) this.spare.push(this.blocks.shift()!);
-      else this.blocks.shift();
-      this.blockBase += this.blockSize;
+    while (this.segments.length > 0 && this.start - this.segmentBase >= this.segments[0]!.length) {
+      const first = this.segments.shift()!;
+      if (first.block && this.spare.length < MAX_SPARE_BLOCKS) this.spare.push(first.bytes);
+      this.segmentBase += first.length;
     }
   }
 }

@@ -1,7 +1,7 @@
 import type { Reporter } from "../report.js";
 import { isSha256 } from "../api/validate.js";
 import { multipartChunks, multipartType, newBoundary } from "../api/multipart.js";
-import { Connections, readBody, type IncomingAnswer } from "./connections.js";
+import { bodyLength, Connections, readBody, type IncomingAnswer } from "./connections.js";
 import { ApiError, networkError } from "./api-error.js";
 import { isRetryableStatus, parseRetryAfter } from "./retry.js";
 
@@ -315,7 +315,7 @@ export class ApiClient {
     // that trickles one byte a second hold a request (and the flush behind it) forever. It is
     // sized by the bytes the request moves, measured from the body whenever it can be.
     const { requestTimeoutMs } = this.options;
-    const sent = byteLength(init.body);
+    const sent = bodyLength(init.body);
     const held = init.answerWithinMs ?? 0;
     const deadlineMs = requestDeadlineMs(requestTimeoutMs, sent + (init.answerBytes ?? 0)) + held;
     // No answer can come before the body is sent: the wait for the headers gets the time the
@@ -496,11 +496,5 @@ function shortPath(sub: string): string {
 
 function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
-}
-
-function byteLength(body: RequestInit["body"]): number {
-  if (body === undefined) return 0;
-  if (typeof body === "string") return Buffer.byteLength(body);
-  return body instanceof Uint8Array ? body.byteLength : body.reduce((sum, chunk) => sum + chunk.byteLength, 0);
 }
 

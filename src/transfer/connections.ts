@@ -1,6 +1,12 @@
 import http from "node:http";
 import type { Agent, ClientRequest, IncomingHttpHeaders, IncomingMessage } from "node:http";
 
+/** The origin's scheme, chosen once: its module's request function and one kept-alive agent. */
+interface Transport {
+  agent: Agent;
+  send: typeof http.request;
+}
+
 /**
  * Kept-alive connections to one origin, on node:http (https loaded only for an https origin).
  * Chosen over undici by measurement: a CLI run's first undici request costs about 0.35 s of CPU
@@ -47,7 +53,7 @@ export class TransportError extends Error {
 }
 
 export class Connections {
-  private agent: Promise<Agent> | undefined;
+  private transport: Promise<Transport> | undefined;
   private readonly inFlight = new Set<ClientRequest>();
   private idle: (() => void) | undefined;
 
@@ -58,12 +64,9 @@ export class Connections {
 
   /** Resolves with the answer's status and headers; its body is the caller's to read (`readBody`). */
   async request(request: OutgoingRequest): Promise<IncomingAnswer> {
-    const agent = await this.getAgent();
+    const { agent, send } = await this.getTransport();
     const url = new URL(request.path, this.origin);
-    const chunks = bodyChunks(request.body);
-    const length = chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0);
-    const headers = request.body === undefined ? request.headers : { ...request.headers, "content-length": String(length) };
-    const send = url.protocol === "https:" ? (await import("node:https")).request : http.request;
+    const headers = request.body === undefined ? request.headers : { ...request.headers, "content-length": String(bodyLength(request.body)) };
     return new Promise<IncomingAnswer>((resolve, reject) => {
       const req = send(url, { method: request.method, headers, agent, signal: request.signal });
       this.track(req);
@@ -83,17 +86,17 @@ export class Connections {
         clearTimeout(headersTimer);
         resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res });
       });
-      for (const chunk of chunks) req.write(chunk);
+      for (const chunk of bodyChunks(request.body)) req.write(chunk);
       req.end();
     });
   }
 
   /** Lets the requests under way finish (at most `graceMs`), then closes every connection. */
   async close(graceMs: number): Promise<void> {
-    const pending = this.agent;
-    this.agent = undefined;
+    const pending = this.transport;
+    this.transport = undefined;
     if (!pending) return;
-    const agent = await pending;
+    const { agent } = await pending;
     if (this.inFlight.size > 0) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       await new Promise<void>((resolve) => {
@@ -114,14 +117,22 @@ export class Connections {
     });
   }
 
-  private getAgent(): Promise<Agent> {
-    this.agent ??= (async () => {
-      const { Agent } = this.origin.startsWith("https:") ? await import("node:https") : http;
+  private getTransport(): Promise<Transport> {
+    this.transport ??= (async () => {
+      const { Agent, request } = this.origin.startsWith("https:") ? await import("node:https") : http;
       // Idle connections neither hold the process open (node:http unrefs them) nor outlive keepAliveMs.
-      return new Agent({ keepAlive: true, maxSockets: this.options.connections, timeout: this.options.keepAliveMs, scheduling: "lifo" });
+      const agent = new Agent({ keepAlive: true, maxSockets: this.options.connections, timeout: this.options.keepAliveMs, scheduling: "lifo" });
+      return { agent, send: request };
     })();
-    return this.agent;
+    return this.transport;
   }
+}
+
+/** A body's bytes: its content-length, and what its deadline is sized by. */
+export function bodyLength(body: OutgoingRequest["body"]): number {
+  if (body === undefined) return 0;
+  if (typeof body === "string") return Buffer.byteLength(body);
+  return body instanceof Uint8Array ? body.byteLength : body.reduce((sum, chunk) => sum + chunk.byteLength, 0);
 }
 
 function bodyChunks(body: OutgoingRequest["body"]): readonly Uint8Array[] {

@@ -20,10 +20,7 @@ export function useOwnPgCluster(): () => PgCluster {
     cluster = await startCluster();
   }, 60_000);
   afterAll(() => cluster?.destroy(), 30_000);
-  return () => {
-    if (!cluster) throw new Error("the PostgreSQL cluster did not start (see the beforeAll error)");
-    return cluster;
-  };
+  return () => started(cluster);
 }
 
 /** The worker's cluster, started by its first user; the run's teardown stops it. */
@@ -40,10 +37,12 @@ export function usePgCluster(): () => PgCluster {
     shared ??= startShared();
     cluster = await shared;
   }, 60_000);
-  return () => {
-    if (!cluster) throw new Error("the PostgreSQL cluster did not start (see the beforeAll error)");
-    return cluster;
-  };
+  return () => started(cluster);
+}
+
+function started(cluster: PgCluster | undefined): PgCluster {
+  if (!cluster) throw new Error("the PostgreSQL cluster did not start (see the beforeAll error)");
+  return cluster;
 }
 
 async function startShared(): Promise<PgCluster> {

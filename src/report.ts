@@ -50,7 +50,8 @@ export class Reporter {
   private readonly colors: ReturnType<typeof pc.createColors>;
   private readonly secrets: string[];
   private readonly listener: ReporterOptions["listener"];
-  private readonly warnedKeys = new Set<string>();
+  /** The keys of what was said once (`warnOnce`, `infoOnce`), each under its level. */
+  private readonly saidKeys = new Set<string>();
   /** A line rewritten in place at the bottom (a progress line): hidden while a line is written, then drawn again below it. */
   statusLine: { hide(): void; redraw(): void } | undefined;
 
@@ -84,9 +85,19 @@ export class Reporter {
    * the path policy, the sync engine or the file watcher. Later ones only show with --verbose.
    */
   warnOnce(key: string, event: string, message: string, fields?: Fields): void {
-    if (this.warnedKeys.has(key)) return this.debug(event, message, fields);
-    this.warnedKeys.add(key);
-    this.warn(event, message, fields);
+    this.once("warn", key, event, message, fields);
+  }
+
+  /** One line per key for the whole run (a file edited a thousand times); repeats only show with --verbose. */
+  infoOnce(key: string, event: string, message: string, fields?: Fields): void {
+    this.once("info", key, event, message, fields);
+  }
+
+  private once(level: Level, key: string, event: string, message: string, fields?: Fields): void {
+    const said = `${level}\0${key}`;
+    if (this.saidKeys.has(said)) return this.debug(event, message, fields);
+    this.saidKeys.add(said);
+    this.log(level, event, message, fields);
   }
 
   /** An error we did not foresee: its stack, line by line, escaped like any other line. */

@@ -160,7 +160,8 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
     if (options.dryRun) {
       dryRunPaths.add(decision.remote);
       const note = change.confirmed ? "" : ", unconfirmed: checked by hash";
-      report.info("change", `would ${change.kind === "delete" ? "delete" : "push"} ${decision.remote} (${change.cause}${note})`, fields);
+      const line = `would ${change.kind === "delete" ? "delete" : "push"} ${decision.remote} (${change.cause}${note})`;
+      report.infoOnce(line, "change", line, fields);
       return;
     }
     report.debug("change", `detected ${decision.remote} (${change.cause})`, fields);

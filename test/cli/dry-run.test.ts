@@ -78,6 +78,30 @@ describe("watch-claude --dry-run", () => {
   });
 });
 
+describe("an edit repeated in a dry run", () => {
+  const write = (id: string, file: string) =>
+    JSON.stringify({ type: "assistant", message: { content: [{ type: "tool_use", id, name: "Write", input: { file_path: file, content: "x" } }] } }) +
+    "\n" +
+    JSON.stringify({ type: "user", message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] } }) +
+    "\n";
+  const input = () => ["a", "b", "c"].map((id) => write(id, path.join(root, "src/app.ts"))).join("") + write("d", path.join(root, "README.md"));
+
+  it("should say each line once, and count every change in the summary", async () => {
+    const result = await runCli(["watch-claude", "--dry-run", "--no-fs-watch", "--root", root], { input: input() });
+    expect(result.code).toBe(0);
+    expect(result.stderr.trim().split("\n")).toEqual([
+      "uspark: would push src/app.ts (Write)",
+      "uspark: would push README.md (Write)",
+      "uspark: dry run: 2 files would be pushed (4 changes)",
+    ]);
+  });
+
+  it("should show every change with --verbose", async () => {
+    const result = await runCli(["watch-claude", "--dry-run", "--no-fs-watch", "--root", root, "--verbose"], { input: input() });
+    expect(result.stderr.split("\n").filter((line) => line.includes("would push src/app.ts (Write)"))).toHaveLength(3);
+  });
+});
+
 describe("watch --agent auto --dry-run", () => {
   const agents = readdirSync(FIXTURES, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
 

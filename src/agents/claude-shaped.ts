@@ -91,8 +91,14 @@ class ClaudeShapedParser implements AgentParser {
   }
 
   line(line: Buffer): void {
+    this.lineIn(line, 0, line.length);
+  }
+
+  /** A whole line in its chunk: most (`stream_event`, `result`) are passed over from their first bytes. */
+  lineIn(chunk: Buffer, start: number, end: number): void {
     if (this.state !== NEW) this.lineDropped();
-    this.linePart(line, true);
+    const kind = lineKind(chunk, start, end);
+    if (kind !== OTHER) this.startLine(start === 0 && end === chunk.length ? chunk : chunk.subarray(start, end), true, kind);
   }
 
   /** A piece of a line that spans chunks; `last` with its final piece. */
@@ -134,8 +140,8 @@ class ClaudeShapedParser implements AgentParser {
     this.pending.flushUnconfirmed();
   }
 
-  private startLine(piece: Buffer, whole: boolean): void {
-    if (!this.mayMatter(lineKind(piece), piece, whole)) {
+  private startLine(piece: Buffer, whole: boolean, kind = lineKind(piece, 0, piece.length)): void {
+    if (!this.mayMatter(kind, piece, whole)) {
       this.state = whole ? NEW : SKIP;
       return;
     }
@@ -277,23 +283,25 @@ const KNOWN_TYPES: ReadonlyArray<[Buffer, number]> = [
   [Buffer.from('system"'), SYSTEM],
 ];
 
-/** What a line's type prefix says it is. */
-function lineKind(line: Buffer): number {
+/** What the type prefix of the line `buf[start, end)` (or of its first piece) says it is. */
+function lineKind(buf: Buffer, start: number, end: number): number {
   const n = TYPE_PREFIX.length;
-  if (line.length <= n + 1) return GENERIC;
-  for (let i = 0; i < n; i++) if (line[i] !== TYPE_PREFIX[i]) return GENERIC;
+  if (end - start <= n + 1) return GENERIC;
+  for (let i = 0; i < n; i++) if (buf[start + i] !== TYPE_PREFIX[i]) return GENERIC;
   // The type's closing quote, and what follows it, must be in sight: `{"type":"user","message"…`
-  let close = n;
-  for (; close < line.length && close < n + 32; close++) {
-    const c = line[close];
+  const name = start + n;
+  let close = name;
+  for (; close < end && close < name + 32; close++) {
+    const c = buf[close];
     if (c === 0x22) break;
     if (c === 0x5c) return GENERIC; // an escape: let the scanner decode it
   }
-  const after = line[close + 1];
-  if (line[close] !== 0x22 || (after !== 0x2c && after !== 0x7d)) return GENERIC; // , }
-  next: for (const [name, kind] of KNOWN_TYPES) {
-    if (close + 1 - n !== name.length) continue;
-    for (let i = 0; i < name.length; i++) if (line[n + i] !== name[i]) continue next;
+  if (close + 1 >= end || buf[close] !== 0x22) return GENERIC;
+  const after = buf[close + 1];
+  if (after !== 0x2c && after !== 0x7d) return GENERIC; // , }
+  next: for (const [known, kind] of KNOWN_TYPES) {
+    if (close + 1 - name !== known.length) continue;
+    for (let i = 0; i < known.length; i++) if (buf[name + i] !== known[i]) continue next;
     return kind;
   }
   return OTHER;

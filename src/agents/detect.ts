@@ -98,6 +98,10 @@ export function createAutoParser(
       if (chosen !== undefined) chosen.line(line);
       else if (!gaveUp) detecting(line);
     },
+    lineIn(chunk: Buffer, start: number, end: number): void {
+      if (chosen?.lineIn !== undefined) chosen.lineIn(chunk, start, end);
+      else if (chosen !== undefined || !gaveUp) this.line(chunk.subarray(start, end));
+    },
     linePart(part: Buffer, last: boolean): void {
       if (pieces.length === 0 && !forwarding) forwarding = chosen?.linePart !== undefined;
       if (forwarding) {

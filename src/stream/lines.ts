@@ -16,6 +16,12 @@ export interface LineSink {
   /** A whole line, without its "\n" (it may still end in "\r"); only valid during the call. */
   line(line: Buffer): void;
   /**
+   * Optional: a whole line that lies in one chunk, as where it lies (`chunk[start, end)`), in
+   * place of `line`. Making a view of a line costs more than reading its first bytes: a sink that
+   * can tell from those that a line does not matter is spared it.
+   */
+  lineIn?(chunk: Buffer, start: number, end: number): void;
+  /**
    * Optional: a line that spans chunks, piece by piece in order, `last` set on its final piece
    * (which may be empty). Without it, the pieces are joined and handed to `line`. The pieces are
    * views of the pushed chunks, which the splitter never reuses: a sink may keep one it needs.
@@ -36,6 +42,7 @@ export class LineSplitter {
   private overflowing = false;
   private readonly maxLineLength: number;
   private readonly onLine: (line: Buffer) => void;
+  private readonly onLineIn: (chunk: Buffer, start: number, end: number) => void;
   /** The sink takes lines in pieces: nothing is held here. */
   private readonly sink: LineSink | undefined;
   /** A line is under way in pieces. */
@@ -51,6 +58,10 @@ export class LineSplitter {
       this.onLine = (line) => sink.line(line);
       if (typeof sink.linePart === "function") this.sink = sink;
     }
+    this.onLineIn =
+      typeof sink !== "function" && typeof sink.lineIn === "function"
+        ? (chunk, start, end) => sink.lineIn!(chunk, start, end)
+        : (chunk, start, end) => this.onLine(chunk.subarray(start, end));
   }
 
   push(chunk: Buffer): void {
@@ -74,7 +85,7 @@ export class LineSplitter {
 
   private finishLine(chunk: Buffer, start: number, end: number): void {
     if (this.partLength === 0 && !this.overflowing && !this.streaming) {
-      if (end - start <= this.maxLineLength) this.onLine(chunk.subarray(start, end));
+      if (end - start <= this.maxLineLength) this.onLineIn(chunk, start, end);
       else this.options.onOverflow?.(end - start);
       return;
     }

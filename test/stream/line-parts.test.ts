@@ -5,7 +5,7 @@ import { type LineSink, LineSplitter } from "../../src/stream/lines.js";
 function recorder() {
   const events: string[] = [];
   let current = "";
-  const sink: Required<LineSink> = {
+  const sink: Required<Omit<LineSink, "lineIn">> = {
     line: (line) => events.push(`line ${line.toString("latin1")}`),
     linePart: (part, last) => {
       current += part.toString("latin1");

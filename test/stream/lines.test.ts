@@ -56,6 +56,24 @@ describe("LineSplitter", () => {
     expect(seen[0]!.buffer).toBe(chunk.buffer);
   });
 
+  it("should hand a sink with lineIn each line within a chunk as its place in that chunk", () => {
+    const seen: [Buffer, number, number][] = [];
+    const joined: string[] = [];
+    const splitter = new LineSplitter({ lineIn: (chunk, start, end) => seen.push([chunk, start, end]), line: (line) => joined.push(line.toString()) });
+    const first = Buffer.from("ab\ncd\nsp");
+    splitter.push(first);
+    splitter.push(Buffer.from("lit\n\n"));
+    splitter.end();
+    expect(seen.slice(0, 2)).toEqual([
+      [first, 0, 2],
+      [first, 3, 5],
+    ]);
+    expect(seen[0]![0]).toBe(first);
+    // A line from two chunks is joined and comes whole; the empty line after it is a place again.
+    expect(joined).toEqual(["split"]);
+    expect(seen.slice(2).map(([chunk, start, end]) => [chunk.subarray(start, end).toString(), end - start])).toEqual([["", 0]]);
+  });
+
   it("should skip a line longer than the maximum and say so once per line", () => {
     const { lines, overflows } = split(["ok\n", "0123456789", "0123456789\nafter\n"], 15);
     expect(lines).toEqual(["ok", "after"]);

@@ -16,7 +16,9 @@ const repo = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = path.join(repo, "dist");
 await rm(path.join(dist, "chunks"), { recursive: true, force: true });
 const { output } = await build({
-  input: { uspark: path.join(dist, "cli.js") },
+  // early-copy: what bin/uspark.js loads before the rest (the pipe form's copy of stdin); the
+  // bundle imports it from there, so that both share its one instance.
+  input: { uspark: path.join(dist, "cli.js"), "early-copy": path.join(dist, "stream", "early-copy.js") },
   platform: "node",
   // Every bare import is a package (commander, pg, …) or a Node built-in: never bundled.
   external: (id) => !id.startsWith(".") && !path.isAbsolute(id),
@@ -28,10 +30,11 @@ const { output } = await build({
 // What the bundle imports must be there when it runs: a Node built-in or a runtime dependency
 // (a helper the bundler adds from a dev-only package would fail at run time, not here).
 const { dependencies } = JSON.parse(await readFile(path.join(repo, "package.json"), "utf8"));
+const emitted = new Set(output.map((file) => file.fileName));
 const packageOf = (id) => id.split("/").slice(0, id.startsWith("@") ? 2 : 1).join("/");
 const missing = output
   .flatMap((chunk) => (chunk.type === "chunk" ? [...chunk.imports, ...chunk.dynamicImports] : []))
-  .filter((id) => !id.startsWith("node:") && !builtinModules.includes(id) && !id.startsWith("chunks/") && !(packageOf(id) in dependencies));
+  .filter((id) => !id.startsWith("node:") && !builtinModules.includes(id) && !emitted.has(id) && !(packageOf(id) in dependencies));
 if (missing.length > 0) {
   console.error(`bundle: imports neither a Node built-in nor a runtime dependency: ${[...new Set(missing)].join(", ")}`);
   process.exit(1);

@@ -6,7 +6,7 @@ import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } 
 import { runSession } from "../lifecycle/session.js";
 import { colorWanted, Reporter, stderrFailure, stderrOutput, type ReporterOptions, type ReportRecord, type Verbosity } from "../report.js";
 import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../state-dir.js";
-import { passthrough } from "../stream/passthrough.js";
+import { passthroughOf } from "../stream/early-copy.js";
 import { createWatcher, type Watcher, type WatcherOptions } from "../watcher.js";
 import type { ConnectionOptionFlags, DiffFlags, HistoryFlags, InspectFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, StoreFlags, TreeFlags, WatchFlags } from "./flags.js";
 import { ApiClient, ApiError } from "../transfer/client.js";
@@ -414,11 +414,6 @@ export function usageFailure(report: Reporter, error: unknown): void {
   exit(EXIT.usage);
 }
 
-/** `uspark watch` and `watch-claude` read an agent's stream from stdin unless --no-stdin is given. */
-export function isPipeForm(args: readonly string[]): boolean {
-  return (args[0] === "watch" || args[0] === "watch-claude") && !args.includes("--no-stdin");
-}
-
 /**
  * A usage or configuration error in the pipe form (`agent | uspark watch`): said at once, then
  * stdin is still copied to stdout to its end before exit 2, so that the agent upstream is not
@@ -434,7 +429,7 @@ export async function pipeUsageFailure(report: Reporter, error: unknown): Promis
 /** Stdin to stdout to the end (a closed stdout is no reason to stop reading); nothing else. */
 export async function copyStdinThrough(): Promise<void> {
   if (process.stdin.isTTY) return;
-  await passthrough({ input: process.stdin, output: process.stdout, onChunk: () => {}, onOutputError: () => {} }).done.catch(() => undefined);
+  await passthroughOf({ input: process.stdin, output: process.stdout, onChunk: () => {}, onOutputError: () => {} }).done.catch(() => undefined);
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Readable, Writable } from "node:stream";
 import { EXIT, signalExitCode } from "../exit-codes.js";
 import { isReaderGone, type Reporter } from "../report.js";
-import { passthrough } from "../stream/passthrough.js";
+import { passthroughOf } from "../stream/early-copy.js";
 import type { Watcher } from "../watcher.js";
 
 /**
@@ -84,7 +84,7 @@ interface SessionStream {
 
 function passThrough({ input, output, watcher, report }: SessionOptions): SessionStream {
   let failed = false;
-  const stream = passthrough({
+  const stream = passthroughOf({
     input: input!,
     output,
     onChunk: (chunk) => watcher.write(chunk),

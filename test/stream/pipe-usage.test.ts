@@ -28,6 +28,13 @@ describe("the pipe form on a usage or configuration error", () => {
     expect(result.stdout.equals(BIG)).toBe(true);
   });
 
+  it("should print only its help with --help, not the stream it was given", async () => {
+    const result = await runCli(["watch-claude", "--help"], { input: BIG });
+    expect(result.code).toBe(0);
+    expect(result.stdout.toString()).toMatch(/^Usage: uspark watch-claude/);
+    expect(result.stdout.includes("plain line 0")).toBe(false);
+  });
+
   it("should exit 2 at once, reading nothing, when it reads no stdin (--no-stdin)", async () => {
     const { child, result } = startCli(["watch", "--no-stdin", "--no-such-flag", "--root", t.root], { timeoutMs: 5000 });
     const done = await result;

@@ -1,0 +1,89 @@
+import type { Readable, Writable } from "node:stream";
+import { passthrough, type Passthrough, type PassthroughOptions } from "./passthrough.js";
+
+/**
+ * The pipe form's copy of stdin to stdout, started by bin/uspark.js before the rest of the CLI
+ * loads (this module and the passthrough are all it loads first): the agent's first bytes never
+ * wait on our start-up, some 60 ms of it. What was copied before the session adopts the copy is
+ * held, and handed to the session's detection first. Until then reading stops whenever
+ * `HELD_LIMIT` bytes are held, so that a fast agent cannot make us hold much.
+ */
+export const HELD_LIMIT = 2 * 1024 * 1024;
+
+type ChunkSink = PassthroughOptions["onChunk"];
+type ErrorSink = NonNullable<PassthroughOptions["onOutputError"]>;
+
+export class EarlyCopy {
+  readonly stream: Passthrough;
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  private pausedForLimit = false;
+  private outputError: NodeJS.ErrnoException | undefined;
+  private onChunk: ChunkSink | undefined;
+  private onOutputError: ErrorSink | undefined;
+
+  constructor(
+    readonly input: Readable,
+    readonly output: Writable,
+  ) {
+    this.stream = passthrough({ input, output, onChunk: (chunk) => this.chunk(chunk), onOutputError: (error) => this.failed(error) });
+    // A read that fails is said by whoever adopts the copy; before that it must not be an unhandled rejection.
+    this.stream.done.catch(() => {});
+  }
+
+  /** The session takes over: what was copied so far comes first, then each chunk as it comes. */
+  adopt(onChunk: ChunkSink, onOutputError: ErrorSink = () => {}): Passthrough {
+    this.onChunk = onChunk;
+    this.onOutputError = onOutputError;
+    const held = this.held;
+    this.held = [];
+    this.heldBytes = 0;
+    for (const chunk of held) onChunk(chunk);
+    if (this.outputError !== undefined) onOutputError(this.outputError);
+    if (this.pausedForLimit) {
+      this.pausedForLimit = false;
+      this.input.resume();
+    }
+    return this.stream;
+  }
+
+  private chunk(chunk: Buffer): void {
+    if (this.onChunk !== undefined) return this.onChunk(chunk);
+    this.held.push(chunk);
+    this.heldBytes += chunk.length;
+    if (this.heldBytes >= HELD_LIMIT) {
+      this.pausedForLimit = true;
+      this.input.pause();
+    }
+  }
+
+  private failed(error: NodeJS.ErrnoException): void {
+    if (this.onOutputError !== undefined) this.onOutputError(error);
+    else this.outputError ??= error;
+  }
+}
+
+/** `uspark watch` and `watch-claude` read an agent's stream from stdin unless --no-stdin is given. */
+export function isPipeForm(args: readonly string[]): boolean {
+  return (args[0] === "watch" || args[0] === "watch-claude") && !args.includes("--no-stdin");
+}
+
+let started: EarlyCopy | undefined;
+
+/**
+ * Called by bin/uspark.js before anything else: starts the copy when this run is the pipe form
+ * reading a pipe or a file. Not for a help request (its text goes to stdout) nor a terminal.
+ */
+export function startEarlyCopy(argv: readonly string[]): void {
+  const args = argv.slice(2);
+  if (!isPipeForm(args) || args.includes("--help") || args.includes("-h") || process.stdin.isTTY) return;
+  started = new EarlyCopy(process.stdin, process.stdout);
+}
+
+/** A passthrough of `input`: the early copy of it when bin/uspark.js started one (taken once), else a new one. */
+export function passthroughOf(options: PassthroughOptions): Passthrough {
+  const early = started?.input === options.input && started.output === options.output ? started : undefined;
+  if (early === undefined) return passthrough(options);
+  started = undefined;
+  return early.adopt(options.onChunk, options.onOutputError);
+}

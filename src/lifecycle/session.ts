@@ -43,7 +43,6 @@ export interface SessionEnd {
 
 export function runSession(options: SessionOptions): Promise<SessionEnd> {
   const { watcher, report } = options;
-  const stream = options.input ? passThrough(options) : waitForSignal();
   return new Promise<SessionEnd>((resolve) => {
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
@@ -57,8 +56,11 @@ export function runSession(options: SessionOptions): Promise<SessionEnd> {
       report.info("signal", `${signal}: ${then} (again to stop at once)`);
       if (!passedOn) stream.stop();
     };
-    void options.endEarly?.then(() => stream.stop());
     for (const signal of SESSION_SIGNALS) process.on(signal, onSignal);
+    // After the handlers: an early copy hands over what it read at once, and what is seen in it
+    // (a "detected" line) may be answered with a signal straight away.
+    const stream = options.input ? passThrough(options) : waitForSignal();
+    void options.endEarly?.then(() => stream.stop());
 
     void (async () => {
       let syncCode: number;

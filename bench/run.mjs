@@ -11,6 +11,8 @@
 //            --bin PATH (measure another build's bin/uspark.js, e.g. an older checkout's)
 //            --profile DIR (also run the throughput command once under node --cpu-prof, keep the
 //            profile in DIR and print where the time went)
+//            --pg-url URL (the server section's --db runs use schemas on this running PostgreSQL
+//            cluster, e.g. the test suite's, instead of starting one)
 // The server section (smoke runs too) starts a throwaway PostgreSQL cluster: initdb and pg_ctl
 // must be installed, as npm test needs them anyway (.ci/run installs them).
 //
@@ -361,6 +363,7 @@ async function server() {
     bin,
     clients,
     commits,
+    pgUrl: option("pg-url"),
     onRow: (row) =>
       figure("server", row.name, row.perSecond, `${row.perSecond.toFixed(0)}/s, p50 ${row.p50Ms.toFixed(1)} ms, p99 ${row.p99Ms.toFixed(1)} ms`, "info"),
   });

@@ -48,7 +48,7 @@ const smoke = flag("smoke");
 // Another build to measure (an older checkout's bin/uspark.js, for before/after figures).
 const bin = path.resolve(option("bin", path.join(repo, "bin", "uspark.js")));
 const config = smoke
-  ? { mb: 2, bigLineMiB: 2, files: 20, rounds: 1, startupRounds: 1, edits: 20, syncFiles: 10, burst: 10, pauseMs: 150, debounceMs: 100, slowMiBps: 400, transferFiles: 20, serverClients: 2, serverCommits: 5, scaleFiles: 500 }
+  ? { mb: 2, bigLineMiB: 2, files: 20, rounds: 1, startupRounds: 1, edits: 20, syncFiles: 10, burst: 10, pauseMs: 150, debounceMs: 100, slowMiBps: 400, transferFiles: 20, serverClients: 2, serverCommits: 5, scaleFiles: 200 }
   : { mb: 200, bigLineMiB: 64, files: 50, rounds: 5, startupRounds: 10, edits: 1000, syncFiles: 100, burst: 50, pauseMs: 400, debounceMs: 300, slowMiBps: 100, transferFiles: 1000, serverClients: 8, serverCommits: 100, scaleFiles: 50_000 };
 config.mb = Number(option("mb", config.mb));
 config.rounds = Number(option("rounds", config.rounds));

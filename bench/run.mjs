@@ -11,6 +11,8 @@
 //            --bin PATH (measure another build's bin/uspark.js, e.g. an older checkout's)
 //            --profile DIR (also run the throughput command once under node --cpu-prof, keep the
 //            profile in DIR and print where the time went)
+//            --pg-url URL (the server section's --db runs use schemas on this running PostgreSQL
+//            cluster, e.g. the test suite's, instead of starting one)
 // The server section (smoke runs too) starts a throwaway PostgreSQL cluster: initdb and pg_ctl
 // must be installed, as npm test needs them anyway (.ci/run installs them).
 //
@@ -46,7 +48,7 @@ const smoke = flag("smoke");
 // Another build to measure (an older checkout's bin/uspark.js, for before/after figures).
 const bin = path.resolve(option("bin", path.join(repo, "bin", "uspark.js")));
 const config = smoke
-  ? { mb: 2, bigLineMiB: 2, files: 20, rounds: 1, startupRounds: 1, edits: 20, syncFiles: 10, burst: 10, pauseMs: 150, debounceMs: 100, slowMiBps: 400, transferFiles: 20, serverClients: 2, serverCommits: 5, scaleFiles: 500 }
+  ? { mb: 2, bigLineMiB: 2, files: 20, rounds: 1, startupRounds: 1, edits: 20, syncFiles: 10, burst: 10, pauseMs: 150, debounceMs: 100, slowMiBps: 400, transferFiles: 20, serverClients: 2, serverCommits: 5, scaleFiles: 200 }
   : { mb: 200, bigLineMiB: 64, files: 50, rounds: 5, startupRounds: 10, edits: 1000, syncFiles: 100, burst: 50, pauseMs: 400, debounceMs: 300, slowMiBps: 100, transferFiles: 1000, serverClients: 8, serverCommits: 100, scaleFiles: 50_000 };
 config.mb = Number(option("mb", config.mb));
 config.rounds = Number(option("rounds", config.rounds));
@@ -361,6 +363,7 @@ async function server() {
     bin,
     clients,
     commits,
+    pgUrl: option("pg-url"),
     onRow: (row) =>
       figure("server", row.name, row.perSecond, `${row.perSecond.toFixed(0)}/s, p50 ${row.p50Ms.toFixed(1)} ms, p99 ${row.p99Ms.toFixed(1)} ms`, "info"),
   });

@@ -18,4 +18,5 @@ export interface PgCluster {
 }
 
 export function startCluster(): Promise<PgCluster>;
+export function schemasOn(url: string): Pick<PgCluster, "admin" | "freshSchemaUrl">;
 export function stopClusterIn(dir: string, options?: { removeDir?: boolean }): Promise<void>;

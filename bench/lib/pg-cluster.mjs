@@ -91,9 +91,7 @@ export async function startCluster() {
   await start();
 
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  const { Pool } = require("pg");
-  const admin = new Pool({ connectionString: url, max: 2 });
-  admin.on("error", () => {});
+  const { admin, freshSchemaUrl } = schemasOn(url);
   return {
     url,
     port,
@@ -101,15 +99,29 @@ export async function startCluster() {
     admin,
     start,
     stop,
-    async freshSchemaUrl() {
-      const schema = `t_${randomUUID().replaceAll("-", "")}`;
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      return `${url}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-    },
+    freshSchemaUrl,
     async destroy() {
       await admin.end().catch(() => {});
       await stop().catch(() => {});
       await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Fresh schemas on the running cluster at `url` (its `postgres` database): `admin` is the pool
+ * that makes them (end it when done), `freshSchemaUrl` a URL whose connections use a new, empty one.
+ */
+export function schemasOn(url) {
+  const { Pool } = require("pg");
+  const admin = new Pool({ connectionString: url, max: 2 });
+  admin.on("error", () => {});
+  return {
+    admin,
+    async freshSchemaUrl() {
+      const schema = `t_${randomUUID().replaceAll("-", "")}`;
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      return `${url}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
     },
   };
 }

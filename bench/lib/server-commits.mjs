@@ -7,7 +7,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { startCluster } from "./pg-cluster.mjs";
+import { schemasOn, startCluster } from "./pg-cluster.mjs";
 
 /** Starts `uspark serve <args> --port 0`; resolves with its URL, its pid and a stop function. */
 export function serve(bin, args) {
@@ -71,11 +71,18 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
+/** Another's running cluster (the test suite's): destroy() ends only the pool made here. */
+function borrowedCluster(url) {
+  const { admin, freshSchemaUrl } = schemasOn(url);
+  return { freshSchemaUrl, destroy: () => admin.end() };
+}
+
 /**
  * Measures each setup; resolves with `{ name, commits, perSecond, p50Ms, p99Ms }` rows. `onRow`
- * sees each row as it is measured.
+ * sees each row as it is measured. `pgUrl`: a running cluster to make the --db schemas on (the
+ * test suite's) instead of a throwaway one.
  */
-export async function measureServerCommits({ bin, clients, commits, onRow }) {
+export async function measureServerCommits({ bin, clients, commits, pgUrl, onRow }) {
   const rows = [];
   const record = (name, { latencies, seconds }) => {
     const sorted = [...latencies].sort((a, b) => a - b);
@@ -96,7 +103,7 @@ export async function measureServerCommits({ bin, clients, commits, onRow }) {
     rmSync(dataDir, { recursive: true, force: true });
   }
 
-  const cluster = await startCluster();
+  const cluster = pgUrl ? borrowedCluster(pgUrl) : await startCluster();
   try {
     for (const replicas of [1, 2]) {
       const db = await cluster.freshSchemaUrl();

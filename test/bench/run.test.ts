@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { usePgCluster } from "../server/pg-cluster.js";
 
 // `npm run bench` is not part of the test suite (it takes minutes); its smoke mode is, so that
 // the bench cannot rot. Figures are not judged here (a loaded CI machine is no stopwatch): only
@@ -12,6 +13,8 @@ import { afterAll, describe, expect, it } from "vitest";
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const work = mkdtempSync(path.join(os.tmpdir(), "uspark-bench-test-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
+// The server section's --db runs make their schemas on the worker's cluster, not on one of their own.
+const pgCluster = usePgCluster();
 
 interface Figure {
   section: string;
@@ -36,7 +39,7 @@ function runBench(args: string[]): Promise<{ code: number | null; stdout: string
 describe("npm run bench, in smoke mode", () => {
   it("measures every part and writes sane figures to results.json", async () => {
     const out = path.join(work, "results.json");
-    const { code, stdout, stderr } = await runBench(["--smoke", "--out", out]);
+    const { code, stdout, stderr } = await runBench(["--smoke", "--out", out, "--pg-url", pgCluster().url]);
     expect(stderr).not.toContain("bench:");
     expect(code).toBe(0);
 

@@ -1,5 +1,6 @@
 import { IgnoreEngine } from "../../src/ignore/engine.js";
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -13,9 +14,9 @@ import type { SyncOptions } from "../../src/sync/index.js";
 
 export const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).digest("hex");
 
-/** A fresh real temp directory, removed by the returned cleanup. */
-export async function tempDir(prefix = "uspark-sync-"): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await realpath(await mkdtemp(path.join(tmpdir(), prefix)));
+/** A fresh real temp directory (under `parent`, the system's temp dir by default), removed by the returned cleanup. */
+export async function tempDir(prefix = "uspark-sync-", parent = tmpdir()): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await realpath(await mkdtemp(path.join(parent, prefix)));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
@@ -61,15 +62,23 @@ export interface RefServer extends RunningServer {
   stop(): Promise<void>;
 }
 
-/** The reference server on 127.0.0.1, port 0, its own data dir. */
 /**
- * The reference server on 127.0.0.1 over a temp data dir, with the projects the tests push to
- * already created (`projects`, default "p" and "p1"; `[]` for none), as a user would create them.
+ * A memory file system (tmpfs) where the machine has one, else the temp dir: the reference
+ * server's fsyncs there return at once. For a server whose durability the test does not check,
+ * run beside file watchers: on a disk, each fsync's journal commit also holds up the test's and
+ * the watcher's own writes on that file system.
  */
-export async function startRef(token?: string, extra: { maxBlobBytes?: number; projects?: string[] } = {}): Promise<RefServer> {
-  const { dir, cleanup } = await tempDir("uspark-data-");
+export const MEMORY_TMPDIR = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
+
+/**
+ * The reference server on 127.0.0.1 over a temp data dir (in `dataParent`, the temp dir by
+ * default), with the projects the tests push to already created (`projects`, default "p" and
+ * "p1"; `[]` for none), as a user would create them.
+ */
+export async function startRef(token?: string, extra: { maxBlobBytes?: number; projects?: string[]; dataParent?: string } = {}): Promise<RefServer> {
+  const { projects = ["p", "p1"], dataParent, ...options } = extra;
+  const { dir, cleanup } = await tempDir("uspark-data-", dataParent);
   const requests: RefServer["requests"] = [];
-  const { projects = ["p", "p1"], ...options } = extra;
   const server = await startServer({
     dataDir: dir,
     port: 0,

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { startRef, tempDir, type RefServer } from "../sync/helpers.js";
 
 /** Nothing listens on this port (discard): every request is refused, and retried until the flush timeout. */
@@ -40,6 +40,25 @@ export function perTest(prefix: string, options: { server?: boolean } = {}): Per
     if (options.server) state.server = await startRef();
   });
   afterEach(async () => {
+    await state.server?.stop();
+    state.server = undefined;
+    await cleanup();
+  });
+  return state;
+}
+
+/**
+ * One temp root (and a reference server with `{ server: true }`) for all the tests of the calling
+ * describe, removed after them: for tests that only read what a `beforeAll` set up there.
+ */
+export function perDescribe(prefix: string, options: { server?: boolean } = {}): PerTest {
+  const state: PerTest = { root: "", server: undefined };
+  let cleanup = async () => {};
+  beforeAll(async () => {
+    ({ dir: state.root, cleanup } = await tempDir(prefix));
+    if (options.server) state.server = await startRef();
+  });
+  afterAll(async () => {
     await state.server?.stop();
     state.server = undefined;
     await cleanup();

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
-import { startRef, tempDir, type RefServer } from "../sync/helpers.js";
+import { startMemoryRef, tempDir, type RefServer } from "../sync/helpers.js";
 
 /** Nothing listens on this port (discard): every request is refused, and retried until the flush timeout. */
 export const UNREACHABLE = "http://127.0.0.1:9";
@@ -37,7 +37,7 @@ export function perTest(prefix: string, options: { server?: boolean } = {}): Per
   let cleanup = async () => {};
   beforeEach(async () => {
     ({ dir: state.root, cleanup } = await tempDir(prefix));
-    if (options.server) state.server = await startRef();
+    if (options.server) state.server = await startMemoryRef();
   });
   afterEach(async () => {
     await state.server?.stop();
@@ -56,7 +56,7 @@ export function perDescribe(prefix: string, options: { server?: boolean } = {}):
   let cleanup = async () => {};
   beforeAll(async () => {
     ({ dir: state.root, cleanup } = await tempDir(prefix));
-    if (options.server) state.server = await startRef();
+    if (options.server) state.server = await startMemoryRef();
   });
   afterAll(async () => {
     await state.server?.stop();

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { isCommit, MEMORY_TMPDIR, startRef, v1Only, type Action, type Proxy, type SeenRequest } from "../sync/helpers.js";
+import { isCommit, startMemoryRef, v1Only, type Action, type Proxy, type SeenRequest } from "../sync/helpers.js";
 import { answer, cliEnv, expectNoToken, expectTokenOnlyToApi, faultProxy, newToken, SOAK, TIMEOUT_MS, watchSession, workspace } from "./harness.js";
 import { commitLog, generateSession, jsonRecords, listRemote, PlayControl, readJournalFile, reconcile, rng } from "./session.js";
 
@@ -164,7 +164,7 @@ async function runCase(c: FaultCase, api: Api) {
   const projectId = `faults-${c.seed}`;
   // The server's durability is not what this matrix checks: its data on tmpfs, where its fsyncs
   // cost nothing (the project root the watcher watches stays on the disk).
-  const server = await startRef(token, { projects: [projectId], dataParent: MEMORY_TMPDIR });
+  const server = await startMemoryRef(token, { projects: [projectId] });
   let proxy: Proxy | undefined;
   try {
     const random = rng(c.seed * 7919);

@@ -99,6 +99,15 @@ export async function startRef(token?: string, extra: { maxBlobBytes?: number; p
   });
 }
 
+/**
+ * `startRef` with its data dir on tmpfs (MEMORY_TMPDIR), for tests that never look at the
+ * server's files: a start and stop on the disk is ~110 ms of CPU (the 256 fan-out directories
+ * made and removed, the fsyncs), on tmpfs ~27 ms, and the CLI tests start one per test.
+ */
+export function startMemoryRef(token?: string, extra: { maxBlobBytes?: number; projects?: string[] } = {}): Promise<RefServer> {
+  return startRef(token, { ...extra, dataParent: MEMORY_TMPDIR });
+}
+
 export interface SeenRequest {
   n: number;
   method: string;
@@ -356,7 +365,7 @@ export function useTestProject(options: { token?: string; prefix?: string } = {}
   let cleanup: () => Promise<void>;
   beforeEach(async () => {
     ({ dir: project.root, cleanup } = await tempDir(options.prefix));
-    project.server = await startRef(options.token);
+    project.server = await startMemoryRef(options.token);
     project.log = captureReporter(options.token ? [options.token] : []);
   });
   afterEach(async () => {

@@ -1,6 +1,5 @@
 import { IgnoreEngine } from "../../src/ignore/engine.js";
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -8,6 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach } from "vitest";
 import { Reporter } from "../../src/report.js";
+import { MEMORY_TMPDIR } from "../helpers/memory-tmpdir.js";
 import { startServer, type RunningServer } from "../../src/server/index.js";
 import { createProject } from "../server/helpers.js";
 import type { SyncOptions } from "../../src/sync/index.js";
@@ -63,14 +63,6 @@ export interface RefServer extends RunningServer {
 }
 
 /**
- * A memory file system (tmpfs) where the machine has one, else the temp dir: the reference
- * server's fsyncs there return at once. For a server whose durability the test does not check,
- * run beside file watchers: on a disk, each fsync's journal commit also holds up the test's and
- * the watcher's own writes on that file system.
- */
-export const MEMORY_TMPDIR = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
-
-/**
  * The reference server on 127.0.0.1 over a temp data dir (in `dataParent`, the temp dir by
  * default), with the projects the tests push to already created (`projects`, default "p" and
  * "p1"; `[]` for none), as a user would create them.
@@ -101,8 +93,7 @@ export async function startRef(token?: string, extra: { maxBlobBytes?: number; p
 
 /**
  * `startRef` with its data dir on tmpfs (MEMORY_TMPDIR), for tests that never look at the
- * server's files: a start and stop on the disk is ~110 ms of CPU (the 256 fan-out directories
- * made and removed, the fsyncs), on tmpfs ~27 ms, and the CLI tests start one per test.
+ * server's files (the CLI tests start one per test).
  */
 export function startMemoryRef(token?: string, extra: { maxBlobBytes?: number; projects?: string[] } = {}): Promise<RefServer> {
   return startRef(token, { ...extra, dataParent: MEMORY_TMPDIR });

@@ -33,18 +33,7 @@ export interface PerTest {
 
 /** A fresh temp root for each test (and a reference server with `{ server: true }`), removed after it. */
 export function perTest(prefix: string, options: { server?: boolean } = {}): PerTest {
-  const state: PerTest = { root: "", server: undefined };
-  let cleanup = async () => {};
-  beforeEach(async () => {
-    ({ dir: state.root, cleanup } = await tempDir(prefix));
-    if (options.server) state.server = await startMemoryRef();
-  });
-  afterEach(async () => {
-    await state.server?.stop();
-    state.server = undefined;
-    await cleanup();
-  });
-  return state;
+  return fixture(prefix, options, beforeEach, afterEach);
 }
 
 /**
@@ -52,13 +41,19 @@ export function perTest(prefix: string, options: { server?: boolean } = {}): Per
  * describe, removed after them: for tests that only read what a `beforeAll` set up there.
  */
 export function perDescribe(prefix: string, options: { server?: boolean } = {}): PerTest {
+  return fixture(prefix, options, beforeAll, afterAll);
+}
+
+type Hook = (run: () => Promise<void>) => void;
+
+function fixture(prefix: string, options: { server?: boolean }, before: Hook, after: Hook): PerTest {
   const state: PerTest = { root: "", server: undefined };
   let cleanup = async () => {};
-  beforeAll(async () => {
+  before(async () => {
     ({ dir: state.root, cleanup } = await tempDir(prefix));
     if (options.server) state.server = await startMemoryRef();
   });
-  afterAll(async () => {
+  after(async () => {
     await state.server?.stop();
     state.server = undefined;
     await cleanup();

@@ -4,7 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { startCli, waitForOutput } from "../helpers/cli.js";
 import { journaledPaths, perTest } from "./helpers.js";
-import { startProxy, startRef, waitFor } from "../sync/helpers.js";
+import { startMemoryRef, startProxy, waitFor } from "../sync/helpers.js";
 
 /**
  * The daemon behaviour of design.md §2d: one watcher per root (`.uspark/lock`; a second one exits
@@ -75,7 +75,7 @@ describe("one watcher per root", () => {
 
 describe("a daemon whose token is refused", () => {
   it("should exit 1 with a clear message when the server says 401 at start", async () => {
-    const server = await startRef("the-right-token");
+    const server = await startMemoryRef("the-right-token");
     try {
       writeFileSync(path.join(t.root, "a.txt"), "to push\n");
       const done = await startCli([...daemonArgs(server.url), "--token", "a-revoked-token"], { timeoutMs: 10_000 }).result;

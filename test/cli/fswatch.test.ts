@@ -3,7 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
-import { isBlobUpload, remoteFiles, remoteVersion, startRef, tempDir, type RefServer } from "../sync/helpers.js";
+import { isBlobUpload, remoteFiles, remoteVersion, startMemoryRef, tempDir, type RefServer } from "../sync/helpers.js";
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -11,7 +11,7 @@ let server: RefServer;
 
 beforeEach(async () => {
   ({ dir: root, cleanup } = await tempDir("uspark-cli-fs-"));
-  server = await startRef();
+  server = await startMemoryRef();
 });
 afterEach(async () => {
   await server.stop();

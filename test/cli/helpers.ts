@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach } from "vitest";
-import { startRef, tempDir, type RefServer } from "../sync/helpers.js";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
+import { startMemoryRef, tempDir, type RefServer } from "../sync/helpers.js";
 
 /** Nothing listens on this port (discard): every request is refused, and retried until the flush timeout. */
 export const UNREACHABLE = "http://127.0.0.1:9";
@@ -33,13 +33,27 @@ export interface PerTest {
 
 /** A fresh temp root for each test (and a reference server with `{ server: true }`), removed after it. */
 export function perTest(prefix: string, options: { server?: boolean } = {}): PerTest {
+  return fixture(prefix, options, beforeEach, afterEach);
+}
+
+/**
+ * One temp root (and a reference server with `{ server: true }`) for all the tests of the calling
+ * describe, removed after them: for tests that only read what a `beforeAll` set up there.
+ */
+export function perDescribe(prefix: string, options: { server?: boolean } = {}): PerTest {
+  return fixture(prefix, options, beforeAll, afterAll);
+}
+
+type Hook = (run: () => Promise<void>) => void;
+
+function fixture(prefix: string, options: { server?: boolean }, before: Hook, after: Hook): PerTest {
   const state: PerTest = { root: "", server: undefined };
   let cleanup = async () => {};
-  beforeEach(async () => {
+  before(async () => {
     ({ dir: state.root, cleanup } = await tempDir(prefix));
-    if (options.server) state.server = await startRef();
+    if (options.server) state.server = await startMemoryRef();
   });
-  afterEach(async () => {
+  after(async () => {
     await state.server?.stop();
     state.server = undefined;
     await cleanup();

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
 import { commitFiles } from "../lifecycle/helpers.js";
-import { remoteFiles, startRef, tempDir, type RefServer } from "../sync/helpers.js";
+import { remoteFiles, startMemoryRef, tempDir, type RefServer } from "../sync/helpers.js";
 
 /**
  * The failures of issue 19 ("Many writers, nothing lost"), each through the built CLI against the
@@ -16,7 +16,7 @@ let server: RefServer;
 let dirs: { dir: string; cleanup: () => Promise<void> }[] = [];
 
 beforeEach(async () => {
-  server = await startRef(TOKEN, { projects: ["p"] });
+  server = await startMemoryRef(TOKEN, { projects: ["p"] });
 });
 afterEach(async () => {
   await server.stop();

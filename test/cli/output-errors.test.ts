@@ -3,7 +3,7 @@ import { closeSync, existsSync, openSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI, runCli } from "../helpers/cli.js";
-import { remoteFiles, startRef } from "../sync/helpers.js";
+import { remoteFiles, startMemoryRef } from "../sync/helpers.js";
 import { journaledPaths, perTest, UNREACHABLE, writeEvents } from "./helpers.js";
 
 const t = perTest("uspark-cli-io-");
@@ -49,7 +49,7 @@ function withFullDevice<T>(use: (fd: number) => Promise<T>): Promise<T> {
 
 describe("write errors on our own streams", () => {
   it("should exit 74 with an error, not 0, when stdout fails with ENOSPC, and still sync (defect 15)", async () => {
-    t.server = await startRef();
+    t.server = await startMemoryRef();
     const file = path.join(t.root, "a.txt");
     writeFileSync(file, "still synced\n");
     const run = await withFullDevice((fd) => runWith(watchArgs(t.server!.url), writeEvents(file), ["pipe", fd, "pipe"]));
@@ -70,14 +70,14 @@ describe("write errors on our own streams", () => {
   });
 
   it("should exit 74 when stdout fails even with nothing to sync", async () => {
-    t.server = await startRef();
+    t.server = await startMemoryRef();
     const run = await withFullDevice((fd) => runWith(watchArgs(t.server!.url), "just text\n", ["pipe", fd, "pipe"]));
     expect(run.code).toBe(74);
     expect(existsSync(path.join(t.root, ".uspark", "pending.json"))).toBe(false);
   });
 
   it("should not exit 0 when stderr fails with ENOSPC, though everything synced", async () => {
-    t.server = await startRef();
+    t.server = await startMemoryRef();
     const file = path.join(t.root, "a.txt");
     writeFileSync(file, "x");
     const input = writeEvents(file);

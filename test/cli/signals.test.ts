@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { startCli, waitForOutput } from "../helpers/cli.js";
-import { remoteFiles, startRef } from "../sync/helpers.js";
+import { remoteFiles, startMemoryRef } from "../sync/helpers.js";
 import { journaledPaths, perTest, UNREACHABLE, writeEvents } from "./helpers.js";
 
 const t = perTest("uspark-cli-signals-");
@@ -32,7 +32,7 @@ describe("SIGHUP: the terminal closed, ssh dropped (defect 13)", () => {
   });
 
   it("should push what is pending and exit 0 when the server is up", async () => {
-    t.server = await startRef();
+    t.server = await startMemoryRef();
     const { child, result } = await watchingAWrite(t.server!.url, "a.txt", "--debounce", "60000", "--max-wait", "60000");
     child.kill("SIGHUP");
     const done = await result;

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { play, sessionLines } from "../../scripts/play-session.mjs";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
 import { writeEvents } from "./helpers.js";
-import { remoteFiles, remoteVersion, startRef, tempDir, type RefServer } from "../sync/helpers.js";
+import { remoteFiles, remoteVersion, startMemoryRef, tempDir, type RefServer } from "../sync/helpers.js";
 
 const FIXTURE = path.join(import.meta.dirname, "..", "..", "fixtures", "claude", "session.jsonl");
 
@@ -34,7 +34,7 @@ function watchArgs(apiUrl: string, ...extra: string[]): string[] {
 
 describe("watch-claude against the reference server", () => {
   it("should push every file the session wrote, byte for byte, and pass stdout through", async () => {
-    server = await startRef();
+    server = await startMemoryRef();
     const input = await playedSession();
     const result = await runCli(watchArgs(server.url), { input });
     expect(result.stderr).toContain("synced: 5 files pushed");
@@ -46,7 +46,7 @@ describe("watch-claude against the reference server", () => {
   });
 
   it("should make one commit of the last content for 20 quick edits of one file", async () => {
-    server = await startRef();
+    server = await startMemoryRef();
     const file = path.join(root, "hot.txt");
     const { child, result } = startCli(watchArgs(server.url));
     for (let i = 1; i <= 20; i++) {
@@ -61,7 +61,7 @@ describe("watch-claude against the reference server", () => {
   });
 
   it("should stop syncing on a wrong token with one error, journal the files and exit 1", async () => {
-    server = await startRef("right-token");
+    server = await startMemoryRef("right-token");
     const input = await playedSession();
     const result = await runCli(watchArgs(server.url, "--token", "wrong-token"), { input });
     expect(result.code).toBe(1);
@@ -82,7 +82,7 @@ describe("watch-claude against the reference server", () => {
   });
 
   it("should push what is pending on SIGTERM while stdin is still open", async () => {
-    server = await startRef();
+    server = await startMemoryRef();
     const file = path.join(root, "pending.txt");
     writeFileSync(file, "written before the signal\n");
     const { child, result } = startCli(watchArgs(server.url, "--debounce", "60000", "--max-wait", "60000", "--verbose"));
@@ -112,7 +112,7 @@ describe("watch-claude against the reference server", () => {
   });
 
   it("should take the connection from the environment and never print the token", async () => {
-    server = await startRef("env-secret-token");
+    server = await startMemoryRef("env-secret-token");
     mkdirSync(path.join(root, "src"));
     const input = await playedSession();
     const result = await runCli(["watch-claude", "--root", root, "--no-fs-watch", "--verbose", "--log-format", "json"], {
@@ -125,7 +125,7 @@ describe("watch-claude against the reference server", () => {
   });
 
   it("should read the token and API URL from ~/.uspark/config.json", async () => {
-    server = await startRef("home-token");
+    server = await startMemoryRef("home-token");
     const home = path.join(root, "home");
     mkdirSync(path.join(home, ".uspark"), { recursive: true });
     writeFileSync(path.join(home, ".uspark", "config.json"), JSON.stringify({ token: "home-token", apiUrl: server.url }));

@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { cliEnv, newToken, workspace } from "../reliability/harness.js";
-import { isBlobDownload, remoteFiles, startProxy, startRef, v1Only, type RefServer } from "../sync/helpers.js";
+import { isBlobDownload, remoteFiles, startMemoryRef, startProxy, v1Only, type RefServer } from "../sync/helpers.js";
 import { commitFiles, startHostileServer } from "./helpers.js";
 
 const PROJECT = "pull-test";
@@ -17,7 +17,7 @@ let token: string;
 beforeEach(async () => {
   ws = await workspace("uspark-pull-");
   token = newToken();
-  server = await startRef(token, { projects: [PROJECT] });
+  server = await startMemoryRef(token, { projects: [PROJECT] });
 });
 
 afterEach(async () => {

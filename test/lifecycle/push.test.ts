@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runPush, type PushOptions } from "../../src/lifecycle/push.js";
 import { readJournal, updateJournal } from "../../src/sync/journal.js";
-import { captureReporter, remoteFiles, startProxy, startRef, syncOptions, tempDir, type RefServer } from "../sync/helpers.js";
+import { captureReporter, remoteFiles, startMemoryRef, startProxy, syncOptions, tempDir, type RefServer } from "../sync/helpers.js";
 
 let root: string;
 let cleanupRoot: () => Promise<void>;
@@ -12,7 +12,7 @@ let log: ReturnType<typeof captureReporter>;
 
 beforeEach(async () => {
   ({ dir: root, cleanup: cleanupRoot } = await tempDir());
-  server = await startRef();
+  server = await startMemoryRef();
   log = captureReporter();
 });
 afterEach(async () => {
@@ -64,7 +64,7 @@ describe("uspark push", () => {
   });
 
   it("a file the server refuses as too large (413) is said with what helps, and not journaled for a retry that cannot help", async () => {
-    const small = await startRef(undefined, { maxBlobBytes: 1024 });
+    const small = await startMemoryRef(undefined, { maxBlobBytes: 1024 });
     try {
       await tree({ "a.ts": "a", "big.bin": "x".repeat(2000) });
       const code = await push({}, small.url);
@@ -145,7 +145,7 @@ describe("uspark push", () => {
   });
 
   it("a 401 is exit 1 with the server's reason", async () => {
-    const guarded = await startRef("right");
+    const guarded = await startMemoryRef("right");
     try {
       await tree({ "a.ts": "a" });
       expect(await push({ token: "wrong" }, guarded.url)).toBe(1);

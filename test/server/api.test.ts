@@ -6,7 +6,9 @@ import { usePgCluster } from "./pg-cluster.js";
 
 const pg = usePgCluster();
 
-describe.each(storeCases(pg))("%s store", (_store, testServer) => {
+// Each test has a project of its own on a server the file shares (projectServer); a test that looks
+// at the whole server (its stored blobs, a restart, other options) starts its own (testServer).
+describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) => {
   const MISSING = sha256("never uploaded");
 
   async function expectError(res: Response, status: number, error: string): Promise<Record<string, unknown>> {
@@ -19,14 +21,14 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
 
   describe("GET /files", () => {
     it("answers a new project with version 0, no files and api 1.2", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const res = await t.request("/files");
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ version: 0, files: [], api: "1.2" });
     });
 
     it("lists the committed files sorted by path, with sha256 and size", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const b = await t.upload("bee");
       const a = await t.upload("a!");
       const res = await t.commit({
@@ -83,7 +85,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("gives back exactly the stored bytes", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const bytes = new Uint8Array(4096).map((_, i) => (i * 7) % 256);
       const { sha256: hash } = await t.upload(bytes);
       const res = await t.request(`/blobs/${hash}`);
@@ -93,7 +95,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("stores and serves an empty blob", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const { sha256: hash } = await t.upload("");
       const res = await t.request(`/blobs/${hash}`);
       expect(res.status).toBe(200);
@@ -101,7 +103,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("answers GET with 404 for an absent blob", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       await expectError(await t.request(`/blobs/${MISSING}`), 404, "blob_not_found");
     });
 
@@ -114,7 +116,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("refuses wrong bytes for a blob it already has, keeping the stored one", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const { sha256: hash } = await t.upload("right");
       await expectError(await t.request(`/blobs/${hash}`, { method: "PUT", body: "wrong" }), 400, "hash_mismatch");
       expect(await (await t.request(`/blobs/${hash}`)).text()).toBe("right");
@@ -140,7 +142,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     it.each([["uppercase", "A".repeat(64)], ["too short", "abc"], ["not hex", "g".repeat(64)]])(
       "refuses a blob address that is %s with invalid_request",
       async (_name, address) => {
-        const t = await testServer();
+        const t = await projectServer();
         await expectError(await t.request(`/blobs/${address}`), 400, "invalid_request");
         await expectError(await t.request(`/blobs/${address}`, { method: "PUT", body: "x" }), 400, "invalid_request");
         expect((await t.request(`/blobs/${address}`, { method: "HEAD" })).status).toBe(400);
@@ -199,7 +201,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("refuses a commit body over the default 10 MiB with 413 too_large", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const body = JSON.stringify({ changes: [], source: { agent: "x".repeat(10 * 1024 * 1024) } });
       await expectError(await t.commit(body), 413, "too_large");
     });
@@ -207,7 +209,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
 
   describe("POST /commits", () => {
     it("applies puts and deletes and bumps the version by one per commit", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const one = await t.upload("one");
       const two = await t.upload("two");
       let res = await t.commit({
@@ -230,13 +232,13 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("accepts deleting a path that does not exist", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const res = await t.commit({ changes: [{ op: "delete", path: "ghost.txt" }] });
       expect(await res.json()).toEqual({ version: 1 });
     });
 
     it("applies the changes of one commit in order, so the last one for a path wins", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const one = await t.upload("one");
       const res = await t.commit({
         changes: [
@@ -250,7 +252,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("answers the first result again for a replayed Idempotency-Key and applies nothing twice", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const blob = await t.upload("content");
       const key = randomUUID();
       const body = { changes: [{ op: "put", path: "a.txt", ...blob }] };
@@ -269,7 +271,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("answers each of several concurrent requests with the same key with the single version", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const blob = await t.upload("content");
       const key = randomUUID();
       const answers = await Promise.all(
@@ -288,7 +290,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("answers 422 missing_blobs listing each absent blob once, then accepts the same commit after the upload", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const present = await t.upload("present");
       const absentA = { sha256: sha256("absent a"), size: 8 };
       const absentB = { sha256: sha256("absent b"), size: 8 };
@@ -313,7 +315,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("refuses a put whose size differs from the blob's actual size with invalid_request", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const blob = await t.upload("12345");
       const res = await t.commit({ changes: [{ op: "put", path: "a.txt", sha256: blob.sha256, size: 4 }] });
       const body = await expectError(res, 400, "invalid_request");
@@ -322,19 +324,19 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("refuses a commit without an Idempotency-Key header", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const res = await t.request("/commits", { method: "POST", body: JSON.stringify({ changes: [] }) });
       await expectError(res, 400, "invalid_request");
     });
 
     it("answers 400 invalid_json for a malformed body", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       await expectError(await t.commit('{"changes": ['), 400, "invalid_json");
       await expectError(await t.commit(""), 400, "invalid_json");
     });
 
     it("answers 400 invalid_json for a body that is not UTF-8", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const res = await t.request("/commits", {
         method: "POST",
         headers: { "idempotency-key": randomUUID() },
@@ -351,7 +353,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       ["size is not an integer", { changes: [{ op: "put", path: "a", sha256: MISSING, size: 0.5 }] }],
       ["a put has no sha256", { changes: [{ op: "put", path: "a", size: 1 }] }],
     ])("answers 400 invalid_request when %s", async (_name, body) => {
-      const t = await testServer();
+      const t = await projectServer();
       await expectError(await t.commit(body), 400, "invalid_request");
       expect((await t.files()).version).toBe(0);
     });
@@ -367,7 +369,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       ["a lone surrogate (not UTF-8)", "a\ud800b"],
       ["more than 1024 bytes", "é".repeat(513)],
     ])("answers 400 invalid_path with the path for %s, applying nothing", async (_name, path) => {
-      const t = await testServer();
+      const t = await projectServer();
       const blob = await t.upload("x");
       const res = await t.commit({
         changes: [
@@ -381,7 +383,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("serializes concurrent commits to one project: versions 1..N, each exactly once", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const blob = await t.upload("x");
       const n = 25;
       const answers = await Promise.all(
@@ -407,8 +409,8 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       "/api/projects/demo/files/",
       "/api/other/demo/files",
     ])("answers 404 not_found for %s", async (path) => {
-      const t = await testServer();
-      await expectError(await fetch(`${t.url}${path}`), 404, "not_found");
+      const t = await projectServer();
+      await expectError(await fetch(`${t.url}${path.replace("/demo", `/${t.project}`)}`), 404, "not_found");
     });
 
     it.each([
@@ -421,7 +423,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       ["PUT", "/commits", "GET, POST"],
       ["DELETE", "/commits", "GET, POST"],
     ])("answers %s %s with 405 and Allow: %s", async (method, path, allow) => {
-      const t = await testServer();
+      const t = await projectServer();
       const res = await t.request(path, { method });
       await expectError(res, 405, "method_not_allowed");
       expect(res.headers.get("allow")).toBe(allow);
@@ -430,7 +432,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     it.each(["..", ".", "%2e%2e", "a%2Fb", "a%5Cb", "a%01b", "a%7Fb", "a%C2%85b", "x".repeat(256), "%C3%A9".repeat(128)])(
       "refuses the project id %j with 400 invalid_project_id",
       async (id) => {
-        const t = await testServer();
+        const t = await projectServer();
         const res = await rawRequest(t.url, "GET", `/api/projects/${id}/files`);
         expect(res.status).toBe(400);
         expect(JSON.parse(res.body)).toMatchObject({ error: "invalid_project_id", message: expect.any(String) });
@@ -438,12 +440,12 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     );
 
     it("refuses malformed percent-encoding with 400 invalid_request", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       await expectError(await t.request("/files", {}, "%E0%A4%A"), 400, "invalid_request");
     });
 
     it("ignores a query string", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       expect((await t.request("/files?x=1")).status).toBe(200);
     });
   });

@@ -1,11 +1,14 @@
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
-import { sendUntilAnswered, sha256, storeCases, type TestServer } from "./helpers.js";
+import { sendUntilAnswered, sha256, storeCases, type ProjectApi } from "./helpers.js";
 import { usePgCluster } from "./pg-cluster.js";
 
 const pg = usePgCluster();
 
-describe.each(storeCases(pg))("%s store", (_store, testServer) => {
+// Each test has a project of its own on a server the file shares (projectServer). The blob store is
+// the server's: a test that needs a blob absent which another test stores (""), or that sets a
+// limit, starts a server of its own (testServer).
+describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) => {
   function formOf(blobs: (string | Uint8Array)[], name = (bytes: Buffer) => sha256(bytes)): FormData {
     const form = new FormData();
     for (const blob of blobs) {
@@ -21,11 +24,11 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     return { body: Buffer.from(await res.arrayBuffer()), type: res.headers.get("content-type")! };
   }
 
-  function postBlobs(t: TestServer, body: FormData | Buffer | string, type?: string): Promise<Response> {
+  function postBlobs(t: ProjectApi, body: FormData | Buffer | string, type?: string): Promise<Response> {
     return t.request("/blobs", { method: "POST", body, headers: type ? { "content-type": type } : {} });
   }
 
-  function getBlobs(t: TestServer, hashes: unknown): Promise<Response> {
+  function getBlobs(t: ProjectApi, hashes: unknown): Promise<Response> {
     return t.request("/blobs/get", {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -39,13 +42,13 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     return body;
   }
 
-  async function isStored(t: TestServer, content: string | Uint8Array): Promise<boolean> {
+  async function isStored(t: ProjectApi, content: string | Uint8Array): Promise<boolean> {
     return (await t.request(`/blobs/${sha256(content)}`, { method: "HEAD" })).status === 200;
   }
 
   describe("POST /blobs", () => {
     it("stores new blobs and reports the ones it already had as present", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       await t.upload("old");
       const res = await postBlobs(t, formOf(["old", "new", new Uint8Array([0, 255, 13, 10])]));
       expect(res.status).toBe(200);
@@ -68,7 +71,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("refuses a wrong hash among good parts with hash_mismatch naming it, and stores none of them", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const form = formOf(["good one", "good two"]);
       form.append(sha256("claimed"), new Blob(["actual bytes"]));
       form.append(sha256("good three"), new Blob(["good three"]));
@@ -80,7 +83,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("refuses a truncated body with invalid_multipart and stores nothing", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const { body, type } = await encode(formOf(["first part", "second part"]));
       for (const cut of [body.length - 10, Math.floor(body.length / 2)]) {
         await expectError(await postBlobs(t, body.subarray(0, cut), type), 400, "invalid_multipart");
@@ -94,19 +97,19 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       ["a JSON body", "application/json", "{}"],
       ["a form-urlencoded body", "application/x-www-form-urlencoded", "a=b"],
     ])("refuses %s with invalid_multipart", async (_name, type, body) => {
-      const t = await testServer();
+      const t = await projectServer();
       await expectError(await postBlobs(t, body, type), 400, "invalid_multipart");
     });
 
     it("refuses a part whose name is not a lowercase sha256 with invalid_multipart", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const form = formOf(["x"], (bytes) => sha256(bytes).toUpperCase());
       await expectError(await postBlobs(t, form), 400, "invalid_multipart");
       expect(await isStored(t, "x")).toBe(false);
     });
 
     it("refuses 1001 parts with 413 too_large and stores nothing", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const contents = Array.from({ length: 1001 }, (_, i) => `part ${i}`);
       await expectError(await postBlobs(t, formOf(contents)), 413, "too_large");
       expect(await isStored(t, "part 0")).toBe(false);
@@ -146,10 +149,10 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("refuses a body declared over 64 MiB at once, by default, without waiting for it", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const { type } = await encode(formOf(["x"]));
       const status = await new Promise<number>((resolve, reject) => {
-        const req = httpRequest(`${t.url}/api/projects/demo/blobs`, {
+        const req = httpRequest(`${t.url}/api/projects/${t.project}/blobs`, {
           method: "POST",
           headers: { "content-type": type, "content-length": String(65 * 1024 * 1024 + 1_000_000) },
         });
@@ -167,7 +170,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
 
   describe("POST /blobs/get", () => {
     it("answers every asked blob as multipart/form-data, one part per blob named by its sha256", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const binary = new Uint8Array(3000).map((_, i) => (i * 31) % 256);
       const hashes = [(await t.upload("one")).sha256, (await t.upload(binary)).sha256, (await t.upload("")).sha256];
       const res = await getBlobs(t, hashes);
@@ -182,14 +185,14 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("answers 404 not_found listing exactly the missing blobs", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const { sha256: present } = await t.upload("here");
       const body = await expectError(await getBlobs(t, [present, sha256("gone"), sha256("away")]), 404, "not_found");
       expect(body.missing).toEqual([sha256("gone"), sha256("away")]);
     });
 
     it("refuses more than 1000 hashes with 413 too_large", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const hashes = Array.from({ length: 1001 }, (_, i) => sha256(`h${i}`));
       await expectError(await getBlobs(t, hashes), 413, "too_large");
     });
@@ -204,7 +207,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     it.each([["not a list", "abc"], ["a bad hash", ["xyz"]], ["uppercase", [sha256("x").toUpperCase()]]])(
       "refuses %s with invalid_request",
       async (_name, hashes) => {
-        const t = await testServer();
+        const t = await projectServer();
         await expectError(await getBlobs(t, hashes), 400, "invalid_request");
       },
     );

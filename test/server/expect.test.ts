@@ -2,19 +2,21 @@
 
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { sha256, storeCases, type TestServer } from "./helpers.js";
+import { sha256, storeCases, type ProjectApi } from "./helpers.js";
 import { usePgCluster } from "./pg-cluster.js";
 
 const pg = usePgCluster();
 
-describe.each(storeCases(pg))("%s store", (_store, testServer) => {
+// Each test has a project of its own on a server the file shares (projectServer); a test that
+// restarts the server or sets an option starts its own (testServer).
+describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) => {
   async function answer(res: Response): Promise<Record<string, unknown>> {
     return { status: res.status, ...((await res.json()) as Record<string, unknown>) };
   }
 
   /** A project at version 2 holding keep.txt = "keep" and edit.txt = "edit v2". */
   async function seeded() {
-    const t = await testServer();
+    const t = await projectServer();
     await t.write("edit.txt", "edit v1");
     const keep = await t.upload("keep");
     const edit = await t.upload("edit v2");
@@ -23,7 +25,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     return { t, keep, edit, fresh, before: await t.files() };
   }
 
-  async function expectNothingApplied(t: TestServer, before: Awaited<ReturnType<TestServer["files"]>>): Promise<void> {
+  async function expectNothingApplied(t: ProjectApi, before: Awaited<ReturnType<ProjectApi["files"]>>): Promise<void> {
     expect(await t.files()).toEqual(before);
   }
 
@@ -82,7 +84,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("lets exactly one of many concurrent commits expecting the same path absent through", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const blobs = await Promise.all(Array.from({ length: 12 }, (_, i) => t.upload(`writer ${i}`)));
       const answers = await Promise.all(
         blobs.map((blob) => t.commit({ changes: [{ op: "put", path: "claimed.txt", ...blob, expect: null }] })),
@@ -96,7 +98,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
 
   describe("the order of the checks: key replay, 400s, 409 conflict, 422 missing_blobs", () => {
     it("answers a replayed key with its first version even though its expectations no longer hold", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const blob = await t.upload("first");
       const key = randomUUID();
       const body = { changes: [{ op: "put", path: "a.txt", ...blob, expect: null }] };
@@ -128,7 +130,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
 
   describe("Idempotency-Key", () => {
     it("refuses a key an applied commit bound, sent with another body, with 422 idempotency_key_reused", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const blob = await t.upload("x");
       const key = randomUUID();
       await t.commit({ changes: [{ op: "put", path: "a.txt", ...blob }] }, key);
@@ -143,7 +145,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("takes the same JSON with its keys in another order (and unknown fields) for the same body", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const blob = await t.upload("x");
       const key = randomUUID();
       const first = `{"changes":[{"op":"put","path":"a.txt","sha256":"${blob.sha256}","size":${blob.size},"expect":null}],"source":{"agent":"a","sessionId":"s"}}`;

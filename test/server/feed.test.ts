@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
-import { eventually, storeCases, type TestServer } from "./helpers.js";
+import { eventually, storeCases, type ProjectApi } from "./helpers.js";
 import { usePgCluster } from "./pg-cluster.js";
 
 const pg = usePgCluster();
@@ -14,16 +14,18 @@ interface Feed {
   commits: { version: number; time: string; source?: unknown; changes: unknown[] }[];
 }
 
-describe.each(storeCases(pg))("%s store", (_store, testServer) => {
-  async function feed(t: TestServer, query = ""): Promise<Feed> {
+// A test that reads the feed has a project of its own on a server the file shares (projectServer);
+// one that restarts the server, counts its long polls or sets an option starts its own (testServer).
+describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) => {
+  async function feed(t: ProjectApi, query = ""): Promise<Feed> {
     const res = await t.request(`/commits${query}`);
     expect(res.status, await res.clone().text()).toBe(200);
     return (await res.json()) as Feed;
   }
 
   /** Four commits: v1 puts src/a.ts and README, v2 edits src/a.ts, v3 deletes README, v4 puts srcx. */
-  async function history() {
-    const t = await testServer();
+  async function history<T extends ProjectApi>(start: () => Promise<T>) {
+    const t = await start();
     const [a1, a2, readme] = [await t.upload("a one"), await t.upload("a two"), await t.upload("read me")];
     const bodies = [
       { changes: [{ op: "put", path: "src/a.ts", ...a1 }, { op: "put", path: "README", ...readme, expect: null }], source: { agent: "claude", sessionId: "s-1" } },
@@ -37,7 +39,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
 
   describe("GET /files?version=N", () => {
     it("lists the files as of each version, now and after a restart", async () => {
-      const { t, a1, a2, readme } = await history();
+      const { t, a1, a2, readme } = await history(testServer);
       const expected = [
         [],
         [{ path: "README", ...readme }, { path: "src/a.ts", ...a1 }],
@@ -48,14 +50,14 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       for (const restarted of [false, true]) {
         if (restarted) await t.restart();
         for (const [version, files] of expected.entries()) {
-          expect(await t.files("demo", version), `version ${version}`).toEqual({ version, files });
+          expect(await t.files(t.project, version), `version ${version}`).toEqual({ version, files });
         }
       }
       expect(await t.files()).toEqual({ version: 4, files: expected[4] });
     });
 
     it("answers a version past the head with 404 version_not_found, and a bad one with 400", async () => {
-      const { t } = await history();
+      const { t } = await history(projectServer);
       const past = await t.request("/files?version=5");
       expect({ status: past.status, ...((await past.json()) as object) }).toMatchObject({ status: 404, error: "version_not_found" });
       for (const bad of ["-1", "abc", "1.5", ""]) expect((await t.request(`/files?version=${bad}`)).status).toBe(400);
@@ -64,7 +66,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
 
   describe("GET /commits", () => {
     it("answers every commit oldest first, each change as sent (with its expect), its time and source, and the head", async () => {
-      const { t, bodies } = await history();
+      const { t, bodies } = await history(projectServer);
       const before = new Date().toISOString();
       const { version, commits } = await feed(t);
       expect(version).toBe(4);
@@ -78,7 +80,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("pages with since and limit; the head is answered on every page", async () => {
-      const { t } = await history();
+      const { t } = await history(projectServer);
       expect((await feed(t, "?limit=2")).commits.map((c) => c.version)).toEqual([1, 2]);
       expect(await feed(t, "?since=2&limit=1")).toMatchObject({ version: 4, commits: [{ version: 3 }] });
       expect(await feed(t, "?since=4")).toEqual({ version: 4, commits: [] });
@@ -93,14 +95,14 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       ["sr", []],
       ["src/a.ts/x", []],
     ])("filters with path=%s: the file itself or anything under it", async (path, versions) => {
-      const { t } = await history();
+      const { t } = await history(projectServer);
       const answered = await feed(t, `?path=${encodeURIComponent(path)}`);
       expect(answered.version).toBe(4);
       expect(answered.commits.map((c) => c.version)).toEqual(versions);
     });
 
     it("applies the limit after the path filter", async () => {
-      const { t } = await history();
+      const { t } = await history(projectServer);
       expect((await feed(t, "?path=src&limit=1&since=1")).commits.map((c) => c.version)).toEqual([2]);
     });
 
@@ -115,13 +117,13 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       ["path=..%2Fx", "invalid_path"],
       ["path=", "invalid_path"],
     ])("answers %s with 400 %s", async (query, error) => {
-      const t = await testServer();
+      const t = await projectServer();
       const res = await t.request(`/commits?${query}`);
       expect({ status: res.status, ...((await res.json()) as object) }).toMatchObject({ status: 400, error });
     });
 
     it("accepts the largest limit and wait", async () => {
-      const { t } = await history();
+      const { t } = await history(projectServer);
       expect((await feed(t, "?limit=1000&wait=60000")).commits).toHaveLength(4);
     });
 
@@ -149,7 +151,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("answers at once when commits past since exist already", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       await t.write("a.txt", "one");
       expect(await feed(t, "?since=0&wait=60000")).toMatchObject({ version: 1, commits: [{ version: 1 }] });
     });

@@ -3,18 +3,19 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { request as httpRequest, type RequestOptions } from "node:http";
 import { join } from "node:path";
-import { onTestFinished } from "vitest";
+import { afterAll, onTestFinished } from "vitest";
 import type { Pool } from "pg";
 import { requireCjs } from "../../src/cjs.js";
 import type { PgCluster } from "./pg-cluster.js";
+import { MEMORY_TMPDIR } from "../helpers/memory-tmpdir.js";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server/index.js";
 
 export function sha256(data: string | Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
-export async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "uspark-server-test-"));
+export async function tempDir(parent = tmpdir()): Promise<string> {
+  const dir = await mkdtemp(join(parent, "uspark-server-test-"));
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }
@@ -99,11 +100,18 @@ export async function createProject(url: string, id: string, headers: Record<str
   if (res.status !== 201) throw new Error(`creating project ${id} answered ${res.status}: ${await res.text()}`);
 }
 
-/** The contract tests run once per store: `describe.each(storeCases(pg))("%s", (_, testServer) => …)`. */
-export function storeCases(pg: () => PgCluster): [string, typeof testServer][] {
+/**
+ * The contract tests run once per store:
+ * `describe.each(storeCases(pg))("%s", (_, testServer, projectServer) => …)`. `testServer` starts a
+ * server of the test's own; `projectServer` gives the test a project of its own on a server the
+ * file shares (see `sharedServer`).
+ */
+export function storeCases(pg: () => PgCluster): [string, typeof testServer, () => Promise<ProjectApi>][] {
   return [
-    ["--data", (options = {}) => testServer(options)],
-    ["--db", (options = {}) => testServer({ ...options, pg })],
+    // The file store's data on tmpfs: the contract is the API's, and a data dir on the disk costs
+    // ~110 ms of CPU a server to make and remove (its 256 fan-out directories, fsyncs).
+    ["--data", async (options = {}) => testServer({ ...options, dataDir: options.dataDir ?? (await tempDir(MEMORY_TMPDIR)) }), sharedServer({})],
+    ["--db", (options = {}) => testServer({ ...options, pg }), sharedServer({ pg })],
   ];
 }
 
@@ -113,6 +121,61 @@ function testPool(url: string): Pool {
   onTestFinished(() => pool.end());
   return pool;
 }
+
+/** What a test does with its project on a server: requests, uploads, commits (`project` defaults to the test's). */
+function projectApi(server: () => RunningServer, auth: Record<string, string>, defaultProject: string) {
+  const t = {
+    /** The project the helpers below use unless told another. */
+    project: defaultProject,
+    get url() {
+      return server().url;
+    },
+    createProject: (id: string) => createProject(server().url, id, auth),
+    /** fetch() of a path under /api/projects/{project}. */
+    request(path: string, init: RequestInit = {}, project = defaultProject): Promise<Response> {
+      return fetch(`${server().url}/api/projects/${project}${path}`, {
+        ...init,
+        headers: { ...auth, ...(init.headers as Record<string, string> | undefined) },
+      });
+    },
+    /** GET /files (or ?version=N), checking that it says `"api": "1.2"`; answered without that field. */
+    async files(project = defaultProject, version?: number): Promise<{ version: number; files: { path: string; sha256: string; size: number }[] }> {
+      const res = await t.request(`/files${version === undefined ? "" : `?version=${version}`}`, {}, project);
+      if (res.status !== 200) throw new Error(`GET /files answered ${res.status}`);
+      const { api, ...listing } = (await res.json()) as { api?: string };
+      if (api !== "1.2") throw new Error(`GET /files answered api ${api}`);
+      return listing as never;
+    },
+    async upload(content: string | Uint8Array, project = defaultProject): Promise<{ sha256: string; size: number }> {
+      const body = typeof content === "string" ? Buffer.from(content) : content;
+      const hash = sha256(body);
+      const res = await t.request(`/blobs/${hash}`, { method: "PUT", body }, project);
+      if (res.status !== 201 && res.status !== 200) throw new Error(`PUT blob answered ${res.status}`);
+      return { sha256: hash, size: body.length };
+    },
+    commit(body: unknown, key: string = randomUUID(), project = defaultProject): Promise<Response> {
+      return t.request(
+        "/commits",
+        {
+          method: "POST",
+          headers: { "content-type": "application/json", "idempotency-key": key },
+          body: typeof body === "string" ? body : JSON.stringify(body),
+        },
+        project,
+      );
+    },
+    /** Uploads `content` and commits it at `path`; returns the new version. */
+    async write(path: string, content: string, project = defaultProject): Promise<number> {
+      const blob = await t.upload(content, project);
+      const res = await t.commit({ changes: [{ op: "put", path, ...blob }] }, randomUUID(), project);
+      if (res.status !== 200) throw new Error(`commit answered ${res.status}: ${await res.text()}`);
+      return ((await res.json()) as { version: number }).version;
+    },
+  };
+  return t;
+}
+
+export type ProjectApi = ReturnType<typeof projectApi>;
 
 /**
  * A real server on 127.0.0.1, port 0, over its own temp data dir; both are cleaned up when the
@@ -131,7 +194,7 @@ export async function testServer(options: TestServerOptions = {}) {
   const auth: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
   for (const id of projects) await createProject(server.url, id, auth);
 
-  const t = {
+  return Object.assign(projectApi(() => server, auth, "demo"), {
     dataDir,
     databaseUrl,
     /** The hashes of every stored blob, sorted (anything else in the blob store shows up too). */
@@ -139,55 +202,11 @@ export async function testServer(options: TestServerOptions = {}) {
       if (db) return (await db.query<{ sha256: string }>("SELECT sha256 FROM blobs ORDER BY sha256")).rows.map((r) => r.sha256);
       return (await listFiles(join(dataDir, "blobs"))).map((file) => file.replace(/[/\\]/, ""));
     },
-    get url() {
-      return server.url;
-    },
     /** Long polls in progress on the server. */
     waiting: () => server.waiting(),
     /** The device logins waiting for approval: what a person does on the /device page. */
     get devices() {
       return server.devices;
-    },
-    createProject: (id: string) => createProject(server.url, id, auth),
-    /** fetch() of a path under /api/projects/{project}. */
-    request(path: string, init: RequestInit = {}, project = "demo"): Promise<Response> {
-      return fetch(`${server.url}/api/projects/${project}${path}`, {
-        ...init,
-        headers: { ...auth, ...(init.headers as Record<string, string> | undefined) },
-      });
-    },
-    /** GET /files (or ?version=N), checking that it says `"api": "1.2"`; answered without that field. */
-    async files(project = "demo", version?: number): Promise<{ version: number; files: { path: string; sha256: string; size: number }[] }> {
-      const res = await t.request(`/files${version === undefined ? "" : `?version=${version}`}`, {}, project);
-      if (res.status !== 200) throw new Error(`GET /files answered ${res.status}`);
-      const { api, ...listing } = (await res.json()) as { api?: string };
-      if (api !== "1.2") throw new Error(`GET /files answered api ${api}`);
-      return listing as never;
-    },
-    async upload(content: string | Uint8Array, project = "demo"): Promise<{ sha256: string; size: number }> {
-      const body = typeof content === "string" ? Buffer.from(content) : content;
-      const hash = sha256(body);
-      const res = await t.request(`/blobs/${hash}`, { method: "PUT", body }, project);
-      if (res.status !== 201 && res.status !== 200) throw new Error(`PUT blob answered ${res.status}`);
-      return { sha256: hash, size: body.length };
-    },
-    commit(body: unknown, key: string = randomUUID(), project = "demo"): Promise<Response> {
-      return t.request(
-        "/commits",
-        {
-          method: "POST",
-          headers: { "content-type": "application/json", "idempotency-key": key },
-          body: typeof body === "string" ? body : JSON.stringify(body),
-        },
-        project,
-      );
-    },
-    /** Uploads `content` and commits it at `path`; returns the new version. */
-    async write(path: string, content: string, project = "demo"): Promise<number> {
-      const blob = await t.upload(content, project);
-      const res = await t.commit({ changes: [{ op: "put", path, ...blob }] }, randomUUID(), project);
-      if (res.status !== 200) throw new Error(`commit answered ${res.status}: ${await res.text()}`);
-      return ((await res.json()) as { version: number }).version;
     },
     /** Closes and starts again over the same data, with `more` options for the new start. */
     async restart(more: Partial<ServerOptions> = {}): Promise<void> {
@@ -195,8 +214,35 @@ export async function testServer(options: TestServerOptions = {}) {
       server = await start(more);
     },
     close: () => server.close(),
+  });
+}
+
+/**
+ * One server (default options, no token) for the calling file, started by its first user and
+ * closed after the file; each call gives the test a fresh project of its own on it. For the tests
+ * that look at nothing server-wide (stored blobs, long polls, restarts): a start of their own
+ * costs ~50 ms of CPU on a data dir and a fresh PostgreSQL schema ~240 ms, and the contract files
+ * run hundreds of tests.
+ */
+export function sharedServer(options: Pick<TestServerOptions, "pg">): () => Promise<ProjectApi> {
+  let server: Promise<{ running: RunningServer; dataDir: string }> | undefined;
+  let projects = 0;
+  afterAll(async () => {
+    const started = await server?.catch(() => undefined); // a start that failed failed its tests
+    await started?.running.close();
+    if (started) await rm(started.dataDir, { recursive: true, force: true });
+  });
+  const start = async () => {
+    const dataDir = await mkdtemp(join(MEMORY_TMPDIR, "uspark-server-test-"));
+    const databaseUrl = options.pg ? await options.pg().freshSchemaUrl() : undefined;
+    return { running: await startServer({ port: 0, host: "127.0.0.1", dataDir, databaseUrl }), dataDir };
   };
-  return t;
+  return async () => {
+    const { running } = await (server ??= start());
+    const project = `shared-${++projects}`;
+    await createProject(running.url, project);
+    return projectApi(() => running, {}, project);
+  };
 }
 
 /** Polls `check` every 100 ms until it holds (a throw counts as not yet), failing after `ms`. */

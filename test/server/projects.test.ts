@@ -10,7 +10,9 @@ const pg = usePgCluster();
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-describe.each(storeCases(pg))("%s store", (_store, testServer) => {
+// The tests here look at the server's whole list of projects, and start a server of their own
+// (testServer); those that only send a request to a bad URL share the file's (projectServer).
+describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) => {
   async function answer(res: Response): Promise<Record<string, unknown>> {
     return { status: res.status, ...((await res.json()) as Record<string, unknown>) };
   }
@@ -141,7 +143,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       ["an encoded C1 control", "a%C2%9Bb"],
       ["an encoded '..'", "%2E%2E"],
     ])("refuses an id of %s in the URL with 400 invalid_project_id", async (_name, id) => {
-      const t = await testServer();
+      const t = await projectServer();
       const res = await rawRequest(t.url, "GET", `/api/projects/${id}/files`);
       expect({ status: res.status, ...JSON.parse(res.body) }).toMatchObject({ status: 400, error: "invalid_project_id" });
     });

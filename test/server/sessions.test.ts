@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { rawRequest, storeCases, type TestServer } from "./helpers.js";
+import { rawRequest, storeCases, type ProjectApi } from "./helpers.js";
 import { usePgCluster } from "./pg-cluster.js";
 
 const pg = usePgCluster();
 
-describe.each(storeCases(pg))("%s store", (_store, testServer) => {
-  function putEvents(t: TestServer, offset: number | string, body: string | Uint8Array, session = "s-1"): Promise<Response> {
+// Each test has a project of its own on a server the file shares (projectServer); a test that
+// restarts the server or sets an option starts its own (testServer).
+describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) => {
+  function putEvents(t: ProjectApi, offset: number | string, body: string | Uint8Array, session = "s-1"): Promise<Response> {
     return t.request(`/sessions/${session}/events?offset=${offset}`, {
       method: "PUT",
       headers: { "content-type": "application/x-ndjson" },
@@ -13,7 +15,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
   }
 
-  async function transcript(t: TestServer, session = "s-1"): Promise<Buffer> {
+  async function transcript(t: ProjectApi, session = "s-1"): Promise<Buffer> {
     const res = await t.request(`/sessions/${session}/events`);
     expect(res.status).toBe(200);
     return Buffer.from(await res.arrayBuffer());
@@ -25,7 +27,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
 
   describe("session transcripts", () => {
     it("appends at the current length and gives back the exact bytes", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const first = Buffer.from('{"type":"system"}\n');
       const second = Buffer.from([0xff, 0x00, 0x0d, 0x0a, 0xe9]);
       expect(await answer(await putEvents(t, 0, first))).toEqual({ status: 200, length: first.length });
@@ -37,7 +39,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("appends nothing twice when the same bytes come again at the same offset", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       await putEvents(t, 0, "one\n");
       await putEvents(t, 4, "two\n");
       expect(await answer(await putEvents(t, 4, "two\n"))).toEqual({ status: 200, length: 8 });
@@ -46,7 +48,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("appends only the new tail of a retried batch that grew", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       await putEvents(t, 0, "one\n");
       expect(await answer(await putEvents(t, 0, "one\ntwo\n"))).toEqual({ status: 200, length: 8 });
       expect((await transcript(t)).toString()).toBe("one\ntwo\n");
@@ -56,14 +58,14 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
       ["past the end", 9, "x"],
       ["inside, with other bytes", 2, "XX"],
     ])("answers an offset %s with 409 offset_mismatch and the current length", async (_name, offset, body) => {
-      const t = await testServer();
+      const t = await projectServer();
       await putEvents(t, 0, "one\ntwo\n");
       expect(await answer(await putEvents(t, offset, body))).toMatchObject({ status: 409, error: "offset_mismatch", length: 8 });
       expect((await transcript(t)).toString()).toBe("one\ntwo\n");
     });
 
     it("answers a first append past offset 0 with 409 and length 0, creating nothing", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       expect(await answer(await putEvents(t, 5, "late"))).toMatchObject({ status: 409, error: "offset_mismatch", length: 0 });
       expect((await t.request("/sessions/s-1/events")).status).toBe(404);
     });
@@ -77,19 +79,19 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     it.each([["missing", ""], ["negative", "-1"], ["not a number", "abc"]])(
       "refuses an offset that is %s with invalid_request",
       async (_name, offset) => {
-        const t = await testServer();
+        const t = await projectServer();
         expect(await answer(await putEvents(t, offset, "x"))).toMatchObject({ status: 400, error: "invalid_request" });
       },
     );
 
     it.each(["a%2Fb", "a%20b", "%2E%2E"])("refuses the session id %s with 400", async (session) => {
-      const t = await testServer();
-      const res = await rawRequest(t.url, "PUT", `/api/projects/demo/sessions/${session}/events?offset=0`);
+      const t = await projectServer();
+      const res = await rawRequest(t.url, "PUT", `/api/projects/${t.project}/sessions/${session}/events?offset=0`);
       expect(res.status).toBe(400);
     });
 
     it("answers 404 for a session it has no transcript of", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       expect(await answer(await t.request("/sessions/nobody/events"))).toMatchObject({ status: 404 });
     });
 
@@ -113,7 +115,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer) => {
     });
 
     it("lists no sessions for a project without any", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       expect(await (await t.request("/sessions")).json()).toEqual({ sessions: [] });
     });
   });

@@ -7,15 +7,16 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach } from "vitest";
 import { Reporter } from "../../src/report.js";
+import { MEMORY_TMPDIR } from "../helpers/memory-tmpdir.js";
 import { startServer, type RunningServer } from "../../src/server/index.js";
 import { createProject } from "../server/helpers.js";
 import type { SyncOptions } from "../../src/sync/index.js";
 
 export const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).digest("hex");
 
-/** A fresh real temp directory, removed by the returned cleanup. */
-export async function tempDir(prefix = "uspark-sync-"): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await realpath(await mkdtemp(path.join(tmpdir(), prefix)));
+/** A fresh real temp directory (under `parent`, the system's temp dir by default), removed by the returned cleanup. */
+export async function tempDir(prefix = "uspark-sync-", parent = tmpdir()): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await realpath(await mkdtemp(path.join(parent, prefix)));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
@@ -61,15 +62,15 @@ export interface RefServer extends RunningServer {
   stop(): Promise<void>;
 }
 
-/** The reference server on 127.0.0.1, port 0, its own data dir. */
 /**
- * The reference server on 127.0.0.1 over a temp data dir, with the projects the tests push to
- * already created (`projects`, default "p" and "p1"; `[]` for none), as a user would create them.
+ * The reference server on 127.0.0.1 over a temp data dir (in `dataParent`, the temp dir by
+ * default), with the projects the tests push to already created (`projects`, default "p" and
+ * "p1"; `[]` for none), as a user would create them.
  */
-export async function startRef(token?: string, extra: { maxBlobBytes?: number; projects?: string[] } = {}): Promise<RefServer> {
-  const { dir, cleanup } = await tempDir("uspark-data-");
+export async function startRef(token?: string, extra: { maxBlobBytes?: number; projects?: string[]; dataParent?: string } = {}): Promise<RefServer> {
+  const { projects = ["p", "p1"], dataParent, ...options } = extra;
+  const { dir, cleanup } = await tempDir("uspark-data-", dataParent);
   const requests: RefServer["requests"] = [];
-  const { projects = ["p", "p1"], ...options } = extra;
   const server = await startServer({
     dataDir: dir,
     port: 0,
@@ -88,6 +89,14 @@ export async function startRef(token?: string, extra: { maxBlobBytes?: number; p
       await cleanup();
     },
   });
+}
+
+/**
+ * `startRef` with its data dir on tmpfs (MEMORY_TMPDIR), for tests that never look at the
+ * server's files (the CLI tests start one per test).
+ */
+export function startMemoryRef(token?: string, extra: { maxBlobBytes?: number; projects?: string[] } = {}): Promise<RefServer> {
+  return startRef(token, { ...extra, dataParent: MEMORY_TMPDIR });
 }
 
 export interface SeenRequest {
@@ -347,7 +356,7 @@ export function useTestProject(options: { token?: string; prefix?: string } = {}
   let cleanup: () => Promise<void>;
   beforeEach(async () => {
     ({ dir: project.root, cleanup } = await tempDir(options.prefix));
-    project.server = await startRef(options.token);
+    project.server = await startMemoryRef(options.token);
     project.log = captureReporter(options.token ? [options.token] : []);
   });
   afterEach(async () => {

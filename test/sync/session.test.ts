@@ -11,9 +11,9 @@ import {
   remoteFiles,
   remoteVersion,
   sha256,
+  startMemoryRef,
   startProxy,
   startRecorder,
-  startRef,
   syncOptions,
   tempDir,
   waitFor,
@@ -29,7 +29,7 @@ let log: ReturnType<typeof captureReporter>;
 
 beforeEach(async () => {
   ({ dir: root, cleanup: cleanupRoot } = await tempDir());
-  server = await startRef(TOKEN);
+  server = await startMemoryRef(TOKEN);
   log = captureReporter([TOKEN]);
 });
 afterEach(async () => {

@@ -1,7 +1,7 @@
 // `uspark serve` flags through the built CLI (the server itself: test/server/).
 
 import { createHash } from "node:crypto";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { expect, it } from "vitest";
@@ -21,5 +21,6 @@ it("--max-blob-bytes sets the largest file the server accepts: one byte more is 
   } finally {
     serve.child.kill("SIGTERM");
     await serve.result;
+    await rm(dataDir, { recursive: true, force: true });
   }
 });

@@ -8,6 +8,12 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const SCREENS_DIR = join(process.cwd(), "artifacts", "screens");
+/**
+ * A bound on one navigation or screenshot, well under the test's timeout: "opens every page" has
+ * hung once in a while on a first run (retried, then passing in 4 s), and a step that hangs then
+ * fails with Playwright's own account of what it was waiting for, instead of the test's timeout.
+ */
+export const STEP_MS = 20_000;
 
 export interface Browser {
   page: Page;
@@ -55,5 +61,5 @@ function watch(page: Page, dialogs: string[], cspViolations: string[]): void {
 /** A full-page screenshot under artifacts/screens/ (kept by CI as a test artifact). */
 export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENS_DIR, { recursive: true });
-  await page.screenshot({ path: join(SCREENS_DIR, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: join(SCREENS_DIR, `${name}.png`), fullPage: true, timeout: STEP_MS });
 }

@@ -3,7 +3,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testServer, type TestServer } from "../helpers.js";
-import { launchBrowser, screenshot, type Browser } from "./browser.js";
+import { launchBrowser, screenshot, STEP_MS, type Browser } from "./browser.js";
 import { claudeTranscript, mintToken } from "./web-client.js";
 
 const ADMIN = "admin-token-for-browser-tests";
@@ -12,6 +12,12 @@ const XSS_CONTENT = "<script>alert(1)</script>";
 const AGENT_HTML = 'I changed <b>src/app.ts</b> <img src=x onerror=alert("agent")>';
 /** Live pages must show a new commit within this (the live wait answers at once; this bounds a slow machine). */
 const LIVE_MS = 10_000;
+
+/** Logs why a step failed, then fails with it. */
+const tellAndThrow = (step: string) => (error: unknown) => {
+  console.error(`${step} failed: ${error instanceof Error ? error.message : String(error)}`);
+  throw error;
+};
 
 let browser: Browser;
 /** The server of the test running now (each test has its own, over its own temp dir). */
@@ -87,9 +93,10 @@ describe("the web view in Chromium", () => {
       ["device", "/device"],
     ];
     for (const [name, path] of pages) {
-      const answer = await page.goto(t.url + path);
+      // Said on stderr as well: when the retry passes, the first attempt's error is shown nowhere else.
+      const answer = await page.goto(t.url + path, { timeout: STEP_MS }).catch(tellAndThrow(`opening ${path}`));
       expect(answer?.status(), path).toBe(200);
-      await screenshot(page, name);
+      await screenshot(page, name).catch(tellAndThrow(`the screenshot of ${path}`));
     }
     await page.goto(`${t.url}/p/demo`);
     await expect.poll(() => page.getByRole("link", { name: XSS_NAME }).count()).toBe(1);

@@ -1,7 +1,7 @@
 // The web view in headless Chromium (design.md §2e): every page opened and shot, the XSS cases
 // shown as text with no dialog, keyboard navigation, live commits, a read token's read-only view.
 
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";
 import { testServer, type TestServer } from "../helpers.js";
 import { launchBrowser, screenshot, STEP_MS, type Browser } from "./browser.js";
 import { claudeTranscript, mintToken } from "./web-client.js";
@@ -13,11 +13,16 @@ const AGENT_HTML = 'I changed <b>src/app.ts</b> <img src=x onerror=alert("agent"
 /** Live pages must show a new commit within this (the live wait answers at once; this bounds a slow machine). */
 const LIVE_MS = 10_000;
 
-/** Logs why a step failed, then fails with it. */
-const tellAndThrow = (step: string) => (error: unknown) => {
-  console.error(`${step} failed: ${error instanceof Error ? error.message : String(error)}`);
-  throw error;
-};
+/**
+ * Where the running test is, said on stderr if it fails: "opens every page" has hung to its
+ * timeout on a first attempt in CI (the retry passing in 4 s), and a passing retry shows the first
+ * attempt's error nowhere else.
+ */
+let step = "";
+beforeEach(() => {
+  step = "starting";
+  onTestFailed(() => console.error(`failed while ${step}`));
+});
 
 let browser: Browser;
 /** The server of the test running now (each test has its own, over its own temp dir). */
@@ -31,6 +36,7 @@ afterAll(async () => {
 });
 
 async function seededServer(): Promise<TestServer> {
+  step = "seeding a server";
   const server = await testServer({ token: ADMIN });
   await server.write("src/app.ts", "export const a = 1;\nexport const b = 2;\n");
   const blob = await server.upload("export const a = 1;\nexport const b = 3;\nexport const c = 4;\n");
@@ -49,12 +55,15 @@ function focusedHref(): Promise<string | null> {
 
 async function signIn(token: string): Promise<void> {
   const { page } = browser;
+  step = `signing in: opening ${t.url}/`;
   await page.goto(`${t.url}/`);
   expect(new URL(page.url()).pathname).toBe("/login");
   // The token field gets the focus (autofocus, applied once the page renders): type, and Enter sends the form.
+  step = "signing in: waiting for the token field's focus";
   await page.locator("#token:focus").waitFor();
   await page.keyboard.type(token);
   await page.keyboard.press("Enter");
+  step = "signing in: waiting for the projects page";
   await page.waitForURL(`${t.url}/`);
 }
 
@@ -93,11 +102,13 @@ describe("the web view in Chromium", () => {
       ["device", "/device"],
     ];
     for (const [name, path] of pages) {
-      // Said on stderr as well: when the retry passes, the first attempt's error is shown nowhere else.
-      const answer = await page.goto(t.url + path, { timeout: STEP_MS }).catch(tellAndThrow(`opening ${path}`));
+      step = `opening ${path}`;
+      const answer = await page.goto(t.url + path, { timeout: STEP_MS });
       expect(answer?.status(), path).toBe(200);
-      await screenshot(page, name).catch(tellAndThrow(`the screenshot of ${path}`));
+      step = `taking the screenshot of ${path}`;
+      await screenshot(page, name);
     }
+    step = "checking what the pages show";
     await page.goto(`${t.url}/p/demo`);
     await expect.poll(() => page.getByRole("link", { name: XSS_NAME }).count()).toBe(1);
     await page.goto(`${t.url}/p/demo/f/${encodeURIComponent(XSS_NAME)}`);

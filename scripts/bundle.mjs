@@ -16,9 +16,9 @@ const repo = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = path.join(repo, "dist");
 await rm(path.join(dist, "chunks"), { recursive: true, force: true });
 const { output } = await build({
-  // early-copy: what bin/uspark.js loads before the rest (the pipe form's copy of stdin); the
-  // bundle imports it from there, so that both share its one instance.
-  input: { uspark: path.join(dist, "cli.js"), "early-copy": path.join(dist, "stream", "early-copy.js") },
+  // pipe-form: what bin/uspark.js loads before the rest (the pipe form's copy of stdin); the
+  // bundle imports the copy from the same chunk, so that both share its one instance.
+  input: { uspark: path.join(dist, "cli.js"), "pipe-form": path.join(dist, "cli", "pipe-form.js") },
   platform: "node",
   // Every bare import is a package (commander, pg, …) or a Node built-in: never bundled.
   external: (id) => !id.startsWith(".") && !path.isAbsolute(id),

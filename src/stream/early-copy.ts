@@ -3,7 +3,7 @@ import { passthrough, type Passthrough, type PassthroughOptions } from "./passth
 
 /**
  * The pipe form's copy of stdin to stdout, started by bin/uspark.js before the rest of the CLI
- * loads (this module and the passthrough are all it loads first): the agent's first bytes never
+ * loads (src/cli/pipe-form.ts, this module and the passthrough are all it loads first): the agent's first bytes never
  * wait on our start-up, some 60 ms of it. What was copied before the session adopts the copy is
  * held, and handed to the session's detection first. Until then reading stops whenever
  * `HELD_LIMIT` bytes are held, so that a fast agent cannot make us hold much.
@@ -63,21 +63,11 @@ export class EarlyCopy {
   }
 }
 
-/** `uspark watch` and `watch-claude` read an agent's stream from stdin unless --no-stdin is given. */
-export function isPipeForm(args: readonly string[]): boolean {
-  return (args[0] === "watch" || args[0] === "watch-claude") && !args.includes("--no-stdin");
-}
-
 let started: EarlyCopy | undefined;
 
-/**
- * Called by bin/uspark.js before anything else: starts the copy when this run is the pipe form
- * reading a pipe or a file. Not for a help request (its text goes to stdout) nor a terminal.
- */
-export function startEarlyCopy(argv: readonly string[]): void {
-  const args = argv.slice(2);
-  if (!isPipeForm(args) || args.includes("--help") || args.includes("-h") || process.stdin.isTTY) return;
-  started = new EarlyCopy(process.stdin, process.stdout);
+/** Starts the copy of `input` to `output` that `passthroughOf` hands over later (see `startPipeFormCopy`). */
+export function startEarlyCopy(input: Readable, output: Writable): void {
+  started = new EarlyCopy(input, output);
 }
 
 /** A passthrough of `input`: the early copy of it when bin/uspark.js started one (taken once), else a new one. */

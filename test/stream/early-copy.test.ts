@@ -1,6 +1,6 @@
 import { PassThrough, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { EarlyCopy, HELD_LIMIT, isPipeForm } from "../../src/stream/early-copy.js";
+import { EarlyCopy, HELD_LIMIT, passthroughOf, startEarlyCopy } from "../../src/stream/early-copy.js";
 
 /** An output that keeps what it is given, or fails every write with `error`. */
 function output(error?: NodeJS.ErrnoException) {
@@ -87,14 +87,24 @@ describe("EarlyCopy", () => {
   });
 });
 
-describe("isPipeForm", () => {
-  it.each([
-    [["watch"], true],
-    [["watch-claude", "--project-id", "p"], true],
-    [["watch", "--no-stdin"], false],
-    [["run", "--", "claude"], false],
-    [["push"], false],
-  ])("%j: %s", (args, expected) => {
-    expect(isPipeForm(args)).toBe(expected);
+describe("passthroughOf", () => {
+  it("should adopt the early copy of its input once, and start a passthrough of its own otherwise", async () => {
+    const input = new PassThrough();
+    const out = output();
+    startEarlyCopy(input, out.stream);
+    input.write("early\n");
+    await settled();
+    const seen: string[] = [];
+    const adopted = passthroughOf({ input, output: out.stream, onChunk: (chunk) => seen.push(chunk.toString()) });
+    expect(seen).toEqual(["early\n"]);
+    // Taken once: another passthrough of the same input is a new one, with nothing held for it.
+    const other: string[] = [];
+    const fresh = passthroughOf({ input: new PassThrough(), output: output().stream, onChunk: (chunk) => other.push(chunk.toString()) });
+    expect(fresh).not.toBe(adopted);
+    input.end("late\n");
+    await adopted.done;
+    expect(seen).toEqual(["early\n", "late\n"]);
+    expect(out.text()).toBe("early\nlate\n");
+    expect(other).toEqual([]);
   });
 });

@@ -14,16 +14,33 @@ import { build } from "rolldown";
 
 const repo = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = path.join(repo, "dist");
+const entry = path.join(dist, "cli.js");
 await rm(path.join(dist, "chunks"), { recursive: true, force: true });
 const { output } = await build({
   // pipe-form: what bin/uspark.js loads before the rest (the pipe form's copy of stdin); the
   // bundle imports the copy from the same chunk, so that both share its one instance.
-  input: { uspark: path.join(dist, "cli.js"), "pipe-form": path.join(dist, "cli", "pipe-form.js") },
+  input: { uspark: entry, "pipe-form": path.join(dist, "cli", "pipe-form.js") },
   platform: "node",
   // Every bare import is a package (commander, pg, …) or a Node built-in: never bundled.
   external: (id) => !id.startsWith(".") && !path.isAbsolute(id),
-  // cli.js reads ../package.json next to it: the entry stays in dist/ for that.
-  output: { dir: dist, format: "esm", entryFileNames: "[name].js", chunkFileNames: "chunks/[name]-[hash].js" },
+  output: {
+    dir: dist,
+    format: "esm",
+    entryFileNames: "[name].js",
+    chunkFileNames: "chunks/[name]-[hash].js",
+    // What every command loads at start is one chunk, not the 17 that the modules it shares with
+    // lazy chunks were split into: the ESM loader reads, compiles and links each on its own.
+    // Measured (callgrind, whole process): push of one file 426 -> 390 M instructions, status
+    // 385 -> 359, a short watch-claude --dry-run 354 -> 334, --version 275 -> 239. The pipe
+    // form's copy keeps its own small chunk; cli.js stays the entry in dist/, as it reads
+    // ../package.json next to it.
+    codeSplitting: {
+      groups: [
+        { name: "pipe-form", test: /[\\/](cli[\\/]pipe-form|stream[\\/]early-copy|stream[\\/]passthrough)\.js$/, priority: 2 },
+        { name: "start", tags: ["$initial"], test: (id) => id !== entry, priority: 1 },
+      ],
+    },
+  },
   logLevel: "warn",
 });
 

@@ -1,6 +1,7 @@
 import type { FileHandle } from "node:fs/promises";
 import type { Reporter } from "../report.js";
-import type { BackoffPolicy } from "../transfer/retry.js";
+import { ApiClient } from "../transfer/client.js";
+import { sleep, type BackoffPolicy } from "../transfer/retry.js";
 import { ByteQueue } from "./queue.js";
 import { openSpoolForAppend, removeSpool, spoolDataName, SpoolReader, writeSpoolMeta, type SpoolMeta } from "./spool.js";
 import type { TranscriptSource } from "./upload.js";
@@ -149,8 +150,8 @@ export function createTranscript(options: TranscriptOptions): Transcript {
   const sending = new Promise<void>((resolve) => setImmediate(resolve)).then(send);
 
   async function send(): Promise<void> {
-    // Loaded here, not at start-up: the first bytes of output must not wait for them.
-    const [{ ApiClient }, { sleep }, upload] = await Promise.all([import("../transfer/client.js"), import("../transfer/retry.js"), import("./upload.js")]);
+    // Loaded here, not at start-up: only --transcript needs it (the client is every command's).
+    const upload = await import("./upload.js");
     const client = new ApiClient({ ...options, connections: 1 });
     let lastSend = -Infinity;
     try {

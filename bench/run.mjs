@@ -421,21 +421,31 @@ try {
     session = { path: path.join(work, "session.jsonl"), ...writeClaudeSession(path.join(work, "session.jsonl"), { mb: config.mb, root, files: config.files }) };
     print(`generated a ${mib(session.bytes)} session of ${session.lines} lines in ${ms((performance.now() - started) / 1000)}`);
   }
-  if (only.has("throughput")) await throughput(session);
-  if (only.has("memory")) {
-    const bigLine = { path: path.join(work, "big-line.jsonl"), ...writeBigLineSession(path.join(work, "big-line.jsonl"), { mib: config.bigLineMiB, root }) };
-    await memory(session, bigLine);
+  const sections = {
+    throughput: () => throughput(session),
+    memory: () => {
+      const bigLine = { path: path.join(work, "big-line.jsonl"), ...writeBigLineSession(path.join(work, "big-line.jsonl"), { mib: config.bigLineMiB, root }) };
+      return memory(session, bigLine);
+    },
+    startup,
+    sync,
+    fswatch,
+    exit: exitTime,
+    transfer,
+    transcript: () => transcript(session),
+    server,
+    depth,
+    scale,
+    web: () => webView(session),
+  };
+  // How long each section took (the smoke run is part of the test suite: where its time goes).
+  results.sectionSeconds = {};
+  for (const [name, run] of Object.entries(sections)) {
+    if (!only.has(name)) continue;
+    const started = performance.now();
+    await run();
+    results.sectionSeconds[name] = (performance.now() - started) / 1000;
   }
-  if (only.has("startup")) await startup();
-  if (only.has("sync")) await sync();
-  if (only.has("fswatch")) fswatch();
-  if (only.has("exit")) await exitTime();
-  if (only.has("transfer")) await transfer();
-  if (only.has("transcript")) await transcript(session);
-  if (only.has("server")) await server();
-  if (only.has("depth")) depth();
-  if (only.has("scale")) await scale();
-  if (only.has("web")) await webView(session);
   results.sane = sane;
   writeFileSync(out, JSON.stringify(results, null, 2) + "\n");
   const failed = results.figures.filter((f) => f.pass === false).length;

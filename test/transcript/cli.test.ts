@@ -3,8 +3,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli, startCli } from "../helpers/cli.js";
-import { tempDir, waitFor, type Action, type Proxy } from "../sync/helpers.js";
+import { MEMORY_TMPDIR } from "../helpers/memory-tmpdir.js";
 import { SameBytes } from "../helpers/same-bytes.js";
+import { tempDir, waitFor, type Action, type Proxy } from "../sync/helpers.js";
 import { isSessionsRoute, isTranscriptPut, listedSessions, onPuts, putsSeen, readSession, storedSessions, useServed, v1Sessions } from "./helpers.js";
 
 const MiB = 1024 * 1024;
@@ -15,7 +16,8 @@ let cleanup: () => Promise<void>;
 const serve = useServed();
 
 beforeEach(async () => {
-  ({ dir: root, cleanup } = await tempDir("uspark-transcript-"));
+  // On tmpfs where there is one: the 160 MiB test spools 160 MiB here, and the disk's writeback is CPU the suite shares.
+  ({ dir: root, cleanup } = await tempDir("uspark-transcript-", MEMORY_TMPDIR));
 });
 afterEach(async () => {
   await cleanup();

@@ -1,10 +1,11 @@
 import { get as httpGet } from "node:http";
 import { afterEach } from "vitest";
-import { startProxy, startRef, type Action, type Proxy, type ProxyOptions, type RefServer, type SeenRequest } from "../sync/helpers.js";
+import { startMemoryRef, startProxy, type Action, type Proxy, type ProxyOptions, type RefServer, type SeenRequest } from "../sync/helpers.js";
 
 /**
- * The transcript tests run against the reference server (startRef) behind the fault proxy
- * (startProxy): the faults are proxy rules, what was stored is read back from the server.
+ * The transcript tests run against the reference server (startMemoryRef: its data on tmpfs, as
+ * they never look at its files) behind the fault proxy (startProxy): the faults are proxy rules,
+ * what was stored is read back from the server.
  */
 
 /** An append: PUT /api/projects/{id}/sessions/{session}/events?offset=N. */
@@ -116,7 +117,7 @@ export function useServed(): (options?: ServeOptions) => Promise<Served> {
     }
   });
   return async (options = {}) => {
-    const ref = await startRef(options.token);
+    const ref = await startMemoryRef(options.token);
     try {
       const proxy = await startProxy(ref.url, options.rule, { keepBodies: options.keepBodies });
       started.push({ ref, proxy });

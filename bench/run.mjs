@@ -5,7 +5,7 @@
 // 127.0.0.1. Raw numbers go to bench/results.json.
 //
 //   node bench/run.mjs                 the full run (200 MiB session; about a minute)
-//   node bench/run.mjs --smoke         a few MiB and a few edits, seconds (the test suite runs it)
+//   node bench/run.mjs --smoke         a few MiB and a few edits, seconds, on tmpfs, no Chromium (the test suite runs it)
 //   node bench/run.mjs --only throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server,depth,scale,web
 //   options: --mb N --rounds N --out FILE --keep (leave the temp dir) --strict (exit 1 on a FAIL)
 //            --bin PATH (measure another build's bin/uspark.js, e.g. an older checkout's)

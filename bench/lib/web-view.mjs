@@ -2,7 +2,7 @@
 // page of a large transcript, each as the server's answer (first, when the page's project index is
 // built, and again) and as Chromium's load (navigation start to the load event, the page's script
 // and style included), on the reference server on 127.0.0.1. Chromium: Debian's /usr/bin/chromium
-// driven by playwright-core; without it the browser figures are left out.
+// driven by playwright-core; without it, or with `browser: false`, the browser figures are left out.
 import { createHash, randomUUID } from "node:crypto";
 import { createReadStream, existsSync, statSync } from "node:fs";
 import path from "node:path";
@@ -13,7 +13,7 @@ const CHROMIUM = "/usr/bin/chromium";
 const CHANGES_PER_COMMIT = 5000;
 const APPEND_BYTES = 8 * 1024 * 1024;
 
-export async function measureWebView({ repo, work, files, sessionPath, sessionId }) {
+export async function measureWebView({ repo, work, files, sessionPath, sessionId, browser: withBrowser = true }) {
   const { startServer } = await import(pathToFileURL(path.join(repo, "dist", "server", "index.js")).href);
   const server = await startServer({ dataDir: path.join(work, "web-data"), port: 0, host: "127.0.0.1" });
   try {
@@ -32,7 +32,7 @@ export async function measureWebView({ repo, work, files, sessionPath, sessionId
     for (const [name, page] of Object.entries(pages)) {
       answers[name] = { first: await answerMs(server.url + page, cookie), again: await answerMs(server.url + page, cookie) };
     }
-    const browser = existsSync(CHROMIUM) ? await browserLoads(server.url, cookie, pages) : undefined;
+    const browser = withBrowser && existsSync(CHROMIUM) ? await browserLoads(server.url, cookie, pages) : undefined;
     return { files, transcriptBytes: statSync(sessionPath).size, answers, browser };
   } finally {
     await server.close();

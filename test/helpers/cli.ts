@@ -21,6 +21,11 @@ export interface CliOptions {
   env?: NodeJS.ProcessEnv;
   /** Upper bound for the whole run; the child is killed past it and the test fails. */
   timeoutMs?: number;
+  /**
+   * false: stdout is not collected (`result.stdout` is empty), for a stream too large to hold;
+   * read `child.stdout` yourself.
+   */
+  keepStdout?: boolean;
 }
 
 export function startCli(args: string[], options: CliOptions = {}): { child: ChildProcessWithoutNullStreams; result: Promise<CliResult> } {
@@ -30,7 +35,8 @@ export function startCli(args: string[], options: CliOptions = {}): { child: Chi
   });
   const stdout: Buffer[] = [];
   let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
+  if (options.keepStdout !== false) child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
+  else child.stdout.resume();
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   child.stdin.on("error", () => {}); // a child that exits early closes its stdin: not the test's concern
   const result = new Promise<CliResult>((resolve, reject) => {

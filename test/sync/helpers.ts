@@ -139,6 +139,11 @@ export interface DeliveredAnswer {
 export interface ProxyOptions {
   /** Listen on this port (default 0: any free port). */
   port?: number;
+  /**
+   * false: `seen` lists each request with an empty body (the rule still gets the whole request):
+   * for tests that send hundreds of MiB through and read back only methods, URLs and headers.
+   */
+  keepBodies?: boolean;
 }
 
 /**
@@ -191,7 +196,7 @@ export async function startProxy(upstream: string, rule: (req: SeenRequest) => A
         body: Buffer.concat(chunks),
         at: Date.now(),
       };
-      seen.push(info);
+      seen.push(options.keepBodies === false ? { ...info, body: Buffer.alloc(0) } : info);
       const record = (status: number, body: string, headers: DeliveredAnswer["headers"], at = Date.now()) => {
         const key = info.headers["idempotency-key"];
         delivered.push({ n: info.n, method: info.method, url: info.url, idempotencyKey: typeof key === "string" ? key : undefined, status, headers, body, at });

@@ -1,10 +1,11 @@
 import { get as httpGet } from "node:http";
 import { afterEach } from "vitest";
-import { startProxy, startRef, type Action, type Proxy, type RefServer, type SeenRequest } from "../sync/helpers.js";
+import { startMemoryRef, startProxy, type Action, type Proxy, type ProxyOptions, type RefServer, type SeenRequest } from "../sync/helpers.js";
 
 /**
- * The transcript tests run against the reference server (startRef) behind the fault proxy
- * (startProxy): the faults are proxy rules, what was stored is read back from the server.
+ * The transcript tests run against the reference server (startMemoryRef: its data on tmpfs, as
+ * they never look at its files) behind the fault proxy (startProxy): the faults are proxy rules,
+ * what was stored is read back from the server.
  */
 
 /** An append: PUT /api/projects/{id}/sessions/{session}/events?offset=N. */
@@ -51,43 +52,63 @@ export interface StoredSession {
 
 /** Every session of the project as the server lists and serves it. */
 export async function storedSessions(url: string, projectId = "p1", token?: string): Promise<StoredSession[]> {
-  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
-  const base = `${url}/api/projects/${encodeURIComponent(projectId)}/sessions`;
-  const listing = await fetch(base, { headers });
-  if (listing.status !== 200) throw new Error(`GET ${base} answered ${listing.status}`);
-  const { sessions } = (await listing.json()) as { sessions: { id: string; length: number }[] };
   const out: StoredSession[] = [];
-  for (const { id, length } of sessions) {
-    out.push({ id, length, bytes: await getBytes(`${base}/${encodeURIComponent(id)}/events`, headers) });
+  for (const { id, length } of await listedSessions(url, projectId, token)) {
+    const parts: Buffer[] = [];
+    await readSession(url, id, (part) => parts.push(part), projectId, token);
+    out.push({ id, length, bytes: Buffer.concat(parts) });
   }
   return out;
 }
 
+/** The server's listing of the project's sessions (GET .../sessions). */
+export async function listedSessions(url: string, projectId = "p1", token?: string): Promise<{ id: string; length: number }[]> {
+  const base = sessionsUrl(url, projectId);
+  const listing = await fetch(base, { headers: authorization(token) });
+  if (listing.status !== 200) throw new Error(`GET ${base} answered ${listing.status}`);
+  return ((await listing.json()) as { sessions: { id: string; length: number }[] }).sessions;
+}
+
 /**
- * A GET's body, answered 200. node:http rather than fetch: fetch took half again as much CPU for
- * a transcript of 160 MiB (the 160 MiB test of cli.test.ts reads one back).
+ * Hands the bytes GET .../events serves to `onPart` as they come, answered 200. node:http rather
+ * than fetch: fetch took half again as much CPU for a transcript of 160 MiB (the 160 MiB test of
+ * cli.test.ts reads one back, streamed: holding it cost more than reading it).
  */
-function getBytes(url: string, headers: Record<string, string>): Promise<Buffer> {
+export function readSession(url: string, sessionId: string, onPart: (part: Buffer) => void, projectId = "p1", token?: string): Promise<void> {
+  const events = `${sessionsUrl(url, projectId)}/${encodeURIComponent(sessionId)}/events`;
   return new Promise((resolve, reject) => {
-    httpGet(url, { headers }, (res) => {
-      const parts: Buffer[] = [];
-      res.on("data", (part: Buffer) => parts.push(part));
+    httpGet(events, { headers: authorization(token) }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        reject(new Error(`GET ${events} answered ${res.statusCode}`));
+        return;
+      }
+      res.on("data", onPart);
       res.on("error", reject);
-      res.on("end", () => (res.statusCode === 200 ? resolve(Buffer.concat(parts)) : reject(new Error(`GET ${url} answered ${res.statusCode}`))));
+      res.on("end", resolve);
     }).on("error", reject);
   });
 }
+
+const sessionsUrl = (url: string, projectId: string) => `${url}/api/projects/${encodeURIComponent(projectId)}/sessions`;
+const authorization = (token?: string): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {});
 
 export interface Served {
   ref: RefServer;
   proxy: Proxy;
 }
 
+export interface ServeOptions {
+  token?: string;
+  rule?: (req: SeenRequest) => Action | undefined;
+  keepBodies?: ProxyOptions["keepBodies"];
+}
+
 /**
  * Registers an afterEach that stops what `serve()` started; `serve()` starts, for the calling
  * test, a reference server (its own data dir, port 0) and a fault proxy in front of it (port 0).
  */
-export function useServed(): (options?: { token?: string; rule?: (req: SeenRequest) => Action | undefined }) => Promise<Served> {
+export function useServed(): (options?: ServeOptions) => Promise<Served> {
   const started: Served[] = [];
   afterEach(async () => {
     for (const { ref, proxy } of started.splice(0)) {
@@ -96,9 +117,9 @@ export function useServed(): (options?: { token?: string; rule?: (req: SeenReque
     }
   });
   return async (options = {}) => {
-    const ref = await startRef(options.token);
+    const ref = await startMemoryRef(options.token);
     try {
-      const proxy = await startProxy(ref.url, options.rule);
+      const proxy = await startProxy(ref.url, options.rule, { keepBodies: options.keepBodies });
       started.push({ ref, proxy });
       return { ref, proxy };
     } catch (error) {

@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startCli, waitForOutput } from "../helpers/cli.js";
-import { remoteFiles, startRef, type RefServer } from "../sync/helpers.js";
+import { remoteFiles, startMemoryRef, type RefServer } from "../sync/helpers.js";
 import { SOAK, TIMEOUT_MS } from "./harness.js";
 import { rng } from "./session.js";
 
@@ -76,12 +76,22 @@ function gitIgnored(dir: string, rels: string[]): Set<string> {
   return ignored;
 }
 
-/** The remote project's files as path → sha256 (the listing only: no blob is fetched). */
-async function remoteHashes(url: string): Promise<Map<string, string>> {
+/** The remote project's version and files as path → sha256 (the listing only: no blob is fetched). */
+async function remoteHashes(url: string): Promise<{ version: number; files: Map<string, string> }> {
   const response = await fetch(`${url}/api/projects/p1/files`);
-  if (response.status === 404) return new Map(); // nothing committed yet
-  const listing = (await response.json()) as { files: { path: string; sha256: string }[] };
-  return new Map(listing.files.map((file) => [file.path, file.sha256]));
+  if (response.status === 404) return { version: 0, files: new Map() }; // nothing committed yet
+  const listing = (await response.json()) as { version: number; files: { path: string; sha256: string }[] };
+  return { version: listing.version, files: new Map(listing.files.map((file) => [file.path, file.sha256])) };
+}
+
+/**
+ * Resolves when the project's head is past `version` (the long poll of GET /commits), or after
+ * `waitMs`: the remote changes only by a commit, so the listing (1,500 files after the burst) is
+ * read again only after one.
+ */
+async function nextCommit(url: string, version: number, waitMs: number): Promise<void> {
+  const response = await fetch(`${url}/api/projects/p1/commits?since=${version}&limit=1&wait=${waitMs}`);
+  await response.arrayBuffer();
 }
 
 interface Ops {
@@ -161,7 +171,8 @@ async function runSeed(seed: number): Promise<void> {
   root = realpathSync(mkdtempSync(path.join(base, `uspark-fsfuzz-${seed}-`)));
   const dir = root;
   execFileSync("git", ["init", "-q"], { cwd: dir });
-  server = await startRef();
+  // The server's own files are never looked at: on tmpfs, like the root.
+  server = await startMemoryRef();
   const ops: Ops = { dir, random, log: [], pick: (list) => list[Math.floor(random() * list.length)]! };
   // The paths that existed while not ignored: one the rules turned ignored later may stay remote
   // (ignoring is not deleting). A path never visible must never be there. (The sync asks the
@@ -205,16 +216,16 @@ async function runSeed(seed: number): Promise<void> {
   // Before the input ends (and with it the end scan), the remote must come to equal the tree.
   const expectedHashes = new Map([...expected].map(([rel, content]) => [rel, createHash("sha256").update(content).digest("hex")]));
   const gap = async () => {
-    const remote = await remoteHashes(server!.url);
+    const { version, files: remote } = await remoteHashes(server!.url);
     const missing = [...expectedHashes].filter(([rel, sha256]) => remote.get(rel) !== sha256).map(([rel]) => rel);
     const extra = [...remote.keys()].filter((rel) => !expectedHashes.has(rel) && !visible.has(rel));
-    return { missing: missing.slice(0, 20), extra: extra.slice(0, 20) };
+    return { version, left: { missing: missing.slice(0, 20), extra: extra.slice(0, 20) } };
   };
   const caughtUpBy = Date.now() + CATCH_UP_MS;
-  let left = await gap();
+  let { version, left } = await gap();
   while ((left.missing.length > 0 || left.extra.length > 0) && Date.now() < caughtUpBy) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    left = await gap();
+    await nextCommit(server.url, version, Math.max(1, Math.min(1000, caughtUpBy - Date.now())));
+    ({ version, left } = await gap());
   }
   expect(left, `the file watcher did not bring these across within ${CATCH_UP_MS} ms; ${log()}`).toEqual({ missing: [], extra: [] });
 

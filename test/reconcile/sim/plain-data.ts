@@ -15,8 +15,16 @@ function copyOf(value: unknown): unknown {
     return value;
   }
   if (Array.isArray(value)) return value.map(copyOf);
-  if (value instanceof Map) return new Map([...value].map(([k, v]) => [copyOf(k), copyOf(v)]));
-  if (value instanceof Set) return new Set([...value].map(copyOf));
+  if (value instanceof Map) {
+    const copy = new Map<unknown, unknown>();
+    for (const [k, v] of value) copy.set(copyOf(k), copyOf(v));
+    return copy;
+  }
+  if (value instanceof Set) {
+    const copy = new Set<unknown>();
+    for (const v of value) copy.add(copyOf(v));
+    return copy;
+  }
   if (Object.getPrototypeOf(value) !== Object.prototype) throw new TypeError(`plainCopy: not plain data: ${Object.prototype.toString.call(value)}`);
   const copy: Record<string, unknown> = {};
   for (const key of Object.keys(value)) copy[key] = copyOf((value as Record<string, unknown>)[key]);

@@ -6,9 +6,9 @@
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { isCommit, startMemoryRef, v1Only, type Action, type Proxy, type SeenRequest } from "../sync/helpers.js";
+import { isCommit, startMemoryRef, v1Only, type Action, type Proxy, type RefServer, type SeenRequest } from "../sync/helpers.js";
 import { answer, cliEnv, expectNoToken, expectTokenOnlyToApi, faultProxy, newToken, SOAK, TIMEOUT_MS, watchSession, workspace } from "./harness.js";
 import { commitLog, generateSession, jsonRecords, listRemote, PlayControl, readJournalFile, reconcile, rng } from "./session.js";
 
@@ -157,14 +157,27 @@ function randomMix(): Omit<FaultCase, "fault" | "seed"> {
 type Api = "v1.1" | "v1";
 const APIS: Api[] = ["v1.1", "v1"];
 
+const projectOf = (c: Pick<FaultCase, "seed">, api: Api) => `faults-${api}-${c.seed}`;
+const DOWN_AT_THE_END_SEED = 10;
+
+/**
+ * One reference server for the whole matrix, a project per session: the faults are the proxies'
+ * (one a session), and a server started and stopped per session cost ~40 ms of CPU each. Its
+ * durability is not what this matrix checks: its data on tmpfs, where its fsyncs cost nothing
+ * (the project root the watcher watches stays on the disk).
+ */
+const token = newToken();
+let server: RefServer;
+beforeAll(async () => {
+  const seeds = [...CASES.map((c) => c.seed), DOWN_AT_THE_END_SEED];
+  server = await startMemoryRef(token, { projects: APIS.flatMap((api) => seeds.map((seed) => projectOf({ seed }, api))) });
+});
+afterAll(() => server?.stop());
+
 async function runCase(c: FaultCase, api: Api) {
   const started = Date.now();
-  const token = newToken();
   const ws = await workspace("uspark-faults-");
-  const projectId = `faults-${c.seed}`;
-  // The server's durability is not what this matrix checks: its data on tmpfs, where its fsyncs
-  // cost nothing (the project root the watcher watches stays on the disk).
-  const server = await startMemoryRef(token, { projects: [projectId] });
+  const projectId = projectOf(c, api);
   let proxy: Proxy | undefined;
   try {
     const random = rng(c.seed * 7919);
@@ -200,23 +213,22 @@ async function runCase(c: FaultCase, api: Api) {
     });
     await outageOver;
     if (c.outage) expect(outageStarted, "the outage happened during the session").toBe(true);
-    return { run, plan, proxy, server, ws, token, projectId, injected: () => injected, started };
+    return { run, plan, proxy, ws, projectId, injected: () => injected, started };
   } catch (error) {
     await proxy?.close();
-    await server.stop();
     await ws.cleanup();
     throw error;
   }
 }
 
 // The sessions spend most of their time waiting (pauses, backoff, timeouts, the outage): they run
-// a few at a time. Each has its own server, proxy, ports, temp dir and watcher process.
+// a few at a time. Each has its own project, proxy, ports, temp dir and watcher process.
 // Every case runs on both API versions: v1.1 (blob packs) and v1 (one request per blob, after
 // the client's fallback), with the same guarantees.
 describe.concurrent.each(APIS)(`fault matrix (API %s): ${EDITS}-edit sessions through a fault-injecting proxy`, { timeout: TIMEOUT_MS }, (api) => {
   for (const [order, c] of CASES.entries()) {
     it(`${c.fault}: nothing lost, no commit applied twice`, async () => {
-      const { run, plan, proxy, server, ws, token, projectId, injected, started } = await runCase(c, api);
+      const { run, plan, proxy, ws, projectId, injected, started } = await runCase(c, api);
       try {
         const { result, input } = run;
         // Passthrough is untouched by whatever the network does.
@@ -257,15 +269,14 @@ describe.concurrent.each(APIS)(`fault matrix (API %s): ${EDITS}-edit sessions th
         addRow({ order: order + (api === "v1" ? 1000 : 0), fault: `${api}: ${c.fault}`, edits: plan.edits, injected: injected() + (c.outage ? 1 : 0), exit: result.code, started }, state, log);
       } finally {
         await proxy.close();
-        await server.stop();
         await ws.cleanup();
       }
     });
   }
 
   it("down until the watcher gives up: journaled, exit 1; then push --pending syncs the rest", async () => {
-    const c: FaultCase = { fault: "down at the end (flush timeout)", seed: 10, outage: { atMs: 1500, forMs: Infinity }, flushTimeoutMs: 1000, requestTimeoutMs: 500 };
-    const { run, plan, proxy, server, ws, token, projectId, started } = await runCase(c, api);
+    const c: FaultCase = { fault: "down at the end (flush timeout)", seed: DOWN_AT_THE_END_SEED, outage: { atMs: 1500, forMs: Infinity }, flushTimeoutMs: 1000, requestTimeoutMs: 500 };
+    const { run, plan, proxy, ws, projectId, started } = await runCase(c, api);
     try {
       const { result, input } = run;
       expect(result.stdout.equals(input)).toBe(true);
@@ -299,7 +310,6 @@ describe.concurrent.each(APIS)(`fault matrix (API %s): ${EDITS}-edit sessions th
       addRow({ order: 101 + (api === "v1" ? 1000 : 0), fault: `${api}: … then \`uspark push --pending\``, edits: plan.edits, injected: 0, exit: push.code, started: pushStarted }, after, logAfter);
     } finally {
       await proxy.close();
-      await server.stop();
       await ws.cleanup();
     }
   });

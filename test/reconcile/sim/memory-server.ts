@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { Change, CommitFeed, CommitRecord, CommitRequest, CommitSource, Listing } from "../../../src/api/types.js";
 import { blobsNamed, checkCommit, requestFingerprint, touchesPath } from "../../../src/server/commit-check.js";
 import { ApiError } from "../../../src/transfer/api-error.js";
+import { plainCopy } from "./plain-data.js";
 
 /**
  * The project API v1.2 in memory, one project, deciding every commit with the reference server's
@@ -32,11 +33,11 @@ export class MemoryServer {
 
   commitFeed(since: number, options: { limit?: number; path?: string }): CommitFeed {
     const picked = this.log.slice(since).filter((c) => options.path === undefined || touchesPath(c.changes, options.path));
-    return { version: this.version, commits: structuredClone(picked.slice(0, options.limit ?? 100)) };
+    return { version: this.version, commits: plainCopy(picked.slice(0, options.limit ?? 100)) };
   }
 
   commit(changes: Change[], source: CommitSource, key: string): { version: number } {
-    const request: CommitRequest = structuredClone({ changes, source });
+    const request: CommitRequest = plainCopy({ changes, source });
     const answered = this.keys.get(key);
     if (answered) {
       if (requestFingerprint(answered.request) === requestFingerprint(request)) return { version: answered.version };

@@ -29,6 +29,8 @@ export class MemoryTree {
   readonly files = new Map<string, MemoryFile>();
   readonly backups = new Map<string, Uint8Array>();
   private nextIno = 1;
+  /** pathRefusal's answers (a pure function of the path): every listing asked it again for every file. */
+  private readonly refusals = new Map<string, string | undefined>();
 
   constructor(
     readonly name: string,
@@ -72,6 +74,11 @@ export class MemoryTree {
     if (file) this.files.set(to, { ...file, ino: this.nextIno++ });
   }
 
+  private refusal(path: string): string | undefined {
+    if (!this.refusals.has(path)) this.refusals.set(path, pathRefusal(path));
+    return this.refusals.get(path);
+  }
+
   // LocalTree, as the reconcile sees the tree.
 
   api(gate: (label: string) => Promise<void>): LocalTree {
@@ -84,7 +91,7 @@ export class MemoryTree {
       list: async (): Promise<TreeListing> => {
         await gate("list");
         const files = new Map<string, LocalStat>();
-        for (const [path, file] of this.files) if (pathRefusal(path) === undefined) files.set(path, stat(file));
+        for (const [path, file] of this.files) if (this.refusal(path) === undefined) files.set(path, stat(file));
         return { files, unrepresentable: [] };
       },
       stat: async (path) => {
@@ -98,7 +105,7 @@ export class MemoryTree {
         return { kind: "file", sha256: file.sha256, size: file.bytes.length, stat: stat(file), bytes: file.bytes.length <= keep ? new Uint8Array(file.bytes) : undefined };
       },
       outOfScope: (path) => {
-        const why = pathRefusal(path);
+        const why = this.refusal(path);
         return why === undefined ? undefined : { reason: why, refused: true };
       },
       write: async (path, bytes, expected) => {

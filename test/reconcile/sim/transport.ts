@@ -1,6 +1,7 @@
 import type { Change, CommitFeed, CommitSource, Listing } from "../../../src/api/types.js";
 import { ApiError } from "../../../src/transfer/api-error.js";
 import type { ProjectApi } from "../../../src/transfer/project-remote.js";
+import { plainCopy } from "./plain-data.js";
 import type { MemoryServer } from "./memory-server.js";
 import type { Random } from "./random.js";
 import type { Scheduler } from "./scheduler.js";
@@ -68,7 +69,7 @@ export function simulatedApi(options: {
     commitFeed: (since: number, feed: { limit?: number; waitMs?: number; path?: string } = {}): Promise<CommitFeed> =>
       call(`GET /commits?since=${since}`, () => server.commitFeed(since, feed)),
     commit: async (changes: Change[], source: CommitSource, key: string) => {
-      const sent = structuredClone(changes);
+      const sent = plainCopy(changes);
       const answer = await call("POST /commits", () => {
         try {
           const result = server.commit(changes, source, key);

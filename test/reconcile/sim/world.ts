@@ -1,7 +1,7 @@
 import { isConflictCopyOf } from "../../../src/reconcile/conflict-copy.js";
-import { canonicalJson } from "../../../src/server/commit-check.js";
 import { MemoryServer } from "./memory-server.js";
 import { MemoryTree } from "./memory-tree.js";
+import { sameJson } from "./plain-data.js";
 import { Random } from "./random.js";
 import { Scheduler } from "./scheduler.js";
 import { NO_FAULTS, type Acknowledged, type Faults } from "./transport.js";
@@ -77,7 +77,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
 /** Every writer syncs in turn until one whole pass commits nothing, writes nothing and leaves nothing to retry. */
 async function settle(writers: Writer[], scheduler: Scheduler, server: MemoryServer, violations: string[]): Promise<void> {
   for (let pass = 1; pass <= SETTLE_PASSES; pass++) {
-    const before = { version: server.version, trees: writers.map((w) => canonicalJson([...w.tree.contents()])) };
+    const before = { version: server.version, trees: writers.map((w) => [...w.tree.contents()]) };
     let requeued = 0;
     for (const w of writers) {
       try {
@@ -87,7 +87,7 @@ async function settle(writers: Writer[], scheduler: Scheduler, server: MemorySer
         return;
       }
     }
-    const treesMoved = writers.some((w, i) => canonicalJson([...w.tree.contents()]) !== before.trees[i]);
+    const treesMoved = writers.some((w, i) => !sameJson([...w.tree.contents()], before.trees[i]));
     if (server.version === before.version && !treesMoved && requeued === 0) return;
     scheduler.log(() => `settle pass ${pass}: v${before.version} → v${server.version}, trees moved: ${treesMoved}, requeued: ${requeued}`);
   }
@@ -117,7 +117,7 @@ async function check(run: {
   }
   for (const ack of run.acknowledged) {
     const logged = server.log[ack.version - 1];
-    if (!logged || canonicalJson(logged.changes) !== canonicalJson(ack.changes)) violations.push(`acknowledged commit v${ack.version} of ${ack.writer} is not in the history as sent`);
+    if (!logged || !sameJson(logged.changes, ack.changes)) violations.push(`acknowledged commit v${ack.version} of ${ack.writer} is not in the history as sent`);
   }
   for (const writer of run.writers.filter((w) => w.twoWay)) {
     const { paths: open, copies, held } = await writer.leftOpen();

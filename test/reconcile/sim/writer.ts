@@ -8,6 +8,7 @@ import { Reporter } from "../../../src/report.js";
 import { ApiError } from "../../../src/transfer/api-error.js";
 import { ProjectRemote } from "../../../src/transfer/project-remote.js";
 import { RetryingCaller } from "../../../src/transfer/retry.js";
+import { plainCopy } from "./plain-data.js";
 import type { MemoryServer } from "./memory-server.js";
 import type { MemoryTree } from "./memory-tree.js";
 import type { Random } from "./random.js";
@@ -49,11 +50,11 @@ class MemoryStore implements StateStore {
   async load(): Promise<Base | undefined> {
     await this.scheduler.gate(this.owner, "load state");
     if (!this.saved) return undefined;
-    return { ...structuredClone(this.saved), savedMtimeMs: this.savedAt };
+    return { ...plainCopy(this.saved), savedMtimeMs: this.savedAt };
   }
 
   async save(base: Base): Promise<number> {
-    const snapshot = structuredClone(base);
+    const snapshot = plainCopy(base);
     await this.scheduler.gate(this.owner, "save state");
     this.saved = snapshot;
     this.savedAt = this.tree.fsNow();
@@ -75,6 +76,8 @@ export class Writer {
   private incarnation = 0;
   private process: Promise<Process> | undefined;
   private loop: Promise<void> | undefined;
+  /** Never aborted (the simulation ends a process by dropping its steps): one a writer, not one a round. */
+  private readonly signal = new AbortController().signal;
   stopping = false;
 
   constructor(
@@ -110,7 +113,7 @@ export class Writer {
   /** One sync over everything, as a settling writer does: follow the remote (two-way), then a round. */
   async syncAll(): Promise<{ requeue: number }> {
     const p = await this.process!;
-    const signal = new AbortController().signal;
+    const { signal } = this;
     if (this.twoWay) await p.view.refresh(signal);
     const result = await p.reconciler.round({ mode: this.mode, paths: "all" }, signal);
     return { requeue: result.requeue.length };
@@ -161,7 +164,7 @@ export class Writer {
   }
 
   private async act(action: "all" | "events" | "scan" | "pull", p: Process): Promise<void> {
-    const signal = new AbortController().signal;
+    const { signal } = this;
     this.world.scheduler.log(() => `${p.owner} ${action}`);
     let request: RoundRequest;
     if (action === "all" || action === "pull") {

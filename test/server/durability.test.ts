@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { appendFile, readFile, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startServer } from "../../src/server/index.js";
@@ -107,9 +107,14 @@ describe("restart", () => {
   it("removes blob temp files left by a crash", async () => {
     const t = await testServer();
     await t.close();
+    // A fan-out directory is made with its first blob: the crash was writing the first one of "ab".
+    await mkdir(join(t.dataDir, "blobs", "ab"));
     await writeFile(join(t.dataDir, "blobs", "ab", ".tmp-left-over"), "partial");
     await t.restart();
     expect(await listFiles(join(t.dataDir, "blobs"))).toEqual([]);
+    // Its next blob goes into the directory that is there; one in a directory not made yet makes it.
+    const blob = await t.upload("after the crash");
+    expect(await listFiles(join(t.dataDir, "blobs"))).toEqual([`${blob.sha256.slice(0, 2)}/${blob.sha256.slice(2)}`]);
   });
 });
 

@@ -56,3 +56,19 @@ if (missing.length > 0) {
   console.error(`bundle: imports neither a Node built-in nor a runtime dependency: ${[...new Set(missing)].join(", ")}`);
   process.exit(1);
 }
+
+// What the CLI loads before any command runs stays the start chunk, the pipe form's and the
+// bundler's runtime: a module that slipped out of the start group would cost every start its own load.
+const chunks = new Map(output.filter((file) => file.type === "chunk").map((chunk) => [chunk.fileName, chunk]));
+const atStart = new Set();
+const visit = (fileName) => {
+  if (atStart.has(fileName) || !chunks.has(fileName)) return;
+  atStart.add(fileName);
+  for (const id of chunks.get(fileName).imports) visit(id);
+};
+visit("uspark.js");
+const strays = [...atStart].filter((fileName) => !/^(uspark\.js|chunks\/(start|pipe-form|rolldown-runtime)-[\w-]+\.js)$/.test(fileName));
+if (strays.length > 0) {
+  console.error(`bundle: loaded at start outside the start chunk: ${strays.join(", ")}`);
+  process.exit(1);
+}

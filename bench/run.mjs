@@ -13,8 +13,8 @@
 //            profile in DIR and print where the time went)
 //            --pg-url URL (the server section's --db runs use schemas on this running PostgreSQL
 //            cluster, e.g. the test suite's, instead of starting one)
-// The server section (smoke runs too) starts a throwaway PostgreSQL cluster: initdb and pg_ctl
-// must be installed, as npm test needs them anyway (.ci/run installs them).
+// The server section (smoke runs too) starts a throwaway PostgreSQL cluster unless --pg-url names
+// one: initdb and pg_ctl must be installed, as npm test needs them anyway (.ci/run installs them).
 //
 // Exit code: 1 when a measurement could not be made or a sanity check failed (wrong files
 // detected, the server not holding the last edits); with --strict also when a target is missed.

@@ -47,11 +47,11 @@ const { output } = await build({
 // What the bundle imports must be there when it runs: a Node built-in or a runtime dependency
 // (a helper the bundler adds from a dev-only package would fail at run time, not here).
 const { dependencies } = JSON.parse(await readFile(path.join(repo, "package.json"), "utf8"));
-const emitted = new Set(output.map((file) => file.fileName));
+const chunks = new Map(output.filter((file) => file.type === "chunk").map((chunk) => [chunk.fileName, chunk]));
 const packageOf = (id) => id.split("/").slice(0, id.startsWith("@") ? 2 : 1).join("/");
-const missing = output
-  .flatMap((chunk) => (chunk.type === "chunk" ? [...chunk.imports, ...chunk.dynamicImports] : []))
-  .filter((id) => !id.startsWith("node:") && !builtinModules.includes(id) && !emitted.has(id) && !(packageOf(id) in dependencies));
+const missing = [...chunks.values()]
+  .flatMap((chunk) => [...chunk.imports, ...chunk.dynamicImports])
+  .filter((id) => !id.startsWith("node:") && !builtinModules.includes(id) && !chunks.has(id) && !(packageOf(id) in dependencies));
 if (missing.length > 0) {
   console.error(`bundle: imports neither a Node built-in nor a runtime dependency: ${[...new Set(missing)].join(", ")}`);
   process.exit(1);
@@ -59,7 +59,6 @@ if (missing.length > 0) {
 
 // What the CLI loads before any command runs stays the start chunk, the pipe form's and the
 // bundler's runtime: a module that slipped out of the start group would cost every start its own load.
-const chunks = new Map(output.filter((file) => file.type === "chunk").map((chunk) => [chunk.fileName, chunk]));
 const atStart = new Set();
 const visit = (fileName) => {
   if (atStart.has(fileName) || !chunks.has(fileName)) return;

@@ -162,7 +162,7 @@ const DOWN_AT_THE_END_SEED = 10;
 
 /**
  * One reference server for the whole matrix, a project per session: the faults are the proxies'
- * (one a session), and a server started and stopped per session cost ~40 ms of CPU each. Its
+ * (one a session), and a server per session would only repeat its start and stop. Its
  * durability is not what this matrix checks: its data on tmpfs, where its fsyncs cost nothing
  * (the project root the watcher watches stays on the disk).
  */

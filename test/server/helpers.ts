@@ -108,8 +108,7 @@ export async function createProject(url: string, id: string, headers: Record<str
  */
 export function storeCases(pg: () => PgCluster): [string, typeof testServer, () => Promise<ProjectApi>][] {
   return [
-    // The file store's data on tmpfs: the contract is the API's, and a data dir on the disk costs
-    // ~110 ms of CPU a server to make and remove (its 256 fan-out directories, fsyncs).
+    // The file store's data on tmpfs (MEMORY_TMPDIR): the contract is the API's, not the disk's fsyncs.
     ["--data", async (options = {}) => testServer({ ...options, dataDir: options.dataDir ?? (await tempDir(MEMORY_TMPDIR)) }), sharedServer({})],
     ["--db", (options = {}) => testServer({ ...options, pg }), sharedServer({ pg })],
   ];

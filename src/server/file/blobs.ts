@@ -14,7 +14,7 @@ export class BlobFiles {
   /**
    * Makes the blobs directory and drops crash leftovers from the fan-out directories there are.
    * A fan-out directory is made with its first blob (`openTemp`): a server starts without 256
-   * mkdirs (about 40 ms of CPU, and every test of the suite starts one).
+   * mkdirs (about 40 ms of CPU; most tests of the suite start a server).
    */
   async prepare(): Promise<void> {
     await mkdir(this.dir, { recursive: true });
@@ -78,7 +78,7 @@ export class BlobFiles {
       return await open(temp, "wx");
     } catch (error) {
       if (!isCode(error, "ENOENT")) throw error;
-      await mkdir(dirname(temp), { recursive: true });
+      await mkdir(dirname(temp), { recursive: true }); // recursive: another first blob of it may have made it
       await fsyncDir(this.dir);
       return open(temp, "wx");
     }

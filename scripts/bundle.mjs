@@ -36,7 +36,7 @@ const { output } = await build({
     // ../package.json next to it.
     codeSplitting: {
       groups: [
-        { name: "pipe-form", test: /[\\/](cli[\\/]pipe-form|stream[\\/]early-copy|stream[\\/]passthrough)\.js$/, priority: 2 },
+        { name: "pipe-form", test: /[\\/](cli[\\/]pipe-form|stream[\\/]early-copy|stream[\\/]passthrough|stream[\\/]stdin)\.js$/, priority: 2 },
         { name: "start", tags: ["$initial"], test: (id) => id !== entry, priority: 1 },
       ],
     },

@@ -90,7 +90,7 @@ export interface WatchSummary {
 }
 
 export interface Watcher {
-  /** Raw bytes of the agent's stream, in order, chunked any way. */
+  /** Raw bytes of the agent's stream, in order, chunked any way; a chunk is only read during the call. */
   write(chunk: Buffer | string): void;
   /** One parsed event, as the Claude Agent SDK yields them. */
   message(event: unknown): void;

@@ -36,9 +36,9 @@ const TYPE_PREFIX = Buffer.from('{"type":"');
 /** Enough of a line to read its type from that prefix ("stream_event" is the longest). */
 const HEAD_BYTES = 32;
 /**
- * Once a line's tool call is read, the rest of a line that spans chunks is held (not copied)
- * while it is searched for another `"tool_use"`, up to this many bytes; past that it is read
- * structurally as it comes, so a line of any length costs no more memory than this.
+ * Once a line's tool call is read, the rest of a line that spans chunks is held while it is
+ * searched for another `"tool_use"`, up to this many bytes; past that it is read structurally as
+ * it comes, so a line of any length costs no more memory than this.
  */
 export const HOLD_BYTES = 8 * 1024 * 1024;
 
@@ -73,10 +73,8 @@ class ClaudeShapedParser implements AgentParser {
   private readonly toolNames: ReadonlySet<string>;
   private state = NEW;
   private head: Buffer | undefined;
-  private held: Buffer[] = [];
-  private heldBytes = 0;
-  /** The last bytes of the held tail, to find a needle that straddles two pieces. */
-  private edge: Buffer = Buffer.alloc(0);
+  /** The tail of the line in progress (state TAIL), copied: its pieces are only ours during a call. */
+  private readonly held = new HeldBytes();
   /** The last byte other than whitespace seen in the tail. */
   private lastByte = 0;
 
@@ -212,36 +210,31 @@ class ClaudeShapedParser implements AgentParser {
   private startTail(buf: Buffer, at: number): void {
     const rest = buf.subarray(at);
     this.state = TAIL;
-    this.held = [rest];
-    this.heldBytes = rest.length;
-    this.edge = Buffer.from(rest.subarray(Math.max(0, rest.length - TOOL_USE.bytes.length + 1)));
+    this.held.clear();
+    this.held.append(rest);
     this.lastByte = lastByteFrom(rest, 0, 0);
   }
 
   private tailPart(part: Buffer, last: boolean): void {
     const needle = TOOL_USE.bytes.length;
     // Where a "tool_use" ends in this piece, if one starts in the held tail or in this piece.
-    let hitEnd = straddles(this.edge, part, TOOL_USE.bytes) ? needle - 1 : -1;
+    let hitEnd = straddles(this.held.last(needle - 1), part, TOOL_USE.bytes) ? needle - 1 : -1;
     if (hitEnd === -1) {
       const hit = TOOL_USE.indexIn(part);
       if (hit !== -1) hitEnd = hit + needle;
     }
-    if (hitEnd !== -1 || this.heldBytes + part.length > HOLD_BYTES) {
+    if (hitEnd !== -1 || this.held.length + part.length > HOLD_BYTES) {
       // Read on from where the reader stopped: what was held, then this piece. After a needle
       // the reader may stop again once past it; after an overflow it reads to the end.
-      const held = this.held;
-      this.dropTail();
       this.state = SCAN;
       this.reader.stopsFrom = Infinity;
-      for (const piece of held) this.scanner.write(piece);
+      this.scanner.write(this.held.bytes());
+      this.dropTail();
       this.reader.stopsFrom = hitEnd === -1 ? Infinity : hitEnd;
       this.scan(part, 0, last);
       return;
     }
-    this.held.push(part);
-    this.heldBytes += part.length;
-    // A view, not a copy: the held pieces are kept anyway.
-    this.edge = part.length >= needle - 1 ? part.subarray(part.length - needle + 1) : Buffer.concat([this.edge, part]).subarray(-(needle - 1));
+    this.held.append(part);
     this.lastByte = lastByteFrom(part, 0, this.lastByte);
     if (!last) return;
     if (this.lastByte === 0x7d) this.commit();
@@ -250,9 +243,7 @@ class ClaudeShapedParser implements AgentParser {
   }
 
   private dropTail(): void {
-    this.held = [];
-    this.heldBytes = 0;
-    this.edge = Buffer.alloc(0);
+    this.held.clear();
     this.lastByte = 0;
   }
 
@@ -305,6 +296,40 @@ function lineKind(buf: Buffer, start: number, end: number): number {
     return kind;
   }
   return OTHER;
+}
+
+/**
+ * Bytes appended into one buffer that grows as needed and is kept for the next line: a copy into
+ * memory already used is cheap, fresh memory (page faults) is not.
+ */
+class HeldBytes {
+  private buffer = Buffer.alloc(0);
+  length = 0;
+
+  append(part: Buffer): void {
+    const length = this.length + part.length;
+    if (length > this.buffer.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(length, 2 * this.buffer.length, 64 * 1024));
+      this.buffer.copy(bigger, 0, 0, this.length);
+      this.buffer = bigger;
+    }
+    part.copy(this.buffer, this.length);
+    this.length = length;
+  }
+
+  /** What is held: a view, valid until the next `append` or `clear`. */
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.length);
+  }
+
+  /** The last `count` bytes held, or all if fewer. */
+  last(count: number): Buffer {
+    return this.buffer.subarray(Math.max(0, this.length - count), this.length);
+  }
+
+  clear(): void {
+    this.length = 0;
+  }
 }
 
 /** Does `needle` start within `edge` (the bytes before `part`) and end within `part`? */

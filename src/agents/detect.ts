@@ -110,9 +110,11 @@ export function createAutoParser(
         return;
       }
       if (gaveUp) return;
-      pieces.push(part); // a view: the chunks it comes from are never reused
-      if (!last) return;
-      const whole = Buffer.concat(pieces);
+      if (!last) {
+        pieces.push(Buffer.from(part)); // a copy: a piece is only valid during this call
+        return;
+      }
+      const whole = Buffer.concat([...pieces, part]);
       pieces = [];
       this.line(whole);
     },

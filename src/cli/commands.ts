@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import path from "node:path";
+import { isatty } from "node:tty";
 import { checkPrefix, homeConfigPath, loadHomeConfig, resolveConnection, resolvePrefix, resolveServer, UsageError, type Connection, type HomeConfig } from "../config.js";
 import { EXIT } from "../exit-codes.js";
 import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../agents/commands.js";
@@ -7,6 +8,7 @@ import { runSession } from "../lifecycle/session.js";
 import { colorWanted, Reporter, stderrFailure, stderrOutput, type ReporterOptions, type ReportRecord, type Verbosity } from "../report.js";
 import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../state-dir.js";
 import { passthroughOf } from "../stream/early-copy.js";
+import { agentStdin } from "../stream/stdin.js";
 import { createWatcher, type Watcher, type WatcherOptions } from "../watcher.js";
 import type { ConnectionOptionFlags, DiffFlags, HistoryFlags, InspectFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, StoreFlags, TreeFlags, WatchFlags } from "./flags.js";
 import { ApiClient, ApiError } from "../transfer/client.js";
@@ -33,9 +35,9 @@ export async function runWatchCommand(flags: WatchFlags): Promise<void> {
     if (stdin) return pipeUsageFailure(report, error);
     return usageFailure(report, error);
   }
-  if (stdin && process.stdin.isTTY) report.warn("tty", "stdin is a terminal: pipe an agent's JSON stream into uspark (Ctrl-D ends), or use --no-stdin");
+  if (stdin && isatty(0)) report.warn("tty", "stdin is a terminal: pipe an agent's JSON stream into uspark (Ctrl-D ends), or use --no-stdin");
   const endEarly = sessionStopped.promise.then(() => report.error("daemon", "syncing stopped for good: the daemon exits rather than idle; fix the token or the project and start it again"));
-  const session = runSession({ watcher: started.watcher, report, input: stdin ? process.stdin : undefined, output: process.stdout, endEarly: stdin ? undefined : endEarly });
+  const session = runSession({ watcher: started.watcher, report, input: stdin ? agentStdin() : undefined, output: process.stdout, endEarly: stdin ? undefined : endEarly });
   // Once its signal handlers are in place: a supervisor may stop it as soon as it has read this.
   if (!stdin) reportStart(report, started);
   const end = await session;
@@ -428,8 +430,8 @@ export async function pipeUsageFailure(report: Reporter, error: unknown): Promis
 
 /** Stdin to stdout to the end (a closed stdout is no reason to stop reading); nothing else. */
 export async function copyStdinThrough(): Promise<void> {
-  if (process.stdin.isTTY) return;
-  await passthroughOf({ input: process.stdin, output: process.stdout, onChunk: () => {}, onOutputError: () => {} }).done.catch(() => undefined);
+  if (isatty(0)) return;
+  await passthroughOf({ input: agentStdin(), output: process.stdout, onChunk: () => {}, onOutputError: () => {} }).done.catch(() => undefined);
 }
 
 /**

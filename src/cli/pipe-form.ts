@@ -1,4 +1,6 @@
+import { isatty } from "node:tty";
 import { startEarlyCopy } from "../stream/early-copy.js";
+import { agentStdin } from "../stream/stdin.js";
 
 /** `uspark watch` and `watch-claude` read an agent's stream from stdin unless --no-stdin is given. */
 export function isPipeForm(args: readonly string[]): boolean {
@@ -12,6 +14,6 @@ export function isPipeForm(args: readonly string[]): boolean {
  */
 export function startPipeFormCopy(argv: readonly string[]): void {
   const args = argv.slice(2);
-  if (!isPipeForm(args) || args.includes("--help") || args.includes("-h") || process.stdin.isTTY) return;
-  startEarlyCopy(process.stdin, process.stdout);
+  if (!isPipeForm(args) || args.includes("--help") || args.includes("-h") || isatty(0)) return;
+  startEarlyCopy(agentStdin(), process.stdout);
 }

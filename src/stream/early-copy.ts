@@ -42,18 +42,18 @@ export class EarlyCopy {
     if (this.outputError !== undefined) onOutputError(this.outputError);
     if (this.pausedForLimit) {
       this.pausedForLimit = false;
-      this.input.resume();
+      this.stream.hold(false);
     }
     return this.stream;
   }
 
   private chunk(chunk: Buffer): void {
     if (this.onChunk !== undefined) return this.onChunk(chunk);
-    this.held.push(chunk);
+    this.held.push(Buffer.from(chunk)); // a copy: the chunk may be a view of a buffer read into again
     this.heldBytes += chunk.length;
     if (this.heldBytes >= HELD_LIMIT) {
       this.pausedForLimit = true;
-      this.input.pause();
+      this.stream.hold(true);
     }
   }
 

@@ -1,8 +1,9 @@
 /**
  * Splits a byte stream into lines without copying: each line is a view into the chunk it came
  * in. A line that spans chunks is handed on in its pieces as they come (`linePart`) when the
- * sink can take them, so that nothing holds it whole; otherwise its pieces are joined once.
- * Works on bytes, so a chunk boundary inside a multi-byte character cannot corrupt anything.
+ * sink can take them, so that nothing holds it whole; otherwise its pieces are copied and joined.
+ * A pushed chunk is only read during `push`: its buffer may be read into again (stdin read in
+ * place). Works on bytes, so a chunk boundary inside a multi-byte character cannot corrupt anything.
  */
 export interface LineSplitterOptions {
   /** Longest line handed on, in bytes; longer lines are skipped (default 256 MiB). */
@@ -23,8 +24,8 @@ export interface LineSink {
   lineIn?(chunk: Buffer, start: number, end: number): void;
   /**
    * Optional: a line that spans chunks, piece by piece in order, `last` set on its final piece
-   * (which may be empty). Without it, the pieces are joined and handed to `line`. The pieces are
-   * views of the pushed chunks, which the splitter never reuses: a sink may keep one it needs.
+   * (which may be empty). Without it, the pieces are joined and handed to `line`. Each piece is
+   * only valid during the call, as a line is: a sink copies what it keeps.
    */
   linePart?(part: Buffer, last: boolean): void;
   /** With `linePart`: the line whose pieces came so far grew too long and is dropped. */
@@ -108,7 +109,11 @@ export class LineSplitter {
     if (this.sink !== undefined) {
       this.streaming = true;
       this.sink.linePart!(chunk.subarray(start, end), last);
-    } else this.parts.push(chunk.subarray(start, end));
+    } else {
+      // A copy, but for the last piece: it is joined during this push.
+      const piece = chunk.subarray(start, end);
+      this.parts.push(last ? piece : Buffer.from(piece));
+    }
   }
 
   private joinParts(): Buffer {

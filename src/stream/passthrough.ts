@@ -1,4 +1,5 @@
 import type { Readable, Writable } from "node:stream";
+import { readsInPlace } from "./stdin.js";
 
 /**
  * Copies input to output byte for byte, with backpressure, and hands each chunk to `onChunk`
@@ -22,10 +23,13 @@ export interface Passthrough {
   done: Promise<void>;
   /** Stop reading input (a signal); `done` resolves once what was read is written. */
   stop(): void;
+  /** Read no more until `hold(false)`, whatever the output does (an early copy's limit). */
+  hold(on: boolean): void;
 }
 
 export function passthrough({ input, output, onChunk, onOutputError }: PassthroughOptions): Passthrough {
   let stop = () => {};
+  let hold = (_on: boolean) => {};
   let markEnded = () => {};
   const ended = new Promise<void>((resolve) => (markEnded = resolve));
   const done = new Promise<void>((resolve, reject) => {
@@ -33,14 +37,19 @@ export function passthrough({ input, output, onChunk, onOutputError }: Passthrou
     let waitingForDrain = false;
     /** Writes not yet handed to the OS: 'drain' alone does not say when the last one is. */
     let unwritten = 0;
+    let inputEnded = false;
+    let held = false;
+    const inPlace = readsInPlace(input);
     const onWritten = () => {
       unwritten--;
+      // Its buffer is free again once nothing written is held: no 'drain' comes when write() said true.
+      if (waitingForDrain && inPlace && output.writableLength === 0) resumeInput();
       finishIfEnded();
     };
 
     const resumeInput = () => {
       waitingForDrain = false;
-      input.resume();
+      if (!inputEnded && !held) input.resume(); // not after stop()
     };
 
     output.on("error", (error: NodeJS.ErrnoException) => {
@@ -58,15 +67,16 @@ export function passthrough({ input, output, onChunk, onOutputError }: Passthrou
       const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
       if (outputOpen) {
         unwritten++;
-        if (!output.write(bytes, onWritten)) {
+        if (!output.write(bytes, onWritten) || (inPlace && output.writableLength > 0)) {
           waitingForDrain = true;
           input.pause();
         }
       }
       onChunk(bytes);
     });
+    // An input read in place starts paused.
+    if (inPlace) input.resume();
 
-    let inputEnded = false;
     input.once("end", () => {
       inputEnded = true;
       finishIfEnded();
@@ -77,6 +87,11 @@ export function passthrough({ input, output, onChunk, onOutputError }: Passthrou
       inputEnded = true;
       finishIfEnded();
     };
+    hold = (on) => {
+      held = on;
+      if (on) input.pause();
+      else if (!waitingForDrain) resumeInput();
+    };
 
     /** Done when input has ended and everything written has left the process. */
     function finishIfEnded(): void {
@@ -84,5 +99,5 @@ export function passthrough({ input, output, onChunk, onOutputError }: Passthrou
       if (inputEnded && (!outputOpen || unwritten === 0)) resolve();
     }
   });
-  return { ended, done, stop: () => stop() };
+  return { ended, done, stop: () => stop(), hold: (on) => hold(on) };
 }

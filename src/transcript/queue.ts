@@ -1,20 +1,17 @@
 /**
- * A stretch of a byte stream, from offset `start` to `end`, held in memory, as segments. A large
- * chunk (a pipe's 64 KiB reads) is held as it is: the caller hands it over and never changes it.
- * Small chunks are copied into fixed-size blocks, so that holding 32 MiB of a trickle costs a few
- * dozen allocations, not one per chunk; dropped blocks are reused. Copying the large ones into
- * blocks too cost the most of `--transcript`'s time: fresh blocks are page faults (about 3.6 ms a
- * MiB here; 43-55 fresh blocks for a 200 MiB session). Pure: tested with plain values.
+ * A stretch of a byte stream, from offset `start` to `end`, held in memory, copied into
+ * fixed-size blocks: a pushed chunk may be a view of a buffer read into again (stdin read in
+ * place), and holding 32 MiB of a trickle costs a few dozen allocations, not one per chunk.
+ * Dropped blocks are reused: fresh ones cost page faults (about 3.6 ms a MiB here), a copy into
+ * a block already used costs little. Pure: tested with plain values.
  */
 /** Dropped blocks kept for reuse: as many as the memory limit's worth of unsent bytes (32 MiB). */
 const MAX_SPARE_BLOCKS = 32;
 
 interface Segment {
   bytes: Buffer;
-  /** Bytes of `bytes` in use: a block fills up, a held chunk is full. */
+  /** Bytes of `bytes` in use: a block fills up. */
   length: number;
-  /** A block of ours (reused once dropped), not a chunk held as it came. */
-  block: boolean;
 }
 
 export class ByteQueue {
@@ -29,8 +26,6 @@ export class ByteQueue {
   constructor(
     start = 0,
     private readonly blockSize = 1024 * 1024,
-    /** Chunks this large or larger are held as they are. */
-    private readonly holdAtLeast = 16 * 1024,
   ) {
     this.start = start;
     this.end = start;
@@ -42,18 +37,12 @@ export class ByteQueue {
     return this.end - this.start;
   }
 
-  /** Appends `chunk`; a large one is held, not copied: the caller must not change it afterwards. */
+  /** Appends a copy of `chunk`. */
   push(chunk: Uint8Array): void {
-    if (chunk.length >= this.holdAtLeast) {
-      const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
-      this.segments.push({ bytes, length: bytes.length, block: false });
-      this.end += bytes.length;
-      return;
-    }
     for (let done = 0; done < chunk.length; ) {
       let last = this.segments.at(-1);
-      if (!last?.block || last.length === this.blockSize) {
-        last = { bytes: this.spare.pop() ?? Buffer.allocUnsafeSlow(this.blockSize), length: 0, block: true };
+      if (last === undefined || last.length === this.blockSize) {
+        last = { bytes: this.spare.pop() ?? Buffer.allocUnsafeSlow(this.blockSize), length: 0 };
         this.segments.push(last);
       }
       const piece = chunk.subarray(done, done + this.blockSize - last.length);
@@ -100,7 +89,7 @@ export class ByteQueue {
     this.start = Math.max(this.start, Math.min(offset, this.end));
     while (this.segments.length > 0 && this.start - this.segmentBase >= this.segments[0]!.length) {
       const first = this.segments.shift()!;
-      if (first.block && this.spare.length < MAX_SPARE_BLOCKS) this.spare.push(first.bytes);
+      if (this.spare.length < MAX_SPARE_BLOCKS) this.spare.push(first.bytes);
       this.segmentBase += first.length;
     }
   }

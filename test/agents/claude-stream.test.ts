@@ -7,6 +7,7 @@ import { createAutoParser } from "../../src/agents/detect.js";
 import { qwen } from "../../src/agents/qwen.js";
 import type { AgentFormat, FileChange } from "../../src/agents/types.js";
 import { LineSplitter } from "../../src/stream/lines.js";
+import { pushInPlace } from "../helpers/in-place.js";
 import { fixture, run, write } from "./helpers.js";
 
 // The Claude parser reads lines in the pieces they arrive in, reads only the head of a tool call
@@ -20,17 +21,16 @@ const user = (...content: object[]) => ({ type: "user", message: { role: "user",
 const toolResult = (id: string, extra: object = {}) => ({ type: "tool_result", tool_use_id: id, content: "ok", ...extra });
 const big = (bytes: number) => 'const s = "a \\"quoted\\" string"; // and a \\\\ backslash\n'.repeat(Math.ceil(bytes / 50)).slice(0, bytes);
 
-/** Everything `format`'s parser reports when the stream arrives in chunks of these sizes. */
+/**
+ * Everything `format`'s parser reports when the stream arrives in chunks of these sizes, each
+ * overwritten once read, as stdin read in place does.
+ */
 function chunked(format: AgentFormat, lines: Array<string | object>, sizes: number[]): FileChange[] {
   const changes: FileChange[] = [];
   const parser = format.create((change) => changes.push(change));
   const splitter = new LineSplitter(parser);
   const bytes = Buffer.from(lines.map((line) => (typeof line === "string" ? line : JSON.stringify(line)) + "\n").join(""));
-  for (let at = 0, i = 0; at < bytes.length; i++) {
-    const size = Math.max(1, sizes.length ? sizes[i % sizes.length]! : bytes.length);
-    splitter.push(bytes.subarray(at, at + size));
-    at += size;
-  }
+  pushInPlace(bytes, sizes, (chunk) => splitter.push(chunk));
   splitter.end();
   parser.end();
   return changes;
@@ -180,8 +180,7 @@ describe("the Claude parser, reading lines as they come", () => {
     const changes: FileChange[] = [];
     const parser = createAutoParser((change) => changes.push(change), () => {});
     const splitter = new LineSplitter(parser);
-    const bytes = Buffer.from(session);
-    for (let at = 0; at < bytes.length; at += 97) splitter.push(bytes.subarray(at, at + 97));
+    pushInPlace(Buffer.from(session), [97], (chunk) => splitter.push(chunk));
     splitter.end();
     parser.end();
     expect(changes).toStrictEqual(expected);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { LineSplitter } from "../../src/stream/lines.js";
+import { pushInPlace } from "../helpers/in-place.js";
 
 function split(chunks: (string | Buffer)[], maxLineLength?: number) {
   const lines: string[] = [];
@@ -20,6 +21,14 @@ describe("LineSplitter", () => {
 
   it("should join a line that spans several chunks", () => {
     expect(split(["ab", "cd", "e\nf", "g\n"]).lines).toEqual(["abcde", "fg"]);
+  });
+
+  it("should keep copies of a line's first pieces: a chunk's buffer may be read into again", () => {
+    const lines: string[] = [];
+    const splitter = new LineSplitter((line) => lines.push(line.toString()));
+    pushInPlace(Buffer.from("ab\ncdefgh\nij"), [4], (chunk) => splitter.push(chunk));
+    splitter.end();
+    expect(lines).toEqual(["ab", "cdefgh", "ij"]);
   });
 
   it("should emit a last line that has no newline", () => {

@@ -28,6 +28,13 @@ const { output } = await build({
     format: "esm",
     entryFileNames: "[name].js",
     chunkFileNames: "chunks/[name]-[hash].js",
+    // What V8 reads and keeps at every start: no comments (788 lines of JSDoc in the start chunk),
+    // and ASCII only (one "…" makes V8 hold the whole source as a two-byte string). The source
+    // keeps both, and dist/'s own modules (the library) keep their source maps. Measured
+    // (callgrind): --version 226 -> 217 M instructions and 3218 -> 3139 page faults, a push of
+    // one file 385 -> 376 M and 3982 -> 3868; comments alone: 221 M and 3185 faults.
+    comments: false,
+    charset: "ascii",
     // What every command loads at start is one chunk, not the 17 that the modules it shares with
     // lazy chunks were split into: the ESM loader reads, compiles and links each on its own.
     // Measured (callgrind, whole process): push of one file 426 -> 390 M instructions, status

@@ -186,14 +186,54 @@ Examples:
   $ source <(uspark completion zsh)                               # in ~/.zshrc
   $ uspark completion fish > ~/.config/fish/completions/uspark.fish`;
 
-export function buildProgram(): Command {
+/** Each top-level command's builder, in the order `uspark --help` lists them. */
+const COMMANDS: readonly (readonly [name: string, add: (program: Command) => void])[] = [
+  ["watch-claude", addWatchClaudeCommand],
+  ["watch", addWatchCommand],
+  ["run", addRunCommand],
+  ["push", addPushCommand],
+  ["pull", addPullCommand],
+  ["projects", addProjectsCommands],
+  ["status", addStatusCommand],
+  ["diff", addDiffCommand],
+  ["log", addLogCommand],
+  ["ls", addLsCommand],
+  ["cat", addCatCommand],
+  ["restore", addRestoreCommand],
+  ["login", addLoginCommand],
+  ["logout", addLogoutCommand],
+  ["serve", addServeCommands],
+  ["completion", addCompletionCommand],
+];
+
+/**
+ * The commands that `args` (argv without node and the script) needs built: only the one it names
+ * first, as building all some 30 commands and their options cost every start about 12 M
+ * instructions (measured: a push of one file 376 -> 364 M), and none for -V (commander prints the version when it meets the flag). Anything
+ * else needs all of them: no command or another flag first (the program's help lists them all),
+ * `help`, `completion` (made from them all), a name commander must call unknown and suggest a
+ * known one for.
+ */
+export function commandsFor(args: readonly string[]): readonly string[] {
+  const first = args[0];
+  if (first === "-V" || first === "--version") return [];
+  const names = COMMANDS.map(([name]) => name);
+  return first !== undefined && first !== "completion" && names.includes(first) ? [first] : names;
+}
+
+/** The program with the given commands (default: all); its help, version and error output. */
+export function buildProgram(names: readonly string[] = commandsFor([])): Command {
   const program = new Command("uspark")
     .description("Keep a remote uSpark project in sync with the files an AI coding agent edits.\nstdin is copied to stdout unchanged; the tool's own words go to stderr.")
     .version(packageVersion(), "-V, --version")
     .addHelpText("after", EXAMPLES)
     .configureOutput({ outputError: (text) => reportCommanderError(text) })
     .exitOverride();
+  for (const [name, add] of COMMANDS) if (names.includes(name)) add(program);
+  return program;
+}
 
+function addWatchClaudeCommand(program: Command): void {
   addWatchOptions(
     program
       .command("watch-claude")
@@ -201,7 +241,9 @@ export function buildProgram(): Command {
   )
     .addHelpText("after", WATCH_EXAMPLES)
     .action((flags: WatchFlags) => runWatchCommand({ ...flags, agent: "claude" }));
+}
 
+function addWatchCommand(program: Command): void {
   addWatchOptions(
     program
       .command("watch")
@@ -212,7 +254,9 @@ export function buildProgram(): Command {
   )
     .addHelpText("after", WATCH_EXAMPLES)
     .action((flags: WatchFlags) => runWatchCommand(flags));
+}
 
+function addRunCommand(program: Command): void {
   addWatchOptions(
     program
       .command("run")
@@ -227,7 +271,9 @@ export function buildProgram(): Command {
   )
     .addHelpText("after", RUN_EXAMPLES)
     .action((command: string[], flags: RunFlags) => runRunCommand(command, flags));
+}
 
+function addPushCommand(program: Command): void {
   addLogOptions(
     addTreeOptions(
       addConnectionOptions(
@@ -248,7 +294,9 @@ export function buildProgram(): Command {
   )
     .addHelpText("after", PUSH_HELP)
     .action((paths: string[], flags: PushFlags) => runPushCommand(paths, flags));
+}
 
+function addPullCommand(program: Command): void {
   addLogOptions(
     addTreeOptions(
       addConnectionOptions(
@@ -268,7 +316,10 @@ export function buildProgram(): Command {
   )
     .addHelpText("after", PULL_HELP)
     .action((paths: string[], flags: PullFlags) => runPullCommand(paths, flags));
+}
 
+/** `projects` and `projects create`. */
+function addProjectsCommands(program: Command): void {
   const projects = addLogOptions(
     addConnectionOptions(program.command("projects").description("list the projects the token can see (on stdout)").option("--json", "one JSON object instead of a table")),
   )
@@ -278,16 +329,22 @@ export function buildProgram(): Command {
     .addHelpText("after", PROJECTS_HELP)
     // The parent's connection flags are read wherever they stand (`projects create x --api-url …`).
     .action((id: string, _flags: ProjectsFlags, command: Commander.Command) => runProjectsCreateCommand(id, command.optsWithGlobals<ProjectsFlags>()));
+}
 
-  addInspectCommands(program);
-
+function addLoginCommand(program: Command): void {
   addLoginOptions(program.command("login").description("log in to a server through its web view (device code): the token is saved for that server in ~/.uspark/config.json"))
     .addHelpText("after", LOGIN_HELP)
     .action(async (flags: LoginFlags) => (await loginCommands()).runLoginCommand(flags));
+}
+
+function addLogoutCommand(program: Command): void {
   addLoginOptions(program.command("logout").description("remove the token uspark login saved for a server"))
     .addHelpText("after", LOGIN_HELP)
     .action(async (flags: LoginFlags) => (await loginCommands()).runLogoutCommand(flags));
+}
 
+/** `serve` and `serve token create|list|revoke`. */
+function addServeCommands(program: Command): void {
   const serve = program
     .command("serve")
     .description("run the reference project server: the project API, on this machine, for trying uspark out and for tests")
@@ -303,15 +360,16 @@ export function buildProgram(): Command {
     .addHelpText("after", SERVE_HELP)
     .action((flags: ServeFlags) => runServeCommand(flags));
   addTokenCommands(serve);
+}
 
+/** Made from the program's other commands, so it is built with all of them (commandsFor). */
+function addCompletionCommand(program: Command): void {
   program
     .command("completion")
     .description("print a shell completion script (bash, zsh or fish) for uspark's commands and flags")
     .addArgument(new Argument("<shell>", "the shell").choices(SHELLS))
     .addHelpText("after", COMPLETION_HELP)
     .action((shell: Shell) => printToStdout(completionScript(shell, completionCommands(program))));
-
-  return program;
 }
 
 // Loaded when their command runs, as the other commands' modules are (commands.ts): not at every start.
@@ -350,38 +408,49 @@ function addStoreOptions(command: Command): Command {
     .option("--db <postgres-url>", "the PostgreSQL store uspark serve uses (env USPARK_DATABASE_URL)");
 }
 
-/** status, diff, log, ls, cat, restore (design.md §2c): what is in sync, what changed, what was. */
-function addInspectCommands(program: Command): void {
+// status, diff, log, ls, cat, restore (design.md §2c): what is in sync, what changed, what was.
+
+function addStatusCommand(program: Command): void {
   addInspectOptions(program.command("status").description("what is not in sync: changes here, changes remotely, conflicts (exit 1 if any)"))
     .option("--json", "one JSON object (a documented, versioned shape)")
     .option("--short", "one line a path: two letters (here, remotely), then the path")
     .addHelpText("after", STATUS_HELP)
     .action((flags: StatusFlags) => runStatusCommand(flags));
+}
 
+function addDiffCommand(program: Command): void {
   addInspectOptions(program.command("diff").description("unified diffs of what changed here since the last sync (--remote: what a pull would change)"))
     .argument("[paths...]", "files or directories, relative to the current directory (default: everything)")
     .option("--remote", "what a pull would change here: your file, then the remote's")
     .addHelpText("after", DIFF_HELP)
     .action((paths: string[], flags: DiffFlags) => runDiffCommand(paths, flags));
+}
 
+function addLogCommand(program: Command): void {
   addInspectOptions(program.command("log").description("the remote's commits, newest first: version, time, agent and session, paths"))
     .argument("[path]", "only commits that touched this file or directory")
     .option("-n <count>", "how many commits", positive("-n"), 20)
     .option("--json", "one JSON object { format: 1, version, commits }")
     .addHelpText("after", HISTORY_HELP)
     .action((path: string | undefined, flags: HistoryFlags) => runLogCommand(path, flags));
+}
 
+function addLsCommand(program: Command): void {
   addInspectOptions(program.command("ls").description("the remote's files (--at N: as of version N), one path a line"))
     .option("--at <version>", "as of this version", int("--at"))
     .addHelpText("after", HISTORY_HELP)
     .action((flags: HistoryFlags) => runLsCommand(flags));
+}
 
+function addCatCommand(program: Command): void {
   addInspectOptions(program.command("cat").description("a remote file's bytes on stdout (--at N: as of version N)"))
     .argument("<path>", "the file, relative to the current directory")
     .option("--at <version>", "as of this version", int("--at"))
     .addHelpText("after", HISTORY_HELP)
     .action((path: string, flags: HistoryFlags) => runCatCommand(path, flags));
+}
 
+function addRestoreCommand(program: Command): void {
   addInspectOptions(program.command("restore").description("commit the content these paths had at version N back, and write it here (a local edit kept in .uspark/backup/)"))
     .argument("<paths...>", "files or directories, relative to the current directory")
     .requiredOption("--at <version>", "the version to restore", int("--at"))
@@ -472,7 +541,7 @@ function packageVersion(): string {
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const program = buildProgram();
+  const program = buildProgram(commandsFor(argv.slice(2)));
   try {
     checkWorkingDirectory();
     await program.parseAsync(argv);

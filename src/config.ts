@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
+import { nodeCrypto } from "./lazy-builtins.js";
 import { isLoopbackHost } from "./loopback.js";
 import { isInside } from "./paths.js";
 import { redactCredentials } from "./report.js";
@@ -212,7 +212,7 @@ export function updateHomeConfig(file: string, change: (config: Record<string, u
   const config = readHomeObject(file) ?? {};
   change(config);
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const temporary = `${file}.${randomBytes(6).toString("hex")}.tmp`;
+  const temporary = `${file}.${nodeCrypto().randomBytes(6).toString("hex")}.tmp`;
   writeFileSync(temporary, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600, flag: "wx" });
   renameSync(temporary, file);
 }

@@ -1,5 +1,5 @@
 import { fsyncDirQuietly } from "./fsync-dir.js";
-import { randomBytes } from "node:crypto";
+import { nodeCrypto } from "./lazy-builtins.js";
 import { constants, promises as fsp, readFileSync, type Stats } from "node:fs";
 import path from "node:path";
 
@@ -156,7 +156,7 @@ export async function writeStateFile(root: string, name: string, text: string): 
   const existing = await fsp.lstat(target).catch(() => undefined);
   // rename() replaces a symlink rather than following it, but a directory in its place is refused.
   if (existing && !existing.isFile() && !existing.isSymbolicLink()) throw new StateDirError(`${target} is not a regular file; refusing to replace it`);
-  const temp = `${target}.${process.pid}-${randomBytes(6).toString("hex")}.tmp`;
+  const temp = `${target}.${process.pid}-${nodeCrypto().randomBytes(6).toString("hex")}.tmp`;
   const handle = await fsp.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   try {
     await handle.writeFile(text, "utf8");

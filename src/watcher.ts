@@ -1,10 +1,10 @@
-import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { AGENTS, agentNames } from "./agents/index.js";
 import { createAutoParser } from "./agents/detect.js";
 import type { AgentParser, FileChange } from "./agents/types.js";
 import { checkApiUrl, DEFAULT_API_URL, requireProjectId, UsageError } from "./config.js";
 import type { FsWatcher } from "./fswatch.js";
+import { nodeCrypto } from "./lazy-builtins.js";
 import { createPathPolicy, type PathDecision } from "./paths.js";
 import { Reporter, reportNotSynced } from "./report.js";
 import { DEFAULT_MAX_LINE_LENGTH, LineSplitter } from "./stream/lines.js";
@@ -121,7 +121,10 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
   const projectId = options.dryRun ? "" : requireProjectId(options.projectId);
   const apiUrl = checkApiUrl(options.apiUrl ?? DEFAULT_API_URL, options.insecure === true);
   const policy = createPathPolicy({ root: options.root ?? process.cwd(), ignore: options.ignore, prefix: options.prefix });
-  const source = { agent: agentName === "auto" ? "unknown" : agentName, sessionId: randomUUID() };
+  // The session id is made when a commit or the transcript first needs it: a dry run never does,
+  // and node:crypto, loaded for it alone, cost a dry run's start some 7 M instructions.
+  let sessionId: string | undefined;
+  const source = { agent: agentName === "auto" ? "unknown" : agentName, get sessionId() { return (sessionId ??= nodeCrypto().randomUUID()); } };
   const refusedPaths = new Set<string>();
   const dryRunPaths = new Set<string>();
   let detected = 0;

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { nodeCrypto } from "../lazy-builtins.js";
 
 // multipart/form-data as both ends write it (docs/api.md, the v1.1 batch blob routes): one part
 // per blob, named by its sha256, framed as the platform's FormData frames a file. Reading it back
@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 export const CRLF = Buffer.from("\r\n");
 
 export function newBoundary(): string {
-  return `uspark-${randomUUID()}`;
+  return `uspark-${nodeCrypto().randomUUID()}`;
 }
 
 export function multipartType(boundary: string): string {

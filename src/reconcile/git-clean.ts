@@ -19,6 +19,7 @@ const MAX_BUFFER = 512 * 1024 * 1024;
 
 /** Clean tracked files under `dir` (the root, or root/prefix), by path relative to `dir`: the stat each had before git was asked. */
 export async function gitCleanFiles(dir: string): Promise<Map<string, LocalStat>> {
+  if (!(await mayBeGitCheckout(dir))) return new Map();
   try {
     const top = (await git(dir, ["rev-parse", "--show-toplevel"])).trim();
     const below = path.relative(top, dir).split(path.sep).join("/");
@@ -35,6 +36,32 @@ export async function gitCleanFiles(dir: string): Promise<Map<string, LocalStat>
     return clean;
   } catch {
     return new Map();
+  }
+}
+
+/**
+ * Whether git could find a repository for `dir`: GIT_DIR or GIT_WORK_TREE set, or a `.git` (a
+ * directory, or a file: linked worktrees, submodules) in `dir` or above it. Looked at before git
+ * is asked because most roots outside a checkout would pay a git process on their first sync
+ * (about 11 ms of CPU for the spawn alone). It may say yes where git finds nothing
+ * (GIT_CEILING_DIRECTORIES, a bare repository): git then answers, as it did before.
+ */
+async function mayBeGitCheckout(dir: string): Promise<boolean> {
+  if (process.env.GIT_DIR || process.env.GIT_WORK_TREE) return true;
+  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
+    if (await exists(path.join(at, ".git"))) return true;
+    if (path.dirname(at) === at) return false;
+  }
+}
+
+/** Anything there, or an error that does not say it is absent (then git is asked). */
+async function exists(file: string): Promise<boolean> {
+  try {
+    await fsp.lstat(file);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code !== "ENOENT" && code !== "ENOTDIR";
   }
 }
 

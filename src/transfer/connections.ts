@@ -1,10 +1,9 @@
-import http from "node:http";
-import type { Agent, ClientRequest, IncomingHttpHeaders, IncomingMessage } from "node:http";
+import type { Agent, ClientRequest, IncomingHttpHeaders, IncomingMessage, request } from "node:http";
 
 /** The origin's scheme, chosen once: its module's request function and one kept-alive agent. */
 interface Transport {
   agent: Agent;
-  send: typeof http.request;
+  send: typeof request;
 }
 
 /**
@@ -119,7 +118,8 @@ export class Connections {
 
   private getTransport(): Promise<Transport> {
     this.transport ??= (async () => {
-      const { Agent, request } = this.origin.startsWith("https:") ? await import("node:https") : http;
+      // Loaded with the first request, not at start: node:http brings its server and agent with it.
+      const { Agent, request } = this.origin.startsWith("https:") ? await import("node:https") : await import("node:http");
       // Idle connections neither hold the process open (node:http unrefs them) nor outlive keepAliveMs.
       const agent = new Agent({ keepAlive: true, maxSockets: this.options.connections, timeout: this.options.keepAliveMs, scheduling: "lifo" });
       return { agent, send: request };

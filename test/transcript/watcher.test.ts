@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createWatcher } from "../../src/watcher.js";
@@ -35,6 +35,21 @@ describe("the watcher's transcript (library)", () => {
     expect(others).toEqual([]);
     expect(session!.id).toBe(summary.transcript!.sessionId);
     expect(session!.bytes.toString()).toBe(expected);
+  });
+
+  it("should give the commits the transcript's session id", async () => {
+    const { ref, proxy } = await serve();
+    const w = watcher(proxy.url);
+    for (const name of ["a.txt", "b.txt"]) {
+      writeFileSync(path.join(root, name), name);
+      w.message({ type: "assistant", message: { content: [{ type: "tool_use", id: name, name: "Write", input: { file_path: path.join(root, name), content: name } }] } });
+      w.message({ type: "user", message: { content: [{ type: "tool_result", tool_use_id: name, content: "ok" }] } });
+    }
+    const summary = await w.end();
+    expect(summary.exitCode).toBe(0);
+    const feed = (await (await fetch(`${ref.url}/api/projects/p1/commits`)).json()) as { commits: { source?: { sessionId?: string } }[] };
+    expect(feed.commits.length).toBeGreaterThan(0);
+    expect(new Set(feed.commits.map((commit) => commit.source?.sessionId))).toEqual(new Set([summary.transcript!.sessionId]));
   });
 
   it("should spool the transcript and exit 1 when the server refuses the token", async () => {

@@ -1,0 +1,42 @@
+import type { Command } from "commander";
+import { describe, expect, it } from "vitest";
+import { buildProgram, commandsFor } from "../src/cli.js";
+
+/**
+ * A start builds only the command it runs (commandsFor): what commander prints for that command
+ * must be what it prints with all of them built. test/cli/ runs the built CLI for the rest.
+ */
+
+const all = buildProgram();
+const names = all.commands.map((command) => command.name());
+
+/** Every command under `command`, with its path of names (`serve token create`). */
+function tree(command: Command, path: string[] = []): [string, Command][] {
+  return command.commands.flatMap((sub) => [[[...path, sub.name()].join(" "), sub] as [string, Command], ...tree(sub, [...path, sub.name()])]);
+}
+
+describe("commandsFor", () => {
+  it.each([
+    [["push", "--dry-run"], ["push"]],
+    [["serve", "token", "list"], ["serve"]],
+    [["watch-claude"], ["watch-claude"]],
+    [["-V"], []],
+    [["--version", "push"], []],
+  ])("should build only what %j runs", (args, expected) => {
+    expect(commandsFor(args)).toEqual(expected);
+  });
+
+  it.each([[[]], [["--help"]], [["-h", "push"]], [["help", "push"]], [["completion", "bash"]], [["pusj"]], [["--root", "x", "push"]]])("should build every command for %j", (args) => {
+    expect(commandsFor(args)).toEqual(names);
+  });
+});
+
+describe("buildProgram with one command", () => {
+  it.each(names)("should give %s and its subcommands the help they have among all commands", (name) => {
+    const under = ([path]: [string, Command]) => path.split(" ")[0] === name;
+    const alone = new Map(tree(buildProgram(commandsFor([name]))).filter(under));
+    const among = tree(all).filter(under);
+    expect([...alone.keys()]).toEqual(among.map(([path]) => path));
+    for (const [path, command] of among) expect(alone.get(path)!.helpInformation(), path).toBe(command.helpInformation());
+  });
+});

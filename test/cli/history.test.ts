@@ -3,7 +3,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { CLI, runCli, startCli } from "../helpers/cli.js";
-import { commitFiles } from "../lifecycle/helpers.js";
+import { commitFiles, pullInWorker } from "../lifecycle/helpers.js";
 import { remoteCommits, remoteFiles, remoteVersion, startProxy } from "../sync/helpers.js";
 import { perDescribe, perTest, type PerTest } from "./helpers.js";
 
@@ -26,7 +26,7 @@ async function threeVersions(f: PerTest): Promise<void> {
 /** `threeVersions`, then pulled into the root: the local tree a restore works on. */
 async function threeVersionsPulled(f: PerTest): Promise<void> {
   await threeVersions(f);
-  expect((await usparkIn(f)(["pull"])).code).toBe(0);
+  await pullInWorker(f.root, f.server!.url, "p", TOKEN);
 }
 
 // log, ls and cat only read the remote: their tests share one project at version 3, and an empty root.

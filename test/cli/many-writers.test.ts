@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, utimes
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
-import { commitFiles } from "../lifecycle/helpers.js";
+import { commitFiles, pullInWorker } from "../lifecycle/helpers.js";
 import { remoteFiles, startMemoryRef, tempDir, type RefServer } from "../sync/helpers.js";
 
 /**
@@ -51,7 +51,7 @@ describe("two writers on one project", () => {
     const [a, b] = [await machine("a"), await machine("b")];
     write(a, "x.txt", "v1");
     expect((await uspark(a, "push")).code).toBe(0);
-    expect((await uspark(b, "pull")).code).toBe(0);
+    await pullInWorker(b, server.url, "p", TOKEN); // B's checkout
     write(b, "x.txt", "B's edit");
     expect((await uspark(b, "push")).code).toBe(0);
     write(a, "x.txt", "A's edit");
@@ -70,7 +70,7 @@ describe("two writers on one project", () => {
     write(a, "y.txt", "y1");
     write(a, "w.txt", "w1");
     expect((await uspark(a, "push")).code).toBe(0);
-    expect((await uspark(b, "pull")).code).toBe(0);
+    await pullInWorker(b, server.url, "p", TOKEN); // B's checkout
     write(b, "y.txt", "B's y");
     expect((await uspark(b, "push")).code).toBe(0);
     rmSync(path.join(a, "y.txt"));

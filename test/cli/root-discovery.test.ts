@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli, type CliResult } from "../helpers/cli.js";
+import { commitFiles } from "../lifecycle/helpers.js";
 import { remoteFiles } from "../sync/helpers.js";
 import { perTest } from "./helpers.js";
 
@@ -32,12 +33,17 @@ function write(file: string, text: string): void {
   writeFileSync(file, text);
 }
 
-/** `project` seeded from a tree of its own with `files`, then pulled into a fresh `name` with full flags. */
+/**
+ * Another writer's commit of `files` to `project`, straight through the API: the remote these
+ * tests start from (the CLI under test is not what puts it there).
+ */
+function seed(project: string, files: Record<string, string>): Promise<number> {
+  return commitFiles(t.server!.url, project, "", files);
+}
+
+/** `project` seeded with `files`, then pulled into a fresh `name` with full flags. */
 async function pulledTree(name: string, project: string, files: Record<string, string>): Promise<string> {
-  const seed = dir(`seed-${name}`);
-  for (const [file, text] of Object.entries(files)) write(path.join(seed, file), text);
-  const pushed = await uspark(["push", "--project-id", project, "--api-url", t.server!.url, "--root", seed], seed);
-  expect(pushed.code, pushed.stderr).toBe(0);
+  await seed(project, files);
   const tree = dir(name);
   const pulled = await uspark(["pull", "--project-id", project, "--api-url", t.server!.url], tree);
   expect(pulled.code, pulled.stderr).toBe(0);
@@ -86,9 +92,7 @@ describe("root discovery and the remembered remote", () => {
     expect(pushed.get("src/b.txt")).toBe("b\n");
     expect(pushed.has("b.txt")).toBe(false);
 
-    write(path.join(t.root, "seed-tree", "src", "a.txt"), "a2\n");
-    const remoteEdit = await uspark(["push", "--project-id", "p", "--api-url", t.server!.url, "--root", path.join(t.root, "seed-tree")], t.root);
-    expect(remoteEdit.code, remoteEdit.stderr).toBe(0);
+    await seed("p", { "src/a.txt": "a2\n" });
     const pull = await uspark(["pull", "a.txt"], src); // relative to the current directory: src/a.txt
     expect(pull.code, pull.stderr).toBe(0);
     expect(readFileSync(path.join(src, "a.txt"), "utf8")).toBe("a2\n");
@@ -114,9 +118,7 @@ describe("root discovery and the remembered remote", () => {
     await pulledTree("home", "p1", { "h.txt": "h\n" }); // ~/.uspark/state.json now remembers p1
     expect(existsSync(path.join(home, ".uspark", "state.json"))).toBe(true);
 
-    const seed = dir("seed-p");
-    write(path.join(seed, "p.txt"), "p\n");
-    expect((await uspark(["push", "--project-id", "p", "--api-url", t.server!.url, "--root", seed], seed)).code).toBe(0);
+    await seed("p", { "p.txt": "p\n" });
     const fresh = dir("home", "work", "fresh");
     const pull = await uspark(["pull", "--project-id", "p"], fresh); // the api url from ~/.uspark/config.json
     expect(pull.code, pull.stderr).toBe(0);

@@ -11,7 +11,7 @@ import { perTest, writeEvents } from "./helpers.js";
  */
 
 const t = perTest("uspark-waiting-", { server: true });
-const FAKE_AGENT = path.join(import.meta.dirname, "..", "lifecycle", "fake-agent.mjs");
+const FAKE_AGENT = path.join(import.meta.dirname, "..", "lifecycle", "fake-agent.sh");
 const SAID_WITHIN_MS = 5000;
 /**
  * A refused connection is said with the first failed request, at once; measured from the CLI's
@@ -68,7 +68,7 @@ describe("a server that does not answer", () => {
   it("run says it within 5 s while the agent works; at most one such line every 2 s", async () => {
     const { port } = await downServer();
     const args = ["run", "--project-id", "p1", "--api-url", `http://127.0.0.1:${port}`, "--root", t.root, "--flush-timeout", "5000", "--log-format", "json"];
-    const { child, result } = startCli([...args, "--", process.execPath, FAKE_AGENT, "0", "--", path.join(t.root, "a.txt")]);
+    const { child, result } = startCli([...args, "--", "sh", FAKE_AGENT, "0", "--", path.join(t.root, "a.txt")]);
     await waitForOutput(child.stderr, (text) => text.includes(`"message":"waiting for 127.0.0.1:${port}: connection refused, retry 1 in`), REFUSED_SAID_WITHIN_MS);
     const end = await result;
     expect(end.code).toBe(1);

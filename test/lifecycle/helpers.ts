@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { sha256 } from "../sync/helpers.js";
+import { runPull } from "../../src/lifecycle/pull.js";
+import { captureReporter, sha256 } from "../sync/helpers.js";
 
 /** Puts `files` into the project as one commit (deletes for null), straight through the v1 API. */
 export async function commitFiles(apiUrl: string, projectId: string, token: string, files: Record<string, Buffer | string | null>): Promise<number> {
@@ -25,6 +26,17 @@ export async function commitFiles(apiUrl: string, projectId: string, token: stri
   });
   if (answer.status !== 200) throw new Error(`commit: ${answer.status} ${await answer.text()}`);
   return ((await answer.json()) as { version: number }).version;
+}
+
+/**
+ * Pulls the project into `root` in the test worker (the same runPull `uspark pull` runs), failing
+ * unless it exits 0: the local base a test's real subject starts from, without a CLI child and its
+ * ~250 ms of CPU. What it reports is not looked at.
+ */
+export async function pullInWorker(root: string, apiUrl: string, projectId: string, token: string): Promise<void> {
+  const report = captureReporter([token]);
+  const code = await runPull({ apiUrl, projectId, token, root, requestTimeoutMs: 10_000, concurrency: 4, report: report.reporter });
+  if (code !== 0) throw new Error(`pulling ${projectId} into ${root} exited ${code}:\n${report.text()}`);
 }
 
 /**

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { cliEnv, newToken, workspace } from "../reliability/harness.js";
 import { isBlobDownload, remoteFiles, startMemoryRef, startProxy, v1Only, type RefServer } from "../sync/helpers.js";
-import { commitFiles, startHostileServer } from "./helpers.js";
+import { commitFiles, pullInWorker, startHostileServer } from "./helpers.js";
 
 const PROJECT = "pull-test";
 let ws: Awaited<ReturnType<typeof workspace>>;
@@ -84,7 +84,7 @@ describe.each(["v1.1", "v1"] as const)("uspark pull (API %s)", (api) => {
 describe("uspark pull: local changes", () => {
   it("a file changed on both sides is a conflict: kept here, committed as a conflict copy, said once; --force <path> takes theirs with a backup", async () => {
     await commitFiles(server.url, PROJECT, token, { "a.txt": "v1\n", "b.txt": "b1\n" });
-    expect((await pull(server.url)).code).toBe(0);
+    await pullInWorker(ws.root, server.url, PROJECT, token);
     await writeFile(path.join(ws.root, "a.txt"), "my local edit\n");
     await commitFiles(server.url, PROJECT, token, { "a.txt": "v2\n", "b.txt": "b2\n" });
 
@@ -123,7 +123,7 @@ describe("uspark pull: local changes", () => {
 
   it("deletes what the remote deleted, but an edit here beats the remote's delete", async () => {
     await commitFiles(server.url, PROJECT, token, { "gone.txt": "g\n", "edited.txt": "e\n", "stays.txt": "s\n" });
-    expect((await pull(server.url)).code).toBe(0);
+    await pullInWorker(ws.root, server.url, PROJECT, token);
     await writeFile(path.join(ws.root, "edited.txt"), "changed here\n");
     await commitFiles(server.url, PROJECT, token, { "gone.txt": null, "edited.txt": null });
 
@@ -137,7 +137,7 @@ describe("uspark pull: local changes", () => {
   it("refuses to empty the tree when the remote suddenly lacks most of it (exit 1), and does with --force", async () => {
     const names = Array.from({ length: 12 }, (_, i) => `f${i}.txt`);
     await commitFiles(server.url, PROJECT, token, Object.fromEntries(names.map((n) => [n, `${n}\n`])));
-    expect((await pull(server.url)).code).toBe(0);
+    await pullInWorker(ws.root, server.url, PROJECT, token);
     await commitFiles(server.url, PROJECT, token, Object.fromEntries(names.slice(1).map((n) => [n, null])));
 
     const dry = await pull(server.url, "--dry-run");

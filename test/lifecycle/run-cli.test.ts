@@ -6,13 +6,19 @@ import { perTest } from "../cli/helpers.js";
 import { commitFiles } from "./helpers.js";
 import { remoteFiles } from "../sync/helpers.js";
 
-const FAKE_AGENT = path.join(import.meta.dirname, "fake-agent.mjs");
+const FAKE_AGENT = path.join(import.meta.dirname, "fake-agent.sh");
 
 const t = perTest("uspark-run-", { server: true });
 
-/** `uspark run … -- node fake-agent.mjs <how> -- <files>`. */
+/** `uspark run … -- sh fake-agent.sh <how> -- <files>`. */
 function runArgs(how: string, files: string[], ...extra: string[]): string[] {
-  return ["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, ...extra, "--", process.execPath, FAKE_AGENT, how, "--", ...files.map((f) => path.join(t.root, f))];
+  return ["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, ...extra, "--", "sh", FAKE_AGENT, how, "--", ...files.map((f) => path.join(t.root, f))];
+}
+
+/** An executable shell script at `file` (the agents' stand-ins: a Node one costs each run another Node start). */
+function script(file: string, lines: string[]): void {
+  writeFileSync(file, ["#!/bin/sh", ...lines].join("\n") + "\n");
+  chmodSync(file, 0o755);
 }
 
 describe("uspark run -- <agent>", () => {
@@ -85,8 +91,12 @@ describe("uspark run -- <agent>", () => {
     const bin = path.join(t.root, "bin");
     const claude = path.join(bin, "claude");
     mkdirSync(bin);
-    writeFileSync(claude, `#!${process.execPath}\nrequire("fs").writeFileSync(${JSON.stringify(path.join(t.root, "out.txt"))}, "by the shell\\n");\nconsole.log(JSON.stringify(process.argv.slice(2)));\n`);
-    chmodSync(claude, 0o755);
+    script(claude, [
+      `printf 'by the shell\\n' > '${path.join(t.root, "out.txt")}'`,
+      // Its arguments as a JSON array of strings (these need no escaping).
+      'list=; sep=; for arg do list="$list$sep\\"$arg\\""; sep=,; done',
+      `printf '[%s]\\n' "$list"`,
+    ]);
     const result = await runCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--ignore", "bin/", "--", claude, "fix", "the bug"]);
     expect(result.code).toBe(0);
     expect(result.stdout.toString()).toBe('["fix","the bug"]\n');
@@ -100,12 +110,7 @@ describe("uspark run -- <agent>", () => {
     const auggie = path.join(bin, "auggie");
     mkdirSync(bin);
     const line = { type: "result", subtype: "success", is_error: false, result: "Done.", session_id: "0b6d9c4e-1f2a-4b3c-8d4e-5f6a7b8c9d0e", num_turns: 2 };
-    const script = [
-      `require("fs").writeFileSync(${JSON.stringify(path.join(t.root, "out.txt"))}, "by auggie\\n");`,
-      `console.log(${JSON.stringify(JSON.stringify(line))});`,
-    ];
-    writeFileSync(auggie, `#!${process.execPath}\n${script.join("\n")}\n`);
-    chmodSync(auggie, 0o755);
+    script(auggie, [`printf 'by auggie\\n' > '${path.join(t.root, "out.txt")}'`, `printf '%s\\n' '${JSON.stringify(line)}'`]);
     const result = await runCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--ignore", "bin/", "--verbose", "--", auggie, "--print", "--output-format", "json", "fix it"]);
     expect(result.code).toBe(0);
     expect(result.stdout.toString()).toBe(JSON.stringify(line) + "\n");

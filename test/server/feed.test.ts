@@ -14,8 +14,9 @@ interface Feed {
   commits: { version: number; time: string; source?: unknown; changes: unknown[] }[];
 }
 
-// A test that reads the feed has a project of its own on a server the file shares (projectServer);
-// one that restarts the server, counts its long polls or sets an option starts its own (testServer).
+// A test that reads the feed, or waits on it, has a project of its own on a server the file shares
+// (projectServer: its tests run one after another, so the server's long polls are the test's own);
+// one that restarts or closes the server or sets an option starts its own (testServer).
 describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) => {
   async function feed(t: ProjectApi, query = ""): Promise<Feed> {
     const res = await t.request(`/commits${query}`);
@@ -140,7 +141,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
 
   describe("GET /commits?wait=ms", () => {
     it("answers as soon as a commit past since exists", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       await t.write("a.txt", "one");
       const waiting = feed(t, "?since=1&wait=60000");
       await eventually(async () => t.waiting() === 1);
@@ -157,15 +158,17 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     });
 
     it("is not woken by a commit to another project", async () => {
-      const t = await testServer({ projects: ["demo", "other"] });
+      const t = await projectServer();
+      const other = `${t.project}-other`;
+      await t.createProject(other);
       const waiting = feed(t, "?wait=1500");
       await eventually(async () => t.waiting() === 1);
-      await t.write("a.txt", "elsewhere", "other");
+      await t.write("a.txt", "elsewhere", other);
       expect(await waiting).toEqual({ version: 0, commits: [] });
     });
 
     it("answers empty with the head at the end of a wait with no commit", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       await t.write("a.txt", "one");
       const started = performance.now();
       expect(await feed(t, "?since=1&wait=300")).toEqual({ version: 1, commits: [] });
@@ -174,7 +177,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     });
 
     it("answers a filtered wait as soon as any commit passes since, with the head to go on from", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const waiting = feed(t, "?path=src&wait=60000");
       await eventually(async () => t.waiting() === 1);
       await t.write("docs/x.md", "x");
@@ -182,8 +185,8 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     });
 
     it("releases the waiter of a client that goes away", async () => {
-      const t = await testServer();
-      const req = httpRequest(`${t.url}/api/projects/demo/commits?wait=60000`);
+      const t = await projectServer();
+      const req = httpRequest(`${t.url}/api/projects/${t.project}/commits?wait=60000`);
       req.on("error", () => {});
       req.end();
       await eventually(async () => t.waiting() === 1);
@@ -203,7 +206,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     });
 
     it("wakes many waiters of one project with one commit", async () => {
-      const t = await testServer();
+      const t = await projectServer();
       const waits = Array.from({ length: 20 }, () => feed(t, "?wait=60000"));
       await eventually(async () => t.waiting() === 20);
       await t.commit({ changes: [{ op: "delete", path: "nothing" }] }, randomUUID());

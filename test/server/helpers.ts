@@ -106,7 +106,7 @@ export async function createProject(url: string, id: string, headers: Record<str
  * server of the test's own; `projectServer` gives the test a project of its own on a server the
  * file shares (see `sharedServer`).
  */
-export function storeCases(pg: () => PgCluster): [string, typeof testServer, () => Promise<ProjectApi>][] {
+export function storeCases(pg: () => PgCluster): [string, typeof testServer, () => Promise<SharedProjectApi>][] {
   return [
     // The file store's data on tmpfs (MEMORY_TMPDIR): the contract is the API's, not the disk's fsyncs.
     ["--data", async (options = {}) => testServer({ ...options, dataDir: options.dataDir ?? (await tempDir(MEMORY_TMPDIR)) }), sharedServer({})],
@@ -217,13 +217,20 @@ export async function testServer(options: TestServerOptions = {}) {
 }
 
 /**
+ * A project of its own on the file's shared server; `waiting()` counts the long polls in progress
+ * on the whole server, which is the test's own count only while the file's tests run one after
+ * another and each leaves none behind.
+ */
+export type SharedProjectApi = ProjectApi & { waiting(): number };
+
+/**
  * One server (default options, no token) for the calling file, started by its first user and
  * closed after the file; each call gives the test a fresh project of its own on it. For the tests
- * that look at nothing server-wide (stored blobs, long polls, restarts): a start of their own
+ * that look at nothing else server-wide (stored blobs, restarts, a close): a start of their own
  * costs ~50 ms of CPU on a data dir and a fresh PostgreSQL schema ~240 ms, and the contract files
  * run hundreds of tests.
  */
-export function sharedServer(options: Pick<TestServerOptions, "pg">): () => Promise<ProjectApi> {
+export function sharedServer(options: Pick<TestServerOptions, "pg">): () => Promise<SharedProjectApi> {
   let server: Promise<{ running: RunningServer; dataDir: string }> | undefined;
   let projects = 0;
   afterAll(async () => {
@@ -240,7 +247,7 @@ export function sharedServer(options: Pick<TestServerOptions, "pg">): () => Prom
     const { running } = await (server ??= start());
     const project = `shared-${++projects}`;
     await createProject(running.url, project);
-    return projectApi(() => running, {}, project);
+    return Object.assign(projectApi(() => running, {}, project), { waiting: () => running.waiting() });
   };
 }
 

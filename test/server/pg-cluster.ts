@@ -4,24 +4,11 @@
 import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll } from "vitest";
+import { beforeAll } from "vitest";
 import { startCluster, type PgCluster } from "../../bench/lib/pg-cluster.mjs";
 import { REGISTRY_ENV } from "../helpers/pg-clusters.global.js";
 
 export type { PgCluster };
-
-/**
- * A cluster of the calling file's own, started before its tests and removed after them: for the
- * files that stop it, restart it or end its connections.
- */
-export function useOwnPgCluster(): () => PgCluster {
-  let cluster: PgCluster | undefined;
-  beforeAll(async () => {
-    cluster = await startCluster();
-  }, 60_000);
-  afterAll(() => cluster?.destroy(), 30_000);
-  return () => started(cluster);
-}
 
 /** The worker's cluster, started by its first user; the run's teardown stops it. */
 let shared: Promise<PgCluster> | undefined;
@@ -29,7 +16,9 @@ let shared: Promise<PgCluster> | undefined;
 /**
  * The test worker's one cluster, shared by the files it runs one after another: each test asks
  * for a schema of its own (`freshSchemaUrl`), so they never see each other's data. A cluster
- * costs about a second to start; most files only need schemas.
+ * costs about a second of CPU to start; files only need schemas. A file may stop the cluster,
+ * end its connections or restart it (no other file runs in the worker meanwhile), as long as it
+ * leaves it running.
  */
 export function usePgCluster(): () => PgCluster {
   let cluster: PgCluster | undefined;

@@ -7,9 +7,9 @@ import { requireCjs } from "../../src/cjs.js";
 import { startServer, type RunningServer } from "../../src/server/index.js";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
 import { createProject, eventually, sha256, testServer } from "./helpers.js";
-import { useOwnPgCluster } from "./pg-cluster.js";
+import { usePgCluster } from "./pg-cluster.js";
 
-const pg = useOwnPgCluster();
+const pg = usePgCluster();
 
 async function replica(databaseUrl: string): Promise<RunningServer> {
   const server = await startServer({ databaseUrl, port: 0 });

@@ -11,6 +11,7 @@ import { MEMORY_TMPDIR } from "../helpers/memory-tmpdir.js";
 import { startServer, type RunningServer } from "../../src/server/index.js";
 import { createProject } from "../server/helpers.js";
 import type { SyncOptions } from "../../src/sync/index.js";
+import type { CommitFeed, CommitRecord } from "../../src/api/types.js";
 
 export const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).digest("hex");
 
@@ -346,6 +347,14 @@ export async function remoteVersion(apiUrl: string, projectId = "p1", token?: st
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   const listing = (await (await fetch(`${apiUrl}/api/projects/${projectId}/files`, { headers })).json()) as { version: number };
   return listing.version;
+}
+
+/** The project's commits after version `since`, oldest first, as the API 1.2 feed lists them. */
+export async function remoteCommits(apiUrl: string, projectId = "p1", token?: string, since = 0): Promise<CommitRecord[]> {
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  const answer = await fetch(`${apiUrl}/api/projects/${projectId}/commits?since=${since}`, { headers });
+  if (answer.status !== 200) throw new Error(`GET /commits: ${answer.status} ${await answer.text()}`);
+  return ((await answer.json()) as CommitFeed).commits;
 }
 
 export interface TestProject {

@@ -209,8 +209,9 @@ const COMMANDS: readonly (readonly [name: string, add: (program: Command) => voi
 /**
  * The commands that `args` (argv without node and the script) needs built: only the one it names
  * first, as building all some 30 commands and their options cost every start about 12 M
- * instructions (measured: a push of one file 376 -> 364 M), and none for -V (commander prints the version when it meets the flag). Anything
- * else needs all of them: no command or another flag first (the program's help lists them all),
+ * instructions (measured: a push of one file 376 -> 364 M), and none for -V (commander prints the
+ * version when it meets the flag). Anything else needs all of them: no command or another flag
+ * first (the program's help lists them all),
  * `help`, `completion` (made from them all), a name commander must call unknown and suggest a
  * known one for.
  */

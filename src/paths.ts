@@ -100,6 +100,14 @@ export function isInside(root: string, candidate: string): boolean {
   return rel === "" || (rel !== ".." && !rel.startsWith(".." + path.sep) && !path.isAbsolute(rel));
 }
 
+/** `dir` (resolved) and each directory above it, up to the file system's root. */
+export function* selfAndAncestors(dir: string): Generator<string> {
+  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
+    yield at;
+    if (path.dirname(at) === at) return;
+  }
+}
+
 /** The real path of a file that may not exist (a delete): resolve its deepest existing ancestor. */
 export function realpathOfPossiblyMissing(abs: string): string {
   let existing = abs;

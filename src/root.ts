@@ -1,5 +1,6 @@
 import { lstatSync, realpathSync } from "node:fs";
 import path from "node:path";
+import { selfAndAncestors } from "./paths.js";
 import { STATE_NAME } from "./reconcile/state-store.js";
 import { STATE_DIR } from "./state-dir.js";
 
@@ -11,10 +12,8 @@ import { STATE_DIR } from "./state-dir.js";
  */
 export function findRoot(cwd: string, home: string | undefined): string {
   const homes = homeSpellings(home);
-  for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
-    if (!homes.has(dir) && holdsState(dir)) return dir;
-    if (path.dirname(dir) === dir) return path.resolve(cwd);
-  }
+  for (const dir of selfAndAncestors(cwd)) if (!homes.has(dir) && holdsState(dir)) return dir;
+  return path.resolve(cwd);
 }
 
 /** `$HOME` as given and as resolved: the current directory is a real path, HOME may be a link. */

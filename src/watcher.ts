@@ -124,7 +124,12 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
   // The session id is made when a commit or the transcript first needs it: a dry run never does,
   // and node:crypto, loaded for it alone, cost a dry run's start some 7 M instructions.
   let sessionId: string | undefined;
-  const source = { agent: agentName === "auto" ? "unknown" : agentName, get sessionId() { return (sessionId ??= nodeCrypto().randomUUID()); } };
+  const source = {
+    agent: agentName === "auto" ? "unknown" : agentName,
+    get sessionId() {
+      return (sessionId ??= nodeCrypto().randomUUID());
+    },
+  };
   const refusedPaths = new Set<string>();
   const dryRunPaths = new Set<string>();
   let detected = 0;

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createPathPolicy, isInside, type PathDecision } from "../src/paths.js";
+import { createPathPolicy, isInside, selfAndAncestors, type PathDecision } from "../src/paths.js";
 
 let base: string;
 let root: string;
@@ -17,6 +17,13 @@ beforeEach(() => {
 afterEach(() => rmSync(base, { recursive: true, force: true }));
 
 const accepted = (decision: PathDecision) => (decision.ok ? decision.remote : `refused: ${decision.reason}`);
+
+describe("selfAndAncestors", () => {
+  it("should give the directory, resolved, then each one above it, the root last", () => {
+    expect([...selfAndAncestors("/a/b/../c")]).toEqual(["/a/c", "/a", "/"]);
+    expect([...selfAndAncestors("/")]).toEqual(["/"]);
+  });
+});
 
 describe("isInside", () => {
   it("should compare whole segments, not string prefixes", () => {

@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { mapLimit } from "../map-limit.js";
+import { selfAndAncestors } from "../paths.js";
 import type { LocalStat } from "./local-tree.js";
 
 /**
@@ -48,10 +49,8 @@ export async function gitCleanFiles(dir: string): Promise<Map<string, LocalStat>
  */
 async function mayBeGitCheckout(dir: string): Promise<boolean> {
   if (process.env.GIT_DIR || process.env.GIT_WORK_TREE) return true;
-  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
-    if (await exists(path.join(at, ".git"))) return true;
-    if (path.dirname(at) === at) return false;
-  }
+  for (const at of selfAndAncestors(dir)) if (await exists(path.join(at, ".git"))) return true;
+  return false;
 }
 
 /** Anything there, or an error that does not say it is absent (then git is asked). */

@@ -2,6 +2,12 @@ import { fstatSync } from "node:fs";
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from "node:net";
 import type { Readable } from "node:stream";
 
+/** What one read of stdin takes at most: a pipe holds 64 KiB. */
+const READ_BYTES = 64 * 1024;
+
+const inPlace = new WeakSet<Readable>();
+let stdin: Readable | undefined;
+
 /**
  * The agent's output on stdin. When stdin is a pipe or a socket (an agent piped in, a parent's
  * spawn) it is read into one 64 KiB buffer used again for every read, not into a fresh buffer
@@ -13,14 +19,9 @@ import type { Readable } from "node:stream";
  *
  * So each 'data' chunk is a view of that buffer, valid only until its listeners return: whoever
  * keeps bytes copies them, and the next read waits until what was written from the buffer has
- * left the process (`passthrough`). A terminal or a file stays `process.stdin`.
+ * left the process (`passthrough`). A terminal or a file stays `process.stdin`. The same stream
+ * on every call.
  */
-const READ_BYTES = 64 * 1024;
-
-const inPlace = new WeakSet<Readable>();
-let stdin: Readable | undefined;
-
-/** stdin, read in place when it is a pipe or a socket; the same stream on every call. */
 export function agentStdin(): Readable {
   stdin ??= isPipe(0) ? readInPlace(0) : process.stdin;
   return stdin;

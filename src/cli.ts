@@ -1,3 +1,8 @@
+/**
+ * The command line: each command with its flags, help and examples (commander), and `main`,
+ * which builds the command argv names and runs it. What a command does is in cli/commands.ts
+ * and the modules it loads when it runs.
+ */
 import { readFileSync } from "node:fs";
 import type * as Commander from "commander";
 import { agentNames } from "./agents/index.js";

@@ -73,9 +73,10 @@ describe("the watcher's transcript (library)", () => {
     const MiB = 1024 * 1024;
     const line = Buffer.alloc(MiB, "x");
     line[MiB - 1] = 0x0a;
-    // 80 MiB at once: past the memory limit it spools, and past twice that it used to give up.
+    // 24 MiB at once: past 8 MiB unsent it spools, and past 16 MiB a writer that did not wait
+    // would lose the rest.
     let waits = 0;
-    for (let i = 0; i < 80; i++) {
+    for (let i = 0; i < 24; i++) {
       const wait = w.write(line);
       if (wait) {
         waits++;
@@ -84,9 +85,9 @@ describe("the watcher's transcript (library)", () => {
     }
     const summary = await w.end();
     expect(waits).toBeGreaterThan(0);
-    expect(summary.transcript).toMatchObject({ state: "sent", bytes: 80 * MiB, sent: 80 * MiB });
+    expect(summary.transcript).toMatchObject({ state: "sent", bytes: 24 * MiB, sent: 24 * MiB });
     expect(summary.exitCode).toBe(0);
-    expect(await listedSessions(ref.url)).toEqual([{ id: summary.transcript!.sessionId, length: 80 * MiB }]);
+    expect(await listedSessions(ref.url)).toEqual([{ id: summary.transcript!.sessionId, length: 24 * MiB }]);
   });
 
   it("should retry a 503 after its Retry-After and send everything once", async () => {

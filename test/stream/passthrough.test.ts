@@ -17,14 +17,20 @@ function gate() {
   return { promise, open, fail };
 }
 
+/** A passthrough whose sink returns `wait` for the first chunk, after that chunk ("one") was read. */
+async function heldAfterFirstChunk(wait: Promise<void>) {
+  const input = new PassThrough();
+  const seen: string[] = [];
+  const stream = passthrough({ input, output: sink(), onChunk: (chunk) => (seen.push(chunk.toString()) === 1 ? wait : undefined) });
+  input.write("one");
+  await settled();
+  return { input, seen, stream };
+}
+
 describe("passthrough", () => {
   it("should read no more while the promise a chunk's sink returned is pending, and read on once it settles", async () => {
-    const input = new PassThrough();
     const wait = gate();
-    const seen: string[] = [];
-    const stream = passthrough({ input, output: sink(), onChunk: (chunk) => (seen.push(chunk.toString()) === 1 ? wait.promise : undefined) });
-    input.write("one");
-    await settled();
+    const { input, seen, stream } = await heldAfterFirstChunk(wait.promise);
     input.write("two");
     input.end("three");
     await settled();
@@ -35,14 +41,11 @@ describe("passthrough", () => {
   });
 
   it("should read on after a promise that failed, as after one that was kept", async () => {
-    const input = new PassThrough();
     const wait = gate();
-    const seen: string[] = [];
-    const stream = passthrough({ input, output: sink(), onChunk: (chunk) => (seen.push(chunk.toString()) === 1 ? wait.promise : undefined) });
-    input.write("one");
-    await settled();
+    const { input, seen, stream } = await heldAfterFirstChunk(wait.promise);
     input.end("two");
     await settled();
+    expect(seen).toEqual(["one"]);
     wait.fail(new Error("the spool broke"));
     await stream.done;
     expect(seen).toEqual(["one", "two"]);

@@ -90,8 +90,12 @@ export interface WatchSummary {
 }
 
 export interface Watcher {
-  /** Raw bytes of the agent's stream, in order, chunked any way; a chunk is only read during the call. */
-  write(chunk: Buffer | string): void;
+  /**
+   * Raw bytes of the agent's stream, in order, chunked any way; a chunk is only read during the
+   * call. A promise asks the caller to write no more until it settles: the transcript's spool
+   * is behind (it gives up past a hard limit when not waited for).
+   */
+  write(chunk: Buffer | string): void | Promise<void>;
   /** One parsed event, as the Claude Agent SDK yields them. */
   message(event: unknown): void;
   /** End of input: flush at once, wait up to the flush timeout, journal what is left. */
@@ -312,17 +316,18 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
   return {
     write(chunk) {
       const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
-      transcript?.write(bytes);
+      const wait = transcript?.write(bytes);
       if (sniffer) {
         sniffer.push(bytes);
         if (sniffer.decided) sniffer = undefined;
       }
       splitter.push(bytes);
+      return wait;
     },
     message(event) {
       sniffer = undefined;
       const line = Buffer.from(JSON.stringify(event));
-      transcript?.write(Buffer.concat([line, NEWLINE]));
+      void transcript?.write(Buffer.concat([line, NEWLINE])); // one event: the hard limit bounds a caller that never waits
       parser.line(line);
     },
     end() {

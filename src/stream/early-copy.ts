@@ -17,7 +17,10 @@ export class EarlyCopy {
   readonly stream: Passthrough;
   private held: Buffer[] = [];
   private heldBytes = 0;
-  private pausedForLimit = false;
+  /** Reading is held until adoption: the limit was reached. */
+  private heldForLimit = false;
+  private markAdopted = () => {};
+  private readonly adopted = new Promise<void>((resolve) => (this.markAdopted = resolve));
   private outputError: NodeJS.ErrnoException | undefined;
   private onChunk: ChunkSink | undefined;
   private onOutputError: ErrorSink | undefined;
@@ -38,22 +41,22 @@ export class EarlyCopy {
     const held = this.held;
     this.held = [];
     this.heldBytes = 0;
-    for (const chunk of held) onChunk(chunk);
-    if (this.outputError !== undefined) onOutputError(this.outputError);
-    if (this.pausedForLimit) {
-      this.pausedForLimit = false;
-      this.stream.hold(false);
+    for (const chunk of held) {
+      const wait = onChunk(chunk);
+      if (wait instanceof Promise) this.stream.holdUntil(wait);
     }
+    if (this.outputError !== undefined) onOutputError(this.outputError);
+    this.markAdopted();
     return this.stream;
   }
 
-  private chunk(chunk: Buffer): void {
+  private chunk(chunk: Buffer): void | Promise<void> {
     if (this.onChunk !== undefined) return this.onChunk(chunk);
     this.held.push(Buffer.from(chunk)); // a copy: the chunk may be a view of a buffer read into again
     this.heldBytes += chunk.length;
-    if (this.heldBytes >= HELD_LIMIT) {
-      this.pausedForLimit = true;
-      this.stream.hold(true);
+    if (this.heldBytes >= HELD_LIMIT && !this.heldForLimit) {
+      this.heldForLimit = true;
+      this.stream.holdUntil(this.adopted);
     }
   }
 

@@ -3,15 +3,18 @@ import { readsInPlace } from "./stdin.js";
 
 /**
  * Copies input to output byte for byte, with backpressure, and hands each chunk to `onChunk`
- * after it was written: detection sees the same bytes but can never hold them up. If writing
- * the output fails (its reader went away: EPIPE, `| head -1`; or a full disk: ENOSPC, EIO),
- * output stops and input is still read to the end, so detection and sync go on. What the
- * failure means (quiet for EPIPE, an error otherwise) is the caller's call: `onOutputError`.
+ * after it was written: detection sees the same bytes but can never hold them up. Only a sink
+ * that must (the transcript, its spool behind a fast agent) returns a promise: no more is read
+ * until it settles. If writing the output fails (its reader went away: EPIPE, `| head -1`; or a
+ * full disk: ENOSPC, EIO), output stops and input is still read to the end, so detection and
+ * sync go on. What the failure means (quiet for EPIPE, an error otherwise) is the caller's
+ * call: `onOutputError`.
  */
 export interface PassthroughOptions {
   input: Readable;
   output: Writable;
-  onChunk(chunk: Buffer): void;
+  /** A promise: read no more until it settles (the chunk is taken already). */
+  onChunk(chunk: Buffer): void | Promise<void>;
   /** Called once when writing the output failed; nothing more is written to it. */
   onOutputError?(error: NodeJS.ErrnoException): void;
 }
@@ -23,13 +26,13 @@ export interface Passthrough {
   done: Promise<void>;
   /** Stop reading input (a signal); `done` resolves once what was read is written. */
   stop(): void;
-  /** Read no more until `hold(false)`, whatever the output does (an early copy's limit). */
-  hold(on: boolean): void;
+  /** Read no more until `until` settles, whatever the output does (an early copy's limit). */
+  holdUntil(until: Promise<void>): void;
 }
 
 export function passthrough({ input, output, onChunk, onOutputError }: PassthroughOptions): Passthrough {
   let stop = () => {};
-  let hold = (_on: boolean) => {};
+  let holdUntil = (_until: Promise<void>) => {};
   let markEnded = () => {};
   const ended = new Promise<void>((resolve) => (markEnded = resolve));
   const done = new Promise<void>((resolve, reject) => {
@@ -38,7 +41,8 @@ export function passthrough({ input, output, onChunk, onOutputError }: Passthrou
     /** Writes not yet handed to the OS: 'drain' alone does not say when the last one is. */
     let unwritten = 0;
     let inputEnded = false;
-    let held = false;
+    /** Promises that hold the input (`holdUntil`) not yet settled. */
+    let holds = 0;
     const inPlace = readsInPlace(input);
     const onWritten = () => {
       unwritten--;
@@ -49,7 +53,7 @@ export function passthrough({ input, output, onChunk, onOutputError }: Passthrou
 
     const resumeInput = () => {
       waitingForDrain = false;
-      if (!inputEnded && !held) input.resume(); // not after stop()
+      if (!inputEnded && holds === 0) input.resume(); // not after stop()
     };
 
     output.on("error", (error: NodeJS.ErrnoException) => {
@@ -72,7 +76,8 @@ export function passthrough({ input, output, onChunk, onOutputError }: Passthrou
           input.pause();
         }
       }
-      onChunk(bytes);
+      const wait = onChunk(bytes);
+      if (wait instanceof Promise) holdUntil(wait);
     });
     // An input read in place starts paused.
     if (inPlace) input.resume();
@@ -87,10 +92,14 @@ export function passthrough({ input, output, onChunk, onOutputError }: Passthrou
       inputEnded = true;
       finishIfEnded();
     };
-    hold = (on) => {
-      held = on;
-      if (on) input.pause();
-      else if (!waitingForDrain) resumeInput();
+    holdUntil = (until) => {
+      holds++;
+      input.pause();
+      const release = () => {
+        holds--;
+        if (!waitingForDrain) resumeInput();
+      };
+      until.then(release, release);
     };
 
     /** Done when input has ended and everything written has left the process. */
@@ -99,5 +108,5 @@ export function passthrough({ input, output, onChunk, onOutputError }: Passthrou
       if (inputEnded && (!outputOpen || unwritten === 0)) resolve();
     }
   });
-  return { ended, done, stop: () => stop(), hold: (on) => hold(on) };
+  return { ended, done, stop: () => stop(), holdUntil: (until) => holdUntil(until) };
 }

@@ -5,8 +5,8 @@
  * Dropped blocks are reused: fresh ones cost page faults (about 3.6 ms a MiB here), a copy into
  * a block already used costs little. Pure: tested with plain values.
  */
-/** Dropped blocks kept for reuse: as many as the memory limit's worth of unsent bytes (32 MiB). */
-const MAX_SPARE_BLOCKS = 32;
+/** Dropped blocks kept for reuse: as many as the recorder's hard limit of unsent bytes (16 MiB). */
+const MAX_SPARE_BLOCKS = 16;
 
 interface Segment {
   bytes: Buffer;

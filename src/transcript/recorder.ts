@@ -7,11 +7,13 @@ import { openSpoolForAppend, removeSpool, spoolDataName, SpoolReader, writeSpool
 import type { TranscriptSource } from "./upload.js";
 
 /**
- * `--transcript`: the agent's stream, byte for byte, to PUT /sessions/{id}/events. `write` only
- * copies the chunk into a bounded memory queue and returns: stdout never waits for it. A sender
- * appends what is new at most every BATCH_MS (at once when a full request's worth is waiting).
- * Past MEMORY_LIMIT unsent bytes, or once the server fails to answer, the bytes go to the spool
- * under `.uspark/` instead, from where they are sent (now, or by `uspark push --pending`).
+ * `--transcript`: the agent's stream, byte for byte, to PUT /sessions/{id}/events. `write` copies
+ * the chunk into a small memory queue and returns. A sender appends what is new at most every
+ * BATCH_MS while input lasts, so a burst never takes the machine from the agent's output, and
+ * as fast as the server answers once it ended. Past MEMORY_LIMIT unsent bytes, or once the
+ * server fails to answer, the bytes go to the spool under `.uspark/` instead, from where they
+ * are sent (now, or by `uspark push --pending`). Only a spool slower than the agent makes the
+ * agent wait: `write` then returns a promise, and the caller reads no more until it settles.
  */
 
 export interface TranscriptOptions {
@@ -40,16 +42,19 @@ export interface TranscriptResult {
 }
 
 export interface Transcript {
-  write(chunk: Uint8Array): void;
+  /** A promise: the spool is behind; write no more until it settles (see HARD_LIMIT). */
+  write(chunk: Uint8Array): void | Promise<void>;
   /** End of input: send what is left within `timeoutMs`, spool the rest. */
   end(timeoutMs: number): Promise<TranscriptResult>;
   /** Stop now: spool what is unsent without waiting for the server. */
   abort(): Promise<TranscriptResult>;
 }
 
-/** Unsent bytes held in memory; past this they are spooled. */
-const MEMORY_LIMIT = 32 * 1024 * 1024;
-/** Least time between two appends smaller than a full request. */
+/** Unsent bytes held in memory; past this they are spooled, and a writer waits for the spool. */
+const MEMORY_LIMIT = 8 * 1024 * 1024;
+/** Unsent bytes in memory past which a writer that did not wait loses the rest of the transcript. */
+const HARD_LIMIT = 2 * MEMORY_LIMIT;
+/** Least time between two appends while input lasts; once spooled, the quiet an append waits for. */
 const BATCH_MS = 250;
 
 interface Spool {
@@ -73,6 +78,14 @@ export function createTranscript(options: TranscriptOptions): Transcript {
   let markEnding = () => {};
   const endingSignal = new Promise<void>((resolve) => (markEnding = resolve));
   let onWrite: (() => void) | undefined;
+  /** When `write` was last called (performance.now()). */
+  let lastWrite = -Infinity;
+  /** The writer waits while the spool is behind: resolved once it caught up to half the limit. */
+  let behind: { promise: Promise<void>; resolve: () => void } | undefined;
+  const caughtUp = () => {
+    behind?.resolve();
+    behind = undefined;
+  };
   /** What the append under way sends (`source.read` fills it; an append ends before the next read). */
   let sendBuffer: Buffer | undefined;
   /** Cuts short the one retry wait under way when input ends, not every wait after it. */
@@ -126,6 +139,7 @@ export function createTranscript(options: TranscriptOptions): Transcript {
           current.written += bytesWritten;
           reader.end = current.written;
           queue.dropTo(current.written);
+          if (queue.size <= MEMORY_LIMIT / 2) caughtUp();
         }
       } catch (error) {
         breakSpool(`cannot write the spool: ${(error as Error).message}`);
@@ -140,6 +154,7 @@ export function createTranscript(options: TranscriptOptions): Transcript {
     status = "broken";
     why = reason;
     queue.dropTo(queue.end);
+    caughtUp();
     onWrite?.();
   }
 
@@ -162,8 +177,11 @@ export function createTranscript(options: TranscriptOptions): Transcript {
           await new Promise<void>((resolve) => (onWrite = resolve));
           continue;
         }
-        if (!ending && waiting < upload.MAX_APPEND_BYTES) await sleep(lastSend + BATCH_MS - performance.now(), controller.signal, endingSignal);
-        lastSend = performance.now();
+        if (!ending) await sleep(lastSend + BATCH_MS - performance.now(), controller.signal, endingSignal);
+        // Spooled: the agent outran the sender, which now waits for it to pause.
+        while (spool && !ending && performance.now() - lastWrite < BATCH_MS) {
+          await sleep(lastWrite + BATCH_MS - performance.now(), controller.signal, endingSignal);
+        }
         acked = await upload.appendNext(source, acked, {
           client,
           sessionId,
@@ -176,6 +194,7 @@ export function createTranscript(options: TranscriptOptions): Transcript {
             startSpooling("the server did not answer");
           },
         });
+        lastSend = performance.now();
         if (!spool) queue.dropTo(acked);
       }
     } catch (error) {
@@ -237,15 +256,24 @@ export function createTranscript(options: TranscriptOptions): Transcript {
     write(chunk) {
       if (status === "dropped" || status === "broken" || ending) return;
       queue.push(chunk);
+      lastWrite = performance.now();
       if (!spool && queue.size > MEMORY_LIMIT) startSpooling(`over ${MEMORY_LIMIT} bytes unsent`);
-      else if (spool && queue.size > 2 * MEMORY_LIMIT) breakSpool("the disk did not keep up with the stream");
+      else if (spool && queue.size > HARD_LIMIT) breakSpool("the disk did not keep up with the stream");
       else if (spool) pump();
       onWrite?.();
       onWrite = undefined;
+      if (queue.size > MEMORY_LIMIT) {
+        if (!behind) {
+          let resolve = () => {};
+          behind = { promise: new Promise<void>((r) => (resolve = r)), resolve };
+        }
+        return behind.promise;
+      }
     },
     end(timeoutMs) {
       if (settled) return settled;
       ending = true;
+      caughtUp();
       markEnding();
       onWrite?.();
       const timer = setTimeout(() => {
@@ -257,6 +285,7 @@ export function createTranscript(options: TranscriptOptions): Transcript {
     },
     abort() {
       ending = true;
+      caughtUp();
       markEnding();
       why ||= "interrupted";
       controller.abort();

@@ -28,7 +28,7 @@ describe("EarlyCopy", () => {
     await settled();
     expect(out.text()).toBe("one\ntwo\n");
     const seen: string[] = [];
-    const stream = copy.adopt((chunk) => seen.push(chunk.toString()));
+    const stream = copy.adopt((chunk) => void seen.push(chunk.toString()));
     expect(seen).toEqual(["one\n", "two\n"]);
     input.end("three\n");
     await stream.done;
@@ -43,7 +43,7 @@ describe("EarlyCopy", () => {
     input.end("all of it\n");
     await copy.stream.done;
     const seen: string[] = [];
-    await copy.adopt((chunk) => seen.push(chunk.toString())).ended;
+    await copy.adopt((chunk) => void seen.push(chunk.toString())).ended;
     expect(seen).toEqual(["all of it\n"]);
   });
 
@@ -55,7 +55,7 @@ describe("EarlyCopy", () => {
     const errors: string[] = [];
     const seen: string[] = [];
     copy.adopt(
-      (chunk) => seen.push(chunk.toString()),
+      (chunk) => void seen.push(chunk.toString()),
       (error) => errors.push(error.code!),
     );
     expect(errors).toEqual(["ENOSPC"]);
@@ -72,7 +72,7 @@ describe("EarlyCopy", () => {
     await settled();
     expect(input.isPaused()).toBe(true);
     let bytes = 0;
-    const stream = copy.adopt((chunk) => (bytes += chunk.length));
+    const stream = copy.adopt((chunk) => void (bytes += chunk.length));
     input.end();
     await stream.done;
     expect(bytes).toBe(piece.length * (HELD_LIMIT / piece.length + 4));
@@ -95,11 +95,11 @@ describe("passthroughOf", () => {
     input.write("early\n");
     await settled();
     const seen: string[] = [];
-    const adopted = passthroughOf({ input, output: out.stream, onChunk: (chunk) => seen.push(chunk.toString()) });
+    const adopted = passthroughOf({ input, output: out.stream, onChunk: (chunk) => void seen.push(chunk.toString()) });
     expect(seen).toEqual(["early\n"]);
     // Taken once: another passthrough of the same input is a new one, with nothing held for it.
     const other: string[] = [];
-    const fresh = passthroughOf({ input: new PassThrough(), output: output().stream, onChunk: (chunk) => other.push(chunk.toString()) });
+    const fresh = passthroughOf({ input: new PassThrough(), output: output().stream, onChunk: (chunk) => void other.push(chunk.toString()) });
     expect(fresh).not.toBe(adopted);
     input.end("late\n");
     await adopted.done;

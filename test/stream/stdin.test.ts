@@ -94,7 +94,7 @@ describe("stdin read in place", () => {
     const sent = pattern();
     write(sent);
     const seen: Buffer[] = [];
-    await passthrough({ input, output: output.stream, onChunk: (chunk) => seen.push(Buffer.from(chunk)) }).done;
+    await passthrough({ input, output: output.stream, onChunk: (chunk) => void seen.push(Buffer.from(chunk)) }).done;
     expect(output.bytes().equals(sent)).toBe(true);
     expect(Buffer.concat(seen).equals(sent)).toBe(true);
   });
@@ -111,7 +111,7 @@ describe("stdin read in place", () => {
     expect(input.isPaused()).toBe(true);
     expect(output.bytes().length).toBeLessThanOrEqual(HELD_LIMIT + 64 * 1024);
     const seen: Buffer[] = [];
-    await copy.adopt((chunk) => seen.push(Buffer.from(chunk))).done;
+    await copy.adopt((chunk) => void seen.push(Buffer.from(chunk))).done;
     expect(Buffer.concat(seen).equals(sent)).toBe(true);
   });
 
@@ -123,7 +123,7 @@ describe("stdin read in place", () => {
     write(sent);
     await copy.stream.ended;
     const seen: Buffer[] = [];
-    await copy.adopt((chunk) => seen.push(Buffer.from(chunk))).done;
+    await copy.adopt((chunk) => void seen.push(Buffer.from(chunk))).done;
     expect(Buffer.concat(seen).equals(sent)).toBe(true);
     expect(output.bytes().equals(sent)).toBe(true);
   });

@@ -71,7 +71,7 @@ export async function listedSessions(url: string, projectId = "p1", token?: stri
 
 /**
  * Hands the bytes GET .../events serves to `onPart` as they come, answered 200. node:http rather
- * than fetch: fetch took half again as much CPU for a transcript of 160 MiB (the 160 MiB test of
+ * than fetch: fetch took half again as much CPU for a transcript of 160 MiB (the large test of
  * cli.test.ts reads one back, streamed: holding it cost more than reading it).
  */
 export function readSession(url: string, sessionId: string, onPart: (part: Buffer) => void, projectId = "p1", token?: string): Promise<void> {

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createWatcher } from "../../src/watcher.js";
 import { captureReporter, tempDir } from "../sync/helpers.js";
-import { answer, isSessionsRoute, isTranscriptPut, onPuts, storedSessions, useServed } from "./helpers.js";
+import { answer, isSessionsRoute, isTranscriptPut, listedSessions, onPuts, storedSessions, useServed } from "./helpers.js";
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -65,6 +65,29 @@ describe("the watcher's transcript (library)", () => {
     // It was the server that refused: the appends reached it and it answered 401.
     expect(proxy.delivered.filter(isTranscriptPut).map((a) => a.status)).toEqual([401]);
     expect(await storedSessions(ref.url, "p1", "the-servers-token")).toEqual([]);
+  });
+
+  it("should have a writer faster than the spool wait, and keep all it wrote", async () => {
+    const { ref, proxy } = await serve({ keepBodies: false });
+    const w = watcher(proxy.url);
+    const MiB = 1024 * 1024;
+    const line = Buffer.alloc(MiB, "x");
+    line[MiB - 1] = 0x0a;
+    // 24 MiB at once: past 8 MiB unsent it spools, and past 16 MiB a writer that did not wait
+    // would lose the rest.
+    let waits = 0;
+    for (let i = 0; i < 24; i++) {
+      const wait = w.write(line);
+      if (wait) {
+        waits++;
+        await wait;
+      }
+    }
+    const summary = await w.end();
+    expect(waits).toBeGreaterThan(0);
+    expect(summary.transcript).toMatchObject({ state: "sent", bytes: 24 * MiB, sent: 24 * MiB });
+    expect(summary.exitCode).toBe(0);
+    expect(await listedSessions(ref.url)).toEqual([{ id: summary.transcript!.sessionId, length: 24 * MiB }]);
   });
 
   it("should retry a 503 after its Retry-After and send everything once", async () => {

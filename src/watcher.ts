@@ -376,12 +376,24 @@ function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: num
     const shown = conflicts.slice(0, 5).map((c) => `${c.remote} (yours in ${c.copy})`).join(", ");
     report.error("conflicts", `${plural(conflicts.length, "conflict")} open: ${shown}${conflicts.length > 5 ? ", …" : ""}; resolve with uspark push --force <path> (yours) or uspark pull --force <path> (theirs)`, { conflicts });
   }
-  const why = stopped ? ` (syncing stopped: ${stopped})` : summary.scanCutShort ? " (the last scan of the tree was cut short by the flush timeout)" : "";
   const journal = summary.sync.journaled
     ? ` ${plural(summary.sync.journaled, "entry")} written to .uspark/pending.json: run \`uspark push --pending\` to retry.`
     : "";
-  const open = conflicts.length > 0 ? `${plural(conflicts.length, "conflict")}, ` : "";
-  report.error("summary", `${open}${plural(notListed.length, "file")} not synced${why}; ${done}.${journal}`, fields);
+  const headline = notSyncedHeadline({ files: notListed.length, conflicts: conflicts.length, stopped, scanCutShort: summary.scanCutShort === true });
+  report.error("summary", `${headline}; ${done}.${journal}`, fields);
+}
+
+/**
+ * What the summary says first when not all is synced: the conflicts open, the files left, and why.
+ * With neither (a scan cut short, syncing stopped with nothing pending) it is "not all synced",
+ * never "0 files not synced".
+ */
+export function notSyncedHeadline(left: { files: number; conflicts: number; stopped?: string; scanCutShort: boolean }): string {
+  const parts = [left.conflicts > 0 ? `${plural(left.conflicts, "conflict")} open` : "", left.files > 0 ? `${plural(left.files, "file")} not synced` : ""];
+  const what = parts.filter(Boolean).join(", ") || "not all synced";
+  if (left.stopped) return `${what} (syncing stopped: ${left.stopped})`;
+  if (!left.scanCutShort) return what;
+  return `${what} (the last scan of the tree was cut short by the flush timeout${parts.some(Boolean) ? "" : "; the next start's scan finds what it missed"})`;
 }
 
 interface Deadline {

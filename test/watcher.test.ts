@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createWatcher, Reporter, UsageError } from "../src/index.js";
+import { notSyncedHeadline } from "../src/watcher.js";
 import { remoteFiles, startRef, tempDir, type RefServer } from "./sync/helpers.js";
 
 let root: string;
@@ -56,5 +57,21 @@ describe("createWatcher", () => {
   it("should reject bad options with a UsageError", () => {
     expect(() => createWatcher({ root, agent: "nope", dryRun: true })).toThrow(UsageError);
     expect(() => createWatcher({ root })).toThrow(/project id/);
+  });
+});
+
+describe("notSyncedHeadline", () => {
+  const cut = "the last scan of the tree was cut short by the flush timeout";
+  it.each([
+    [{ files: 2, conflicts: 0, scanCutShort: false }, "2 files not synced"],
+    [{ files: 1, conflicts: 0, scanCutShort: true }, `1 file not synced (${cut})`],
+    // Nothing named: the scan that would have found it did not finish (the server stopped answering).
+    [{ files: 0, conflicts: 0, scanCutShort: true }, `not all synced (${cut}; the next start's scan finds what it missed)`],
+    [{ files: 0, conflicts: 0, stopped: "401 unauthorized", scanCutShort: false }, "not all synced (syncing stopped: 401 unauthorized)"],
+    [{ files: 3, conflicts: 0, stopped: "403 forbidden", scanCutShort: true }, "3 files not synced (syncing stopped: 403 forbidden)"],
+    [{ files: 0, conflicts: 1, scanCutShort: false }, "1 conflict open"],
+    [{ files: 2, conflicts: 2, scanCutShort: false }, "2 conflicts open, 2 files not synced"],
+  ])("%j says %j", (left, headline) => {
+    expect(notSyncedHeadline(left)).toBe(headline);
   });
 });

@@ -1,10 +1,10 @@
-import type { FileHandle } from "node:fs/promises";
 import type { Reporter } from "../report.js";
 import { ApiClient } from "../transfer/client.js";
 import { sleep, type BackoffPolicy } from "../transfer/retry.js";
 import { ByteQueue } from "./queue.js";
-import { openSpoolForAppend, removeSpool, spoolDataName, SpoolReader, writeSpoolMeta, type SpoolMeta } from "./spool.js";
-import type { TranscriptSource } from "./upload.js";
+import { removeSpool, spoolDataName, writeSpoolMeta, type SpoolMeta } from "./spool.js";
+import { SpoolWriter } from "./spool-writer.js";
+import type { AppendOptions, TranscriptSource } from "./upload.js";
 
 /**
  * `--transcript`: the agent's stream, byte for byte, to PUT /sessions/{id}/events. `write` copies
@@ -57,246 +57,269 @@ const HARD_LIMIT = 2 * MEMORY_LIMIT;
 /** Least time between two appends while input lasts; once spooled, the quiet an append waits for. */
 const BATCH_MS = 250;
 
-interface Spool {
-  base: number;
-  /** The stream offset up to which bytes are in the file. */
-  written: number;
-  ready: Promise<{ handle: FileHandle; reader: SpoolReader }>;
-  pumping?: Promise<void>;
+export function createTranscript(options: TranscriptOptions): Transcript {
+  return new Recorder(options);
 }
 
-export function createTranscript(options: TranscriptOptions): Transcript {
-  const { report, sessionId, root } = options;
-  const queue = new ByteQueue();
-  const controller = new AbortController();
-  let acked = 0;
-  let spool: Spool | undefined;
-  /** sending → (stopped: the server refuses; bytes are still spooled) | dropped (v1 server) | broken (spool failed). */
-  let status: "sending" | "stopped" | "dropped" | "broken" = "sending";
-  let why = "";
-  let ending = false;
-  let markEnding = () => {};
-  const endingSignal = new Promise<void>((resolve) => (markEnding = resolve));
-  let onWrite: (() => void) | undefined;
+type Upload = typeof import("./upload.js");
+
+/** sending → (stopped: the server refuses; bytes are still spooled) | dropped (v1 server) | broken (spool failed). */
+type Status = "sending" | "stopped" | "dropped" | "broken";
+
+class Recorder implements Transcript {
+  private readonly queue = new ByteQueue();
+  private readonly controller = new AbortController();
+  private spool: SpoolWriter | undefined;
+  private readonly bytes = new RecordedBytes(this.queue, () => this.spool);
+  /** Bytes the server acknowledged. */
+  private acked = 0;
+  private status: Status = "sending";
+  private why = "";
+  private ending = false;
+  private markEnding = () => {};
+  private readonly endingSignal = new Promise<void>((resolve) => (this.markEnding = resolve));
+  /** Opened by each write: the sender waits on it when everything is sent. */
+  private readonly wrote = new Gate();
+  /** Opened once the spool caught up: the writer waits on it while the spool is behind. */
+  private readonly caughtUp = new Gate();
+  private behind = false;
   /** When `write` was last called (performance.now()). */
-  let lastWrite = -Infinity;
-  /** The writer waits while the spool is behind: resolved once it caught up to half the limit. */
-  let behind: { promise: Promise<void>; resolve: () => void } | undefined;
-  const caughtUp = () => {
-    behind?.resolve();
-    behind = undefined;
-  };
-  /** What the append under way sends (`source.read` fills it; an append ends before the next read). */
-  let sendBuffer: Buffer | undefined;
-  /** Cuts short the one retry wait under way when input ends, not every wait after it. */
-  const wakeAtEnd = () => (ending ? new Promise<void>(() => {}) : endingSignal);
+  private lastWrite = -Infinity;
+  private readonly sending: Promise<void>;
+  private settled: Promise<TranscriptResult> | undefined;
 
-  const source: TranscriptSource = {
-    get from() {
-      return spool ? spool.base : queue.start;
-    },
-    get end() {
-      return queue.end;
-    },
-    async read(from, max) {
-      // One buffer for every append: a fresh 8 MiB each time costs more than sending it.
-      if (sendBuffer === undefined || sendBuffer.length < max) sendBuffer = Buffer.allocUnsafeSlow(max);
-      if (from >= queue.start) return queue.read(from, max, sendBuffer);
-      const { reader } = await spool!.ready;
-      return reader.read(from, max, sendBuffer);
-    },
-  };
-
-  function startSpooling(reason: string): void {
-    if (spool) return;
-    report.debug("transcript", `spooling the transcript to .uspark/${spoolDataName(sessionId)} (${reason})`);
-    const base = queue.start;
-    spool = {
-      base,
-      written: base,
-      ready: (async () => {
-        const handle = await openSpoolForAppend(root, sessionId);
-        await handle.truncate(0);
-        await writeSpoolMeta(root, { ...metaNow(), base, pid: process.pid });
-        const reader = (await SpoolReader.open(root, sessionId, base))!;
-        return { handle, reader };
-      })(),
-    };
-    pump();
+  constructor(private readonly options: TranscriptOptions) {
+    this.sending = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.send());
   }
 
-  /** Moves the queue's bytes into the spool file, one write at a time. */
-  function pump(): void {
-    const current = spool;
-    const broken = () => status === "broken";
-    if (!current || current.pumping || broken()) return;
-    current.pumping = (async () => {
-      try {
-        const { handle, reader } = await current.ready;
-        while (current.written < queue.end && !broken()) {
-          const pieces = queue.pieces(current.written, 8 * 1024 * 1024);
-          const { bytesWritten } = await handle.writev(pieces); // a regular file: all of it, or an error
-          current.written += bytesWritten;
-          reader.end = current.written;
-          queue.dropTo(current.written);
-          if (queue.size <= MEMORY_LIMIT / 2) caughtUp();
-        }
-      } catch (error) {
-        breakSpool(`cannot write the spool: ${(error as Error).message}`);
-      } finally {
-        current.pumping = undefined;
-      }
-    })();
+  write(chunk: Uint8Array): void | Promise<void> {
+    if (this.status === "dropped" || this.status === "broken" || this.ending) return;
+    const { queue } = this;
+    queue.push(chunk);
+    this.lastWrite = performance.now();
+    if (!this.spool && queue.size > MEMORY_LIMIT) this.startSpooling(`over ${MEMORY_LIMIT} bytes unsent`);
+    else if (this.spool && queue.size > HARD_LIMIT) this.breakSpool("the disk did not keep up with the stream");
+    else this.spool?.pump();
+    this.wrote.open();
+    if (queue.size <= MEMORY_LIMIT) return;
+    this.behind = true;
+    return this.caughtUp.wait();
   }
 
-  function breakSpool(reason: string): void {
-    if (status === "broken") return;
-    status = "broken";
-    why = reason;
-    queue.dropTo(queue.end);
-    caughtUp();
-    onWrite?.();
+  end(timeoutMs: number): Promise<TranscriptResult> {
+    if (this.settled) return this.settled;
+    this.stopWriting();
+    const timer = setTimeout(() => {
+      this.why ||= `not all sent within ${timeoutMs} ms`;
+      this.controller.abort();
+    }, timeoutMs);
+    this.settled = this.settle().finally(() => clearTimeout(timer));
+    return this.settled;
   }
 
-  function metaNow(): SpoolMeta {
-    return { apiUrl: options.apiUrl, projectId: options.projectId, sessionId, base: spool?.base ?? queue.start, acked };
+  abort(): Promise<TranscriptResult> {
+    this.stopWriting();
+    this.why ||= "interrupted";
+    this.controller.abort();
+    this.settled ??= this.settle();
+    return this.settled;
   }
 
-  const sending = new Promise<void>((resolve) => setImmediate(resolve)).then(send);
+  private stopWriting(): void {
+    this.ending = true;
+    this.release();
+    this.markEnding();
+    this.wrote.open();
+  }
 
-  async function send(): Promise<void> {
+  /** The writer goes on. */
+  private release(): void {
+    this.behind = false;
+    this.caughtUp.open();
+  }
+
+  private async send(): Promise<void> {
     // Loaded here, not at start-up: only --transcript needs it (the client is every command's).
     const upload = await import("./upload.js");
-    const client = new ApiClient({ ...options, connections: 1 });
-    let lastSend = -Infinity;
+    const client = new ApiClient({ ...this.options, connections: 1 });
     try {
-      while (status === "sending") {
-        const waiting = queue.end - acked;
-        if (waiting === 0) {
-          if (ending) return;
-          await new Promise<void>((resolve) => (onWrite = resolve));
+      let lastSend = -Infinity;
+      while (this.status === "sending") {
+        if (this.queue.end === this.acked) {
+          if (this.ending) return;
+          await this.wrote.wait();
           continue;
         }
-        if (!ending) await sleep(lastSend + BATCH_MS - performance.now(), controller.signal, endingSignal);
-        // Spooled: the agent outran the sender, which now waits for it to pause.
-        while (spool && !ending && performance.now() - lastWrite < BATCH_MS) {
-          await sleep(lastWrite + BATCH_MS - performance.now(), controller.signal, endingSignal);
-        }
-        acked = await upload.appendNext(source, acked, {
-          client,
-          sessionId,
-          signal: controller.signal,
-          backoff: options.backoff,
-          wake: wakeAtEnd,
-          onRetry: (error, delayMs) => {
-            why = (error as Error).message;
-            report.debug("transcript", `${why}; trying again in ${delayMs} ms`);
-            startSpooling("the server did not answer");
-          },
-        });
+        await this.paced(lastSend);
+        this.acked = await upload.appendNext(this.bytes, this.acked, this.appendOptions(client));
         lastSend = performance.now();
-        if (!spool) queue.dropTo(acked);
+        if (!this.spool) this.queue.dropTo(this.acked);
       }
     } catch (error) {
-      if (controller.signal.aborted) return;
-      if (error instanceof upload.TranscriptsNotSupported) {
-        status = "dropped";
-        report.info("transcript", `${error.message}: this session's transcript is not sent`);
-        queue.dropTo(queue.end);
-        return;
-      }
-      status = "stopped";
-      why = (error as Error).message;
-      report.warn("transcript", `transcript not sent: ${why}`);
-      startSpooling("sending stopped");
+      this.sendingFailed(error, upload);
     } finally {
       await client.close();
     }
   }
 
-  async function settle(): Promise<TranscriptResult> {
-    await sending.catch((error: unknown) => {
-      why = `internal error: ${(error as Error).message}`;
+  /** While input lasts: one append per BATCH_MS, and once spooled (the agent outran us) only in the agent's pauses. */
+  private async paced(lastSend: number): Promise<void> {
+    const { signal } = this.controller;
+    if (!this.ending) await sleep(lastSend + BATCH_MS - performance.now(), signal, this.endingSignal);
+    while (this.spool && !this.ending && performance.now() - this.lastWrite < BATCH_MS) {
+      await sleep(this.lastWrite + BATCH_MS - performance.now(), signal, this.endingSignal);
+    }
+  }
+
+  private appendOptions(client: ApiClient): AppendOptions {
+    const { options } = this;
+    return {
+      client,
+      sessionId: options.sessionId,
+      signal: this.controller.signal,
+      backoff: options.backoff,
+      // Cuts short the one retry wait under way when input ends, not every wait after it.
+      wake: () => (this.ending ? new Promise<void>(() => {}) : this.endingSignal),
+      onRetry: (error, delayMs) => {
+        this.why = (error as Error).message;
+        options.report.debug("transcript", `${this.why}; trying again in ${delayMs} ms`);
+        this.startSpooling("the server did not answer");
+      },
+    };
+  }
+
+  private sendingFailed(error: unknown, upload: Upload): void {
+    const { report } = this.options;
+    if (this.controller.signal.aborted) return;
+    if (error instanceof upload.TranscriptsNotSupported) {
+      this.status = "dropped";
+      report.info("transcript", `${error.message}: this session's transcript is not sent`);
+      this.queue.dropTo(this.queue.end);
+      return;
+    }
+    this.status = "stopped";
+    this.why = (error as Error).message;
+    report.warn("transcript", `transcript not sent: ${this.why}`);
+    this.startSpooling("sending stopped");
+  }
+
+  private startSpooling(reason: string): void {
+    if (this.spool) return;
+    const { root, sessionId, report } = this.options;
+    report.debug("transcript", `spooling the transcript to .uspark/${spoolDataName(sessionId)} (${reason})`);
+    this.spool = SpoolWriter.start(root, sessionId, () => this.meta(), this.queue, {
+      moved: () => {
+        if (this.behind && this.queue.size <= MEMORY_LIMIT / 2) this.release();
+      },
+      failed: (why) => this.breakSpool(why),
+      stopped: () => this.status === "broken",
     });
-    const result = (state: TranscriptResult["state"]): TranscriptResult => ({ sessionId, bytes: queue.end, sent: acked, state });
-    if (status === "dropped") {
-      if (spool) await closeSpool(spool).then(() => removeSpool(root, sessionId));
-      return result("not-supported");
+  }
+
+  private breakSpool(reason: string): void {
+    if (this.status === "broken") return;
+    this.status = "broken";
+    this.why = reason;
+    this.queue.dropTo(this.queue.end);
+    this.release();
+    this.wrote.open();
+  }
+
+  private meta(): SpoolMeta {
+    const { apiUrl, projectId, sessionId } = this.options;
+    return { apiUrl, projectId, sessionId, base: this.spool?.base ?? this.queue.start, acked: this.acked };
+  }
+
+  private async settle(): Promise<TranscriptResult> {
+    const { root, sessionId, report } = this.options;
+    await this.sending.catch((error: unknown) => {
+      this.why = `internal error: ${(error as Error).message}`;
+    });
+    if (this.status === "dropped") {
+      if (this.spool) await this.spool.close().then(() => removeSpool(root, sessionId));
+      return this.result("not-supported");
     }
-    if (status !== "broken" && acked === queue.end) {
-      if (spool) await closeSpool(spool).then(() => removeSpool(root, sessionId));
-      if (queue.end > 0) report.info("transcript", `transcript sent: ${queue.end} bytes as session ${sessionId}`);
-      return result("sent");
+    if (this.status !== "broken" && this.acked === this.queue.end) {
+      if (this.spool) await this.spool.close().then(() => removeSpool(root, sessionId));
+      if (this.queue.end > 0) report.info("transcript", `transcript sent: ${this.queue.end} bytes as session ${sessionId}`);
+      return this.result("sent");
     }
-    startSpooling("the end came first");
-    const current = spool!;
+    return this.spoolTheRest();
+  }
+
+  /** What the server does not have stays in the spool, for `push --pending`. */
+  private async spoolTheRest(): Promise<TranscriptResult> {
+    const { root, sessionId, report } = this.options;
+    this.startSpooling("the end came first");
+    const spool = this.spool!;
     try {
-      while (current.pumping) await current.pumping;
-      await closeSpool(current);
-      if (status !== "broken") await writeSpoolMeta(root, metaNow());
+      await spool.drained();
+      await spool.close();
+      if (this.status !== "broken") await writeSpoolMeta(root, this.meta());
     } catch (error) {
-      breakSpool(`cannot write the spool: ${(error as Error).message}`);
+      this.breakSpool(`cannot write the spool: ${(error as Error).message}`);
     }
     const file = `.uspark/${spoolDataName(sessionId)}`;
-    const unsent = queue.end - acked;
-    if (status === "broken") {
-      report.error("transcript", `transcript: ${unsent} of ${queue.end} bytes not sent, and ${why}; ${file} keeps the stream up to byte ${current.written}`);
-      return result("truncated");
+    const unsent = this.queue.end - this.acked;
+    if (this.status === "broken") {
+      report.error("transcript", `transcript: ${unsent} of ${this.queue.end} bytes not sent, and ${this.why}; ${file} keeps the stream up to byte ${spool.written}`);
+      return this.result("truncated");
     }
     report.error(
       "transcript",
-      `transcript: ${unsent} of ${queue.end} bytes not sent (${why || "time ran out"}); kept in ${file}: run \`uspark push --pending\` to send them`,
+      `transcript: ${unsent} of ${this.queue.end} bytes not sent (${this.why || "time ran out"}); kept in ${file}: run \`uspark push --pending\` to send them`,
       { sessionId, unsent, spool: file },
     );
-    return result("spooled");
+    return this.result("spooled");
   }
 
-  let settled: Promise<TranscriptResult> | undefined;
-  return {
-    write(chunk) {
-      if (status === "dropped" || status === "broken" || ending) return;
-      queue.push(chunk);
-      lastWrite = performance.now();
-      if (!spool && queue.size > MEMORY_LIMIT) startSpooling(`over ${MEMORY_LIMIT} bytes unsent`);
-      else if (spool && queue.size > HARD_LIMIT) breakSpool("the disk did not keep up with the stream");
-      else if (spool) pump();
-      onWrite?.();
-      onWrite = undefined;
-      if (queue.size > MEMORY_LIMIT) {
-        if (!behind) {
-          let resolve = () => {};
-          behind = { promise: new Promise<void>((r) => (resolve = r)), resolve };
-        }
-        return behind.promise;
-      }
-    },
-    end(timeoutMs) {
-      if (settled) return settled;
-      ending = true;
-      caughtUp();
-      markEnding();
-      onWrite?.();
-      const timer = setTimeout(() => {
-        why ||= `not all sent within ${timeoutMs} ms`;
-        controller.abort();
-      }, timeoutMs);
-      settled = settle().finally(() => clearTimeout(timer));
-      return settled;
-    },
-    abort() {
-      ending = true;
-      caughtUp();
-      markEnding();
-      why ||= "interrupted";
-      controller.abort();
-      settled ??= settle();
-      return settled;
-    },
-  };
+  private result(state: TranscriptResult["state"]): TranscriptResult {
+    return { sessionId: this.options.sessionId, bytes: this.queue.end, sent: this.acked, state };
+  }
 }
 
-async function closeSpool(spool: Spool): Promise<void> {
-  const opened = await spool.ready.catch(() => undefined); // a failed open was reported already
-  await opened?.handle.close();
-  await opened?.reader.close();
+/** What appends read: the memory queue, and before its start the spool file. */
+class RecordedBytes implements TranscriptSource {
+  /** One buffer for every append: a fresh 8 MiB each time costs more than sending it. */
+  private buffer: Buffer | undefined;
+
+  constructor(
+    private readonly queue: ByteQueue,
+    private readonly spool: () => SpoolWriter | undefined,
+  ) {}
+
+  get from(): number {
+    return this.spool()?.base ?? this.queue.start;
+  }
+
+  get end(): number {
+    return this.queue.end;
+  }
+
+  /** Valid until the next read: an append ends before the next one reads. */
+  async read(from: number, max: number): Promise<Buffer> {
+    if (this.buffer === undefined || this.buffer.length < max) this.buffer = Buffer.allocUnsafeSlow(max);
+    if (from >= this.queue.start) return this.queue.read(from, max, this.buffer);
+    const { reader } = await this.spool()!.ready;
+    return reader.read(from, max, this.buffer);
+  }
+}
+
+/** A promise made by the first `wait` and settled by `open`; the next `wait` makes a new one. */
+class Gate {
+  private pending: { promise: Promise<void>; resolve: () => void } | undefined;
+
+  wait(): Promise<void> {
+    if (!this.pending) {
+      let resolve = () => {};
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.pending = { promise, resolve };
+    }
+    return this.pending.promise;
+  }
+
+  open(): void {
+    this.pending?.resolve();
+    this.pending = undefined;
+  }
 }

@@ -1,19 +1,14 @@
-import path from "node:path";
 import { AGENTS, agentNames } from "./agents/index.js";
-import { createAutoParser } from "./agents/detect.js";
-import type { AgentParser, FileChange } from "./agents/types.js";
 import { checkApiUrl, DEFAULT_API_URL, requireProjectId, UsageError } from "./config.js";
-import type { FsWatcher } from "./fswatch.js";
 import { nodeCrypto } from "./lazy-builtins.js";
-import { createPathPolicy, type PathDecision } from "./paths.js";
+import { createPathPolicy, type PathPolicy } from "./paths.js";
 import { Reporter, reportNotSynced } from "./report.js";
-import { DEFAULT_MAX_LINE_LENGTH, LineSplitter } from "./stream/lines.js";
-import { JsonSniffer } from "./stream/json-sniffer.js";
-import { streamCommandFor } from "./agents/commands.js";
-import type { ScanLoop } from "./sync/scan-loop.js";
-import type { SyncResult, SyncSession } from "./sync/index.js";
+import type { SyncOptions, SyncResult, SyncSession } from "./sync/index.js";
 import { allSynced } from "./sync/outcome.js";
-import { createTranscript, type Transcript, type TranscriptResult } from "./transcript/recorder.js";
+import { createTranscript, type Transcript, type TranscriptOptions, type TranscriptResult } from "./transcript/recorder.js";
+import { ChangeIntake } from "./watcher/intake.js";
+import { StreamReader } from "./watcher/stream-reader.js";
+import { deadlineIn, TreeSync, type TreeSyncStop } from "./watcher/tree-sync.js";
 
 /**
  * The watcher without its pipes: feed it an agent's stream (raw bytes, or parsed messages from
@@ -117,240 +112,175 @@ export const DEFAULTS = {
 } as const;
 
 export function createWatcher(options: WatcherOptions = {}): Watcher {
-  const report = options.report ?? new Reporter();
-  const agentName = options.agent ?? "auto";
-  if (agentName !== "auto" && !Object.hasOwn(AGENTS, agentName)) {
-    throw new UsageError(`unknown agent ${JSON.stringify(agentName)}`, `choose one of: auto, ${agentNames.join(", ")}`);
+  const agent = options.agent ?? "auto";
+  if (agent !== "auto" && !Object.hasOwn(AGENTS, agent)) {
+    throw new UsageError(`unknown agent ${JSON.stringify(agent)}`, `choose one of: auto, ${agentNames.join(", ")}`);
   }
   const projectId = options.dryRun ? "" : requireProjectId(options.projectId);
   const apiUrl = checkApiUrl(options.apiUrl ?? DEFAULT_API_URL, options.insecure === true);
   const policy = createPathPolicy({ root: options.root ?? process.cwd(), ignore: options.ignore, prefix: options.prefix });
-  // The session id is made when a commit or the transcript first needs it: a dry run never does,
-  // and node:crypto, loaded for it alone, cost a dry run's start some 7 M instructions.
-  let sessionId: string | undefined;
-  const source = {
-    agent: agentName === "auto" ? "unknown" : agentName,
-    get sessionId() {
-      return (sessionId ??= nodeCrypto().randomUUID());
-    },
-  };
-  const refusedPaths = new Set<string>();
-  const dryRunPaths = new Set<string>();
-  let detected = 0;
-  // A relative path in a stream that names no working directory is the agent's, and the agent
-  // runs where we were started (a shell pipe, or `uspark run`), which need not be --root.
-  const agentCwd = options.agentCwd ?? process.cwd();
+  return new WatchSession(options, { report: options.report ?? new Reporter(), agent, projectId, apiUrl, policy });
+}
 
-  // Accepted paths are remembered: resolving symlinks costs more than all the parsing of a
-  // session, and a path that turns bad later is still refused by the sync's read, which checks
-  // the real path of the descriptor it opened. Rules that changed (a .gitignore, whoever noticed
-  // it) make every remembered decision stale: they are all forgotten.
-  const accepted = new Map<string, PathDecision>();
-  policy.ignore.onRulesChanged(() => accepted.clear());
-  const resolvePath = (change: FileChange): PathDecision => {
-    const key = `${change.cwd ?? ""}\0${change.path}`;
-    const known = accepted.get(key);
-    if (known) return known;
-    const decision = policy.resolve(change.path, change.cwd ?? agentCwd);
-    if (decision.ok) accepted.set(key, decision);
-    return decision;
-  };
+/** What createWatcher checked and settled of the options. */
+interface Settled {
+  report: Reporter;
+  agent: string;
+  projectId: string;
+  apiUrl: string;
+  policy: PathPolicy;
+}
 
-  const onChange = (change: FileChange): void => {
-    const decision = resolvePath(change);
-    if (!decision.ok) {
-      const fields = { path: change.path, cause: change.cause };
-      if (decision.severity === "skip") return report.debug("skipped", decision.reason, fields);
-      if (decision.severity === "notice") return report.info("skipped", decision.reason, fields);
-      // The path as written (not normalised): two spellings of one file are two agent mistakes.
-      const key = path.isAbsolute(change.path) ? change.path : `${change.cwd ?? agentCwd}/${change.path}`;
-      refusedPaths.add(key);
-      return report.warnOnce(key, "refused", decision.reason, fields);
+/**
+ * One watch: the stream read for changes, each change through the path policy into the tree's
+ * sync (with the file watcher's), the transcript beside; `end` stops them in that order.
+ */
+class WatchSession implements Watcher {
+  private readonly source: CommitSource;
+  private readonly intake: ChangeIntake;
+  private readonly reader: StreamReader;
+  private readonly tree: TreeSync;
+  private readonly transcript: Transcript | undefined;
+  private ended: Promise<WatchSummary> | undefined;
+
+  constructor(
+    private readonly options: WatcherOptions,
+    private readonly settled: Settled,
+  ) {
+    const { report, agent, policy } = settled;
+    this.source = commitSource(agent);
+    // A relative path in a stream that names no working directory is the agent's, and the agent
+    // runs where we were started (a shell pipe, or `uspark run`), which need not be --root.
+    const agentCwd = options.agentCwd ?? process.cwd();
+    const dryRun = options.dryRun === true;
+    this.intake = new ChangeIntake({ policy, report, agentCwd, dryRun, accept: (remote, cause) => this.tree.add(remote, cause) });
+    const fsWatch = options.fsWatch !== false;
+    this.reader = new StreamReader({
+      agent,
+      report,
+      onChange: this.intake.take,
+      onAgent: (name) => (this.source.agent = name),
+      fsWatch,
+      warnNoJson: options.warnNoJson !== false,
+      maxLineLength: options.maxLineLength,
+    });
+    this.tree = new TreeSync({
+      policy,
+      report,
+      onChange: this.intake.take,
+      fsWatch: fsWatch ? { poll: options.poll } : undefined,
+      sync: dryRun ? undefined : this.syncOptions(),
+      rescanMs: fsWatch ? (options.rescanMs ?? DEFAULTS.rescanMs) : 0,
+      twoWay: options.twoWay === true,
+    });
+    this.transcript = options.transcript && !dryRun ? createTranscript(this.transcriptOptions()) : undefined;
+  }
+
+  write(chunk: Buffer | string): void | Promise<void> {
+    const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+    const wait = this.transcript?.write(bytes);
+    this.reader.push(bytes);
+    return wait;
+  }
+
+  message(event: unknown): void {
+    const line = Buffer.from(JSON.stringify(event));
+    void this.transcript?.write(Buffer.concat([line, NEWLINE])); // one event: the hard limit bounds a caller that never waits
+    this.reader.line(line);
+  }
+
+  end(): Promise<WatchSummary> {
+    const timeoutMs = this.options.flushTimeoutMs ?? DEFAULTS.flushTimeoutMs;
+    const stop = (session: SyncSession, remainingMs: number) => session.finish(remainingMs);
+    this.ended ??= this.finish({ stop, deadline: deadlineIn(timeoutMs) }, (t) => t.end(timeoutMs));
+    return this.ended;
+  }
+
+  abort(): Promise<WatchSummary> {
+    // Also cuts short an end() under way: the session journals what is left and settles.
+    if (this.ended) {
+      this.tree.abort();
+      void this.transcript?.abort();
+    } else {
+      this.ended = this.finish({ stop: (session) => session.abort(), deadline: undefined }, (t) => t.abort());
     }
-    detected++;
-    const fields = { path: decision.remote, cause: change.cause, kind: change.kind, confirmed: change.confirmed };
-    if (options.dryRun) {
-      dryRunPaths.add(decision.remote);
-      const note = change.confirmed ? "" : ", unconfirmed: checked by hash";
-      const line = `would ${change.kind === "delete" ? "delete" : "push"} ${decision.remote} (${change.cause}${note})`;
-      report.infoOnce(line, "change", line, fields);
-      return;
-    }
-    report.debug("change", `detected ${decision.remote} (${change.cause})`, fields);
-    void sync!.then((session) => session.add({ remote: decision.remote, cause: change.cause }));
-  };
+    return this.ended;
+  }
 
-  const parser: AgentParser =
-    agentName === "auto"
-      ? createAutoParser(onChange, (format) => {
-          if (format) {
-            source.agent = format.name;
-            report.debug("agent", `detected the ${format.name} stream format`, { agent: format.name });
-          } else if (options.fsWatch === false) {
-            report.warn("agent", "no known agent format in this stream, and the file system watcher is off (--no-fs-watch): no change will be seen");
-          } else {
-            report.debug("agent", "no known agent format in this stream; relying on the file system watcher");
-          }
-        })
-      : AGENTS[agentName]!.create(onChange);
-
-  // Only the first lines are looked at; then it is dropped and costs nothing more.
-  let sniffer: JsonSniffer | undefined =
-    options.warnNoJson === false
-      ? undefined
-      : new JsonSniffer(NO_JSON_LINES, () => {
-          const how = streamCommandFor(agentName);
-          report.warn("no-json", `no JSON event in the agent's output so far: was it started without its stream flag (${how})? Only the file watcher sees its changes`);
-        });
-
-  let warnedLongLine = false;
-  // The parser itself is the sink: a Claude-shaped one takes long lines in pieces and never holds them whole.
-  const splitter = new LineSplitter(parser, {
-    maxLineLength: options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH,
-    onOverflow: (length) => {
-      if (warnedLongLine) return;
-      warnedLongLine = true;
-      report.warn("long-line", `a line of over ${length} bytes was passed through but not parsed (the limit is ${options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH} bytes)`);
-    },
-  });
-
-  // Loaded lazily: the sync code and the watcher cost start-up time the first output byte must not wait for.
-  const sync: Promise<SyncSession> | undefined = options.dryRun
-    ? undefined
-    : afterThisTurn(() => import("./sync/index.js")).then(async ({ createSyncSession, remindOfPending }) => {
-        await remindOfPending(policy.root, apiUrl, projectId, report);
-        return createSyncSession({
-          apiUrl,
-          projectId,
-          token: options.token,
-          root: policy.root,
-          requestTimeoutMs: options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
-          maxFileSize: options.maxFileSize ?? DEFAULTS.maxFileSize,
-          concurrency: options.concurrency ?? DEFAULTS.concurrency,
-          debounceMs: options.debounceMs ?? DEFAULTS.debounceMs,
-          maxWaitMs: options.maxWaitMs ?? DEFAULTS.maxWaitMs,
-          source,
-          report,
-          prefix: options.prefix,
-          ignore: policy.ignore,
-          mode: options.twoWay ? "two-way" : "push",
-          create: options.create,
-          onStopped: options.onSyncStopped,
-        });
-      });
-  // Events are hints, the tree is the truth: scans compare it with the base and feed the same queue.
-  const scans: Promise<ScanLoop> | undefined = sync?.then(async (session) => {
-    const { ScanLoop } = await import("./sync/scan-loop.js");
-    const loop = new ScanLoop({ session, report, twoWay: options.twoWay === true, everyMs: options.fsWatch === false ? 0 : (options.rescanMs ?? DEFAULTS.rescanMs) });
-    void loop.run("start");
-    return loop;
-  });
-  const fsWatcher: Promise<FsWatcher> | undefined =
-    options.fsWatch === false
-      ? undefined
-      : afterThisTurn(() => import("./fswatch.js")).then(({ startFsWatcher }) =>
-          startFsWatcher({ root: policy.root, ignoreEngine: policy.ignore, poll: options.poll, report, onChange }),
-        );
-  void fsWatcher?.then(async (watcher) => {
-    await watcher.ready;
-    await (await scans)?.run("ready");
-  });
-
-  const transcript: Transcript | undefined =
-    options.transcript && !options.dryRun
-      ? createTranscript({
-          root: policy.root,
-          apiUrl,
-          projectId,
-          token: options.token,
-          sessionId: source.sessionId,
-          requestTimeoutMs: options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
-          report,
-        })
-      : undefined;
-
-  let ended: Promise<WatchSummary> | undefined;
-
-  /**
-   * `deadline` (end, not abort): the settle and the last scans must leave the flush its time
-   * within the flush timeout; a deep or huge tree cuts them short (the next start's scan catches up).
-   */
-  const finish = async (
-    stop: (session: SyncSession, remainingMs: number) => Promise<SyncResult>,
-    stopTranscript: (transcript: Transcript) => Promise<TranscriptResult>,
-    deadline: Deadline | undefined,
-  ): Promise<WatchSummary> => {
-    const transcriptResult = transcript && stopTranscript(transcript);
-    sniffer?.end();
-    splitter.end();
-    parser.end();
-    const watcher = await fsWatcher;
-    // A change made just before the agent exited may still be on its way from the kernel: the
-    // watcher's settle barrier (a cookie under .uspark/) says when every earlier event was read.
-    const eventsComplete = watcher && deadline ? (await deadline.race(watcher.settle())) === true : false;
-    await watcher?.close();
-    const loop = await scans;
-    // Whatever the events missed is synced and counted before the exit code is decided.
-    if (loop && deadline) await loop.end(deadline.signal, eventsComplete);
-    else loop?.stop();
-    const result = sync ? await stop(await sync, deadline?.remainingMs() ?? 0) : undefined;
-    // In-root files the API cannot name (not UTF-8, a backslash, too long) count as not synced (exit 1).
-    const unrepresentable = (loop?.unrepresentable ?? []).map(({ remote, reason }) => ({ remote, reason }));
-    const transcriptDone = await transcriptResult;
-    const unsent = transcriptDone !== undefined && (transcriptDone.state === "spooled" || transcriptDone.state === "truncated");
+  private async finish(treeStop: TreeSyncStop, stopTranscript: (transcript: Transcript) => Promise<TranscriptResult>): Promise<WatchSummary> {
+    const transcriptResult = this.transcript && stopTranscript(this.transcript);
+    this.reader.end();
+    const tree = await this.tree.end(treeStop);
+    const transcript = await transcriptResult;
+    const { intake, source } = this;
     const summary: WatchSummary = {
       agent: source.agent === "unknown" ? undefined : source.agent,
-      detected,
-      refused: refusedPaths.size,
-      unrepresentable,
-      scanCutShort: loop?.cutShortByDeadline === true,
-      sync: result,
-      transcript: transcriptDone,
+      detected: intake.detected,
+      refused: intake.refused.size,
+      // In-root files the API cannot name (not UTF-8, a backslash, too long) count as not synced (exit 1).
+      unrepresentable: tree.unrepresentable,
+      scanCutShort: tree.scanCutShort,
+      sync: tree.result,
+      transcript,
       exitCode: 0,
     };
-    summary.exitCode = result?.usage ? 2 : unsent || (result && !fullySynced(summary)) ? 1 : 0;
-    reportSummary(report, summary, dryRunPaths.size);
+    const unsent = transcript !== undefined && (transcript.state === "spooled" || transcript.state === "truncated");
+    summary.exitCode = tree.result?.usage ? 2 : unsent || (tree.result && !fullySynced(summary)) ? 1 : 0;
+    reportSummary(this.settled.report, summary, intake.dryRunPaths.size);
     return summary;
-  };
+  }
 
+  private syncOptions(): SyncOptions {
+    const { options } = this;
+    const { apiUrl, projectId, policy, report } = this.settled;
+    return {
+      apiUrl,
+      projectId,
+      token: options.token,
+      root: policy.root,
+      requestTimeoutMs: options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
+      maxFileSize: options.maxFileSize ?? DEFAULTS.maxFileSize,
+      concurrency: options.concurrency ?? DEFAULTS.concurrency,
+      debounceMs: options.debounceMs ?? DEFAULTS.debounceMs,
+      maxWaitMs: options.maxWaitMs ?? DEFAULTS.maxWaitMs,
+      source: this.source,
+      report,
+      prefix: options.prefix,
+      ignore: policy.ignore,
+      mode: options.twoWay ? "two-way" : "push",
+      create: options.create,
+      onStopped: options.onSyncStopped,
+    };
+  }
+
+  private transcriptOptions(): TranscriptOptions {
+    const { apiUrl, projectId, policy, report } = this.settled;
+    const { token, requestTimeoutMs } = this.options;
+    return { root: policy.root, apiUrl, projectId, token, sessionId: this.source.sessionId, requestTimeoutMs: requestTimeoutMs ?? DEFAULTS.requestTimeoutMs, report };
+  }
+}
+
+/** What the commits say of their source: the agent, and a session id made when first needed. */
+interface CommitSource {
+  agent: string;
+  readonly sessionId: string;
+}
+
+/**
+ * The session id is made when a commit or the transcript first needs it: a dry run never does,
+ * and node:crypto, loaded for it alone, cost a dry run's start some 7 M instructions.
+ */
+function commitSource(agent: string): CommitSource {
+  let sessionId: string | undefined;
   return {
-    write(chunk) {
-      const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
-      const wait = transcript?.write(bytes);
-      if (sniffer) {
-        sniffer.push(bytes);
-        if (sniffer.decided) sniffer = undefined;
-      }
-      splitter.push(bytes);
-      return wait;
-    },
-    message(event) {
-      sniffer = undefined;
-      const line = Buffer.from(JSON.stringify(event));
-      void transcript?.write(Buffer.concat([line, NEWLINE])); // one event: the hard limit bounds a caller that never waits
-      parser.line(line);
-    },
-    end() {
-      const timeoutMs = options.flushTimeoutMs ?? DEFAULTS.flushTimeoutMs;
-      ended ??= finish((session, remainingMs) => session.finish(remainingMs), (t) => t.end(timeoutMs), deadlineIn(timeoutMs));
-      return ended;
-    },
-    abort() {
-      // Also cuts short an end() under way: the session journals what is left and settles.
-      if (ended) {
-        void sync?.then((session) => session.abort());
-        void transcript?.abort();
-      } else {
-        ended = finish((session) => session.abort(), (t) => t.abort(), undefined);
-      }
-      return ended;
+    agent: agent === "auto" ? "unknown" : agent,
+    get sessionId() {
+      return (sessionId ??= nodeCrypto().randomUUID());
     },
   };
 }
 
 const NEWLINE = Buffer.from("\n");
-/** Lines of text with no JSON event among them before the stream counts as one without. */
-const NO_JSON_LINES = 50;
 
 function fullySynced(summary: WatchSummary): boolean {
   return summary.sync !== undefined && allSynced(summary.sync) && summary.unrepresentable.length === 0 && summary.scanCutShort !== true;
@@ -394,35 +324,6 @@ export function notSyncedHeadline(left: { files: number; conflicts: number; stop
   if (left.stopped) return `${what} (syncing stopped: ${left.stopped})`;
   if (!left.scanCutShort) return what;
   return `${what} (the last scan of the tree was cut short by the flush timeout${parts.some(Boolean) ? "" : "; the next start's scan finds what it missed"})`;
-}
-
-interface Deadline {
-  /** Aborted when the time is up. */
-  signal: AbortSignal;
-  remainingMs(): number;
-  /** `work`, or nothing once the time is up (work left running is cut short by `signal`). */
-  race(work: Promise<unknown>): Promise<unknown>;
-}
-
-function deadlineIn(ms: number): Deadline {
-  const at = Date.now() + ms;
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new Error(`the flush timeout of ${ms} ms passed`)), ms);
-  timer.unref();
-  const timeUp = new Promise<void>((resolve) => controller.signal.addEventListener("abort", () => resolve(), { once: true }));
-  return {
-    signal: controller.signal,
-    remainingMs: () => Math.max(0, at - Date.now()),
-    race: (work) => Promise.race([work, timeUp]),
-  };
-}
-
-/**
- * Loads a module once this turn of the event loop is over: stdin bytes that are waiting already
- * go out first, instead of after the module is read and compiled.
- */
-function afterThisTurn<T>(load: () => Promise<T>): Promise<T> {
-  return new Promise<void>((resolve) => setImmediate(resolve)).then(load);
 }
 
 function plural(count: number, noun: string): string {

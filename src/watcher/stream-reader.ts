@@ -1,0 +1,88 @@
+import { AGENTS } from "../agents/index.js";
+import { streamCommandFor } from "../agents/commands.js";
+import { createAutoParser } from "../agents/detect.js";
+import type { AgentParser, FileChange } from "../agents/types.js";
+import type { Reporter } from "../report.js";
+import { JsonSniffer } from "../stream/json-sniffer.js";
+import { DEFAULT_MAX_LINE_LENGTH, LineSplitter } from "../stream/lines.js";
+
+export interface StreamReaderOptions {
+  /** A known agent's name, or "auto". */
+  agent: string;
+  report: Reporter;
+  onChange: (change: FileChange) => void;
+  /** Told the format auto-detection found. */
+  onAgent: (name: string) => void;
+  fsWatch: boolean;
+  warnNoJson: boolean;
+  maxLineLength?: number;
+}
+
+/** Lines of text with no JSON event among them before the stream counts as one without. */
+const NO_JSON_LINES = 50;
+
+/**
+ * The agent's stream read for changes: split into lines, parsed by the agent's parser (or
+ * auto-detected), and its first lines sniffed for JSON (one warning when there is none).
+ */
+export class StreamReader {
+  private readonly parser: AgentParser;
+  private readonly splitter: LineSplitter;
+  /** Only the first lines are looked at; then it is dropped and costs nothing more. */
+  private sniffer: JsonSniffer | undefined;
+  private warnedLongLine = false;
+
+  constructor(private readonly options: StreamReaderOptions) {
+    this.parser = options.agent === "auto" ? this.autoParser() : AGENTS[options.agent]!.create(options.onChange);
+    if (options.warnNoJson) this.sniffer = new JsonSniffer(NO_JSON_LINES, () => this.warnNoJson());
+    const maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
+    // The parser itself is the sink: a Claude-shaped one takes long lines in pieces and never holds them whole.
+    this.splitter = new LineSplitter(this.parser, { maxLineLength, onOverflow: (length) => this.warnLongLine(length, maxLineLength) });
+  }
+
+  /** Raw bytes, chunked any way; only read during the call. */
+  push(bytes: Buffer): void {
+    if (this.sniffer) {
+      this.sniffer.push(bytes);
+      if (this.sniffer.decided) this.sniffer = undefined;
+    }
+    this.splitter.push(bytes);
+  }
+
+  /** One event already parsed (the Agent SDK's), as its JSON line. */
+  line(line: Buffer): void {
+    this.sniffer = undefined;
+    this.parser.line(line);
+  }
+
+  end(): void {
+    this.sniffer?.end();
+    this.splitter.end();
+    this.parser.end();
+  }
+
+  private autoParser(): AgentParser {
+    const { report, onChange, onAgent, fsWatch } = this.options;
+    return createAutoParser(onChange, (format) => {
+      if (format) {
+        onAgent(format.name);
+        report.debug("agent", `detected the ${format.name} stream format`, { agent: format.name });
+      } else if (!fsWatch) {
+        report.warn("agent", "no known agent format in this stream, and the file system watcher is off (--no-fs-watch): no change will be seen");
+      } else {
+        report.debug("agent", "no known agent format in this stream; relying on the file system watcher");
+      }
+    });
+  }
+
+  private warnNoJson(): void {
+    const how = streamCommandFor(this.options.agent);
+    this.options.report.warn("no-json", `no JSON event in the agent's output so far: was it started without its stream flag (${how})? Only the file watcher sees its changes`);
+  }
+
+  private warnLongLine(length: number, limit: number): void {
+    if (this.warnedLongLine) return;
+    this.warnedLongLine = true;
+    this.options.report.warn("long-line", `a line of over ${length} bytes was passed through but not parsed (the limit is ${limit} bytes)`);
+  }
+}

@@ -61,18 +61,26 @@ function running(child: AgentChild): boolean {
 /**
  * Resolves when the agent has exited and its stdout is still open `graceMs` later: a process it
  * left behind (`npm run dev &`, a language server) holds the pipe and may do so forever. The run
- * stops reading it then and ends with the agent; never resolves when stdout ends in time.
+ * stops reading it then and ends with the agent; never resolves when stdout ends in time. While
+ * the run itself does not read it (a slow reader of our stdout, the transcript's spool behind),
+ * the agent's last output may still be in the pipe: the grace starts again.
  */
-function stdoutHeldPastGrace(child: AgentChild, exited: Promise<AgentExit>, graceMs: number, report: Reporter): Promise<void> {
+export function stdoutHeldPastGrace(child: AgentChild, exited: Promise<AgentExit>, graceMs: number, report: Reporter): Promise<void> {
   return new Promise((resolve) => {
     void exited.then(() => {
       if (child.stdout.readableEnded) return;
-      const timer = setTimeout(() => {
+      let timer: NodeJS.Timeout;
+      const check = () => {
+        if (child.stdout.isPaused()) {
+          timer = setTimeout(check, graceMs);
+          return;
+        }
         report.warn("run", `${commandName(child.spawnfile)}'s output is still held open ${graceMs} ms after it exited (by a process it left running?): no longer reading it`);
         resolve();
         // After the session stopped reading it: the pipe must not keep this process alive.
         setImmediate(() => child.stdout.destroy());
-      }, graceMs);
+      };
+      timer = setTimeout(check, graceMs);
       child.stdout.once("end", () => clearTimeout(timer));
     });
   });

@@ -8,9 +8,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     // One browser at a time: two on 2 cores make each slower than both in turn.
     fileParallelism: false,
-    // Once, in the first run after an install, "opens every page" ran past 60 s
-    // (not seen again in eight runs; a first screenshot's wait for fonts is the suspect, so .ci/run
-    // builds the font cache first). A test that passes only on its retry is reported as flaky.
+    // A test that passes only on its retry is reported as flaky (and says on stderr where its
+    // first attempt failed). The hang of "opens every page" past 60 s, seen since the first runs,
+    // was the server's close waiting on Chromium's unused preconnect (fixed, 2026-11-26).
     retry: 1,
   },
 });

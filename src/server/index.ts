@@ -1,8 +1,8 @@
 // Public entry of the reference server behind `uspark serve`.
 
 import { setMaxListeners } from "node:events";
-import { createServer, type Server } from "node:http";
-import { isIP, type AddressInfo } from "node:net";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import { isIP, type AddressInfo, type Socket } from "node:net";
 import { resolve } from "node:path";
 import { isLoopbackHost } from "../loopback.js";
 import { escapeControl, redactUrlCredentials, stderrOutput } from "../report.js";
@@ -140,6 +140,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     });
     handler(req, res);
   });
+  const unused = connectionsWithoutRequest(server);
 
   await listen(server, port, host);
   const actualPort = (server.address() as AddressInfo).port;
@@ -153,6 +154,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       closing ??= new Promise<void>((done, fail) => {
         server.close((error) => (error ? fail(error) : done()));
         server.closeIdleConnections();
+        // Never used (a browser's preconnect): not idle to Node, they would hold the close until its 60 s headers timeout.
+        for (const socket of unused) socket.destroy();
       }).then(() => store.close());
       return closing;
     },
@@ -173,6 +176,17 @@ async function openStore(options: Pick<ServerOptions, "dataDir" | "databaseUrl" 
  * The tokens of a store without serving it (`uspark serve token`): the file store's credentials
  * alone (its projects are not loaded), or the PostgreSQL store, migrated.
  */
+/** The server's connections that have not sent a request yet. */
+function connectionsWithoutRequest(server: Server): Set<Socket> {
+  const unused = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    unused.add(socket);
+    socket.once("close", () => unused.delete(socket));
+  });
+  server.on("request", (req: IncomingMessage) => unused.delete(req.socket));
+  return unused;
+}
+
 export async function openCredentials(options: Pick<ServerOptions, "dataDir" | "databaseUrl">): Promise<{ credentials: CredentialStore; close(): Promise<void> }> {
   if (options.databaseUrl !== undefined) {
     const store = await openStore(options);

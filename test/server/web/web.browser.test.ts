@@ -1,7 +1,7 @@
 // The web view in headless Chromium (design.md §2e): every page opened and shot, the XSS cases
 // shown as text with no dialog, keyboard navigation, live commits, a read token's read-only view.
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";
 import { testServer, type TestServer } from "../helpers.js";
 import { launchBrowser, screenshot, STEP_MS, type Browser } from "./browser.js";
 import { claudeTranscript, mintToken } from "./web-client.js";
@@ -14,14 +14,19 @@ const AGENT_HTML = 'I changed <b>src/app.ts</b> <img src=x onerror=alert("agent"
 const LIVE_MS = 10_000;
 
 /**
- * Where the running test is, said on stderr if it fails: "opens every page" has hung to its
- * timeout on a first attempt in CI (the retry passing in 4 s), and a passing retry shows the first
- * attempt's error nowhere else.
+ * Where the running test is, said on stderr if it fails (a passing retry shows the first attempt's
+ * error nowhere else). It found the hang of "opens every page" in CI: the server's close waited on
+ * a connection Chromium had opened ahead and never used (fixed in the server, serve.test.ts).
  */
 let step = "";
 beforeEach(() => {
   step = "starting";
   onTestFailed(() => console.error(`failed while ${step}`));
+});
+
+/** The test's server closes after this (onTestFinished): a hang there is named apart. */
+afterEach(() => {
+  step = "closing the test's server";
 });
 
 let browser: Browser;
@@ -108,15 +113,20 @@ describe("the web view in Chromium", () => {
       step = `taking the screenshot of ${path}`;
       await screenshot(page, name);
     }
-    step = "checking what the pages show";
-    await page.goto(`${t.url}/p/demo`);
-    await expect.poll(() => page.getByRole("link", { name: XSS_NAME }).count()).toBe(1);
-    await page.goto(`${t.url}/p/demo/f/${encodeURIComponent(XSS_NAME)}`);
-    expect(await page.locator("pre.lines").innerText()).toContain(XSS_CONTENT);
-    await page.goto(`${t.url}/p/demo/sessions/s-1`);
-    expect(await page.locator("section.step.text p").innerText()).toBe(AGENT_HTML);
+    // Each call bounded and named, so that a failure says which.
+    const look = async (path: string) => {
+      step = `checking what ${path} shows: opening it`;
+      await page.goto(t.url + path, { timeout: STEP_MS });
+      step = `checking what ${path} shows`;
+    };
+    await look("/p/demo");
+    await expect.poll(() => page.getByRole("link", { name: XSS_NAME }).count(), { timeout: STEP_MS }).toBe(1);
+    await look(`/p/demo/f/${encodeURIComponent(XSS_NAME)}`);
+    expect(await page.locator("pre.lines").innerText({ timeout: STEP_MS })).toContain(XSS_CONTENT);
+    await look("/p/demo/sessions/s-1");
+    expect(await page.locator("section.step.text p").innerText({ timeout: STEP_MS })).toBe(AGENT_HTML);
     expect(await page.locator("section.step img, section.step b").count()).toBe(0);
-    await page.goto(`${t.url}/p/demo/commits/2`);
+    await look("/p/demo/commits/2");
     expect(await page.locator("span.del").allInnerTexts()).toEqual(["-export const b = 2;\n"]);
     expect(browser.dialogs).toEqual([]);
     expect(browser.cspViolations).toEqual([]);

@@ -82,6 +82,7 @@ class Recorder implements Transcript {
   private readonly wrote = new Gate();
   /** Opened once the spool caught up: the writer waits on it while the spool is behind. */
   private readonly caughtUp = new Gate();
+  /** The writer was handed `caughtUp` to wait on. */
   private behind = false;
   /** When `write` was last called (performance.now()). */
   private lastWrite = -Infinity;

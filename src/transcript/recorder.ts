@@ -144,7 +144,8 @@ class Recorder implements Transcript {
     const upload = await import("./upload.js");
     const client = new ApiClient({ ...this.options, connections: 1 });
     try {
-      let lastSend = -Infinity;
+      // The first append waits too: a burst at the start goes to the spool, not at once to the server.
+      let lastSend = performance.now();
       while (this.status === "sending") {
         if (this.queue.end === this.acked) {
           if (this.ending) return;

@@ -197,6 +197,7 @@ class Recorder implements Transcript {
       this.status = "dropped";
       report.info("transcript", `${error.message}: this session's transcript is not sent`);
       this.queue.dropTo(this.queue.end);
+      this.release();
       return;
     }
     this.status = "stopped";
@@ -214,7 +215,8 @@ class Recorder implements Transcript {
         if (this.behind && this.queue.size <= MEMORY_LIMIT / 2) this.release();
       },
       failed: (why) => this.breakSpool(why),
-      stopped: () => this.status === "broken",
+      // Dropped too: the queue was emptied under a move that may still be under way.
+      stopped: () => this.status === "broken" || this.status === "dropped",
     });
   }
 

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createWatcher } from "../../src/watcher.js";
 import { captureReporter, tempDir } from "../sync/helpers.js";
-import { answer, isSessionsRoute, isTranscriptPut, listedSessions, onPuts, storedSessions, useServed } from "./helpers.js";
+import { answer, isSessionsRoute, isTranscriptPut, listedSessions, onPuts, storedSessions, useServed, v1Sessions } from "./helpers.js";
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -88,6 +88,26 @@ describe("the watcher's transcript (library)", () => {
     expect(summary.transcript).toMatchObject({ state: "sent", bytes: 24 * MiB, sent: 24 * MiB });
     expect(summary.exitCode).toBe(0);
     expect(await listedSessions(ref.url)).toEqual([{ id: summary.transcript!.sessionId, length: 24 * MiB }]);
+  });
+
+  it("should drop the transcript quietly when a v1 server answers while a burst is being spooled", async () => {
+    const { proxy } = await serve({ rule: v1Sessions, keepBodies: false });
+    const { reporter, events } = captureReporter();
+    const w = watcher(proxy.url, reporter);
+    const MiB = 1024 * 1024;
+    const line = Buffer.alloc(MiB, "x");
+    line[MiB - 1] = 0x0a;
+    // A burst longer than the first append's wait (250 ms): the 404 comes while the spool is being written.
+    const until = Date.now() + 1000;
+    while (Date.now() < until) {
+      for (let i = 0; i < 4; i++) await w.write(line);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const summary = await w.end();
+    expect(summary.transcript?.state).toBe("not-supported");
+    expect(summary.exitCode).toBe(0);
+    expect(events("transcript").filter((r) => r.level === "error")).toEqual([]);
+    expect(existsSync(path.join(root, ".uspark", `transcript-${summary.transcript!.sessionId}.ndjson`))).toBe(false);
   });
 
   it("should retry a 503 after its Retry-After and send everything once", async () => {

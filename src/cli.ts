@@ -216,9 +216,8 @@ const COMMANDS: readonly (readonly [name: string, add: (program: Command) => voi
  * first, as building all some 30 commands and their options cost every start about 12 M
  * instructions (measured: a push of one file 376 -> 364 M), and none for -V (commander prints the
  * version when it meets the flag). Anything else needs all of them: no command or another flag
- * first (the program's help lists them all),
- * `help`, `completion` (made from them all), a name commander must call unknown and suggest a
- * known one for.
+ * first (the program's help lists them all), `help`, `completion` (made from them all), a name
+ * commander must call unknown and suggest a known one for.
  */
 export function commandsFor(args: readonly string[]): readonly string[] {
   const first = args[0];

@@ -15,6 +15,7 @@ import { ApiClient, ApiError } from "../transfer/client.js";
 import { listProjects } from "../transfer/projects.js";
 import { validateProjectId } from "../api/validate.js";
 import { rememberedProject } from "../reconcile/state-store.js";
+import { deferred } from "../deferred.js";
 import { findRoot } from "../root.js";
 
 /**
@@ -132,12 +133,6 @@ function lockFailure(error: unknown): never {
 function reportStart(report: Reporter, { root, connection }: Started): void {
   const where = connection ? `for project ${connection.projectId} on ${connection.apiUrl}` : "(dry run: nothing is sent)";
   report.info("start", `watching ${root} ${where}, pid ${process.pid}; SIGINT or SIGTERM stops it`, { root, projectId: connection?.projectId, apiUrl: connection?.apiUrl, pid: process.pid });
-}
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve = () => {};
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
 }
 
 /** Said once, before the agent starts: where its changes will be seen, since its output names none. */

@@ -172,10 +172,6 @@ async function openStore(options: Pick<ServerOptions, "dataDir" | "databaseUrl" 
   return FileStore.open(resolve(dataDir), { onWarning });
 }
 
-/**
- * The tokens of a store without serving it (`uspark serve token`): the file store's credentials
- * alone (its projects are not loaded), or the PostgreSQL store, migrated.
- */
 /** The server's connections that have not sent a request yet. */
 function connectionsWithoutRequest(server: Server): Set<Socket> {
   const unused = new Set<Socket>();
@@ -187,6 +183,10 @@ function connectionsWithoutRequest(server: Server): Set<Socket> {
   return unused;
 }
 
+/**
+ * The tokens of a store without serving it (`uspark serve token`): the file store's credentials
+ * alone (its projects are not loaded), or the PostgreSQL store, migrated.
+ */
 export async function openCredentials(options: Pick<ServerOptions, "dataDir" | "databaseUrl">): Promise<{ credentials: CredentialStore; close(): Promise<void> }> {
   if (options.databaseUrl !== undefined) {
     const store = await openStore(options);

@@ -1,6 +1,7 @@
 import type { Reporter } from "../report.js";
 import { ApiClient } from "../transfer/client.js";
 import { sleep, type BackoffPolicy } from "../transfer/retry.js";
+import { deferred, type Deferred } from "../deferred.js";
 import { ByteQueue } from "./queue.js";
 import { removeSpool, spoolDataName, writeSpoolMeta, type SpoolMeta } from "./spool.js";
 import { SpoolWriter } from "./spool-writer.js";
@@ -82,8 +83,6 @@ class Recorder implements Transcript {
   private readonly wrote = new Gate();
   /** Opened once the spool caught up: the writer waits on it while the spool is behind. */
   private readonly caughtUp = new Gate();
-  /** The writer was handed `caughtUp` to wait on. */
-  private behind = false;
   /** When `write` was last called (performance.now()). */
   private lastWrite = -Infinity;
   private readonly sending: Promise<void>;
@@ -102,9 +101,7 @@ class Recorder implements Transcript {
     else if (this.spool && queue.size > HARD_LIMIT) this.breakSpool("the disk did not keep up with the stream");
     else this.spool?.pump();
     this.wrote.open();
-    if (queue.size <= MEMORY_LIMIT) return;
-    this.behind = true;
-    return this.caughtUp.wait();
+    if (queue.size > MEMORY_LIMIT) return this.caughtUp.wait();
   }
 
   end(timeoutMs: number): Promise<TranscriptResult> {
@@ -128,15 +125,9 @@ class Recorder implements Transcript {
 
   private stopWriting(): void {
     this.ending = true;
-    this.release();
+    this.caughtUp.open();
     this.markEnding();
     this.wrote.open();
-  }
-
-  /** The writer goes on. */
-  private release(): void {
-    this.behind = false;
-    this.caughtUp.open();
   }
 
   private async send(): Promise<void> {
@@ -197,7 +188,7 @@ class Recorder implements Transcript {
       this.status = "dropped";
       report.info("transcript", `${error.message}: this session's transcript is not sent`);
       this.queue.dropTo(this.queue.end);
-      this.release();
+      this.caughtUp.open();
       return;
     }
     this.status = "stopped";
@@ -212,7 +203,7 @@ class Recorder implements Transcript {
     report.debug("transcript", `spooling the transcript to .uspark/${spoolDataName(sessionId)} (${reason})`);
     this.spool = SpoolWriter.start(root, sessionId, () => this.meta(), this.queue, {
       moved: () => {
-        if (this.behind && this.queue.size <= MEMORY_LIMIT / 2) this.release();
+        if (this.caughtUp.waiting && this.queue.size <= MEMORY_LIMIT / 2) this.caughtUp.open();
       },
       failed: (why) => this.breakSpool(why),
       // Dropped too: the queue was emptied under a move that may still be under way.
@@ -225,7 +216,7 @@ class Recorder implements Transcript {
     this.status = "broken";
     this.why = reason;
     this.queue.dropTo(this.queue.end);
-    this.release();
+    this.caughtUp.open();
     this.wrote.open();
   }
 
@@ -239,12 +230,16 @@ class Recorder implements Transcript {
     await this.sending.catch((error: unknown) => {
       this.why = `internal error: ${(error as Error).message}`;
     });
-    if (this.status === "dropped") {
+    // Nothing left for the spool to keep: it goes.
+    const discardSpool = async () => {
       if (this.spool) await this.spool.close().then(() => removeSpool(root, sessionId));
+    };
+    if (this.status === "dropped") {
+      await discardSpool();
       return this.result("not-supported");
     }
     if (this.status !== "broken" && this.acked === this.queue.end) {
-      if (this.spool) await this.spool.close().then(() => removeSpool(root, sessionId));
+      await discardSpool();
       if (this.queue.end > 0) report.info("transcript", `transcript sent: ${this.queue.end} bytes as session ${sessionId}`);
       return this.result("sent");
     }
@@ -311,15 +306,15 @@ class RecordedBytes implements TranscriptSource {
 
 /** A promise made by the first `wait` and settled by `open`; the next `wait` makes a new one. */
 class Gate {
-  private pending: { promise: Promise<void>; resolve: () => void } | undefined;
+  private pending: Deferred | undefined;
+
+  /** Someone waits on it. */
+  get waiting(): boolean {
+    return this.pending !== undefined;
+  }
 
   wait(): Promise<void> {
-    if (!this.pending) {
-      let resolve = () => {};
-      const promise = new Promise<void>((r) => (resolve = r));
-      this.pending = { promise, resolve };
-    }
-    return this.pending.promise;
+    return (this.pending ??= deferred()).promise;
   }
 
   open(): void {

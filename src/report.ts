@@ -141,7 +141,7 @@ export class Reporter {
 
   private mask(text: string): string {
     let masked = text;
-    for (const secret of this.secrets) masked = masked.split(secret).join("***");
+    for (const secret of this.secrets) masked = maskSecret(masked, secret);
     return masked;
   }
 }
@@ -164,6 +164,25 @@ const URL_USERINFO = /(:\/\/?)[^\s/?#@"'<>]+@/g;
 const BARE_USERINFO = /(^|[\s"'(<=,;])[^\s/?#@"'<>:]+:[^\s/?#@"'<>]*@(?=[^\s@])/g;
 // `?token=…`, `&api_key=…`, `;password=…`: any query parameter named like a credential.
 const SECRET_PARAM = /([?&;][\w.-]*(?:token|key|secret|password|passwd|pwd|auth|sig|signature|credential)[\w.-]*=)[^&;#\s"'<>]*/gi;
+
+/** A secret this long is masked wherever it stands; a shorter one only where it stands apart. */
+const MASKED_ANYWHERE = 8;
+// What sets a short secret apart: the ends of the text, spaces, quotes and the punctuation around
+// values (`token=dev`, `"dev"`, `(dev)`), never the letters, dots and slashes of a path.
+const APART = `\\s"'=:,;()<>\\[\\]{}`;
+
+/**
+ * `secret` replaced by `***` in `text`. A short token (the reference server without an admin token
+ * takes any, so `dev` is a likely one) masked inside words would garble every path and message
+ * holding its letters (`src/devices/dev.ts` as `src/***ices/***.ts`); standing apart it is still
+ * never printed.
+ */
+export function maskSecret(text: string, secret: string): string {
+  if (secret.length === 0) return text;
+  if (secret.length >= MASKED_ANYWHERE) return text.split(secret).join("***");
+  const escaped = secret.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return text.replace(new RegExp(`(?<=^|[${APART}])${escaped}(?=$|[${APART}])`, "g"), "***");
+}
 
 /** Credentials masked, URL or not: userinfo and credential-like query parameters become `***`. For text known to hold a URL. */
 export function redactCredentials(text: string): string {

@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { colorWanted, escapeControl, guardOutput, redactCredentials, redactUrlCredentials, Reporter, type ReporterOptions } from "../src/report.js";
+import { colorWanted, escapeControl, guardOutput, maskSecret, redactCredentials, redactUrlCredentials, Reporter, type ReporterOptions } from "../src/report.js";
 
 function capture(options: ReporterOptions = {}) {
   const lines: string[] = [];
@@ -41,10 +41,36 @@ describe("Reporter", () => {
     }
   });
 
+  it("should print paths that hold a short token's letters whole, and the token itself never", () => {
+    for (const format of ["text", "json"] as const) {
+      const { report, lines } = capture({ format, secrets: ["dev"] });
+      report.info("commit", "committed v1: 2 files (src/devices/dev.ts, dev.md)", { token: "dev", paths: ["src/devices/dev.ts"] });
+      report.error("auth", "token dev was refused");
+      const out = lines.join("");
+      expect(out).toContain("src/devices/dev.ts");
+      expect(out).toContain("dev.md");
+      expect(out).not.toMatch(/\bdev was|"dev"/);
+    }
+  });
+
   it("should colour only when asked", () => {
     const { report, lines } = capture({ color: true });
     report.error("x", "red");
     expect(lines[0]).toContain("\u001b[31m");
+  });
+});
+
+describe("maskSecret", () => {
+  it.each([
+    ["a long token, wherever it stands", "k3y-0123456789", "x k3y-0123456789 y/k3y-0123456789.txt", "x *** y/***.txt"],
+    ["a short one standing apart", "dev", "Bearer dev", "Bearer ***"],
+    ["a short one quoted, or a value", "dev", `{"token":"dev"} t=dev (dev)`, `{"token":"***"} t=*** (***)`],
+    ["a short one at both ends of the text", "dev", "dev", "***"],
+    ["not inside words or paths", "dev", "src/devices/dev.ts devdev dev-1", "src/devices/dev.ts devdev dev-1"],
+    ["regular expression characters taken as they are", "a.b", "a.b axb", "*** axb"],
+    ["no secret", "", "text", "text"],
+  ])("%s", (_, secret, text, masked) => {
+    expect(maskSecret(text, secret)).toBe(masked);
   });
 });
 

@@ -48,7 +48,8 @@ export class Reporter {
   readonly verbosity: Verbosity;
   private readonly stream: NonNullable<ReporterOptions["stream"]>;
   private readonly colors: ReturnType<typeof pc.createColors>;
-  private readonly secrets: string[];
+  /** One per secret, made once: every line said goes through them. */
+  private readonly maskers: ((text: string) => string)[];
   private readonly listener: ReporterOptions["listener"];
   /** The keys of what was said once (`warnOnce`, `infoOnce`), each under its level. */
   private readonly saidKeys = new Set<string>();
@@ -60,7 +61,7 @@ export class Reporter {
     this.verbosity = options.verbosity ?? "normal";
     this.stream = options.stream ?? stderrOutput();
     this.colors = pc.createColors(options.color ?? colorWanted(this.stream.isTTY === true));
-    this.secrets = (options.secrets ?? []).filter((secret) => secret.length > 0);
+    this.maskers = (options.secrets ?? []).map(secretMasker);
     this.listener = options.listener;
   }
 
@@ -140,9 +141,7 @@ export class Reporter {
   }
 
   private mask(text: string): string {
-    let masked = text;
-    for (const secret of this.secrets) masked = maskSecret(masked, secret);
-    return masked;
+    return this.maskers.reduce((masked, mask) => mask(masked), text);
   }
 }
 
@@ -172,16 +171,17 @@ const MASKED_ANYWHERE = 8;
 const APART = `\\s"'=:,;()<>\\[\\]{}`;
 
 /**
- * `secret` replaced by `***` in `text`. A short token (the reference server without an admin token
- * takes any, so `dev` is a likely one) masked inside words would garble every path and message
- * holding its letters (`src/devices/dev.ts` as `src/***ices/***.ts`); standing apart it is still
- * never printed.
+ * What replaces `secret` by `***` in a text. A short token (the reference server without an admin
+ * token takes any, so `dev` is a likely one) masked inside words would garble every path and
+ * message holding its letters (`src/devices/dev.ts` as `src/***ices/***.ts`); standing apart it is
+ * still never printed.
  */
-export function maskSecret(text: string, secret: string): string {
-  if (secret.length === 0) return text;
-  if (secret.length >= MASKED_ANYWHERE) return text.split(secret).join("***");
+export function secretMasker(secret: string): (text: string) => string {
+  if (secret.length === 0) return (text) => text;
+  if (secret.length >= MASKED_ANYWHERE) return (text) => text.split(secret).join("***");
   const escaped = secret.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return text.replace(new RegExp(`(?<=^|[${APART}])${escaped}(?=$|[${APART}])`, "g"), "***");
+  const apart = new RegExp(`(?<=^|[${APART}])${escaped}(?=$|[${APART}])`, "g");
+  return (text) => text.replace(apart, "***");
 }
 
 /** Credentials masked, URL or not: userinfo and credential-like query parameters become `***`. For text known to hold a URL. */

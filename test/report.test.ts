@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { colorWanted, escapeControl, guardOutput, maskSecret, redactCredentials, redactUrlCredentials, Reporter, type ReporterOptions } from "../src/report.js";
+import { colorWanted, escapeControl, guardOutput, redactCredentials, redactUrlCredentials, Reporter, secretMasker, type ReporterOptions } from "../src/report.js";
 
 function capture(options: ReporterOptions = {}) {
   const lines: string[] = [];
@@ -60,7 +60,7 @@ describe("Reporter", () => {
   });
 });
 
-describe("maskSecret", () => {
+describe("secretMasker", () => {
   it.each([
     ["a long token, wherever it stands", "k3y-0123456789", "x k3y-0123456789 y/k3y-0123456789.txt", "x *** y/***.txt"],
     ["a short one standing apart", "dev", "Bearer dev", "Bearer ***"],
@@ -70,7 +70,7 @@ describe("maskSecret", () => {
     ["regular expression characters taken as they are", "a.b", "a.b axb", "*** axb"],
     ["no secret", "", "text", "text"],
   ])("%s", (_, secret, text, masked) => {
-    expect(maskSecret(text, secret)).toBe(masked);
+    expect(secretMasker(secret)(text)).toBe(masked);
   });
 });
 

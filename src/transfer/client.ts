@@ -1,4 +1,4 @@
-import { maskSecret, type Reporter } from "../report.js";
+import { secretMasker, type Reporter } from "../report.js";
 import { isSha256 } from "../api/validate.js";
 import { multipartChunks, multipartType, newBoundary } from "../api/multipart.js";
 import { bodyLength, Connections, readBody, type IncomingAnswer } from "./connections.js";
@@ -470,7 +470,7 @@ export class ApiClient {
   /** Text from the server with the token (if it is quoted back) replaced by `***`. */
   private scrub(text: string): string {
     const token = this.options.token;
-    return token ? maskSecret(text, token) : text;
+    return token ? secretMasker(token)(text) : text;
   }
 
   /** The answer's body; past `limit` bytes it is cut off (`truncate`) or refused. */

@@ -50,31 +50,36 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     });
 
     it("keeps projects apart", async () => {
-      const t = await testServer({ projects: ["first", "second"] });
-      await t.write("a.txt", "one", "first");
-      expect(await t.files("second")).toEqual({ version: 0, files: [] });
-      expect((await t.files("first")).version).toBe(1);
+      const t = await projectServer();
+      const second = `${t.project}-second`;
+      await t.createProject(second);
+      await t.write("a.txt", "one");
+      expect(await t.files(second)).toEqual({ version: 0, files: [] });
+      expect((await t.files()).version).toBe(1);
     });
   });
 
   describe("blobs", () => {
+    // The blob store is the server's: bytes named after the test's project are new to it.
     it("answers HEAD with 404 for an absent blob and 200 once it is stored", async () => {
-      const t = await testServer();
-      const hash = sha256("hello");
+      const t = await projectServer();
+      const content = `hello from ${t.project}`;
+      const hash = sha256(content);
       expect((await t.request(`/blobs/${hash}`, { method: "HEAD" })).status).toBe(404);
-      await t.upload("hello");
+      await t.upload(content);
       const res = await t.request(`/blobs/${hash}`, { method: "HEAD" });
       expect(res.status).toBe(200);
-      expect(res.headers.get("content-length")).toBe("5");
+      expect(res.headers.get("content-length")).toBe(String(Buffer.byteLength(content)));
     });
 
     it("stores a new blob with 201 and answers 200 when the same bytes come again", async () => {
-      const t = await testServer();
-      const hash = sha256("hello");
-      const first = await t.request(`/blobs/${hash}`, { method: "PUT", body: "hello" });
+      const t = await projectServer();
+      const content = `hello from ${t.project}`;
+      const hash = sha256(content);
+      const first = await t.request(`/blobs/${hash}`, { method: "PUT", body: content });
       expect(first.status).toBe(201);
-      expect(await first.json()).toEqual({ sha256: hash, size: 5 });
-      const again = await t.request(`/blobs/${hash}`, { method: "PUT", body: "hello" });
+      expect(await first.json()).toEqual({ sha256: hash, size: Buffer.byteLength(content) });
+      const again = await t.request(`/blobs/${hash}`, { method: "PUT", body: content });
       expect(again.status).toBe(200);
     });
 
@@ -282,11 +287,13 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     });
 
     it("keeps Idempotency-Keys per project", async () => {
-      const t = await testServer({ projects: ["one", "two"] });
+      const t = await projectServer();
+      const two = `${t.project}-two`;
+      await t.createProject(two);
       const key = randomUUID();
-      expect(await (await t.commit({ changes: [] }, key, "one")).json()).toEqual({ version: 1 });
-      expect(await (await t.commit({ changes: [] }, key, "two")).json()).toEqual({ version: 1 });
-      expect((await t.files("two")).version).toBe(1);
+      expect(await (await t.commit({ changes: [] }, key)).json()).toEqual({ version: 1 });
+      expect(await (await t.commit({ changes: [] }, key, two)).json()).toEqual({ version: 1 });
+      expect((await t.files(two)).version).toBe(1);
     });
 
     it("answers 422 missing_blobs listing each absent blob once, then accepts the same commit after the upload", async () => {

@@ -127,16 +127,10 @@ describe("device login across PostgreSQL replicas", () => {
 
 async function storedCredentials(t: TestServer): Promise<string> {
   if (t.databaseUrl) {
-    const { requireCjs } = await import("../../src/cjs.js");
-    const { Client } = requireCjs("pg") as typeof import("pg");
-    const client = new Client({ connectionString: t.databaseUrl });
-    await client.connect();
-    try {
-      const tables = ["tokens", "device_logins"].map((table) => client.query(`SELECT row_to_json(t)::text AS row FROM ${table} t`));
-      return (await Promise.all(tables)).flatMap((result) => result.rows.map((row: { row: string }) => row.row)).join("\n");
-    } finally {
-      await client.end();
-    }
+    const rows = await t.query<{ row: string }>(
+      "SELECT row_to_json(t)::text AS row FROM tokens t UNION ALL SELECT row_to_json(d)::text FROM device_logins d",
+    );
+    return rows.map((row) => row.row).join("\n");
   }
   const dir = join(t.dataDir, "credentials");
   const names = await readdir(dir, { recursive: true, withFileTypes: true });

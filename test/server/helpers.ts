@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { request as httpRequest, type RequestOptions } from "node:http";
 import { join } from "node:path";
 import { afterAll, onTestFinished } from "vitest";
-import type { Pool } from "pg";
+import type { Pool, QueryResultRow } from "pg";
 import { requireCjs } from "../../src/cjs.js";
-import type { PgCluster } from "./pg-cluster.js";
+import { querySchema, type PgCluster } from "./pg-cluster.js";
 import { MEMORY_TMPDIR } from "../helpers/memory-tmpdir.js";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server/index.js";
 
@@ -184,7 +184,12 @@ export async function testServer(options: TestServerOptions = {}) {
   const { pg, projects = ["demo"], ...serverOptions } = options;
   const dataDir = options.dataDir ?? (await tempDir());
   const databaseUrl = pg ? await pg().freshSchemaUrl() : undefined;
-  const db = databaseUrl ? testPool(databaseUrl) : undefined;
+  /** Runs one query on the test's schema (--db only), on a connection the cluster has open. */
+  const query = async <R extends QueryResultRow>(sql: string, params?: unknown[]): Promise<R[]> => {
+    if (!pg || !databaseUrl) throw new Error("query() is for a server on --db");
+    return (await querySchema<R>(pg(), databaseUrl, sql, params)).rows;
+  };
+  let pool: Pool | undefined;
   const start = (more: Partial<ServerOptions> = {}) =>
     startServer({ port: 0, host: "127.0.0.1", ...serverOptions, ...more, dataDir, databaseUrl });
   let server: RunningServer = await start();
@@ -196,9 +201,18 @@ export async function testServer(options: TestServerOptions = {}) {
   return Object.assign(projectApi(() => server, auth, "demo"), {
     dataDir,
     databaseUrl,
+    query,
+    /**
+     * A pool of one connection on the test's schema (--db only), opened at its first query and
+     * ended with the test: a handle on the store of its own, as another process would have.
+     */
+    pool(): Pool {
+      if (!databaseUrl) throw new Error("pool() is for a server on --db");
+      return (pool ??= testPool(databaseUrl));
+    },
     /** The hashes of every stored blob, sorted (anything else in the blob store shows up too). */
     async storedBlobs(): Promise<string[]> {
-      if (db) return (await db.query<{ sha256: string }>("SELECT sha256 FROM blobs ORDER BY sha256")).rows.map((r) => r.sha256);
+      if (databaseUrl) return (await query<{ sha256: string }>("SELECT sha256 FROM blobs ORDER BY sha256")).map((r) => r.sha256);
       return (await listFiles(join(dataDir, "blobs"))).map((file) => file.replace(/[/\\]/, ""));
     },
     /** Long polls in progress on the server. */

@@ -4,13 +4,12 @@
 
 import { randomUUID } from "node:crypto";
 import { describe, expect, it, onTestFinished } from "vitest";
-import type { Pool } from "pg";
-import { requireCjs } from "../../src/cjs.js";
+import type { QueryResult, QueryResultRow } from "pg";
 import { startServer, type RunningServer } from "../../src/server/index.js";
 import { MIGRATIONS } from "../../src/server/pg/migrations.js";
 import { PgStore } from "../../src/server/pg/store.js";
 import { eventually, sha256, testServer } from "./helpers.js";
-import { usePgCluster } from "./pg-cluster.js";
+import { querySchema, usePgCluster } from "./pg-cluster.js";
 
 const pg = usePgCluster();
 const MiB = 1024 * 1024;
@@ -21,12 +20,13 @@ async function replica(databaseUrl: string): Promise<RunningServer> {
   return server;
 }
 
-/** A pool on the schema of `databaseUrl` (its search_path), ended with the test. */
-function schemaPool(databaseUrl: string): Pool {
-  const { Pool } = requireCjs("pg") as typeof import("pg");
-  const pool = new Pool({ connectionString: databaseUrl, max: 2 });
-  onTestFinished(() => pool.end());
-  return pool;
+interface Schema {
+  query<R extends QueryResultRow>(sql: string, params?: unknown[]): Promise<QueryResult<R>>;
+}
+
+/** Queries on the schema of `databaseUrl` from outside the store, on connections the cluster has open. */
+function onSchema(databaseUrl: string): Schema {
+  return { query: (sql, params) => querySchema(pg(), databaseUrl, sql, params) };
 }
 
 async function feed(url: string, query: string): Promise<{ version: number; commits: { version: number }[] }> {
@@ -54,7 +54,7 @@ describe("long polls across replicas", () => {
     const waiting = feed(t.url, "?wait=60000");
     await eventually(async () => t.waiting() === 1);
     // A commit as the store writes it, without its NOTIFY.
-    const db = schemaPool(t.databaseUrl!);
+    const db = onSchema(t.databaseUrl!);
     await db.query("INSERT INTO commits (project, version, key, changes) VALUES ('demo', 1, $1, '[]')", [randomUUID()]);
     await db.query("UPDATE projects SET version = 1 WHERE id = 'demo'");
     expect((await waiting).commits.map((c) => c.version)).toEqual([1]);
@@ -102,7 +102,7 @@ describe("long polls across replicas", () => {
 describe("a database of an older version", () => {
   it("keeps its projects, files, commits and transcripts, and rebuilds every path's history from its commits", async () => {
     const url = await pg().freshSchemaUrl();
-    const db = schemaPool(url);
+    const db = onSchema(url);
     await db.query(MIGRATIONS[0]!);
     await db.query("CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
     await db.query("INSERT INTO schema_migrations (version) VALUES (1)");
@@ -158,14 +158,14 @@ describe("a database of an older version", () => {
 });
 
 describe("blobs in PostgreSQL, one chunk at a time", () => {
-  async function store(): Promise<{ store: PgStore; db: Pool }> {
+  async function store(): Promise<{ store: PgStore; db: Schema }> {
     const url = await pg().freshSchemaUrl();
     const opened = await PgStore.open(url);
     onTestFinished(() => opened.close());
-    return { store: opened, db: schemaPool(url) };
+    return { store: opened, db: onSchema(url) };
   }
 
-  const staged = async (db: Pool) => Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM blob_uploads")).rows[0]!.n);
+  const staged = async (db: Schema) => Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM blob_uploads")).rows[0]!.n);
 
   it("stores each full chunk of an upload while the rest of the body is still to come", async () => {
     const { store: s, db } = await store();

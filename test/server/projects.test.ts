@@ -10,8 +10,9 @@ const pg = usePgCluster();
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-// The tests here look at the server's whole list of projects, and start a server of their own
-// (testServer); those that only send a request to a bad URL share the file's (projectServer).
+// A test that restarts the server, or looks at its whole list of projects, starts a server of its
+// own (testServer). The others share the file's (projectServer) and see what their requests created
+// by the list before and after: the file's tests run one after another.
 describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) => {
   async function answer(res: Response): Promise<Record<string, unknown>> {
     return { status: res.status, ...((await res.json()) as Record<string, unknown>) };
@@ -27,20 +28,32 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     return (await res.json()) as never;
   }
 
+  async function listedIds(url: string): Promise<string[]> {
+    return (await list(url)).projects.map((p) => p.id);
+  }
+
+  /** The ids listed now that were not in `before` (twice if listed twice). */
+  async function createdSince(url: string, before: string[]): Promise<string[]> {
+    return (await listedIds(url)).filter((id) => !before.includes(id));
+  }
+
   describe("POST /api/projects", () => {
     it("creates a project at version 0 with 201, then answers 409 exists", async () => {
-      const t = await testServer({ projects: [] });
-      const created = await answer(await post(t.url, JSON.stringify({ id: "fresh" })));
-      expect(created).toEqual({ status: 201, id: "fresh", version: 0, files: 0, updated: expect.stringMatching(ISO) });
-      expect(await t.files("fresh")).toEqual({ version: 0, files: [] });
-      expect(await answer(await post(t.url, JSON.stringify({ id: "fresh" })))).toMatchObject({ status: 409, error: "exists" });
+      const t = await projectServer();
+      const id = `${t.project}-fresh`;
+      const created = await answer(await post(t.url, JSON.stringify({ id })));
+      expect(created).toEqual({ status: 201, id, version: 0, files: 0, updated: expect.stringMatching(ISO) });
+      expect(await t.files(id)).toEqual({ version: 0, files: [] });
+      expect(await answer(await post(t.url, JSON.stringify({ id })))).toMatchObject({ status: 409, error: "exists" });
     });
 
     it("creates a project once when several ask at the same time", async () => {
-      const t = await testServer({ projects: [] });
-      const answers = await Promise.all(Array.from({ length: 6 }, () => post(t.url, JSON.stringify({ id: "race" }))));
+      const t = await projectServer();
+      const id = `${t.project}-race`;
+      const before = await listedIds(t.url);
+      const answers = await Promise.all(Array.from({ length: 6 }, () => post(t.url, JSON.stringify({ id }))));
       expect(answers.map((res) => res.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
-      expect((await list(t.url)).projects.map((p) => p.id)).toEqual(["race"]);
+      expect(await createdSince(t.url, before)).toEqual([id]);
     });
 
     it.each([
@@ -52,9 +65,10 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       ["an id with a control character", '{"id": "a\\u0007b"}', "invalid_project_id"],
       ["the id '..'", '{"id": ".."}', "invalid_project_id"],
     ])("refuses %s with 400", async (_name, body, error) => {
-      const t = await testServer({ projects: [] });
+      const t = await projectServer();
+      const before = await listedIds(t.url);
       expect(await answer(await post(t.url, body))).toMatchObject({ status: 400, error });
-      expect((await list(t.url)).projects).toEqual([]);
+      expect(await createdSince(t.url, before)).toEqual([]);
     });
   });
 
@@ -93,12 +107,13 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       ["GET", "/sessions/s-1/events"],
       ["PUT", "/sessions/s-1/events?offset=0"],
     ])("is answered 404 project_not_found on %s %s, and stays unknown", async (method, path) => {
-      const t = await testServer();
+      const t = await projectServer();
+      const before = await listedIds(t.url);
       const body = method === "PUT" || method === "POST" ? "x" : undefined;
       const res = await t.request(path, { method, body, headers: { "idempotency-key": randomUUID() } }, "never-created");
       expect(res.status).toBe(404);
       if (method !== "HEAD") expect(await res.json()).toMatchObject({ error: "project_not_found", message: expect.stringContaining("never-created") });
-      expect((await list(t.url)).projects.map((p) => p.id)).toEqual(["demo"]);
+      expect(await createdSince(t.url, before)).toEqual([]);
     });
   });
 
@@ -121,7 +136,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       await t.restart();
       expect((await t.files(project)).files.map((f) => f.path)).toEqual(["a.txt"]);
       expect(await (await t.request("/sessions", {}, project)).json()).toEqual({ sessions: [{ id: "s-1", length: 3 }] });
-      expect((await list(t.url)).projects.map((p) => p.id)).toEqual([id]);
+      expect(await listedIds(t.url)).toEqual([id]);
     });
 
     it("keeps ids that differ only past what a file name could hold apart", async () => {

@@ -3,8 +3,8 @@
 
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { requireCjs } from "../../src/cjs.js";
 import { createToken, openCredentials, startServer, type TokenRecord } from "../../src/server/index.js";
+import { PgCredentials } from "../../src/server/pg/credentials.js";
 import type { TokenSpec } from "../../src/server/tokens.js";
 import { runCli } from "../helpers/cli.js";
 import { listFiles, sha256, storeCases, type TestServer } from "./helpers.js";
@@ -13,9 +13,15 @@ import { usePgCluster } from "./pg-cluster.js";
 const pg = usePgCluster();
 const ADMIN = "admin-token-for-tests";
 
-/** Makes a token as `uspark serve token create` would, through its own handle on the store. */
+/**
+ * Makes a token as `uspark serve token create` would, through its own handle on the store: the
+ * server hears of it from the store only. On --db, the test's pool on the schema the server has
+ * migrated: opening a store of its own (openCredentials, tested by the replicas below) would cost
+ * two more connections and the migrations' checks each time.
+ */
 async function mint(t: TestServer, spec: TokenSpec): Promise<{ secret: string; record: TokenRecord }> {
-  const opened = await openCredentials({ dataDir: t.databaseUrl ? undefined : t.dataDir, databaseUrl: t.databaseUrl });
+  if (t.databaseUrl) return createToken(new PgCredentials(t.pool(), () => {}), spec, Date.now());
+  const opened = await openCredentials({ dataDir: t.dataDir });
   try {
     return await createToken(opened.credentials, spec, Date.now());
   } finally {
@@ -146,14 +152,7 @@ async function storedText(t: TestServer): Promise<string> {
     const files = await listFiles(t.dataDir);
     return files.map((file) => `${file}\n${readFileSync(`${t.dataDir}/${file}`, "latin1")}`).join("\n");
   }
-  const { Client } = requireCjs("pg") as typeof import("pg");
-  const client = new Client({ connectionString: t.databaseUrl });
-  await client.connect();
-  try {
-    const { rows } = await client.query("SELECT row_to_json(t)::text AS row FROM tokens t");
-    return rows.map((row: { row: string }) => row.row).join("\n");
-  } finally {
-    await client.end();
-  }
+  const rows = await t.query<{ row: string }>("SELECT row_to_json(t)::text AS row FROM tokens t");
+  return rows.map((row) => row.row).join("\n");
 }
 

@@ -20,8 +20,8 @@ export interface LocalStepContext {
   report: Reporter;
   /** Paths the local side changed under us: the next round. */
   requeue: Set<string>;
-  /** Where forced-over local files are kept (`.uspark/backup/<label>/`). */
-  backupLabel: string;
+  /** Where forced-over local files are kept (`.uspark/backup/<label>/`): made only when one is (most rounds force nothing). */
+  backupLabel(): string;
   onProgress?: TransferProgress;
   now(): number;
 }
@@ -70,7 +70,7 @@ async function writeOne(write: LocalWrite, bytes: Uint8Array, ctx: LocalStepCont
   const expected = write.expectLocal && { sha256: write.expectLocal.sha256, stat: write.expectLocal.stat };
   try {
     if (write.backup && write.expectLocal) {
-      const where = await ctx.tree.backup(write.path, ctx.backupLabel);
+      const where = await ctx.tree.backup(write.path, ctx.backupLabel());
       ctx.report.info("backup", `${write.path}: your version is kept in ${where}`, { path: write.path, backup: where });
     }
     const writtenAt = ctx.now();

@@ -6,7 +6,7 @@ import type { BaseKeeper } from "./base-keeper.js";
 import { commitStep, type CommitStepContext } from "./commit-step.js";
 import { isConflictCopyOf } from "./conflict-copy.js";
 import { Ledger } from "./ledger.js";
-import { localStep } from "./local-step.js";
+import { localStep, type LocalStepContext } from "./local-step.js";
 import type { LocalStat, LocalTree, Unrepresentable } from "./local-tree.js";
 import { Observer, type Observation } from "./observe.js";
 import { emptyPlan, plan, type PathState, type Plan } from "./plan.js";
@@ -101,7 +101,7 @@ export class Reconciler {
     result.refused = request.allOrNothing === true && planned.held.tripped;
     if (!result.refused) {
       const progress = this.pushProgress(planned);
-      const context = { ...this.commitContext(observed, request, requeue), onUploaded: progress.uploaded };
+      const context = this.commitContext(observed, request, requeue, progress.uploaded);
       for (const part of commitChunks(planned)) {
         await commitStep(part, context, signal);
         // A path decided again after a 409 may now be the local side's (two-way).
@@ -110,7 +110,7 @@ export class Reconciler {
       progress.end();
     }
     withoutOwnCopies(planned, this.deps.base.conflictCopies());
-    await localStep(planned, { ...this.deps, ledger: this.ledger, requeue, backupLabel: backupLabel(this.now()), now: () => this.now() }, signal);
+    await localStep(planned, this.localContext(requeue), signal);
     await (this.deps.tree as { flushDirectories?: () => Promise<void> }).flushDirectories?.();
     this.deps.base.reachVersion(this.deps.view.version);
     // A conflict closed: its copy is a path like any other again, to decide (a two-way watch pulls it).
@@ -141,7 +141,8 @@ export class Reconciler {
 
   /** The paths a scan finds moved away from the base (two-way: on either side); they go to the queue. */
   scan(twoWay: boolean, signal: AbortSignal): Promise<ScanFindings> {
-    return scanTree({ ...this.deps, observe: (paths, scanSignal, listed) => this.observer.observe(paths, scanSignal, listed), reads: () => this.observer.reads }, twoWay, signal);
+    const { tree, base, view, report } = this.deps;
+    return scanTree({ tree, base, view, report, observe: (paths, scanSignal, listed) => this.observer.observe(paths, scanSignal, listed), reads: () => this.observer.reads }, twoWay, signal);
   }
 
   /** Step 1: the paths of the round, with the listing's stats when it is the whole tree. */
@@ -269,14 +270,23 @@ export class Reconciler {
     }
   }
 
-  private commitContext(observed: ReadonlyMap<string, Observation>, request: RoundRequest, requeue: Set<string>): CommitStepContext {
+  // The step contexts name their parts: `{ ...this.deps, more }` made a new hidden class on every
+  // call in Node 20's optimized code (microseconds a round, a tenth of the simulation's CPU).
+  private commitContext(observed: ReadonlyMap<string, Observation>, request: RoundRequest, requeue: Set<string>, onUploaded: CommitStepContext["onUploaded"]): CommitStepContext {
     const kept = new Map<string, Uint8Array>();
     for (const [path, o] of observed) if (o.kind === "file" && o.bytes) kept.set(path, o.bytes);
+    const { remote, view, base, tree, report, source } = this.deps;
     return {
-      ...this.deps,
+      remote,
+      view,
+      base,
+      tree,
+      report,
+      source,
       ledger: this.ledger,
       kept,
       requeue,
+      onUploaded,
       now: () => this.now(),
       replan: async (paths, signal) => {
         const again = await this.observer.observe(paths, signal);
@@ -287,6 +297,12 @@ export class Reconciler {
         return fresh;
       },
     };
+  }
+
+  private localContext(requeue: Set<string>): LocalStepContext {
+    const { remote, base, tree, report, onProgress } = this.deps;
+    const startedAt = this.now();
+    return { remote, base, tree, report, onProgress, ledger: this.ledger, requeue, backupLabel: () => backupLabel(startedAt), now: () => this.now() };
   }
 
   private now(): number {

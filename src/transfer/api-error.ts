@@ -1,5 +1,8 @@
 /** How a request to the project API failed, classified for the retry policy and the user. */
 
+/** Answers the sync expects and handles (a 409 is decided again, missing blobs are sent): no defect of ours. */
+const HANDLED_CODES = new Set(["conflict", "missing_blobs"]);
+
 /**
  * Why a request failed. `retryable`: worth trying again (network, timeout, 408, 429, 5xx).
  * `fatal`: no point in any further request this session (401, 403, 404 project, redirect).
@@ -27,7 +30,12 @@ export class ApiError extends Error {
       cause?: unknown;
     },
   ) {
+    // A routine answer (retried, or handled as a 409 is) needs no stack trace: its message names the
+    // request, its cause keeps the low-level one, and capturing it was most of the error's cost.
+    const stackTraceLimit = Error.stackTraceLimit;
+    if (info.retryable === true || HANDLED_CODES.has(info.code)) Error.stackTraceLimit = 0;
     super(message, info.cause === undefined ? undefined : { cause: info.cause });
+    Error.stackTraceLimit = stackTraceLimit;
     this.status = info.status;
     this.code = info.code;
     this.retryable = info.retryable ?? false;

@@ -25,6 +25,8 @@ export interface FileSystemClock {
   granularityMs: number;
 }
 
+const UTF8 = new TextEncoder();
+
 export class MemoryTree {
   readonly files = new Map<string, MemoryFile>();
   readonly backups = new Map<string, Uint8Array>();
@@ -51,7 +53,7 @@ export class MemoryTree {
 
   /** Writes in place (the inode stays), as an editor that truncates and writes does. */
   edit(path: string, text: string): void {
-    const bytes = new TextEncoder().encode(text);
+    const bytes = UTF8.encode(text);
     const old = this.files.get(path);
     this.files.set(path, { bytes, sha256: sha256(bytes), mtimeMs: this.fsNow(), ino: old?.ino ?? this.nextIno++ });
   }

@@ -30,9 +30,16 @@ export class Random {
 
   /** One of the keys, by weight. */
   weighted<K extends string>(weights: Readonly<Record<K, number>>): K {
-    const entries = Object.entries(weights) as [K, number][];
-    let r = this.next() * entries.reduce((sum, [, w]) => sum + w, 0);
-    for (const [key, w] of entries) if ((r -= w) < 0) return key;
-    return entries[entries.length - 1]![0];
+    // Two passes over the keys, no entries array: called at every edit and every round.
+    let total = 0;
+    for (const key in weights) total += weights[key];
+    let r = this.next() * total;
+    let last: K | undefined;
+    for (const key in weights) {
+      if ((r -= weights[key]) < 0) return key;
+      last = key;
+    }
+    if (last === undefined) throw new Error("weighted from nothing");
+    return last;
   }
 }

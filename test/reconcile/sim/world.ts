@@ -48,7 +48,8 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   const violations: string[] = [];
   const acknowledged: Acknowledged[] = [];
   let faults: Faults = { lostRequest: random.pick([0, 0.05, 0.15, 0.3]), lostAnswer: random.pick([0, 0.05, 0.15, 0.3]), twice: random.pick([0, 0.05, 0.2]) };
-  const world = { server, scheduler, random, faults: () => faults, acknowledged, violation: (why: string) => void violations.push(why) };
+  const signal = new AbortController().signal;
+  const world = { server, scheduler, random, faults: () => faults, acknowledged, signal, violation: (why: string) => void violations.push(why) };
   const fixedSize = random.chance(0.5);
   const writers = Array.from({ length: random.int(2, 5) }, (_, i) => {
     const clock = { now: () => scheduler.now(), offsetMs: random.pick([0, 0, -1500, 2500, -90_000, 3_600_000]), granularityMs: random.pick([1, 1000, 2000]) };

@@ -28,6 +28,8 @@ export interface WorldParts {
   random: Random;
   faults: () => Faults;
   acknowledged: Acknowledged[];
+  /** Never aborted (the simulation ends a process by dropping its steps): one a seed, as one costs 25 µs. */
+  signal: AbortSignal;
   /** Something the code under test must never do (a failed commit, an error it throws). */
   violation(why: string): void;
 }
@@ -76,8 +78,6 @@ export class Writer {
   private incarnation = 0;
   private process: Promise<Process> | undefined;
   private loop: Promise<void> | undefined;
-  /** Never aborted (the simulation ends a process by dropping its steps): one a writer, not one a round. */
-  private readonly signal = new AbortController().signal;
   stopping = false;
 
   constructor(
@@ -113,7 +113,7 @@ export class Writer {
   /** One sync over everything, as a settling writer does: follow the remote (two-way), then a round. */
   async syncAll(): Promise<{ requeue: number }> {
     const p = await this.process!;
-    const { signal } = this;
+    const { signal } = this.world;
     if (this.twoWay) await p.view.refresh(signal);
     const result = await p.reconciler.round({ mode: this.mode, paths: "all" }, signal);
     return { requeue: result.requeue.length };
@@ -134,7 +134,8 @@ export class Writer {
     const timers = scheduler.timersFor(owner);
     const report = new HeardReporter((level, event, message) => this.heard(owner, level, event, message), scheduler.tracing);
     const caller = new RetryingCaller({ report, host: "sim", policy: { baseMs: 5, capMs: 200, retryAfterCapMs: 1000 }, timers, random: () => random.next() });
-    const api = simulatedApi({ ...this.world, owner, writer: this.name });
+    const { server, faults, acknowledged } = this.world;
+    const api = simulatedApi({ server, scheduler, random, faults, acknowledged, owner, writer: this.name });
     const remote = new ProjectRemote(api, caller, { concurrency: 2, report });
     const view = new RemoteView(remote, report);
     const base = await BaseKeeper.load(KEY, { store: this.store, report, timers, saveEveryMs: random.int(0, 400) });
@@ -164,7 +165,7 @@ export class Writer {
   }
 
   private async act(action: "all" | "events" | "scan" | "pull", p: Process): Promise<void> {
-    const { signal } = this;
+    const { signal } = this.world;
     this.world.scheduler.log(() => `${p.owner} ${action}`);
     let request: RoundRequest;
     if (action === "all" || action === "pull") {
@@ -197,7 +198,8 @@ class HeardReporter extends Reporter {
     private readonly hear: (level: string, event: string, message: string) => void,
     private readonly debugToo: boolean,
   ) {
-    super({ verbosity: "quiet", stream: { write: () => true } });
+    // No color to decide: nothing is printed (deciding reads the environment, each process again).
+    super({ verbosity: "quiet", stream: { write: () => true }, color: false });
   }
 
   override error(event: string, message: string): void {

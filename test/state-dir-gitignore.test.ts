@@ -1,8 +1,8 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { writeStateFile } from "../src/state-dir.js";
+import { StateDirError, writeStateFile } from "../src/state-dir.js";
 import { runCli } from "./helpers/cli.js";
 import { perTest, UNREACHABLE, writeEvents } from "./cli/helpers.js";
 
@@ -39,5 +39,28 @@ describe(".uspark/.gitignore", () => {
     writeFileSync(path.join(t.root, ".uspark", ".gitignore"), "# mine\n*\n");
     await writeStateFile(t.root, "state.json", "{}");
     expect(readFileSync(path.join(t.root, ".uspark", ".gitignore"), "utf8")).toBe("# mine\n*\n");
+  });
+
+  describe("within one process", () => {
+    it("should write it again when it is deleted between two saves", async () => {
+      await writeStateFile(t.root, "state.json", "{}");
+      rmSync(path.join(t.root, ".uspark", ".gitignore"));
+      await writeStateFile(t.root, "state.json", "{}");
+      expect(readFileSync(path.join(t.root, ".uspark", ".gitignore"), "utf8")).toMatch(/^\*$/m);
+    });
+
+    it("should write it again into a .uspark removed and made again meanwhile, even by someone else", async () => {
+      await writeStateFile(t.root, "state.json", "{}");
+      rmSync(path.join(t.root, ".uspark"), { recursive: true });
+      mkdirSync(path.join(t.root, ".uspark"));
+      await writeStateFile(t.root, "state.json", "{}");
+      expect(readFileSync(path.join(t.root, ".uspark", ".gitignore"), "utf8")).toMatch(/^\*$/m);
+    });
+
+    it("should still refuse a directory in the state file's place", async () => {
+      mkdirSync(path.join(t.root, ".uspark", "state.json"), { recursive: true });
+      await expect(writeStateFile(t.root, "state.json", "{}")).rejects.toBeInstanceOf(StateDirError);
+      expect(readdirSync(path.join(t.root, ".uspark")).sort()).toEqual([".gitignore", "state.json"]); // no temp file left
+    });
   });
 });

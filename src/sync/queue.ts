@@ -62,9 +62,12 @@ export class ChangeQueue<T> {
     return this.busy;
   }
 
-  /** A copy of what waits for the next flush. */
-  peekPending(): Map<string, T> {
-    return new Map(this.pending);
+  /**
+   * What waits for the next flush under `key`. A look-up, not a copy of the queue: the session
+   * asks on every change it is handed (hundreds a session, with a batch's worth waiting).
+   */
+  waiting(key: string): T | undefined {
+    return this.pending.get(key);
   }
 
   /** The batch being flushed right now, if any. */

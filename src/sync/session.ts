@@ -193,7 +193,7 @@ export class SyncSession {
       return;
     }
     if (this.stoppedWhy) return this.markUnsynced(target.remote, this.stoppedWhy);
-    const waiting = this.queue.peekPending().get(target.remote);
+    const waiting = this.queue.waiting(target.remote);
     // Evidence of a delete (an event) is not lost to a later scan's finding of the same path.
     this.queue.add(target.remote, waiting && waiting.cause !== "scan" && target.cause === "scan" ? waiting : target);
   }
@@ -258,9 +258,8 @@ export class SyncSession {
       // Unless a newer change of the same path is already waiting, try again in the next batch; a
       // scan's finding waiting meanwhile does not take the place of an event's (its evidence: a
       // symlink swapped in under an event's path is then said, not passed over).
-      const waiting = this.queue.peekPending();
       for (const path of requeue) {
-        const again = requeued(batch.get(path) ?? { remote: path, cause: "retry" }, waiting.get(path));
+        const again = requeued(batch.get(path) ?? { remote: path, cause: "retry" }, this.queue.waiting(path));
         if (again) this.queue.add(path, again);
       }
     } catch (error) {

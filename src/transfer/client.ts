@@ -3,6 +3,7 @@ import { isSha256 } from "../api/validate.js";
 import { multipartChunks, multipartType, newBoundary } from "../api/multipart.js";
 import { bodyLength, Connections, readBody, type IncomingAnswer } from "./connections.js";
 import { ApiError, networkError } from "./api-error.js";
+import { requestDeadline } from "./deadline.js";
 import { isRetryableStatus, parseRetryAfter } from "./retry.js";
 
 export { ApiError } from "./api-error.js";
@@ -321,20 +322,20 @@ export class ApiClient {
     // No answer can come before the body is sent: the wait for the headers gets the time the
     // body takes at the slowest allowed rate (the header timer also runs while it is sent).
     const headersTimeoutMs = requestDeadlineMs(requestTimeoutMs, sent) + held;
-    const deadline = AbortSignal.timeout(deadlineMs);
-    const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
+    const deadline = requestDeadline(init.signal, deadlineMs);
     const token = {};
     if (deadlineMs > requestTimeoutMs) this.longDeadlines.set(token, Date.now() + deadlineMs);
     try {
-      return await this.attempt(method, sub, { ...init, signal }, label, started, headers, headersTimeoutMs);
+      return await this.attempt(method, sub, { ...init, signal: deadline.signal }, label, started, headers, headersTimeoutMs);
     } catch (error) {
       if (init.signal?.aborted) throw init.signal.reason;
-      if (deadline.aborted) {
+      if (deadline.expired) {
         this.debug(label, "deadline", started);
         throw new ApiError(`${label}: no complete answer within ${deadlineMs} ms`, { code: "timeout", retryable: true, cause: error });
       }
       throw error;
     } finally {
+      deadline.dispose();
       this.longDeadlines.delete(token);
     }
   }

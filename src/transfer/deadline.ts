@@ -58,3 +58,42 @@ export function idleDeadline(options: IdleDeadlineOptions): IdleDeadline {
     },
   };
 }
+
+export interface RequestDeadline {
+  /** Aborted by the caller's signal (with its reason) or when time is up. */
+  signal: AbortSignal;
+  /** Whether it was time that aborted it. */
+  readonly expired: boolean;
+  /** The request is over: the timer and the caller's listener go, nothing fires later. */
+  dispose(): void;
+}
+
+/**
+ * One request's signal: the caller's, cut off after `ms`. A timer and a listener that are undone
+ * when the request ends, not AbortSignal.timeout and AbortSignal.any: a timeout signal fires
+ * after its request is long over (a TimeoutError made and dispatched for each request of a
+ * session that outlives its request timeout), and each any() hangs a dependent on the session's
+ * lifelong signal.
+ */
+export function requestDeadline(outer: AbortSignal | undefined, ms: number): RequestDeadline {
+  const controller = new AbortController();
+  let expired = false;
+  const onOuterAbort = () => controller.abort(outer!.reason);
+  const timer = setTimeout(() => {
+    expired = true;
+    controller.abort(new DOMException(`the request took longer than ${ms} ms`, "TimeoutError"));
+  }, ms);
+  timer.unref(); // as AbortSignal.timeout's: a deadline alone keeps no process alive
+  if (outer?.aborted) onOuterAbort();
+  else outer?.addEventListener("abort", onOuterAbort, { once: true });
+  return {
+    signal: controller.signal,
+    get expired() {
+      return expired;
+    },
+    dispose() {
+      clearTimeout(timer);
+      outer?.removeEventListener("abort", onOuterAbort);
+    },
+  };
+}

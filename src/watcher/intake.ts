@@ -55,7 +55,9 @@ export class ChangeIntake {
   };
 
   private decide(change: FileChange): PathDecision {
-    const key = `${change.cwd ?? ""}\0${change.path}`;
+    // An absolute path is decided whatever the working directory: the tool's event (which names
+    // one) and the file watcher's (which does not) share one decision.
+    const key = path.isAbsolute(change.path) ? change.path : `${change.cwd ?? ""}\0${change.path}`;
     const known = this.accepted.get(key);
     if (known) return known;
     const decision = this.options.policy.resolve(change.path, change.cwd ?? this.options.agentCwd);

@@ -180,4 +180,19 @@ describe("ChangeQueue", () => {
     expect(r.batches).toHaveLength(0);
     expect(q.takePending()).toEqual(new Map([["a", 1]]));
   });
+
+  it("waiting(key) tells what waits for one key, not what is in flight, without copying the queue", async () => {
+    const r = recorder();
+    const q = new ChangeQueue<{ n: number }>({ debounceMs: 10, maxWaitMs: 100, flush: async (batch) => r.flush(new Map([...batch].map(([k, v]) => [k, v.n]))) });
+    const first = { n: 1 };
+    q.add("a", first);
+    expect(q.waiting("a")).toBe(first); // the queued value itself: no copy is made to answer
+    expect(q.waiting("b")).toBeUndefined();
+    r.hold();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(q.waiting("a")).toBeUndefined(); // in flight now
+    q.add("a", { n: 2 });
+    expect(q.waiting("a")).toEqual({ n: 2 });
+    r.release();
+  });
 });

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { getEventListeners } from "node:events";
 import http from "node:http";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -101,6 +102,24 @@ describe("Connections", () => {
     const pending = connections.request({ ...get(), signal: controller.signal, headersTimeoutMs: 10_000 });
     controller.abort(new Error("stop"));
     await expect(pending).rejects.toMatchObject({ name: "AbortError" });
+  });
+
+  it("stops the answer's body too, and leaves no listener on a lifelong signal once a request is over", async () => {
+    let drip: (() => void) | undefined;
+    const { connections } = await setUp((req, res) => {
+      if (req.url === "/slow") return void ((drip = () => res.write("x")), res.writeHead(200), res.write("x"));
+      res.end("ok");
+    });
+    const session = new AbortController();
+    for (let i = 0; i < 3; i++) expect(await text(await connections.request({ ...get(), signal: session.signal }))).toBe("ok");
+    expect(getEventListeners(session.signal, "abort")).toHaveLength(0);
+    const cut = new AbortController();
+    const answer = await connections.request({ ...get("/slow"), signal: cut.signal });
+    const body = text(answer);
+    drip!();
+    cut.abort(new Error("stop"));
+    await expect(body).rejects.toThrow(); // the connection is cut under it
+    await expect(connections.request({ ...get(), signal: cut.signal })).rejects.toMatchObject({ name: "AbortError" });
   });
 
   it("close() lets a request under way finish within the grace, then closes", async () => {

@@ -4,11 +4,12 @@
 
 import { randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
+import { getEventListeners } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { idleDeadline } from "../../src/transfer/deadline.js";
+import { idleDeadline, requestDeadline } from "../../src/transfer/deadline.js";
 import { runCli } from "../helpers/cli.js";
 import { cliEnv, newToken, workspace } from "../reliability/harness.js";
 import { remoteFiles, startRef, startSlowReader } from "../sync/helpers.js";
@@ -160,5 +161,43 @@ describe("idleDeadline", () => {
     idleDeadline({ timeoutMs: 1000, expire }).stop();
     vi.advanceTimersByTime(5000);
     expect(expire).not.toHaveBeenCalled();
+  });
+});
+
+describe("requestDeadline", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("aborts when time is up, and says it was time", () => {
+    const deadline = requestDeadline(undefined, 1000);
+    vi.advanceTimersByTime(999);
+    expect(deadline.signal.aborted).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(deadline.signal.aborted).toBe(true);
+    expect(deadline.expired).toBe(true);
+    expect(deadline.signal.reason).toMatchObject({ name: "TimeoutError" });
+  });
+
+  it("aborts with the caller's reason when the caller aborts, before or during the request", () => {
+    const caller = new AbortController();
+    const during = requestDeadline(caller.signal, 1000);
+    caller.abort(new Error("interrupted"));
+    expect(during.signal.reason).toEqual(new Error("interrupted"));
+    expect(during.expired).toBe(false);
+    expect(requestDeadline(caller.signal, 1000).signal.reason).toEqual(new Error("interrupted"));
+  });
+
+  it("leaves nothing behind once disposed: no abort later, no listener on the caller's lifelong signal", () => {
+    const session = new AbortController();
+    const deadlines = Array.from({ length: 5 }, () => requestDeadline(session.signal, 1000));
+    for (const deadline of deadlines) deadline.dispose();
+    expect(getEventListeners(session.signal, "abort")).toHaveLength(0);
+    vi.advanceTimersByTime(5000);
+    session.abort();
+    expect(deadlines.some((deadline) => deadline.signal.aborted)).toBe(false);
   });
 });

@@ -105,13 +105,14 @@ describe("push over a slow but steady uplink", () => {
   });
 });
 
+/** Each test of the calling describe runs on vitest's fake clock. */
+function useFakeTimersInEachTest(): void {
+  beforeEach(() => void vi.useFakeTimers());
+  afterEach(() => void vi.useRealTimers());
+}
+
 describe("idleDeadline", () => {
-  beforeEach(() => {
-    vi.useFakeTimers();
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
+  useFakeTimersInEachTest();
 
   it("does not count time when no request is under way (local work is not the server's silence)", () => {
     const expire = vi.fn();
@@ -165,12 +166,7 @@ describe("idleDeadline", () => {
 });
 
 describe("requestDeadline", () => {
-  beforeEach(() => {
-    vi.useFakeTimers();
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
+  useFakeTimersInEachTest();
 
   it("aborts when time is up, and says it was time", () => {
     const deadline = requestDeadline(undefined, 1000);

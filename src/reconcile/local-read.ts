@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
-import { closeSync, constants, fstatSync, lstatSync, openSync, read, readlinkSync, readSync, realpathSync, type Stats } from "node:fs";
+import { constants, promises as fsp, type Stats } from "node:fs";
 import path from "node:path";
-import { promisify } from "node:util";
 import { isInside } from "../paths.js";
 
 /**
@@ -10,12 +9,6 @@ import { isInside } from "../paths.js";
  * regular file whose real path (as the kernel sees it, /proc/self/fd/N) is still the path the
  * policy approved, so a directory swapped for a symlink between the policy check and the read
  * cannot smuggle a file from outside the root. Everything is read from that descriptor.
- *
- * The open, the stats and the path check are synchronous calls, and so are the reads of a file of
- * at most SYNC_READ_MAX bytes: each is a few microseconds on a local file, where a trip through the
- * thread pool costs some 50 µs of CPU (a session reads each file it commits: 0.7-1.2 ms a file
- * asynchronously, 0.15 ms so). A larger file's reads stay asynchronous: the event loop, which
- * copies the agent's output, never waits on them.
  */
 
 export interface FileSnapshot {
@@ -48,68 +41,53 @@ export interface ReadOptions {
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
 const CHUNK = 1024 * 1024;
-const SYNC_READ_MAX = 256 * 1024;
-const readAsync = promisify(read);
 let procFdWorks: boolean | undefined;
-
-type ReadAt = (fd: number, buffer: Buffer, position: number) => number | Promise<number>;
-const readBlocking: ReadAt = (fd, buffer, position) => readSync(fd, buffer, 0, buffer.length, position);
-const readInThreadPool: ReadAt = async (fd, buffer, position) => (await readAsync(fd, buffer, 0, buffer.length, position)).bytesRead;
 
 export async function readLocal(abs: string, options: ReadOptions): Promise<LocalRead> {
   if (!isInside(options.root, abs)) return { kind: "refused", reason: `outside the project root ${options.root}` };
-  let fd: number;
+  let handle: fsp.FileHandle;
   try {
-    fd = openSync(abs, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    handle = await fsp.open(abs, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   } catch (error) {
     return openFailure(error, abs);
   }
   try {
-    const before = fstatSync(fd);
+    const before = await handle.stat();
     if (before.isDirectory()) return { kind: "missing" };
     if (!before.isFile()) return { kind: "refused", reason: "not a regular file" };
     if (before.size > options.maxFileSize) return { kind: "too-large", size: before.size };
 
-    const where = descriptorPath(fd, abs);
+    const where = await descriptorPath(handle, abs);
     if (where === undefined) return { kind: "changed" };
     if (where !== abs) {
       return isInside(options.root, where)
         ? { kind: "refused", reason: `it now resolves to ${where}` }
         : { kind: "refused", reason: `it now resolves to ${where}, outside the project root` };
     }
-    return await readOpen(fd, before, options);
+
+    const keep = before.size <= (options.keepBytesUpTo ?? 0);
+    const hash = createHash("sha256");
+    const kept: Buffer[] = [];
+    let size = 0;
+    const buffer = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(before.size, 1) + 1));
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, size);
+      if (bytesRead === 0) break;
+      size += bytesRead;
+      if (size > options.maxFileSize) return { kind: "too-large", size };
+      hash.update(buffer.subarray(0, bytesRead));
+      if (keep) kept.push(Buffer.from(buffer.subarray(0, bytesRead)));
+    }
+    const after = await handle.stat();
+    if (size !== before.size || !sameStat(before, after)) return { kind: "changed" };
+    const result: LocalRead = { kind: "file", sha256: hash.digest("hex"), size, stat: snapshot(after) };
+    if (keep) result.bytes = Buffer.concat(kept, size);
+    return result;
   } catch (error) {
     return { kind: "error", reason: describe(error) };
   } finally {
-    try {
-      closeSync(fd);
-    } catch {
-      // closing a descriptor only read from: nothing was lost
-    }
+    await handle.close().catch(() => undefined);
   }
-}
-
-/** Hashes (and keeps, when small enough) what the open file holds; "changed" if it moved meanwhile. */
-async function readOpen(fd: number, before: Stats, options: ReadOptions): Promise<LocalRead> {
-  const keep = before.size <= (options.keepBytesUpTo ?? 0);
-  const readAt = before.size <= SYNC_READ_MAX ? readBlocking : readInThreadPool;
-  const hash = createHash("sha256");
-  const kept: Buffer[] = [];
-  let size = 0;
-  const buffer = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(before.size, 1) + 1));
-  for (;;) {
-    const bytesRead = await readAt(fd, buffer, size);
-    if (bytesRead === 0) break;
-    size += bytesRead;
-    if (size > options.maxFileSize) return { kind: "too-large", size };
-    hash.update(buffer.subarray(0, bytesRead));
-    if (keep) kept.push(Buffer.from(buffer.subarray(0, bytesRead)));
-  }
-  const after = fstatSync(fd);
-  if (size !== before.size || !sameStat(before, after)) return { kind: "changed" };
-  const result: LocalRead = { kind: "file", sha256: hash.digest("hex"), size, stat: snapshot(after) };
-  if (keep) result.bytes = Buffer.concat(kept, size);
-  return result;
 }
 
 function sameStat(a: FileSnapshot, b: FileSnapshot): boolean {
@@ -127,11 +105,11 @@ function snapshot(stat: Stats): FileSnapshot {
  * marks a removed file's link with " (deleted)", but a file may really be named so: the inode
  * decides, never the text.)
  */
-export function descriptorPath(fd: number, abs: string): string | undefined {
+export async function descriptorPath(handle: fsp.FileHandle, abs: string): Promise<string | undefined> {
   let where: string | undefined;
   if (procFdWorks !== false) {
     try {
-      where = readlinkSync(`/proc/self/fd/${fd}`);
+      where = await fsp.readlink(`/proc/self/fd/${handle.fd}`);
       procFdWorks = true;
     } catch {
       if (procFdWorks === true) return undefined;
@@ -139,9 +117,8 @@ export function descriptorPath(fd: number, abs: string): string | undefined {
     }
   }
   try {
-    where ??= path.resolve(realpathSync(abs));
-    const byPath = lstatSync(where);
-    const byFd = fstatSync(fd);
+    where ??= path.resolve(await fsp.realpath(abs));
+    const [byPath, byFd] = await Promise.all([fsp.lstat(where), handle.stat()]);
     return byPath.ino === byFd.ino && byPath.dev === byFd.dev ? where : undefined;
   } catch {
     return undefined;

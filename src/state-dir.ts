@@ -13,7 +13,7 @@ import path from "node:path";
  *
  * The checks of `.uspark` and the lock files are synchronous calls: each is one system call of
  * a few microseconds on the project's own directory, where a promise of node:fs costs some 50 µs
- * of CPU more (a trip through the thread pool), and a save makes eight of them. Whatever moves a
+ * of CPU more (a trip through the thread pool), and a save makes several. Whatever moves a
  * file's content, or waits for the disk (fsync), stays asynchronous.
  */
 

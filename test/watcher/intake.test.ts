@@ -1,32 +1,39 @@
-import { describe, expect, it, vi } from "vitest";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { FileChange } from "../../src/agents/types.js";
-import type { IgnoreEngine } from "../../src/ignore/engine.js";
-import type { PathDecision, PathPolicy } from "../../src/paths.js";
+import { createPathPolicy } from "../../src/paths.js";
 import { Reporter } from "../../src/report.js";
 import { ChangeIntake } from "../../src/watcher/intake.js";
 
-/** A policy that accepts every path under /project, counting what it was asked. */
-function countingPolicy() {
-  const resolve = vi.fn((agentPath: string, cwd?: string): PathDecision => {
-    const rel = agentPath.startsWith("/") ? agentPath.slice("/project/".length) : agentPath;
-    return { ok: true, abs: `/project/${rel}`, rel, remote: rel + (cwd === "/elsewhere" ? ".elsewhere" : "") };
-  });
-  const policy: PathPolicy = { root: "/project", ignore: { onRulesChanged: () => {} } as unknown as IgnoreEngine, resolve };
-  return { policy, resolve };
-}
+let root: string | undefined;
+afterEach(() => {
+  if (root) rmSync(root, { recursive: true, force: true });
+  root = undefined;
+});
 
-function intake(policy: PathPolicy, accepted: string[]) {
+/** The real path policy over a real root holding src/a.ts and sub/src/a.ts, its decisions counted. */
+function intakeOverRoot() {
+  root = realpathSync(mkdtempSync(path.join(os.tmpdir(), "uspark-intake-")));
+  for (const dir of ["src", "sub/src"]) {
+    mkdirSync(path.join(root, dir), { recursive: true });
+    writeFileSync(path.join(root, dir, "a.ts"), "x");
+  }
+  const policy = createPathPolicy({ root });
+  const resolve = vi.spyOn(policy, "resolve");
+  const accepted: string[] = [];
   const report = new Reporter({ verbosity: "quiet", stream: { write: () => true } });
-  return new ChangeIntake({ policy, report, agentCwd: "/project", dryRun: false, accept: (remote) => accepted.push(remote) });
+  const intake = new ChangeIntake({ policy, report, agentCwd: root, dryRun: false, accept: (remote) => accepted.push(remote) });
+  return { root, take: intake.take, resolve, accepted };
 }
 
 describe("ChangeIntake", () => {
   it("decides an absolute path once, whether the tool's event (with its cwd) or the file watcher's (without) names it", () => {
-    const { policy, resolve } = countingPolicy();
-    const accepted: string[] = [];
-    const take = intake(policy, accepted).take;
-    const tool: FileChange = { path: "/project/src/a.ts", kind: "write", cause: "Edit", confirmed: true, cwd: "/project" };
-    const fs: FileChange = { path: "/project/src/a.ts", kind: "write", cause: "fs", confirmed: true };
+    const { root, take, resolve, accepted } = intakeOverRoot();
+    const file = path.join(root, "src", "a.ts");
+    const tool: FileChange = { path: file, kind: "write", cause: "Edit", confirmed: true, cwd: root };
+    const fs: FileChange = { path: file, kind: "write", cause: "fs", confirmed: true };
     for (let i = 0; i < 5; i++) {
       take(tool);
       take(fs);
@@ -36,12 +43,10 @@ describe("ChangeIntake", () => {
   });
 
   it("decides a relative path per working directory", () => {
-    const { policy, resolve } = countingPolicy();
-    const accepted: string[] = [];
-    const take = intake(policy, accepted).take;
-    take({ path: "src/a.ts", kind: "write", cause: "Edit", confirmed: true, cwd: "/project" });
-    take({ path: "src/a.ts", kind: "write", cause: "Edit", confirmed: true, cwd: "/elsewhere" });
+    const { root, take, resolve, accepted } = intakeOverRoot();
+    take({ path: "src/a.ts", kind: "write", cause: "Edit", confirmed: true, cwd: root });
+    take({ path: "src/a.ts", kind: "write", cause: "Edit", confirmed: true, cwd: path.join(root, "sub") });
     expect(resolve).toHaveBeenCalledTimes(2);
-    expect(accepted).toEqual(["src/a.ts", "src/a.ts.elsewhere"]);
+    expect(accepted).toEqual(["src/a.ts", "sub/src/a.ts"]);
   });
 });

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { startCli, waitForOutput } from "../helpers/cli.js";
+import type { SpawnedChild } from "../helpers/spawner.js";
 import { journaledPaths, perTest } from "./helpers.js";
 import { startMemoryRef, startProxy, waitFor } from "../sync/helpers.js";
 
@@ -18,18 +19,18 @@ function daemonArgs(apiUrl = t.server!.url, ...extra: string[]): string[] {
 }
 
 /** Waits for the daemon's start line, which names the root, the project and the server. */
-function started(child: ReturnType<typeof startCli>["child"]): Promise<string> {
+function started(child: SpawnedChild): Promise<string> {
   return waitForOutput(child.stderr, (text) => /watching .* for project p1 on http/.test(text), 10_000);
 }
 
 describe("one watcher per root", () => {
   it("should print one start line, and make a second watcher of the root exit 2 within a second, naming the first's pid", async () => {
-    const first = startCli(daemonArgs());
+    const first = await startCli(daemonArgs());
     const line = await started(first.child);
     expect(line).toContain(t.root);
     expect(line).toContain(t.server!.url);
     const before = Date.now();
-    const second = await startCli(daemonArgs(), { timeoutMs: 5000 }).result;
+    const second = await (await startCli(daemonArgs(), { timeoutMs: 5000 })).result;
     expect(second.code).toBe(2);
     expect(Date.now() - before).toBeLessThan(2500);
     expect(second.stderr).toContain(`pid ${first.child.pid}`);
@@ -39,11 +40,11 @@ describe("one watcher per root", () => {
   });
 
   it("should not start the agent of a uspark run on a root a watcher holds: exit 2", async () => {
-    const daemon = startCli(daemonArgs());
+    const daemon = await startCli(daemonArgs());
     await started(daemon.child);
     const marker = path.join(t.root, "agent-started");
     const agent = ["--", process.execPath, "-e", `require("fs").writeFileSync(${JSON.stringify(marker)}, "")`];
-    const run = await startCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, ...agent], { timeoutMs: 5000 }).result;
+    const run = await (await startCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, ...agent], { timeoutMs: 5000 })).result;
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`pid ${daemon.child.pid}`);
     expect(existsSync(marker)).toBe(false);
@@ -55,7 +56,7 @@ describe("one watcher per root", () => {
     const gone = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
     mkdirSync(path.join(t.root, ".uspark"));
     writeFileSync(path.join(t.root, ".uspark", "lock"), `${gone.stdout}\n`);
-    const daemon = startCli(daemonArgs());
+    const daemon = await startCli(daemonArgs());
     await started(daemon.child);
     expect(readFileSync(path.join(t.root, ".uspark", "lock"), "utf8").trim()).toBe(String(daemon.child.pid));
     daemon.child.kill("SIGTERM");
@@ -63,7 +64,7 @@ describe("one watcher per root", () => {
   });
 
   it("should print no start line with --quiet", async () => {
-    const daemon = startCli(daemonArgs(t.server!.url, "--quiet"));
+    const daemon = await startCli(daemonArgs(t.server!.url, "--quiet"));
     // Its first request comes after its signal handlers are in place.
     await waitFor(() => t.server!.requests.length > 0, 10_000, "the daemon's first request");
     daemon.child.kill("SIGTERM");
@@ -78,7 +79,7 @@ describe("a daemon whose token is refused", () => {
     const server = await startMemoryRef("the-right-token");
     try {
       writeFileSync(path.join(t.root, "a.txt"), "to push\n");
-      const done = await startCli([...daemonArgs(server.url), "--token", "a-revoked-token"], { timeoutMs: 10_000 }).result;
+      const done = await (await startCli([...daemonArgs(server.url), "--token", "a-revoked-token"], { timeoutMs: 10_000 })).result;
       expect(done.code, done.stderr).toBe(1);
       expect(done.stderr).toMatch(/401|unauthorized|token/i);
       expect(done.stderr).not.toContain("a-revoked-token");
@@ -91,7 +92,7 @@ describe("a daemon whose token is refused", () => {
     let revoked = false;
     const proxy = await startProxy(t.server!.url, () => (revoked ? { kind: "answer", status: 403, body: { error: "forbidden", message: "token revoked" } } : undefined));
     try {
-      const daemon = startCli(daemonArgs(proxy.url, "--verbose"), { timeoutMs: 15_000 });
+      const daemon = await startCli(daemonArgs(proxy.url, "--verbose"), { timeoutMs: 15_000 });
       await waitForOutput(daemon.child.stderr, (text) => /ready in/.test(text), 10_000);
       revoked = true;
       writeFileSync(path.join(t.root, "late.txt"), "after the revocation\n");

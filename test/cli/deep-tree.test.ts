@@ -20,7 +20,7 @@ describe("SIGTERM while a deep tree is scanned", () => {
     }
     const flushTimeoutMs = 500;
     const args = ["watch", "--no-stdin", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--flush-timeout", String(flushTimeoutMs), "--verbose"];
-    const { child, result } = startCli(args, { timeoutMs: 30_000 });
+    const { child, result } = await startCli(args, { timeoutMs: 30_000 });
     await waitForOutput(child.stderr, (text) => /project is at v\d+/.test(text), 10_000);
     const signalled = Date.now();
     child.kill("SIGTERM");

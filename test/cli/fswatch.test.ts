@@ -20,7 +20,7 @@ afterEach(async () => {
 
 /** The watcher with the file system backstop on, its stdin left open until the test ends it; stderr in JSON lines. */
 async function startWatching(...extra: string[]) {
-  const run = startCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", root, "--verbose", "--log-format", "json", "--debounce", "50", ...extra]);
+  const run = await startCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", root, "--verbose", "--log-format", "json", "--debounce", "50", ...extra]);
   await waitForOutput(run.child.stderr, (text) => /watching \d+ directories.*ready in/.test(text));
   return run;
 }

@@ -90,7 +90,7 @@ describe("a project of the test's own", () => {
   describe("uspark cat into a pipe or a file that breaks", () => {
     it("a reader that goes away is no error (exit 0, no stack trace); a full disk is exit 74", async () => {
       await commit({ "big.bin": Buffer.alloc(4 << 20, 7) });
-      const early = startCli(["cat", "big.bin"], { cwd: t.root, env: env(), timeoutMs: 30_000 });
+      const early = await startCli(["cat", "big.bin"], { cwd: t.root, env: env(), timeoutMs: 30_000 });
       // `| head -c 1`: the reader takes one chunk and goes away.
       early.child.stdout.once("data", () => early.child.stdout.destroy());
       const closed = await early.result;

@@ -19,7 +19,7 @@ async function loginServer() {
 
 /** Starts `uspark login` with its own HOME; resolves with the user code it printed. */
 async function startLogin(url: string, home: string) {
-  const login = startCli(["login", "--api-url", url], { env: { HOME: home, USPARK_API_URL: "", USPARK_TOKEN: "" } });
+  const login = await startCli(["login", "--api-url", url], { env: { HOME: home, USPARK_API_URL: "", USPARK_TOKEN: "" } });
   const printed = await waitForOutput(login.child.stderr, (text) => /enter the code [A-Z]{4}-[A-Z]{4}/.test(text));
   return { ...login, userCode: /enter the code ([A-Z]{4}-[A-Z]{4})/.exec(printed)![1]!, printed };
 }

@@ -94,7 +94,7 @@ describe("a checkout older than the remote", () => {
     const pulled = await uspark(stale, "pull");
     expect(pulled.code).toBe(1);
     expect(read(stale, "f.txt")).toBe("older");
-    const { child, result } = startCli(["watch", "--no-stdin", "--log-format", "json", "-v"], { cwd: stale, env: env(), timeoutMs: 30_000 });
+    const { child, result } = await startCli(["watch", "--no-stdin", "--log-format", "json", "-v"], { cwd: stale, env: env(), timeoutMs: 30_000 });
     await waitForOutput(child.stderr, (text) => text.includes('"cause":"end"') || text.includes("start scan"), 20_000);
     child.kill("SIGTERM");
     expect((await result).code).toBe(1); // the conflict is still open
@@ -172,7 +172,7 @@ describe("a watch while another writer changes the project", () => {
   it("a local write equal to what the remote held at the start is not taken for 'unchanged': both are kept (exit 1)", async () => {
     const a = await machine("a");
     await commitFiles(server.url, "p", TOKEN, { "f.txt": "X" });
-    const { child, result } = startCli(["watch", "--no-stdin", "--log-format", "json", "-v"], { cwd: a, env: env(), timeoutMs: 30_000 });
+    const { child, result } = await startCli(["watch", "--no-stdin", "--log-format", "json", "-v"], { cwd: a, env: env(), timeoutMs: 30_000 });
     await waitForOutput(child.stderr, (text) => text.includes("start scan"), 20_000);
     await commitFiles(server.url, "p", TOKEN, { "f.txt": "Y" }); // the other writer
     write(a, "f.txt", "X");
@@ -187,7 +187,7 @@ describe("a watch while another writer changes the project", () => {
 
 /** A watch of `dir` until its start scan is done and its queue is flushed, then SIGTERM. */
 async function watchBriefly(dir: string) {
-  const { child, result } = startCli(["watch", "--no-stdin", "--log-format", "json", "-v", "--debounce", "0"], { cwd: dir, env: env(), timeoutMs: 30_000 });
+  const { child, result } = await startCli(["watch", "--no-stdin", "--log-format", "json", "-v", "--debounce", "0"], { cwd: dir, env: env(), timeoutMs: 30_000 });
   await waitForOutput(child.stderr, (text) => text.includes("start scan"), 20_000);
   child.kill("SIGTERM");
   return result;

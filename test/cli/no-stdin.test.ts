@@ -11,7 +11,7 @@ const daemonArgs = () => ["watch", "--no-stdin", "--project-id", "p1", "--api-ur
 
 describe("uspark watch --no-stdin (the dev-container daemon)", () => {
   it("should sync files written after start until SIGTERM, then flush and exit 0", async () => {
-    const { child, result } = startCli(daemonArgs());
+    const { child, result } = await startCli(daemonArgs());
     await waitForOutput(child.stderr, (text) => /watching .* ready in/.test(text));
     writeFileSync(path.join(t.root, "first.txt"), "one\n");
     await waitFor(async () => (await remoteFiles(t.server!.url)).has("first.txt"), 10_000, "first.txt on the remote");
@@ -29,7 +29,7 @@ describe("uspark watch --no-stdin (the dev-container daemon)", () => {
   });
 
   it("should not read stdin: open and silent, it ends the daemon only by a signal", async () => {
-    const { child, result } = startCli(daemonArgs());
+    const { child, result } = await startCli(daemonArgs());
     child.stdin.end("not a stream, not read\n");
     await waitForOutput(child.stderr, (text) => /watching .* ready in/.test(text));
     writeFileSync(path.join(t.root, "after-eof.txt"), "x");
@@ -46,7 +46,7 @@ describe("uspark watch --no-stdin (the dev-container daemon)", () => {
 
   // A file written before the file watcher is ready is found by the start-up scans.
   it("should sync an edit made 0 ms after spawn", async () => {
-    const { child, result } = startCli(daemonArgs());
+    const { child, result } = await startCli(daemonArgs());
     writeFileSync(path.join(t.root, "early.txt"), "early\n");
     await waitForOutput(child.stderr, (text) => /watching .* ready in/.test(text));
     child.kill("SIGTERM");

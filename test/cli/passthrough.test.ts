@@ -59,7 +59,7 @@ describe("passthrough", () => {
 
   it("should deliver everything to a slow reader before exiting", async () => {
     const input = randomBytes(8 * 1024 * 1024);
-    const { child, result } = startCli(watch(), { input });
+    const { child, result } = await startCli(watch(), { input });
     // Read in small bites with pauses driven by the data itself, so the pipe stays full.
     child.stdout.pause();
     const drip = setInterval(() => {
@@ -79,7 +79,7 @@ describe("passthrough", () => {
       JSON.stringify({ type: "assistant", session_id: "s", message: { content: [{ type: "tool_use", id: "t1", name: "Write", input: { file_path: `${root2}/late.txt`, content: "x" } }] } }),
       JSON.stringify({ type: "user", session_id: "s", message: { content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] } }),
     ];
-    const { child, result } = startCli(watch(), { input: lines.join("\n") + "\n" });
+    const { child, result } = await startCli(watch(), { input: lines.join("\n") + "\n" });
     child.stdout.once("data", () => child.stdout.destroy());
     const done = await result;
     expect(done.code).toBe(0);

@@ -9,7 +9,7 @@ import { startCli, waitForOutput } from "../helpers/cli.js";
 
 it("--max-blob-bytes sets the largest file the server accepts: one byte more is 413, the limit itself is stored", async () => {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "uspark-cli-serve-"));
-  const serve = startCli(["serve", "--data", dataDir, "--port", "0", "--max-blob-bytes", "1000"]);
+  const serve = await startCli(["serve", "--data", dataDir, "--port", "0", "--max-blob-bytes", "1000"]);
   try {
     const line = await waitForOutput(serve.child.stderr, (text) => text.includes("listening on"));
     const url = /listening on (\S+)/.exec(line)![1]!;

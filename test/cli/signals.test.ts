@@ -15,7 +15,7 @@ function watchArgs(apiUrl: string, ...extra: string[]): string[] {
 async function watchingAWrite(apiUrl: string, name: string, ...extra: string[]) {
   const file = path.join(t.root, name);
   writeFileSync(file, "written before the terminal closed\n");
-  const cli = startCli(watchArgs(apiUrl, ...extra));
+  const cli = await startCli(watchArgs(apiUrl, ...extra));
   cli.child.stdin.write(writeEvents(file));
   await waitForOutput(cli.child.stderr, (text) => text.includes(`detected ${name}`));
   return cli;

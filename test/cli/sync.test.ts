@@ -48,7 +48,7 @@ describe("watch-claude against the reference server", () => {
   it("should make one commit of the last content for 20 quick edits of one file", async () => {
     server = await startMemoryRef();
     const file = path.join(root, "hot.txt");
-    const { child, result } = startCli(watchArgs(server.url));
+    const { child, result } = await startCli(watchArgs(server.url));
     for (let i = 1; i <= 20; i++) {
       writeFileSync(file, `edit ${i}\n`);
       child.stdin.write(writeEvents(file, `edit ${i}\n`));
@@ -85,7 +85,7 @@ describe("watch-claude against the reference server", () => {
     server = await startMemoryRef();
     const file = path.join(root, "pending.txt");
     writeFileSync(file, "written before the signal\n");
-    const { child, result } = startCli(watchArgs(server.url, "--debounce", "60000", "--max-wait", "60000", "--verbose"));
+    const { child, result } = await startCli(watchArgs(server.url, "--debounce", "60000", "--max-wait", "60000", "--verbose"));
     child.stdin.write(writeEvents(file));
     await waitForOutput(child.stderr, (text) => text.includes("detected pending.txt"));
     child.kill("SIGTERM");
@@ -99,7 +99,7 @@ describe("watch-claude against the reference server", () => {
     const unreachable = "http://127.0.0.1:9";
     const file = path.join(root, "stuck.txt");
     writeFileSync(file, "x");
-    const { child, result } = startCli(watchArgs(unreachable, "--verbose"));
+    const { child, result } = await startCli(watchArgs(unreachable, "--verbose"));
     child.stdin.write(writeEvents(file));
     await waitForOutput(child.stderr, (text) => text.includes("detected stuck.txt"));
     child.kill("SIGTERM");

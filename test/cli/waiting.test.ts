@@ -38,7 +38,7 @@ describe("a server that does not answer", () => {
   it("push says it within 5 s, says once that it came back, and pushes", async () => {
     const { port, up } = await downServer();
     writeFileSync(path.join(t.root, "a.txt"), "a\n");
-    const { child, result } = startCli(["push", "--project-id", "p1", "--api-url", `http://127.0.0.1:${port}`, "--root", t.root], { input: "" });
+    const { child, result } = await startCli(["push", "--project-id", "p1", "--api-url", `http://127.0.0.1:${port}`, "--root", t.root], { input: "" });
     await waitForOutput(child.stderr, (text) => waiting(port).test(text), REFUSED_SAID_WITHIN_MS);
     await up();
     const end = await result;
@@ -51,7 +51,7 @@ describe("a server that does not answer", () => {
     proxy = await startProxy(t.server!.url, () => ({ kind: "stall" }));
     const port = new URL(proxy.url).port;
     writeFileSync(path.join(t.root, "a.txt"), "a\n");
-    const { child, result } = startCli(["push", "--project-id", "p1", "--api-url", proxy.url, "--root", t.root, "--flush-timeout", "6000"], { input: "" });
+    const { child, result } = await startCli(["push", "--project-id", "p1", "--api-url", proxy.url, "--root", t.root, "--flush-timeout", "6000"], { input: "" });
     // Counted from the request the server took (a loaded machine may take a while to start the CLI).
     await waitForOutput(child.stderr, (text) => text.includes(`uspark: warning: waiting for 127.0.0.1:${port}: no answer for 3 s\n`), 3 * SAID_WITHIN_MS);
     expect(Date.now() - proxy.seen[0]!.at).toBeLessThan(SAID_WITHIN_MS);
@@ -60,7 +60,7 @@ describe("a server that does not answer", () => {
 
   it("pull says it within 5 s, then gives up at --timeout (exit 1)", async () => {
     const { port } = await downServer();
-    const { child, result } = startCli(["pull", "--project-id", "p1", "--api-url", `http://127.0.0.1:${port}`, "--root", t.root, "--timeout", "2000"], { input: "" });
+    const { child, result } = await startCli(["pull", "--project-id", "p1", "--api-url", `http://127.0.0.1:${port}`, "--root", t.root, "--timeout", "2000"], { input: "" });
     await waitForOutput(child.stderr, (text) => waiting(port).test(text), REFUSED_SAID_WITHIN_MS);
     expect((await result).code).toBe(1);
   });
@@ -68,7 +68,7 @@ describe("a server that does not answer", () => {
   it("run says it within 5 s while the agent works; at most one such line every 2 s", async () => {
     const { port } = await downServer();
     const args = ["run", "--project-id", "p1", "--api-url", `http://127.0.0.1:${port}`, "--root", t.root, "--flush-timeout", "5000", "--log-format", "json"];
-    const { child, result } = startCli([...args, "--", "sh", FAKE_AGENT, "0", "--", path.join(t.root, "a.txt")]);
+    const { child, result } = await startCli([...args, "--", "sh", FAKE_AGENT, "0", "--", path.join(t.root, "a.txt")]);
     await waitForOutput(child.stderr, (text) => text.includes(`"message":"waiting for 127.0.0.1:${port}: connection refused, retry 1 in`), REFUSED_SAID_WITHIN_MS);
     const end = await result;
     expect(end.code).toBe(1);
@@ -79,7 +79,7 @@ describe("a server that does not answer", () => {
 
   it("watch says it within 5 s while the stream is open", async () => {
     const { port } = await downServer();
-    const { child, result } = startCli(["watch-claude", "--project-id", "p1", "--api-url", `http://127.0.0.1:${port}`, "--root", t.root, "--flush-timeout", "1000"]);
+    const { child, result } = await startCli(["watch-claude", "--project-id", "p1", "--api-url", `http://127.0.0.1:${port}`, "--root", t.root, "--flush-timeout", "1000"]);
     writeFileSync(path.join(t.root, "a.txt"), "a\n");
     child.stdin.write(writeEvents(path.join(t.root, "a.txt"), "a\n"));
     await waitForOutput(child.stderr, (text) => waiting(port).test(text), REFUSED_SAID_WITHIN_MS);

@@ -1,8 +1,9 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { spawnChild, type SpawnedChild } from "./spawner.js";
 
 /**
- * The built CLI, run as users run it: a child process with real pipes. USPARK_CLI runs another
+ * The built CLI, run as users run it: a child process with real pipes (started by the worker's
+ * spawner, which spares the worker a fork: spawner.ts). USPARK_CLI runs another
  * build instead (an older one, to see a test fail on the defect it names).
  */
 export const CLI = process.env.USPARK_CLI ?? fileURLToPath(new URL("../../bin/uspark.js", import.meta.url));
@@ -28,8 +29,9 @@ export interface CliOptions {
   keepStdout?: boolean;
 }
 
-export function startCli(args: string[], options: CliOptions = {}): { child: ChildProcessWithoutNullStreams; result: Promise<CliResult> } {
-  const child = spawn(process.execPath, [CLI, ...args], {
+/** Resolves once the CLI runs: its stdio is the caller's to drive, `result` comes when it has exited and closed its output. */
+export async function startCli(args: string[], options: CliOptions = {}): Promise<{ child: SpawnedChild; result: Promise<CliResult> }> {
+  const child = await spawnChild(process.execPath, [CLI, ...args], {
     cwd: options.cwd,
     env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: undefined, ...options.env },
   });
@@ -45,7 +47,7 @@ export function startCli(args: string[], options: CliOptions = {}): { child: Chi
       reject(new Error(`uspark ${args.join(" ")} did not exit within ${options.timeoutMs ?? 20_000} ms; stderr:\n${stderr}`));
     }, options.timeoutMs ?? 20_000);
     child.on("error", reject);
-    child.on("close", (code, signal) => {
+    child.on("close", (code: number | null, signal: NodeJS.Signals | null) => {
       clearTimeout(timer);
       resolve({ code, signal, stdout: Buffer.concat(stdout), stderr });
     });
@@ -54,11 +56,11 @@ export function startCli(args: string[], options: CliOptions = {}): { child: Chi
   return { child, result };
 }
 
-export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
-  return startCli(args, { input: "", ...options }).result;
+export async function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  return (await startCli(args, { input: "", ...options })).result;
 }
 
-async function feed(child: ChildProcessWithoutNullStreams, input: Buffer | string | Iterable<Buffer>): Promise<void> {
+async function feed(child: SpawnedChild, input: Buffer | string | Iterable<Buffer>): Promise<void> {
   const chunks = typeof input === "string" || Buffer.isBuffer(input) ? [Buffer.from(input)] : input;
   for (const chunk of chunks) {
     if (!child.stdin.write(chunk)) await new Promise((resolve) => child.stdin.once("drain", resolve));

@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { CLI } from "./cli.js";
+import { spawnChild } from "./spawner.js";
 
 /**
  * The built CLI on a real pseudo-terminal, as a person runs it: a tmux pane of a fixed size, and
@@ -57,14 +57,16 @@ function quote(word: string): string {
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+/** A tmux client: it reads no input (its stdin ends at once). */
+async function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const child = await spawnChild(command, args, { env });
+  child.stdin.end();
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
     child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(" ")}: exit ${code}: ${err}`))));
+    child.on("close", (code: number | null) => (code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(" ")}: exit ${code}: ${err}`))));
   });
 }

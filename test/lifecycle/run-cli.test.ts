@@ -72,7 +72,7 @@ describe("uspark run -- <agent>", () => {
   });
 
   it("should pass SIGTERM on to the agent and sync the write of its SIGTERM handler", async () => {
-    const { child, result } = startCli(runArgs("on-SIGTERM", ["last.txt"]));
+    const { child, result } = await startCli(runArgs("on-SIGTERM", ["last.txt"]));
     await waitForOutput(child.stdout, (text) => text.includes("ready\n"));
     child.kill("SIGTERM");
     const done = await result;

@@ -76,7 +76,7 @@ describe("uspark run with an agent that leaves a background process holding its 
   });
 
   it("should end the session on SIGTERM once the agent is gone, within the grace", async () => {
-    const { child, result } = startCli(runArgs(0, "yes"), { timeoutMs: 15_000 });
+    const { child, result } = await startCli(runArgs(0, "yes"), { timeoutMs: 15_000 });
     const { agent } = await pids();
     await waitFor(() => !alive(agent), 5000, "the agent's exit");
     child.kill("SIGTERM");

@@ -243,7 +243,7 @@ async function runSeed(seed: number): Promise<void> {
   };
 
   // --rescan 0: no scan during the steps; the file watcher is all that syncs them until the end.
-  const run = startCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", dir, "--verbose", "--debounce", "30", "--rescan", "0"], {
+  const run = await startCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", dir, "--verbose", "--debounce", "30", "--rescan", "0"], {
     timeoutMs: TIMEOUT_MS,
   });
   let stderr = "";

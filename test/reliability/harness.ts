@@ -6,6 +6,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { expect } from "vitest";
 import { startCli, waitForOutput, type CliResult } from "../helpers/cli.js";
+import type { SpawnedChild } from "../helpers/spawner.js";
 import { startProxy, tempDir, type Action, type Proxy, type SeenRequest } from "../sync/helpers.js";
 import { play, type PlayControl, type Played, type SessionPlan } from "./session.js";
 
@@ -65,9 +66,9 @@ export interface WatchOptions {
   control?: PlayControl;
   timeoutMs?: number;
   /** Runs alongside the session (e.g. kills the server at random moments). */
-  alongside?: (child: ReturnType<typeof startCli>["child"]) => Promise<void>;
+  alongside?: (child: SpawnedChild) => Promise<void>;
   /** Called once the CLI runs, before the session is played. */
-  onStart?: (child: ReturnType<typeof startCli>["child"]) => void;
+  onStart?: (child: SpawnedChild) => void;
 }
 
 /**
@@ -86,7 +87,7 @@ export async function watchSession(options: WatchOptions): Promise<WatchRun> {
     "--log-format", "json",
     ...(options.extraArgs ?? []),
   ];
-  const { child, result } = startCli(args, { cwd: options.root, env: cliEnv(options.home, options.token), timeoutMs: options.timeoutMs ?? 90_000 });
+  const { child, result } = await startCli(args, { cwd: options.root, env: cliEnv(options.home, options.token), timeoutMs: options.timeoutMs ?? 90_000 });
   options.onStart?.(child);
   // Edits made before the file watcher has its picture of the tree would look like old files.
   await waitForOutput(child.stderr, (text) => text.includes('"event":"fswatch"'), 20_000);

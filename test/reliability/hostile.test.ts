@@ -83,7 +83,7 @@ async function session(writes: Write[], options: { format?: "json" | "text"; exi
     lines.push({ line: toolResult(id), apply: write.apply ?? (() => writeFileSync(path.resolve(root, write.filePath), `${SECRET}\n`)) });
   }
   const args = ["watch-claude", "--project-id", "hostile", "--api-url", proxy.url, "--root", root, "--debounce", "30", "--verbose", "--log-format", format, ...(options.extraArgs ?? [])];
-  const { child, result } = startCli(args, { cwd: root, env: cliEnv(ws.home, token), timeoutMs: 30_000 });
+  const { child, result } = await startCli(args, { cwd: root, env: cliEnv(ws.home, token), timeoutMs: 30_000 });
   const input: Buffer[] = [];
   for (const { line, apply } of lines) {
     apply?.();

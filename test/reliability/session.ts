@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import type { SpawnedChild } from "../helpers/spawner.js";
 
 /** Deterministic PRNG (mulberry32): a failing seed replays the same session. */
 export function rng(seed: number): () => number {
@@ -203,7 +203,7 @@ export interface Played {
 }
 
 /** Plays the session into the child's stdin (with backpressure), then closes stdin. */
-export async function play(child: ChildProcessWithoutNullStreams, plan: SessionPlan, control: PlayControl = new PlayControl()): Promise<Played> {
+export async function play(child: SpawnedChild, plan: SessionPlan, control: PlayControl = new PlayControl()): Promise<Played> {
   const started = Date.now();
   const written: Buffer[] = [];
   const touched = new Set<string>();

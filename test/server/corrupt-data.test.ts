@@ -25,7 +25,7 @@ async function dataDirWith(damage: (brokenDir: string) => Promise<void>): Promis
 }
 
 async function serve(dataDir: string) {
-  const { child, result } = startCli(["serve", "--data", dataDir, "--port", "0"]);
+  const { child, result } = await startCli(["serve", "--data", dataDir, "--port", "0"]);
   onTestFinished(() => {
     child.kill("SIGKILL");
   });

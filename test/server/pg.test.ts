@@ -165,7 +165,7 @@ describe("uspark serve --db", () => {
   it("prints the URL it listens on without the database password, and stops on SIGTERM with 0", async () => {
     const dbUrl = new URL(await pg().freshSchemaUrl());
     dbUrl.password = "s3cret-pw";
-    const { child, result } = startCli(["serve", "--db", dbUrl.toString(), "--port", "0"]);
+    const { child, result } = await startCli(["serve", "--db", dbUrl.toString(), "--port", "0"]);
     onTestFinished(() => {
       child.kill("SIGKILL");
     });
@@ -184,7 +184,7 @@ describe("uspark serve --db", () => {
     const blob = await t.upload("in flight");
     await t.write("first.txt", "first");
     await t.close();
-    const { child, result } = startCli(["serve", "--db", t.databaseUrl!, "--port", "0"]);
+    const { child, result } = await startCli(["serve", "--db", t.databaseUrl!, "--port", "0"]);
     onTestFinished(() => {
       child.kill("SIGKILL");
     });
@@ -203,7 +203,7 @@ describe("uspark serve --db", () => {
   });
 
   it("takes the database URL from USPARK_DATABASE_URL", async () => {
-    const { child, result } = startCli(["serve", "--port", "0"], { env: { USPARK_DATABASE_URL: await pg().freshSchemaUrl() } });
+    const { child, result } = await startCli(["serve", "--port", "0"], { env: { USPARK_DATABASE_URL: await pg().freshSchemaUrl() } });
     onTestFinished(() => {
       child.kill("SIGKILL");
     });

@@ -15,7 +15,7 @@ const PROJECTS = ["alpha", "beta", "gamma", "delta"];
 
 async function serveReplica(databaseUrl: string) {
   // A little latency keeps requests in flight when the replica is killed.
-  const { child, result } = startCli(["serve", "--db", databaseUrl, "--port", "0", "--quiet", "--latency", "20"], {
+  const { child, result } = await startCli(["serve", "--db", databaseUrl, "--port", "0", "--quiet", "--latency", "20"], {
     timeoutMs: 170_000,
   });
   onTestFinished(() => {
@@ -28,7 +28,7 @@ async function serveReplica(databaseUrl: string) {
 
 async function startWatcher(project: string, apiUrl: string) {
   const root = await tempDir();
-  const run = startCli(
+  const run = await startCli(
     ["watch", "--project-id", project, "--api-url", apiUrl, "--root", root, "--debounce", "30", "--max-wait", "200", "--flush-timeout", "60000", "--verbose"],
     { timeoutMs: 120_000 },
   );

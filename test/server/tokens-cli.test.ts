@@ -80,7 +80,7 @@ describe("USPARK_SERVE_TOKEN", () => {
   it("gives uspark serve its admin token without a flag (so ps does not show it)", async () => {
     const dataDir = await tempDir();
     const admin = "env-admin-token";
-    const serve = startCli(["serve", "--data", dataDir, "--port", "0"], { env: { USPARK_SERVE_TOKEN: admin } });
+    const serve = await startCli(["serve", "--data", dataDir, "--port", "0"], { env: { USPARK_SERVE_TOKEN: admin } });
     try {
       const line = await waitForOutput(serve.child.stderr, (text) => text.includes("listening on"));
       expect(line).toContain("token: required");
@@ -98,7 +98,7 @@ describe("USPARK_SERVE_TOKEN", () => {
 describe("a scoped token in the client's hands", () => {
   it("a push with a read token fails (exit 1) saying the token may only read, in the server's words", async () => {
     const dataDir = await tempDir();
-    const serve = startCli(["serve", "--data", dataDir, "--port", "0"], { env: { USPARK_SERVE_TOKEN: "adm" } });
+    const serve = await startCli(["serve", "--data", dataDir, "--port", "0"], { env: { USPARK_SERVE_TOKEN: "adm" } });
     try {
       const line = await waitForOutput(serve.child.stderr, (text) => text.includes("listening on"));
       const url = /listening on (\S+)/.exec(line)![1]!;

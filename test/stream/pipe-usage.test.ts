@@ -36,7 +36,7 @@ describe("the pipe form on a usage or configuration error", () => {
   });
 
   it("should exit 2 at once, reading nothing, when it reads no stdin (--no-stdin)", async () => {
-    const { child, result } = startCli(["watch", "--no-stdin", "--no-such-flag", "--root", t.root], { timeoutMs: 5000 });
+    const { child, result } = await startCli(["watch", "--no-stdin", "--no-such-flag", "--root", t.root], { timeoutMs: 5000 });
     const done = await result;
     child.stdin.destroy();
     expect(done.code).toBe(2);

@@ -35,7 +35,7 @@ describe("scans through the built CLI", () => {
     const file = path.join(project.root, "config.ini");
     writeFileSync(file, "mode=old\n");
     utimesSync(file, hourAgo(), hourAgo());
-    const { child, result } = startCli(watch());
+    const { child, result } = await startCli(watch());
     sedInPlace(file, "mode=new\n");
     child.stdin.end();
     const done = await result;
@@ -99,7 +99,7 @@ describe("scans through the built CLI", () => {
     expect(first.code).toBe(0);
 
     renameSync(path.join(project.root, "offline-old.txt"), path.join(project.root, "offline-new.txt"));
-    const { child, result } = startCli(watch("--no-fs-watch", "--verbose"));
+    const { child, result } = await startCli(watch("--no-fs-watch", "--verbose"));
     await waitForOutput(child.stderr, (t) => /start scan: /.test(t), 5000);
     renameSync(path.join(project.root, "old.txt"), path.join(project.root, "new.txt"));
     child.stdin.end();
@@ -109,7 +109,7 @@ describe("scans through the built CLI", () => {
   });
 
   it("syncs at the end of the session an edit no event announced", async () => {
-    const { child, result } = startCli(watch("--no-fs-watch", "--verbose"));
+    const { child, result } = await startCli(watch("--no-fs-watch", "--verbose"));
     // After the start scan, so that only the end scan can find it (a build without scans: after the bound).
     await waitForOutput(child.stderr, (t) => /start scan: /.test(t), 5000).catch(() => "");
     writeFileSync(path.join(project.root, "quiet.txt"), "made by a shell, seen by no watcher\n");

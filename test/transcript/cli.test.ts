@@ -3,6 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli, startCli } from "../helpers/cli.js";
+import type { SpawnedChild } from "../helpers/spawner.js";
 import { MEMORY_TMPDIR } from "../helpers/memory-tmpdir.js";
 import { SameBytes } from "../helpers/same-bytes.js";
 import { tempDir, waitFor, type Action, type Proxy } from "../sync/helpers.js";
@@ -68,7 +69,7 @@ function spoolFiles(): string[] {
 }
 
 /** Writes the pieces one by one, each after the proxy has seen one more append: the session spans many appends. */
-async function feedAcrossAppends(child: ReturnType<typeof startCli>["child"], proxy: Proxy, pieces: Buffer[]): Promise<void> {
+async function feedAcrossAppends(child: SpawnedChild, proxy: Proxy, pieces: Buffer[]): Promise<void> {
   for (const piece of pieces) {
     const seen = putsSeen(proxy).length;
     child.stdin.write(piece);
@@ -84,7 +85,7 @@ describe("--transcript (the reference server behind a fault proxy)", () => {
     const { rule, taken } = onPuts((n) => faults[n]);
     const { ref, proxy } = await serve({ rule });
     const pieces = awkwardStream();
-    const run = startCli(watchArgs(proxy.url), { timeoutMs: 60_000 });
+    const run = await startCli(watchArgs(proxy.url), { timeoutMs: 60_000 });
     await feedAcrossAppends(run.child, proxy, pieces);
     run.child.stdin.end();
     const result = await run.result;
@@ -105,7 +106,7 @@ describe("--transcript (the reference server behind a fault proxy)", () => {
   ] as const)("should exit 1 with the rest spooled when the server %s at the end, and push --pending completes it", async (_what, fault) => {
     const { ref, proxy } = await serve();
     const pieces = awkwardStream();
-    const run = startCli(watchArgs(proxy.url, "--flush-timeout", "1500"), { timeoutMs: 60_000 });
+    const run = await startCli(watchArgs(proxy.url, "--flush-timeout", "1500"), { timeoutMs: 60_000 });
     await feedAcrossAppends(run.child, proxy, pieces.slice(0, 2));
     proxy.rule = (req) => (isTranscriptPut(req) ? fault : undefined);
     // Appended one by one: with answers lost, the server ends up ahead of what the client knows.
@@ -159,7 +160,7 @@ describe("--transcript (the reference server behind a fault proxy)", () => {
     const lines = Array.from({ length: 10 }, (_, i) => Buffer.concat([Buffer.from(String(i)), Buffer.alloc(MiB - 2, "z"), Buffer.from("\n")]));
     const pieces = Array.from({ length: 80 }, (_, i) => lines[i % 10]!);
     const rssFile = path.join(root, "rss");
-    const run = startCli(watchArgs(proxy.url, "--flush-timeout", "3000", "--request-timeout", "60000"), {
+    const run = await startCli(watchArgs(proxy.url, "--flush-timeout", "3000", "--request-timeout", "60000"), {
       input: pieces,
       keepStdout: false,
       timeoutMs: 60_000,

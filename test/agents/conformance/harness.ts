@@ -85,7 +85,7 @@ async function runAgent(c: AgentCase): Promise<Run> {
     const env = c.setup(home, model.url);
     const [cmd, args] = c.command(PROMPT);
     const watchArgs = ["watch", "--agent", c.watchAs ?? c.agent, ...cliArgs, "--debounce", "50", "--verbose", "--log-format", "json"];
-    const watch = startCli(watchArgs, { cwd: project, timeoutMs: 120_000 });
+    const watch = await startCli(watchArgs, { cwd: project, timeoutMs: 120_000 });
     await waitForOutput(watch.child.stderr, (text) => /"event":"fswatch".*ready in/.test(text), 20_000).catch((error: unknown) => {
       watch.child.kill();
       throw error;

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
  * and a fork write-protects every page of the process that forks: each page the worker writes
  * afterwards faults. A vitest worker holds 200-400 MB that its garbage collector rewrites, and the
  * suite spawns the CLI and tmux some 480 times. Measured on the whole suite: the workers' page
- * faults 1.06-1.09 M -> 0.79-0.80 M, their CPU 98-110 s -> 88-96 s, the spawners' own ~4 s.
+ * faults 1.04-1.09 M -> 0.77-0.80 M, their CPU 98-110 s -> 88-96 s; the spawners cost ~4 s.
  * The child is the same: command, arguments, working directory and environment as asked, its
  * stdio sockets held by the worker only.
  */

@@ -2,16 +2,11 @@ import { once } from "node:events";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { buffer as collect } from "node:stream/consumers";
 import { afterAll, describe, expect, it } from "vitest";
 import { spawnChild, type SpawnedChild } from "./spawner.js";
 
 const node = (script: string, env?: NodeJS.ProcessEnv, cwd?: string) => spawnChild(process.execPath, ["-e", script], { env, cwd });
-
-function collect(stream: NodeJS.ReadableStream): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-  return once(stream, "end").then(() => Buffer.concat(chunks));
-}
 
 const closed = (child: SpawnedChild) => once(child, "close") as Promise<[number | null, NodeJS.Signals | null]>;
 

@@ -59,7 +59,12 @@ class Child extends EventEmitter implements SpawnedChild {
     readonly stderr: Socket,
   ) {
     super();
-    for (const stream of [stdout, stderr]) stream.once("close", () => this.maybeClose());
+    // A socket reads from the moment it arrives: stdout may have ended and closed already, while
+    // the worker waited for stderr.
+    for (const stream of [stdout, stderr]) {
+      if (stream.closed) this.maybeClose();
+      else stream.once("close", () => this.maybeClose());
+    }
   }
 
   kill(signal: NodeJS.Signals = "SIGTERM"): boolean {

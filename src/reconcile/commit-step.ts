@@ -234,7 +234,7 @@ async function applied(plan: Plan, changes: Change[], version: number, ctx: Comm
   ledger.pushed += plan.puts.length;
   ledger.deleted += plan.deletes.length;
   ledger.copies += plan.copies.length;
-  ctx.report.info("commit", commitLine(version, [...plan.puts, ...plan.copies].map((p) => p.path), plan.deletes.map((d) => d.path)), {
+  ctx.report.info("commit", versionLine("committed", version, [...plan.puts, ...plan.copies].map((p) => p.path), plan.deletes.map((d) => d.path)), {
     version,
     files: [...plan.puts, ...plan.copies].map((p) => p.path),
     deleted: plan.deletes.map((d) => d.path),
@@ -263,10 +263,10 @@ function recordCopy(copy: Put, plan: Plan, ctx: CommitStepContext): void {
   });
 }
 
-/** `committed v8: 3 files (src/a.ts, src/b.ts, old.txt deleted)` */
-export function commitLine(version: number, files: readonly string[], deleted: readonly string[]): string {
+/** `committed v8: 3 files (src/a.ts, src/b.ts, old.txt deleted)`; a two-way watch's `pulled v9: …` */
+export function versionLine(verb: "committed" | "pulled", version: number, files: readonly string[], deleted: readonly string[]): string {
   const names = [...files, ...deleted.map((d) => `${d} deleted`)];
   const total = names.length;
   const shown = names.slice(0, 3).join(", ") + (total > 3 ? `, … ${total - 3} more` : "");
-  return `committed v${version}: ${total} ${total === 1 ? "file" : "files"} (${shown})`;
+  return `${verb} v${version}: ${total} ${total === 1 ? "file" : "files"} (${shown})`;
 }

@@ -26,8 +26,15 @@ export interface LocalStepContext {
   now(): number;
 }
 
-export async function localStep(plan: Plan, ctx: LocalStepContext, signal: AbortSignal): Promise<void> {
-  await writeAll(plan.writes, ctx, signal);
+/** What a local step changed here: the files written and the files deleted. */
+export interface LocalChanges {
+  written: string[];
+  removed: string[];
+}
+
+export async function localStep(plan: Plan, ctx: LocalStepContext, signal: AbortSignal): Promise<LocalChanges> {
+  const changes: LocalChanges = { written: [], removed: [] };
+  await writeAll(plan.writes, ctx, changes.written, signal);
   for (const remove of plan.removes) {
     signal.throwIfAborted();
     try {
@@ -36,13 +43,15 @@ export async function localStep(plan: Plan, ctx: LocalStepContext, signal: Abort
       ctx.ledger.removed++;
       ctx.ledger.set(remove.path, { status: "synced", at: ctx.now() });
       ctx.report.debug("removed", `deleted ${remove.path} here (the remote deleted it)`, { path: remove.path });
+      changes.removed.push(remove.path);
     } catch (error) {
       kept(remove.path, error, ctx);
     }
   }
+  return changes;
 }
 
-async function writeAll(writes: readonly LocalWrite[], ctx: LocalStepContext, signal: AbortSignal): Promise<void> {
+async function writeAll(writes: readonly LocalWrite[], ctx: LocalStepContext, written: string[], signal: AbortSignal): Promise<void> {
   if (writes.length === 0) return;
   const bySha = new Map<string, LocalWrite[]>();
   for (const write of writes) bySha.set(write.sha256, [...(bySha.get(write.sha256) ?? []), write]);
@@ -53,7 +62,7 @@ async function writeAll(writes: readonly LocalWrite[], ctx: LocalStepContext, si
     writes.map((w) => ({ sha256: w.sha256, size: w.size })),
     async (sha, bytes) => {
       for (const write of bySha.get(sha) ?? []) {
-        await writeOne(write, bytes, ctx);
+        if (await writeOne(write, bytes, ctx)) written.push(write.path);
         done.files++;
         done.bytes += write.size;
         ctx.onProgress?.("pulling", done, total);
@@ -66,7 +75,8 @@ async function writeAll(writes: readonly LocalWrite[], ctx: LocalStepContext, si
   }
 }
 
-async function writeOne(write: LocalWrite, bytes: Uint8Array, ctx: LocalStepContext): Promise<void> {
+/** True when the file was written. */
+async function writeOne(write: LocalWrite, bytes: Uint8Array, ctx: LocalStepContext): Promise<boolean> {
   const expected = write.expectLocal && { sha256: write.expectLocal.sha256, stat: write.expectLocal.stat };
   try {
     if (write.backup && write.expectLocal) {
@@ -80,8 +90,10 @@ async function writeOne(write: LocalWrite, bytes: Uint8Array, ctx: LocalStepCont
     ctx.ledger.pulled++;
     ctx.ledger.set(write.path, { status: "synced", at: writtenAt });
     ctx.report.debug("pulled", `pulled ${write.path}`, { path: write.path });
+    return true;
   } catch (error) {
     kept(write.path, error, ctx);
+    return false;
   }
 }
 

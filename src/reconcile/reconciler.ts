@@ -6,7 +6,7 @@ import type { BaseKeeper } from "./base-keeper.js";
 import { commitStep, type CommitStepContext } from "./commit-step.js";
 import { isConflictCopyOf } from "./conflict-copy.js";
 import { Ledger } from "./ledger.js";
-import { localStep, type LocalStepContext } from "./local-step.js";
+import { localStep, type LocalChanges, type LocalStepContext } from "./local-step.js";
 import type { LocalStat, LocalTree, Unrepresentable } from "./local-tree.js";
 import { Observer, type Observation } from "./observe.js";
 import { emptyPlan, plan, type PathState, type Plan } from "./plan.js";
@@ -73,6 +73,10 @@ export interface RoundResult {
   refused: boolean;
   /** Remote paths left out: never written (`refused`: invalid, reserved, a hostile listing) or ignored here. */
   outOfScope: { path: string; reason: string; refused: boolean }[];
+  /** What the round wrote and deleted here (the remote's changes). */
+  local: LocalChanges;
+  /** The remote version the round reached. */
+  version: number;
 }
 
 export class Reconciler {
@@ -94,7 +98,7 @@ export class Reconciler {
     const states = await this.statesOf(paths, observed, request, unreadable, signal);
     if (this.deps.view.generation === seen && needsConfirmation(states)) await this.confirm(states, signal);
     const planned = plan(states, this.context(request));
-    const result: RoundResult = { plan: planned, states, requeue: [], unreadable, unrepresentable, refused: false, outOfScope };
+    const result: RoundResult = { plan: planned, states, requeue: [], unreadable, unrepresentable, refused: false, outOfScope, local: { written: [], removed: [] }, version: this.deps.view.version };
     if (request.dryRun) return result;
     this.record(planned, unreadable, request.evidence);
     const requeue = new Set<string>([...unreadable].filter(([, u]) => u.retry).map(([p]) => p));
@@ -110,9 +114,10 @@ export class Reconciler {
       progress.end();
     }
     withoutOwnCopies(planned, this.deps.base.conflictCopies());
-    await localStep(planned, this.localContext(requeue), signal);
+    result.local = await localStep(planned, this.localContext(requeue), signal);
     await (this.deps.tree as { flushDirectories?: () => Promise<void> }).flushDirectories?.();
     this.deps.base.reachVersion(this.deps.view.version);
+    result.version = this.deps.view.version;
     // A conflict closed: its copy is a path like any other again, to decide (a two-way watch pulls it).
     const copiesAfter = this.deps.base.conflictCopies();
     for (const copy of copiesBefore) if (!copiesAfter.has(copy)) requeue.add(copy);

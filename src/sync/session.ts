@@ -8,7 +8,8 @@ import type { LocalTree } from "../reconcile/local-tree.js";
 import { UsageError } from "../config.js";
 import { withProject } from "../transfer/projects.js";
 import { Ledger } from "../reconcile/ledger.js";
-import { Reconciler } from "../reconcile/reconciler.js";
+import { Reconciler, type RoundResult } from "../reconcile/reconciler.js";
+import { versionLine } from "../reconcile/commit-step.js";
 import { RemoteView } from "../reconcile/remote-view.js";
 import { fileStateStore, type StateStore } from "../reconcile/state-store.js";
 import type { Reporter } from "../report.js";
@@ -253,18 +254,25 @@ export class SyncSession {
     try {
       const { reconciler } = await this.parts;
       const evidence = new Set(targets.filter((t) => t.cause !== "scan").map((t) => t.remote));
-      const { requeue } = await reconciler.round({ mode: this.options.mode ?? "push", paths: targets.map((t) => t.remote), evidence }, this.controller.signal);
+      const round = await reconciler.round({ mode: this.options.mode ?? "push", paths: targets.map((t) => t.remote), evidence }, this.controller.signal);
       if (this.settled) return;
+      this.sayPulled(round);
       // Unless a newer change of the same path is already waiting, try again in the next batch; a
       // scan's finding waiting meanwhile does not take the place of an event's (its evidence: a
       // symlink swapped in under an event's path is then said, not passed over).
-      for (const path of requeue) {
+      for (const path of round.requeue) {
         const again = requeued(batch.get(path) ?? { remote: path, cause: "retry" }, this.queue.waiting(path));
         if (again) this.queue.add(path, again);
       }
     } catch (error) {
       this.batchFailed(targets, error);
     }
+  }
+
+  /** A two-way watch says what it wrote here, as it says what it commits: one line a round. */
+  private sayPulled({ local, version }: RoundResult): void {
+    if (local.written.length + local.removed.length === 0) return;
+    this.options.report.info("pulled", versionLine("pulled", version, local.written, local.removed), { version, files: local.written, deleted: local.removed });
   }
 
   private batchFailed(targets: SyncTarget[], error: unknown): void {

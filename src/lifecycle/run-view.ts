@@ -73,10 +73,11 @@ export class RunView extends Writable {
     this.flushLines(done);
   }
 
-  /** A synced change, from the watcher's report events; true when shown here (the commit lines). */
+  /** A synced change, from the watcher's report events; true when shown here (commits, and what a two-way run pulled). */
   report(record: ReportRecord): boolean {
-    if (record.event !== "commit") return false;
-    this.show(`${this.colors.green("↑")} ${this.cut(escapeControl(record.message), 2)}`);
+    const mark = record.event === "commit" ? this.colors.green("↑") : record.event === "pulled" ? this.colors.cyan("↓") : undefined;
+    if (mark === undefined) return false;
+    this.show(`${mark} ${this.cut(escapeControl(record.message), 2)}`);
     this.flushLines(() => undefined);
     return true;
   }

@@ -33,11 +33,12 @@ const line = (event: unknown) => JSON.stringify(event) + "\n";
 const call = (id: string, name: string, input: unknown) => line({ type: "assistant", message: { content: [{ type: "tool_use", id, name, input }] } });
 const answer = (id: string, content: string, isError = false) => line({ type: "user", message: { content: [{ type: "tool_result", tool_use_id: id, content, is_error: isError }] } });
 
-async function view(input: string[], options: { columns?: number; color?: boolean; commits?: string[] } = {}): Promise<string> {
+async function view(input: string[], options: { columns?: number; color?: boolean; commits?: string[]; pulls?: string[] } = {}): Promise<string> {
   const terminal = new FakeTerminal(options.columns ?? 60);
   const runView = new RunView({ terminal, format: "claude", root: "/work/app", color: options.color ?? false });
   for (const chunk of input) await new Promise<void>((resolve, reject) => runView.write(Buffer.from(chunk), (error) => (error ? reject(error) : resolve())));
   for (const message of options.commits ?? []) expect(runView.report({ level: "info", event: "commit", message })).toBe(true);
+  for (const message of options.pulls ?? []) expect(runView.report({ level: "info", event: "pulled", message })).toBe(true);
   await runView.finish();
   return terminal.text;
 }
@@ -56,6 +57,11 @@ describe("the run view", () => {
     expect(await view(input, { commits: ["committed v2: 1 file (src/a.ts)"] })).toBe(
       ["✓ Write src/a.ts", "✗ Bash npm test: Exit code 1", "plain words", "↑ committed v2: 1 file (src/a.ts)", "… Read b.ts (no result)", "✓ done: Done.", "Two lines.", ""].join("\n"),
     );
+  });
+
+  it("shows what a two-way run pulled as it shows commits, marked down, not up", async () => {
+    const shown = await view([call("t1", "Read", { file_path: "/work/app/a.ts" }), answer("t1", "ok")], { pulls: ["pulled v3: 2 files (b.ts, old.ts deleted)"] });
+    expect(shown.split("\n")).toEqual(["✓ Read a.ts", "↓ pulled v3: 2 files (b.ts, old.ts deleted)", ""]);
   });
 
   it("says a failed run's reason at the end, in red with colours, and nothing of the JSON", async () => {

@@ -57,7 +57,7 @@ export async function readLocal(abs: string, options: ReadOptions): Promise<Loca
     if (!before.isFile()) return { kind: "refused", reason: "not a regular file" };
     if (before.size > options.maxFileSize) return { kind: "too-large", size: before.size };
 
-    const where = await descriptorPath(handle, abs);
+    const where = await descriptorPath(handle, abs, before);
     if (where === undefined) return { kind: "changed" };
     if (where !== abs) {
       return isInside(options.root, where)
@@ -77,6 +77,9 @@ export async function readLocal(abs: string, options: ReadOptions): Promise<Loca
       if (size > options.maxFileSize) return { kind: "too-large", size };
       hash.update(buffer.subarray(0, bytesRead));
       if (keep) kept.push(Buffer.from(buffer.subarray(0, bytesRead)));
+      // All the size said, and a short read: the end, without one more read to be told so (the
+      // stat after still catches growth). A short read before that size reads on (FUSE, NFS).
+      if (size === before.size && bytesRead < buffer.length) break;
     }
     const after = await handle.stat();
     if (size !== before.size || !sameStat(before, after)) return { kind: "changed" };
@@ -103,9 +106,10 @@ function snapshot(stat: Stats): FileSnapshot {
  * Either is accepted only when the file at that path is the inode of the descriptor (same dev
  * and ino): undefined when the file was removed or replaced after it was opened. (The kernel
  * marks a removed file's link with " (deleted)", but a file may really be named so: the inode
- * decides, never the text.)
+ * decides, never the text.) `opened`: the descriptor's stat when the caller has it (an open
+ * file's inode never changes), one system call fewer.
  */
-export async function descriptorPath(handle: fsp.FileHandle, abs: string): Promise<string | undefined> {
+export async function descriptorPath(handle: fsp.FileHandle, abs: string, opened?: Stats): Promise<string | undefined> {
   let where: string | undefined;
   if (procFdWorks !== false) {
     try {
@@ -118,7 +122,7 @@ export async function descriptorPath(handle: fsp.FileHandle, abs: string): Promi
   }
   try {
     where ??= path.resolve(await fsp.realpath(abs));
-    const [byPath, byFd] = await Promise.all([fsp.lstat(where), handle.stat()]);
+    const [byPath, byFd] = await Promise.all([fsp.lstat(where), opened ?? handle.stat()]);
     return byPath.ino === byFd.ino && byPath.dev === byFd.dev ? where : undefined;
   } catch {
     return undefined;

@@ -33,8 +33,7 @@ export interface LocalChanges {
 }
 
 export async function localStep(plan: Plan, ctx: LocalStepContext, signal: AbortSignal): Promise<LocalChanges> {
-  const changes: LocalChanges = { written: [], removed: [] };
-  await writeAll(plan.writes, ctx, changes.written, signal);
+  const changes: LocalChanges = { written: await writeAll(plan.writes, ctx, signal), removed: [] };
   for (const remove of plan.removes) {
     signal.throwIfAborted();
     try {
@@ -51,8 +50,10 @@ export async function localStep(plan: Plan, ctx: LocalStepContext, signal: Abort
   return changes;
 }
 
-async function writeAll(writes: readonly LocalWrite[], ctx: LocalStepContext, written: string[], signal: AbortSignal): Promise<void> {
-  if (writes.length === 0) return;
+/** Writes the remote's content here; returns the paths written (an edit made here meanwhile is kept). */
+async function writeAll(writes: readonly LocalWrite[], ctx: LocalStepContext, signal: AbortSignal): Promise<string[]> {
+  const written: string[] = [];
+  if (writes.length === 0) return written;
   const bySha = new Map<string, LocalWrite[]>();
   for (const write of writes) bySha.set(write.sha256, [...(bySha.get(write.sha256) ?? []), write]);
   const total = { files: writes.length, bytes: writes.reduce((sum, w) => sum + w.size, 0) };
@@ -73,6 +74,7 @@ async function writeAll(writes: readonly LocalWrite[], ctx: LocalStepContext, wr
   for (const [sha, reason] of failures) {
     for (const write of bySha.get(sha) ?? []) ctx.ledger.set(write.path, { status: "failed", reason: `not pulled: ${reason}`, local: ctx.tree.where(write.path) });
   }
+  return written;
 }
 
 /** True when the file was written. */

@@ -40,6 +40,8 @@ export class EventReader implements ScanHandler {
   discard = false;
   /** No stop before this position of the piece being read (a "tool_use" is still ahead). */
   stopsFrom = 0;
+  /** The event's `message` was read to its end. */
+  private messageRead = false;
   private block: Block | undefined;
   private field = F_NONE;
   private pathIndex = 0;
@@ -73,6 +75,7 @@ export class EventReader implements ScanHandler {
     this.block = undefined;
     this.discard = false;
     this.stopsFrom = 0;
+    this.messageRead = false;
     this.field = F_NONE;
   }
 
@@ -158,6 +161,7 @@ export class EventReader implements ScanHandler {
 
   end(depth: number): void {
     if (depth === 3) this.block = undefined;
+    else if (depth === 1) this.messageRead = true;
   }
 
   private want(field: number): true {
@@ -165,18 +169,23 @@ export class EventReader implements ScanHandler {
     return true;
   }
 
-  /** Passes over a value; and stops the scan there if nothing after it can matter but a "tool_use". */
+  /**
+   * Passes over a value; and stops the scan there if nothing after it can matter but a
+   * "tool_use". A user event is read no further than its message: what follows it in Claude
+   * Code's own (`tool_use_result`: a written file's content, an edited file's original and its
+   * patch) can be far longer than the message, and tells nothing a result block does not.
+   */
   private skip(): false {
     const type = this.type;
     if (type === undefined) return false;
-    if (type !== "assistant") {
-      if (type !== "user" && type !== "system") {
-        this.discard = true;
-        this.scanner.stop();
-      }
-      return false;
+    if (type === "assistant") {
+      if (this.scanner.position >= this.stopsFrom && (this.block === undefined || this.settled(this.block))) this.scanner.stop();
+    } else if (type === "user") {
+      if (this.messageRead && this.scanner.position >= this.stopsFrom) this.scanner.stop();
+    } else if (type !== "system") {
+      this.discard = true;
+      this.scanner.stop();
     }
-    if (this.scanner.position >= this.stopsFrom && (this.block === undefined || this.settled(this.block))) this.scanner.stop();
     return false;
   }
 

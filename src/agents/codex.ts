@@ -1,4 +1,4 @@
-import { moveChanges, needle, pending, PendingCalls, stringField, type PendingChange } from "./common.js";
+import { moveChanges, needle, outcome, pending, PendingCalls, stringField, type PendingChange } from "./common.js";
 import { isObject, parseEvent } from "./sparse-json.js";
 import type { AgentFormat, AgentParser, ChangeSink } from "./types.js";
 
@@ -58,7 +58,7 @@ class CodexParser implements AgentParser {
           // path it named is reported unconfirmed, and the sync checks it by hash.
           const confirmed = item.status === "completed";
           const announced = id === undefined ? undefined : this.pending.take(id);
-          for (const change of changes.length > 0 ? changes : (announced ?? [])) this.emit({ ...change, confirmed });
+          for (const change of changes.length > 0 ? changes : (announced ?? [])) this.emit(outcome(change, confirmed));
         } else if (id !== undefined) {
           this.pending.add(id, changes); // still in progress: its outcome may yet come
         }

@@ -2,7 +2,7 @@ import { isObject, SkippedString } from "./sparse-json.js";
 import type { FileChange } from "./types.js";
 import type { PendingChange } from "./pending-calls.js";
 
-export { PendingCalls, type PendingChange } from "./pending-calls.js";
+export { outcome, PendingCalls, type PendingChange } from "./pending-calls.js";
 
 /** A FileChange, without a `cwd` key when the agent did not tell us its directory. */
 export function fileChange(

@@ -1,4 +1,4 @@
-import { Needle, pending, PendingCalls, stringField, type PendingChange } from "./common.js";
+import { Needle, outcome, pending, PendingCalls, stringField, type PendingChange } from "./common.js";
 import { patchTextChanges, patchTextOf } from "./patch-text.js";
 import { isObject, parseEvent } from "./sparse-json.js";
 import type { AgentFormat, AgentParser, ChangeSink } from "./types.js";
@@ -69,7 +69,7 @@ class CopilotParser implements AgentParser {
     const listed = Array.isArray(data.fileEdits) ? fileEditChanges(data.fileEdits, tool) : undefined;
     // Without the list, a failed edit or create wrote nothing; a failed patch may have half applied.
     const changes = listed ?? (success || tool === PATCH_TOOL ? announced : []);
-    for (const change of changes) this.emit({ ...change, confirmed: success });
+    for (const change of changes) this.emit(outcome(change, success));
   }
 
   end(): void {

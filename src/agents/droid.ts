@@ -1,4 +1,4 @@
-import { moveChanges, needle, pending, PendingCalls, stringField, type PendingChange } from "./common.js";
+import { moveChanges, needle, outcome, pending, PendingCalls, stringField, type PendingChange } from "./common.js";
 import { patchTextChanges, patchTextOf } from "./patch-text.js";
 import { isObject, parseEmbeddedObject, parseEvent } from "./sparse-json.js";
 import type { AgentFormat, AgentParser, ChangeSink } from "./types.js";
@@ -66,11 +66,11 @@ class DroidParser implements AgentParser {
     if (announced === undefined) return;
     const patch = announced[0]!.cause === PATCH_TOOL;
     if (event.isError === true) {
-      if (patch) for (const change of announced) this.emit({ ...change, confirmed: false });
+      if (patch) for (const change of announced) this.emit(outcome(change, false));
       return;
     }
     const listed = patch ? patchResultChanges(event.value, this.cwd) : undefined;
-    for (const change of listed ?? announced) this.emit({ ...change, confirmed: true });
+    for (const change of listed ?? announced) this.emit(outcome(change, true));
   }
 
   end(): void {

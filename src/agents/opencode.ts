@@ -1,4 +1,4 @@
-import { fileChange, includesAny, needle, stringField } from "./common.js";
+import { fileChange, includesAny, needle, outcome, stringField } from "./common.js";
 import { patchTextChanges } from "./patch-text.js";
 import { isObject, parseEvent } from "./sparse-json.js";
 import type { AgentFormat, AgentParser, ChangeSink, FileChange } from "./types.js";
@@ -37,7 +37,7 @@ class OpenCodeParser implements AgentParser {
     if (state.status === "completed") for (const change of changesOf(part.tool, state)) this.emit(change);
     // An edit or write that failed wrote nothing; a patch that failed may have written its first files.
     else if (state.status === "error" && part.tool === "apply_patch") {
-      for (const change of changesOf(part.tool, state)) this.emit({ ...change, confirmed: false });
+      for (const change of changesOf(part.tool, state)) this.emit(outcome(change, false));
     }
   }
 
@@ -57,7 +57,7 @@ export function changesOf(tool: string, state: Record<string, unknown>): FileCha
       const files = isObject(state.metadata) ? state.metadata.files : undefined;
       if (Array.isArray(files)) return files.flatMap((file) => patchFileChanges(file));
       const patchText = isObject(state.input) ? state.input.patchText : undefined;
-      return typeof patchText === "string" ? patchTextChanges(patchText, "apply_patch").map((change) => ({ ...change, confirmed: true })) : [];
+      return typeof patchText === "string" ? patchTextChanges(patchText, "apply_patch").map((change) => (outcome(change, true))) : [];
     }
     default:
       return [];

@@ -19,8 +19,9 @@ import { RemoteFollower } from "./follower.js";
 import { journalPath } from "./journal.js";
 import { summarize, type SyncResult } from "./outcome.js";
 import { ProjectRemote, type ProjectApi } from "../transfer/project-remote.js";
-import { type Timers } from "../timers.js";
+import { realTimers, type Timers } from "../timers.js";
 import { ChangeQueue } from "./queue.js";
+import { AnnouncedWrites } from "./echoes.js";
 import { hostOf, RetryingCaller, type BackoffPolicy } from "../transfer/retry.js";
 import { createSessionJournal, describe, type SessionJournal, type Unsynced } from "./session-journal.js";
 
@@ -93,6 +94,7 @@ export class SyncSession {
   private readonly client: ApiClient | undefined;
   private readonly caller: RetryingCaller;
   private readonly queue: ChangeQueue<SyncTarget>;
+  private readonly announced: AnnouncedWrites;
   private readonly unsynced: Unsynced = new Map();
   private readonly parts: Promise<SessionParts>;
   private journal: SessionJournal | undefined;
@@ -120,6 +122,7 @@ export class SyncSession {
     this.remote = new ProjectRemote(options.api ?? this.client!, this.caller, { concurrency: options.concurrency, report });
     this.view = new RemoteView(this.remote, report);
     this.tree = options.tree ?? createDiskTree({ root: options.root, prefix: options.prefix, ignore: options.ignore, maxFileSize: options.maxFileSize, report });
+    this.announced = new AnnouncedWrites(() => (options.timers ?? realTimers).now());
     this.queue = new ChangeQueue<SyncTarget>({
       debounceMs: options.debounceMs,
       maxWaitMs: options.maxWaitMs,
@@ -195,6 +198,10 @@ export class SyncSession {
     }
     if (this.stoppedWhy) return this.markUnsynced(target.remote, this.stoppedWhy);
     const waiting = this.queue.waiting(target.remote);
+    if (target.cause === "fs") {
+      // The echo of a write whose event waits already: the batch reads the file anyway.
+      if (this.announced.isEcho(target.remote) && waiting !== undefined) return;
+    } else if (target.cause !== "scan" && target.cause !== "remote") this.announced.announce(target.remote);
     // Evidence of a delete (an event) is not lost to a later scan's finding of the same path.
     this.queue.add(target.remote, waiting && waiting.cause !== "scan" && target.cause === "scan" ? waiting : target);
   }
@@ -246,6 +253,7 @@ export class SyncSession {
   }
 
   private async runBatch(batch: Map<string, SyncTarget>): Promise<void> {
+    this.announced.forget(batch.keys());
     const targets = [...batch.values()];
     if (this.stoppedWhy || this.settled) {
       for (const t of targets) this.markUnsynced(t.remote, this.stoppedWhy ?? "the session had ended");

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSyncSession, type SyncOptions } from "../../src/sync/index.js";
 import { requeued } from "../../src/sync/session.js";
 import { journalPath, readJournal } from "../../src/sync/journal.js";
+import type { Timers } from "../../src/timers.js";
 import {
   captureReporter,
   isBlobUpload,
@@ -40,6 +41,22 @@ afterEach(async () => {
 const target = (rel: string, cause = "Write") => ({ remote: rel, abs: path.join(root, rel), cause });
 const options = (extra: Partial<SyncOptions> = {}, apiUrl = server.url) => syncOptions(root, apiUrl, log.reporter, { token: TOKEN, ...extra });
 const commitsSeen = () => server.requests.filter(isCommit).length;
+
+/** A clock the test moves by hand; timers are only noted, so the test can read when the next is due. */
+function manualClock() {
+  let now = 0;
+  const pending = new Set<{ at: number }>();
+  const timers: Timers = {
+    now: () => now,
+    setTimeout: (_callback, ms) => {
+      const timer = { at: now + ms };
+      pending.add(timer);
+      return timer;
+    },
+    clearTimeout: (timer) => pending.delete(timer as { at: number }),
+  };
+  return { timers, advance: (ms: number) => (now += ms), nextDue: () => Math.min(...[...pending].map((timer) => timer.at)) };
+}
 
 describe("sync session against the reference server", () => {
   it("pushes files: the server's bytes equal the local bytes; one line per commit", async () => {
@@ -117,6 +134,20 @@ describe("sync session against the reference server", () => {
     expect(result.commits).toBe(1);
     expect(commitsSeen()).toBe(1);
     expect((await remoteFiles(server.url, "p1", TOKEN)).get("hot.txt")!.toString()).toBe("version 19\n");
+  });
+
+  it("the file watcher's sighting of a write an event announced does not hold its batch back; a second write does", async () => {
+    const clock = manualClock();
+    const session = createSyncSession(options({ debounceMs: 300, maxWaitMs: 2000, timers: clock.timers }));
+    await writeFile(path.join(root, "a.txt"), "a1");
+    session.add(target("a.txt")); // the tool's event
+    clock.advance(20);
+    session.add(target("a.txt", "fs")); // the watcher sees the same write
+    expect(clock.nextDue()).toBe(300);
+    clock.advance(100);
+    session.add(target("a.txt", "fs")); // written again (a formatter)
+    expect(clock.nextDue()).toBe(420);
+    await session.abort();
   });
 
   it("a change arriving during a flush goes into the next batch", async () => {

@@ -8,10 +8,10 @@
 //
 //   node bench/server-memory.mjs [--bin PATH] [--parts N] [--mib N]
 //     --bin    another build's bin/uspark.js (an older checkout's, for a before/after figure)
-//     --parts  parts of the multipart bomb (default 1000000, about 50 MB)
+//     --parts  parts of the multipart bomb (default 1000000, about 110 MB)
 //     --mib    size of the --db blob (default 100, the largest a blob may be)
 
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import os from "node:os";
@@ -36,9 +36,10 @@ async function measured(bin, args, work) {
   }
 }
 
-/** POST /blobs with `parts` empty parts named "a" (about 50 bytes each), streamed; the answer and its time. */
+/** POST /blobs with `parts` empty parts (about 110 bytes each, each a valid empty blob), streamed; the answer and its time. */
 function multipartBomb(api, parts) {
-  const part = Buffer.from('--bomb\r\nContent-Disposition: form-data; name="a"\r\n\r\n\r\n');
+  const empty = createHash("sha256").digest("hex");
+  const part = Buffer.from(`--bomb\r\nContent-Disposition: form-data; name="${empty}"\r\n\r\n\r\n`);
   const chunk = Buffer.concat(Array.from({ length: 1000 }, () => part));
   return new Promise((resolve) => {
     const started = performance.now();
@@ -64,6 +65,19 @@ function multipartBomb(api, parts) {
   });
 }
 
+/** POST /blobs of `parts` parts of random bytes filling `mib` MiB (the batch limit is 64 MiB); the answer and its time. */
+async function fullBatch(api, parts, mib) {
+  const form = new FormData();
+  for (let i = 0; i < parts; i++) {
+    const bytes = randomBytes(Math.floor((mib * MiB) / parts));
+    form.append(createHash("sha256").update(bytes).digest("hex"), new Blob([bytes]));
+  }
+  const started = performance.now();
+  const res = await fetch(`${api}/blobs`, { method: "POST", body: form });
+  await res.arrayBuffer();
+  return { status: res.status, ms: performance.now() - started };
+}
+
 /** PUT a blob of `mib` MiB, streamed from a generator, then GET it, reading as it comes; the times. */
 async function bigBlob(api, mib) {
   const piece = Buffer.alloc(MiB, 7);
@@ -84,7 +98,7 @@ async function bigBlob(api, mib) {
   return { putMs, getMs: performance.now() - started - putMs };
 }
 
-/** Prints one row per case: idle --data, --data under the bomb, a big blob on --data, idle --db, a big blob on --db. */
+/** Prints one row per case: idle --data, --data under the bomb, full batches, a big blob on --data, idle --db, a big blob on --db. */
 async function main() {
   const args = process.argv.slice(2);
   const option = (name, otherwise) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : otherwise);
@@ -102,6 +116,10 @@ async function main() {
     record("--data, idle", await measured(bin, ["--data", path.join(work, "idle")], async () => ({})));
     const bomb = `--data, POST /blobs of ${bombParts} empty parts`;
     record(bomb, await measured(bin, ["--data", path.join(work, "bomb")], (api) => multipartBomb(api, bombParts)));
+    for (const parts of [1, 1000]) {
+      const name = `--data, POST /blobs of ${parts} part${parts > 1 ? "s" : ""}, 63 MiB in all`;
+      record(name, await measured(bin, ["--data", path.join(work, `batch${parts}`)], (api) => fullBatch(api, parts, 63)));
+    }
     // The file store has streamed blobs both ways from the start: the baseline for --db.
     record(`--data, PUT then GET of a ${blobMiB} MiB blob`, await measured(bin, ["--data", path.join(work, "blob")], (api) => bigBlob(api, blobMiB)));
     record("--db, idle", await measured(bin, ["--db", await cluster.freshSchemaUrl()], async () => ({})));

@@ -1,15 +1,16 @@
-// The v1.1 batch blob routes (docs/api.md): POST /blobs (multipart/form-data parsed by the
-// platform, Request.formData()) and POST /blobs/get (a multipart answer streamed blob by blob).
+// The v1.1 batch blob routes (docs/api.md): POST /blobs (multipart/form-data read as it streams
+// in) and POST /blobs/get (a multipart answer streamed blob by blob).
 
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
 import type { Context, Limits } from "./context.js";
 import { HttpError, readBody, readJson, sendJson } from "./http.js";
-import { multipartBoundary, OccurrenceCounter } from "./multipart-guard.js";
+import { BlobSpool, type SpooledPart } from "./blob-spool.js";
 import type { ProjectStore } from "./store.js";
 import { isSha256 } from "../api/validate.js";
 import { closingDelimiter, CRLF, multipartType, newBoundary, partHead } from "../api/multipart.js";
+import { multipartBoundary, MultipartError, MultipartReader } from "../api/multipart-reader.js";
 import { mapLimit } from "../map-limit.js";
 
 /** Room for the multipart framing (boundaries, part headers) on top of the blob bytes. */
@@ -17,70 +18,83 @@ const FRAMING_BYTES_PER_PART = 1024;
 const STORE_CONCURRENCY = 16;
 
 /**
- * Stores every part of a multipart upload. Every part is parsed and its hash checked before any
- * is stored, so a request refused for one bad part stores nothing.
+ * Stores every part of a multipart upload. The body is read as it streams in: each part is
+ * spooled to disk and its hash checked as its bytes pass, and none is stored before all are
+ * checked (a request refused for one bad part stores nothing). No part is ever whole in memory.
  */
 export async function postBlobs(req: IncomingMessage, res: ServerResponse, ctx: Context): Promise<void> {
-  const verified = [...(await verifyParts(await parseMultipart(req, ctx.limits), ctx.limits))];
-  // A few at a time: each new blob waits for its own fsyncs. The parts' hashes are checked already.
-  const results = await mapLimit(verified, STORE_CONCURRENCY, ([sha256, blob]) =>
-    ctx.store.putBlob(sha256, async (write) => {
-      for await (const chunk of blob.stream()) await write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    }),
-  );
-  const stored = verified.filter((_, i) => results[i] === "created").map(([sha256]) => sha256);
-  const present = verified.filter((_, i) => results[i] === "exists").map(([sha256]) => sha256);
-  sendJson(res, 200, { stored, present });
-}
-
-/** The body, parsed; refused as soon as it holds more parts than allowed, before the rest is read. */
-async function parseMultipart(req: IncomingMessage, limits: Limits): Promise<FormData> {
-  const type = req.headers["content-type"] ?? "";
-  const boundary = multipartBoundary(type);
+  const boundary = multipartBoundary(req.headers["content-type"] ?? "");
   if (boundary === undefined) throw invalidMultipart("Content-Type must be multipart/form-data with a boundary");
-  const delimiters = new OccurrenceCounter(Buffer.from(`--${boundary}`));
-  const chunks: Buffer[] = [];
-  await readBody(req, limits.maxBatchBytes + limits.maxBatchParts * FRAMING_BYTES_PER_PART, (chunk) => {
-    // A delimiter begins each part, and one more ends the body.
-    if (delimiters.push(chunk) > limits.maxBatchParts + 1) throw tooManyParts(limits.maxBatchParts);
-    chunks.push(chunk);
-  });
-  const body = Buffer.concat(chunks.splice(0));
+  const spool = await BlobSpool.open();
   try {
-    return await new Request("http://uspark.invalid/", { method: "POST", headers: { "content-type": type }, body }).formData();
-  } catch {
-    throw invalidMultipart("body is not valid multipart/form-data (cut short, or a wrong boundary?)");
+    const parts = await receiveParts(req, new PartReceiver(spool, ctx.limits), boundary, ctx.limits);
+    // A few at a time: each new blob waits for its own fsyncs.
+    const results = await mapLimit(parts, STORE_CONCURRENCY, ([sha256, part]) => ctx.store.putBlob(sha256, (write) => spool.feed(part, write)));
+    const stored = parts.filter((_, i) => results[i] === "created").map(([sha256]) => sha256);
+    const present = parts.filter((_, i) => results[i] === "exists").map(([sha256]) => sha256);
+    sendJson(res, 200, { stored, present });
+  } finally {
+    await spool.close();
   }
 }
 
-/** sha256 → bytes of every part, each checked; throws the answer for the first bad part. */
-async function verifyParts(form: FormData, limits: Limits): Promise<Map<string, Blob>> {
-  const verified = new Map<string, Blob>();
-  let total = 0;
-  for (const [name, value] of form) {
+/** The body read through a MultipartReader into `receiver`; its parts, spooled and checked. */
+async function receiveParts(req: IncomingMessage, receiver: PartReceiver, boundary: string, limits: Limits): Promise<Array<[string, SpooledPart]>> {
+  const reader = new MultipartReader(boundary);
+  try {
+    await readBody(req, limits.maxBatchBytes + limits.maxBatchParts * FRAMING_BYTES_PER_PART, async (chunk) => {
+      for (const event of reader.push(chunk)) {
+        if (event.kind === "part") receiver.begin(event.name);
+        else if (event.kind === "data") await receiver.data(event.bytes);
+        else receiver.end();
+      }
+    });
+    reader.end();
+  } catch (error) {
+    if (error instanceof MultipartError) throw invalidMultipart(`body is not valid multipart/form-data: ${error.message}`);
+    throw error;
+  }
+  return [...receiver.parts];
+}
+
+/** Takes the parts as they come: counts them, bounds their sizes, spools them and checks each hash. */
+class PartReceiver {
+  /** By hash: a part sent twice is stored once. */
+  readonly parts = new Map<string, SpooledPart>();
+  private count = 0;
+  private total = 0;
+  private current: { sha256: string; part: SpooledPart; hash: Hash } | undefined;
+
+  constructor(
+    private readonly spool: BlobSpool,
+    private readonly limits: Limits,
+  ) {}
+
+  begin(name: string): void {
     if (!isSha256(name)) throw invalidMultipart("each part's name must be its SHA-256 in 64 lowercase hex characters");
-    // A part without a filename comes as text; its UTF-8 bytes are what is checked.
-    const blob = typeof value === "string" ? new Blob([value]) : value;
-    if (blob.size > limits.maxBlobBytes) {
-      throw new HttpError(413, "too_large", `part ${name} holds ${blob.size} bytes, over this server's limit of ${limits.maxBlobBytes} a blob`, { sha256: name });
-    }
-    total += blob.size;
-    if (total > limits.maxBatchBytes) {
-      throw new HttpError(413, "too_large", `parts hold more than ${limits.maxBatchBytes} bytes: send fewer`);
-    }
-    const actual = await sha256Of(blob);
-    if (actual !== name) {
-      throw new HttpError(400, "hash_mismatch", `part ${name} has SHA-256 ${actual}`, { sha256: name });
-    }
-    verified.set(name, blob);
+    if (++this.count > this.limits.maxBatchParts) throw tooManyParts(this.limits.maxBatchParts);
+    this.current = { sha256: name, part: { offset: this.spool.end, size: 0 }, hash: createHash("sha256") };
   }
-  return verified;
-}
 
-async function sha256Of(blob: Blob): Promise<string> {
-  const hash = createHash("sha256");
-  for await (const chunk of blob.stream()) hash.update(chunk);
-  return hash.digest("hex");
+  async data(bytes: Buffer): Promise<void> {
+    const { sha256, part, hash } = this.current!;
+    part.size += bytes.length;
+    this.total += bytes.length;
+    if (part.size > this.limits.maxBlobBytes) {
+      throw midBody(413, "too_large", `part ${sha256} holds over ${this.limits.maxBlobBytes} bytes, this server's limit a blob`, { sha256 });
+    }
+    if (this.total > this.limits.maxBatchBytes) throw midBody(413, "too_large", `parts hold more than ${this.limits.maxBatchBytes} bytes: send fewer`);
+    hash.update(bytes);
+    await this.spool.append(bytes);
+  }
+
+  end(): void {
+    const { sha256, part, hash } = this.current!;
+    const actual = hash.digest("hex");
+    if (actual !== sha256) throw midBody(400, "hash_mismatch", `part ${sha256} has SHA-256 ${actual}`, { sha256 });
+    if (!this.parts.has(sha256)) this.parts.set(sha256, part);
+    this.current = undefined;
+  }
 }
 
 /** Answers the asked blobs as multipart/form-data, one part per blob named by its sha256, read as sent. */
@@ -135,6 +149,10 @@ function invalidMultipart(message: string): HttpError {
 }
 
 function tooManyParts(limit: number): HttpError {
-  // The rest of the body is not read, so the connection cannot be reused.
-  return new HttpError(413, "too_large", `more than ${limit} parts: at most ${limit} a request`, {}, { connection: "close" });
+  return midBody(413, "too_large", `more than ${limit} parts: at most ${limit} a request`);
+}
+
+/** A refusal before the body is read to its end: the rest is not read, so the connection cannot be reused. */
+function midBody(status: number, code: string, message: string, extra: Record<string, unknown> = {}): HttpError {
+  return new HttpError(status, code, message, extra, { connection: "close" });
 }

@@ -148,6 +148,22 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       expect(await isStored(t, big)).toBe(false);
     });
 
+    it("refuses a part as soon as it passes the one-blob limit, before the rest is sent", async () => {
+      const t = await testServer({ maxBlobBytes: 100_000 });
+      // One part that never ends: every chunk after the first is more of its bytes.
+      const chunk = Buffer.concat([Buffer.from(`--big\r\nContent-Disposition: form-data; name="${sha256("x")}"\r\n\r\n`), Buffer.alloc(64 * 1024, 0x61)]);
+      const total = 300 * chunk.length; // about 20 MB: under the byte limit of a request
+      const { outcome, written } = await sendUntilAnswered(
+        `${t.url}/api/projects/demo/blobs`,
+        { method: "POST", headers: { "content-type": "multipart/form-data; boundary=big" } },
+        chunk,
+        total,
+        Buffer.from("\r\n--big--\r\n"),
+      );
+      expect([413, "EPIPE", "ECONNRESET"]).toContain(outcome);
+      expect(written).toBeLessThan(total / 2);
+    });
+
     it("refuses a body declared over 64 MiB at once, by default, without waiting for it", async () => {
       const t = await projectServer();
       const { type } = await encode(formOf(["x"]));

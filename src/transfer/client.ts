@@ -1,7 +1,8 @@
 import { secretMasker, type Reporter } from "../report.js";
 import { isSha256 } from "../api/validate.js";
 import { multipartChunks, multipartType, newBoundary } from "../api/multipart.js";
-import { bodyLength, Connections, readBody, type IncomingAnswer } from "./connections.js";
+import { multipartBoundary, MultipartError, MultipartReader } from "../api/multipart-reader.js";
+import { bodyLength, Connections, eachChunk, readBody, type BodyOptions, type IncomingAnswer } from "./connections.js";
 import { ApiError, networkError } from "./api-error.js";
 import { requestDeadline } from "./deadline.js";
 import { isRetryableStatus, parseRetryAfter } from "./retry.js";
@@ -33,8 +34,8 @@ interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   json: Record<string, unknown> | undefined;
-  /** The parts of a multipart answer (`multipart: true`). */
-  form?: FormData;
+  /** The parts of a multipart answer (`multipart: true`), by name. */
+  parts?: Map<string, Uint8Array>;
   /** The bytes of a raw answer (`raw: true`). */
   raw?: Uint8Array;
 }
@@ -51,7 +52,7 @@ interface RequestInit {
   blobProbe?: boolean;
   /** A v1.1 route: 404/405 mean "this server does not have it" (code `unsupported`). */
   optional?: boolean;
-  /** A successful answer is multipart/form-data, parsed by the platform. */
+  /** A successful answer is multipart/form-data. */
   multipart?: boolean;
   /** A successful answer is raw bytes. */
   raw?: boolean;
@@ -200,12 +201,7 @@ export class ApiClient {
       body: JSON.stringify({ sha256: hashes }),
       headers: { "content-type": "application/json", accept: "multipart/form-data, application/json" },
     });
-    const blobs = new Map<string, Uint8Array>();
-    for (const [name, value] of answer.form ?? []) {
-      if (typeof value === "string") throw this.protocolError("POST /blobs/get", `part ${shortPath(name)} is not a file`);
-      blobs.set(name, new Uint8Array(await value.arrayBuffer()));
-    }
-    return blobs;
+    return answer.parts ?? new Map();
   }
 
   /** GET /blobs/{sha256}: the blob's bytes (not yet verified). */
@@ -372,7 +368,7 @@ export class ApiClient {
     const answer: Answer = { status, headers: response.headers, json: undefined };
     try {
       if (ok && init.raw) answer.raw = await this.readBytes(response, init.maxBody ?? MAX_SMALL_BODY, false);
-      else if (ok && init.multipart) answer.form = await this.readForm(label, response, init.maxBody ?? MAX_SMALL_BODY);
+      else if (ok && init.multipart) answer.parts = await this.readParts(label, response, init.maxBody ?? MAX_SMALL_BODY);
       else answer.json = await this.readJson(label, method, response, ok, init.maxBody);
     } catch (error) {
       if (init.signal?.aborted) throw init.signal.reason;
@@ -401,19 +397,36 @@ export class ApiClient {
     return undefined;
   }
 
-  /** A multipart answer, size-checked, parsed by the platform's Response.formData(). */
-  private async readForm(label: string, response: IncomingAnswer, limit: number): Promise<FormData> {
+  /**
+   * A multipart answer, size-checked, read as it comes: each part is a view of the chunk it came
+   * in, or its pieces joined (Response.formData() held the body three times over, and a copy of
+   * each part besides).
+   */
+  private async readParts(label: string, response: IncomingAnswer, limit: number): Promise<Map<string, Uint8Array>> {
     const type = firstHeader(response.headers["content-type"]) ?? "";
-    if (!type.toLowerCase().startsWith("multipart/form-data")) {
+    const boundary = multipartBoundary(type);
+    if (boundary === undefined) {
       response.body.destroy();
-      throw this.protocolError(label, `the answer is ${type || "untyped"}, not multipart/form-data`);
+      throw this.protocolError(label, `the answer is ${type || "untyped"}, not multipart/form-data with a boundary`);
     }
-    const bytes = await this.readBytes(response, limit, false);
+    const reader = new MultipartReader(boundary);
+    const parts = new Map<string, Uint8Array>();
+    let name = "";
+    let pieces: Buffer[] = [];
     try {
-      return await new Response(bytes, { headers: { "content-type": type } }).formData();
+      await eachChunk(response.body, this.bodyOptions(limit, false), (chunk) => {
+        for (const event of reader.push(chunk)) {
+          if (event.kind === "part") [name, pieces] = [event.name, []];
+          else if (event.kind === "data") pieces.push(event.bytes);
+          else parts.set(name, pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces));
+        }
+      });
+      reader.end();
     } catch (error) {
-      throw this.protocolError(label, `the multipart answer cannot be parsed (${(error as Error).message})`);
+      if (error instanceof MultipartError) throw this.protocolError(label, `the multipart answer cannot be read (${error.message})`);
+      throw error;
     }
+    return parts;
   }
 
   private httpError(
@@ -476,8 +489,12 @@ export class ApiClient {
 
   /** The answer's body; past `limit` bytes it is cut off (`truncate`) or refused. */
   private readBytes(response: IncomingAnswer, limit: number, truncate: boolean): Promise<Buffer> {
+    return readBody(response.body, this.bodyOptions(limit, truncate));
+  }
+
+  private bodyOptions(limit: number, truncate: boolean): BodyOptions {
     const tooLarge = () => new ApiError(`the answer is larger than ${limit} bytes`, { code: "protocol" });
-    return readBody(response.body, { limit, truncate, idleMs: this.options.requestTimeoutMs, tooLarge });
+    return { limit, truncate, idleMs: this.options.requestTimeoutMs, tooLarge };
   }
 
   private protocolError(label: string, why: string): ApiError {

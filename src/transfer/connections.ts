@@ -158,8 +158,21 @@ function bodyChunks(body: OutgoingRequest["body"]): readonly Uint8Array[] {
  * The answer's body; past `limit` bytes it is cut off (`truncate`) or refused with `tooLarge()`.
  * A gap longer than `idleMs` between two pieces fails it (BODY_TIMEOUT).
  */
-export async function readBody(body: IncomingMessage, options: { limit: number; truncate: boolean; idleMs: number; tooLarge: () => Error }): Promise<Buffer> {
+export async function readBody(body: IncomingMessage, options: BodyOptions): Promise<Buffer> {
   const chunks: Buffer[] = [];
+  await eachChunk(body, options, (chunk) => chunks.push(chunk));
+  return Buffer.concat(chunks);
+}
+
+export interface BodyOptions {
+  limit: number;
+  truncate: boolean;
+  idleMs: number;
+  tooLarge: () => Error;
+}
+
+/** Hands the answer's body on as it comes, chunk by chunk (each a buffer of its own); past `limit` bytes it is cut off (`truncate`) or refused. */
+export async function eachChunk(body: IncomingMessage, options: BodyOptions, onChunk: (chunk: Buffer) => void): Promise<void> {
   let size = 0;
   const timer = setTimeout(onIdle, options.idleMs);
   function onIdle(): void {
@@ -174,10 +187,9 @@ export async function readBody(body: IncomingMessage, options: { limit: number; 
         if (options.truncate) break;
         throw options.tooLarge();
       }
-      chunks.push(chunk);
+      onChunk(chunk);
     }
   } finally {
     clearTimeout(timer);
   }
-  return Buffer.concat(chunks);
 }

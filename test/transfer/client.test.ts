@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApiClient, ApiError, requestDeadlineMs } from "../../src/transfer/client.js";
 import { appendNext, TranscriptFailed, TranscriptsNotSupported } from "../../src/transcript/upload.js";
@@ -36,6 +38,17 @@ describe("ApiClient against the reference server", () => {
     // Every request is logged at debug level, never with the token.
     expect(log.events("request").length).toBe(8);
     expect(log.text()).not.toContain(TOKEN);
+  });
+
+  it("sends blobs in one POST /blobs and reads them back from POST /blobs/get by hash, binary and empty ones too", async () => {
+    const blobs = [Buffer.from("one\r\n--uspark-"), randomBytes(70_000), Buffer.alloc(0)].map((bytes) => ({ sha256: sha256(bytes), bytes }));
+    expect((await client.postBlobs(blobs)).stored).toHaveLength(3);
+    const got = await client.getBlobs(
+      blobs.map((blob) => blob.sha256),
+      70_017,
+    );
+    expect([...got.keys()]).toEqual(blobs.map((blob) => blob.sha256));
+    for (const { sha256: sha, bytes } of blobs) expect(Buffer.from(got.get(sha)!)).toEqual(bytes);
   });
 
   it("422 missing_blobs carries the missing hashes; 400 hash_mismatch is not retryable", async () => {
@@ -84,6 +97,27 @@ describe("ApiClient failures", () => {
       await client.close();
       await proxy.close();
       await other.close();
+    }
+  });
+
+  it.each([
+    ["cut short", "multipart/form-data; boundary=b", '--b\r\nContent-Disposition: form-data; name="x"\r\n\r\nbyt'],
+    ["with a part without a name", "multipart/form-data; boundary=b", "--b\r\nContent-Type: text/plain\r\n\r\nbytes\r\n--b--\r\n"],
+    ["without a boundary", "multipart/form-data", "--b--\r\n"],
+  ])("takes a POST /blobs/get answer %s for a protocol error", async (_name, type, body) => {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => res.writeHead(200, { "content-type": type, "content-length": String(Buffer.byteLength(body)) }).end(body));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const client = new ApiClient({ apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, projectId: "p1", requestTimeoutMs: 5000 });
+    try {
+      const error = await client.getBlobs([sha256("bytes")], 5).catch((e) => e);
+      expect(error).toBeInstanceOf(ApiError);
+      expect(error).toMatchObject({ code: "protocol" });
+    } finally {
+      await client.close();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 

@@ -1,8 +1,8 @@
 import { nodeCrypto } from "../lazy-builtins.js";
 
 // multipart/form-data as both ends write it (docs/api.md, the v1.1 batch blob routes): one part
-// per blob, named by its sha256, framed as the platform's FormData frames a file. Reading it back
-// is left to the platform (Request/Response.formData()).
+// per blob, named by its sha256, framed as the platform's FormData frames a file. Both ends read
+// it back with MultipartReader (multipart-reader.ts), as it streams in.
 
 export const CRLF = Buffer.from("\r\n");
 

@@ -121,7 +121,7 @@ export async function getBlobs(req: IncomingMessage, res: ServerResponse, ctx: C
   await pipeline(multipartBody(ctx.store, hashes, heads, tail), res).catch(() => res.destroy());
 }
 
-/** Writing multipart is no parsing: the client reads it back with the platform's Response.formData(). */
+/** The answer's body, blob by blob as read from the store. */
 async function* multipartBody(store: ProjectStore, hashes: string[], heads: Buffer[], tail: Buffer): AsyncGenerator<Uint8Array> {
   for (const [i, sha256] of hashes.entries()) {
     const blob = await store.readBlob(sha256);

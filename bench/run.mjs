@@ -108,6 +108,32 @@ function dryRunFiles(stderrFile) {
   return match ? Number(match[1]) : undefined;
 }
 
+/**
+ * The same size of session in Claude Code 2's shape: every user event also carries its
+ * `tool_use_result` (a read or written file in full, an edited file's original and its patch),
+ * which the reference generator's shape leaves out. Its own Node floor: the sessions differ.
+ */
+async function throughputToolUseResult(session, target) {
+  const file = path.join(work, "session-tool-use-result.jsonl");
+  const generated = writeClaudeSession(file, { mb: config.mb, root, files: config.files, toolUseResult: true });
+  const err = path.join(work, "uspark.stderr");
+  const commands = {
+    node: `cat ${sh(file)} | ${sh(process.execPath)} -e 'process.stdin.pipe(process.stdout)' > /dev/null`,
+    claude: `cat ${sh(file)} | ${sh(process.execPath)} ${sh(bin)} watch-claude --dry-run --root ${sh(root)} > /dev/null 2> ${sh(err)}`,
+  };
+  const best = { node: Infinity, claude: Infinity };
+  for (let round = 0; round < config.rounds; round++) for (const [key, command] of Object.entries(commands)) best[key] = Math.min(best[key], await timeShell(command));
+  const detected = dryRunFiles(err);
+  if (detected !== generated.touched.length) {
+    sane = false;
+    note(`SANITY: the tool_use_result session changes ${generated.touched.length} files, uspark found ${detected}`);
+  }
+  rmSync(file, { force: true });
+  const ratio = best.claude / best.node;
+  note(`in Claude Code 2's shape (each user event with its tool_use_result), ${mib(generated.bytes)}: Node's floor ${ms(best.node)}`);
+  figure("throughput", "uspark watch-claude --dry-run, tool_use_result", ratio, `${ms(best.claude)} ${ratio.toFixed(2)}x`, target, ratio <= 1.5);
+}
+
 async function throughput(session) {
   print(`\n1. Throughput: cat SESSION | … > /dev/null, ${mib(session.bytes)} session read from disk, best of ${config.rounds}`);
   const file = sh(session.path);
@@ -141,6 +167,7 @@ async function throughput(session) {
     figure("throughput", name, ratio, `${ms(best[key])} ${ratio.toFixed(2)}x`, target, ratio <= 1.5);
   }
   note(`uspark above Node's floor: ${ms(best.claudeNoFs - best.node)} without, ${ms(best.claude - best.node)} with the file watcher`);
+  await throughputToolUseResult(session, target);
   const profileDir = option("profile");
   if (profileDir) {
     const dir = path.resolve(profileDir);

@@ -6,7 +6,7 @@
 // default, a few Read results are large (hundreds of KiB: lines that span many chunks), and code
 // lines are drawn from a pool generated once, which makes 200 MiB take seconds instead of ten.
 //
-//   node bench/lib/claude-session.mjs --mb 200 --root /tmp/proj [--files 50] [--seed 1] [--no-partial] > session.jsonl
+//   node bench/lib/claude-session.mjs --mb 200 --root /tmp/proj [--files 50] [--seed 1] [--no-partial] [--tool-use-result] > session.jsonl
 //
 // Shape: one system/init event, then turns of partial-message deltas, assistant text, a tool_use
 // (Read, Bash, Grep, Edit, Write, MultiEdit, NotebookEdit) and its user tool_result, then a
@@ -105,13 +105,15 @@ function events(out, r) {
         uuid: r.uuid(),
       });
     },
-    toolResult(toolUseId, content, isError = false) {
+    /** `detail`: Claude Code 2's `tool_use_result` after the message (what the tool did, in full). */
+    toolResult(toolUseId, content, detail = undefined) {
       out.emit({
         type: "user",
-        message: { role: "user", content: [{ tool_use_id: toolUseId, type: "tool_result", content, ...(isError ? { is_error: true } : {}) }] },
+        message: { role: "user", content: [{ tool_use_id: toolUseId, type: "tool_result", content }] },
         parent_tool_use_id: null,
         session_id: SESSION_ID,
         uuid: r.uuid(),
+        ...(detail === undefined ? {} : { tool_use_result: detail }),
       });
     },
     delta(text) {
@@ -138,15 +140,21 @@ function events(out, r) {
 
 /**
  * Writes a session of about `mb` MiB to `file`. Returns its size, its line count and the paths
- * of the files its tool calls change (each confirmed by a successful result).
+ * of the files its tool calls change (each confirmed by a successful result). `toolUseResult`:
+ * each user event also carries the `tool_use_result` Claude Code 2 writes after its message (a
+ * read or written file's content, an edited file's original and its patch); off by default, the
+ * shape of the team's reference generator.
  */
-export function writeClaudeSession(file, { mb = 50, root = "/workspace/project", files = 50, seed = 1, partial = true } = {}) {
+export function writeClaudeSession(file, { mb = 50, root = "/workspace/project", files = 50, seed = 1, partial = true, toolUseResult = false } = {}) {
   const fd = typeof file === "number" ? file : openSync(file, "w");
   const out = writer(fd);
   const r = randomSource(seed);
   const ev = events(out, r);
   const target = mb * 1024 * 1024;
   const touched = new Set();
+  const detail = toolUseResult ? (make) => make() : () => undefined;
+  /** What Claude Code 2 says of an edit: the file before, and the patch. */
+  const edited = (file, patch) => ({ filePath: file, originalFile: r.code(50 + Math.floor(r.rand() * 400)), structuredPatch: [{ oldStart: 1, oldLines: 1, newStart: 1, newLines: 1, lines: patch }], userModified: false });
   let id = 0;
   ev.init(root);
   while (out.bytes < target) {
@@ -159,21 +167,27 @@ export function writeClaudeSession(file, { mb = 50, root = "/workspace/project",
       ev.assistant([{ type: "tool_use", id: tuid, name: "Read", input: { file_path: file } }]);
       // Now and then a large file: a result of hundreds of KiB, over many chunks.
       const lines = r.rand() < 0.03 ? 2000 + Math.floor(r.rand() * 6000) : 20 + Math.floor(r.rand() * 200);
-      ev.toolResult(tuid, r.code(lines));
+      const content = r.code(lines);
+      ev.toolResult(tuid, content, detail(() => ({ type: "text", file: { filePath: file, content, numLines: lines, startLine: 1, totalLines: lines } })));
     } else if (x < 0.5) {
       ev.assistant([{ type: "tool_use", id: tuid, name: "Bash", input: { command: `npm test -- ${r.text(2)}`, description: r.text(5) } }]);
-      ev.toolResult(tuid, r.code(10 + Math.floor(r.rand() * 100)));
+      const stdout = r.code(10 + Math.floor(r.rand() * 100));
+      ev.toolResult(tuid, stdout, detail(() => ({ stdout, stderr: "", interrupted: false, isImage: false })));
     } else if (x < 0.6) {
       ev.assistant([{ type: "tool_use", id: tuid, name: "Grep", input: { pattern: r.pick(WORDS), path: root } }]);
-      ev.toolResult(tuid, Array.from({ length: 20 }, (_, i) => `${root}/src/file${i}.ts`).join("\n"));
+      const filenames = Array.from({ length: 20 }, (_, i) => `${root}/src/file${i}.ts`);
+      ev.toolResult(tuid, filenames.join("\n"), detail(() => ({ mode: "files_with_matches", filenames, numFiles: filenames.length })));
     } else if (x < 0.8) {
       touched.add(file);
-      ev.assistant([{ type: "tool_use", id: tuid, name: "Edit", input: { file_path: file, old_string: r.text(8), new_string: r.text(10) } }]);
-      ev.toolResult(tuid, `The file ${file} has been updated. Here's the result of running \`cat -n\` on a snippet of the edited file:\n${r.code(8)}`);
+      const [oldString, newString] = [r.text(8), r.text(10)];
+      ev.assistant([{ type: "tool_use", id: tuid, name: "Edit", input: { file_path: file, old_string: oldString, new_string: newString } }]);
+      const said = `The file ${file} has been updated. Here's the result of running \`cat -n\` on a snippet of the edited file:\n${r.code(8)}`;
+      ev.toolResult(tuid, said, detail(() => ({ ...edited(file, [`-${oldString}`, `+${newString}`]), oldString, newString, replaceAll: false })));
     } else if (x < 0.9) {
       touched.add(file);
-      ev.assistant([{ type: "tool_use", id: tuid, name: "Write", input: { file_path: file, content: r.code(50 + Math.floor(r.rand() * 2000)) } }]);
-      ev.toolResult(tuid, `File created successfully at: ${file}`);
+      const content = r.code(50 + Math.floor(r.rand() * 2000));
+      ev.assistant([{ type: "tool_use", id: tuid, name: "Write", input: { file_path: file, content } }]);
+      ev.toolResult(tuid, `File created successfully at: ${file}`, detail(() => ({ type: "create", filePath: file, content, structuredPatch: [], originalFile: null })));
     } else if (x < 0.97) {
       touched.add(file);
       const edits = [
@@ -181,12 +195,13 @@ export function writeClaudeSession(file, { mb = 50, root = "/workspace/project",
         { old_string: r.text(5), new_string: r.text(7), replace_all: true },
       ];
       ev.assistant([{ type: "tool_use", id: tuid, name: "MultiEdit", input: { file_path: file, edits } }]);
-      ev.toolResult(tuid, `Applied 2 edits to ${file}`);
+      ev.toolResult(tuid, `Applied 2 edits to ${file}`, detail(() => ({ ...edited(file, edits.flatMap((e) => [`-${e.old_string}`, `+${e.new_string}`])), edits })));
     } else {
       const nb = `${root}/notebooks/analysis${Math.floor(r.rand() * 5)}.ipynb`;
       touched.add(nb);
-      ev.assistant([{ type: "tool_use", id: tuid, name: "NotebookEdit", input: { notebook_path: nb, cell_id: "cell-1", new_source: r.code(5), edit_mode: "replace" } }]);
-      ev.toolResult(tuid, `Updated cell cell-1 with ${r.text(3)}`);
+      const source = r.code(5);
+      ev.assistant([{ type: "tool_use", id: tuid, name: "NotebookEdit", input: { notebook_path: nb, cell_id: "cell-1", new_source: source, edit_mode: "replace" } }]);
+      ev.toolResult(tuid, `Updated cell cell-1 with ${r.text(3)}`, detail(() => ({ new_source: source, cell_id: "cell-1", cell_type: "code", language: "python", edit_mode: "replace", notebook_path: nb })));
     }
   }
   ev.result(id);
@@ -254,6 +269,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     files: Number(flag("files", 50)),
     seed: Number(flag("seed", 1)),
     partial: !args.includes("--no-partial"),
+    toolUseResult: args.includes("--tool-use-result"),
   });
   process.stderr.write(JSON.stringify(result) + "\n");
 }

@@ -20,13 +20,22 @@ export class BlobSpool {
 
   private constructor(
     private readonly file: FileHandle,
-    private readonly filePath: string,
+    /** Its name while it has one (where an open file cannot be unlinked). */
+    private readonly filePath: string | undefined,
   ) {}
 
-  /** A new spool in the system's temp directory; `close` removes it. */
+  /**
+   * A new spool in the system's temp directory, unlinked at once where the system allows it (its
+   * descriptor keeps it): a server killed mid-request leaves nothing behind. `close` ends it.
+   */
   static async open(): Promise<BlobSpool> {
     const filePath = path.join(os.tmpdir(), `uspark-blobs-${randomUUID()}`);
-    return new BlobSpool(await open(filePath, "wx+", 0o600), filePath);
+    const file = await open(filePath, "wx+", 0o600);
+    const unlinked = await rm(filePath).then(
+      () => true,
+      () => false,
+    );
+    return new BlobSpool(file, unlinked ? undefined : filePath);
   }
 
   /** Where the next bytes appended will lie. */
@@ -47,7 +56,7 @@ export class BlobSpool {
     for (let done = 0; done < part.size; ) {
       const chunk = Buffer.allocUnsafe(Math.min(READ_BYTES, part.size - done));
       const { bytesRead } = await this.file.read(chunk, 0, chunk.length, part.offset + done);
-      if (bytesRead === 0) throw new Error(`the upload spool ${this.filePath} ended early`);
+      if (bytesRead === 0) throw new Error("the upload spool ended early");
       await write(chunk.subarray(0, bytesRead));
       done += bytesRead;
     }
@@ -55,6 +64,6 @@ export class BlobSpool {
 
   async close(): Promise<void> {
     await this.file.close().catch(() => {});
-    await rm(this.filePath, { force: true });
+    if (this.filePath !== undefined) await rm(this.filePath, { force: true });
   }
 }

@@ -24,7 +24,7 @@ const STORE_CONCURRENCY = 16;
  */
 export async function postBlobs(req: IncomingMessage, res: ServerResponse, ctx: Context): Promise<void> {
   const boundary = multipartBoundary(req.headers["content-type"] ?? "");
-  if (boundary === undefined) throw invalidMultipart("Content-Type must be multipart/form-data with a boundary");
+  if (boundary === undefined) throw new HttpError(400, "invalid_multipart", "Content-Type must be multipart/form-data with a boundary");
   const spool = await BlobSpool.open();
   try {
     const parts = await receiveParts(req, new PartReceiver(spool, ctx.limits), boundary, ctx.limits);
@@ -51,7 +51,7 @@ async function receiveParts(req: IncomingMessage, receiver: PartReceiver, bounda
     });
     reader.end();
   } catch (error) {
-    if (error instanceof MultipartError) throw invalidMultipart(`body is not valid multipart/form-data: ${error.message}`);
+    if (error instanceof MultipartError) throw midBody(400, "invalid_multipart", `body is not valid multipart/form-data: ${error.message}`);
     throw error;
   }
   return [...receiver.parts];
@@ -71,7 +71,7 @@ class PartReceiver {
   ) {}
 
   begin(name: string): void {
-    if (!isSha256(name)) throw invalidMultipart("each part's name must be its SHA-256 in 64 lowercase hex characters");
+    if (!isSha256(name)) throw midBody(400, "invalid_multipart", "each part's name must be its SHA-256 in 64 lowercase hex characters");
     if (++this.count > this.limits.maxBatchParts) throw tooManyParts(this.limits.maxBatchParts);
     this.current = { sha256: name, part: { offset: this.spool.end, size: 0 }, hash: createHash("sha256") };
   }
@@ -142,10 +142,6 @@ function parseHashList(body: unknown, limits: Limits): string[] {
     throw new HttpError(413, "too_large", `${list.length} hashes: at most ${limits.maxBatchParts} a request`);
   }
   return [...new Set(list)];
-}
-
-function invalidMultipart(message: string): HttpError {
-  return new HttpError(400, "invalid_multipart", message);
 }
 
 function tooManyParts(limit: number): HttpError {

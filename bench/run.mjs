@@ -30,7 +30,7 @@ import { topSelfTime } from "./lib/profile.mjs";
 import { endToExit } from "./lib/exit-time.mjs";
 import { measureSyncCost } from "./lib/sync-cost.mjs";
 import { measureServerCommits } from "./lib/server-commits.mjs";
-import { measureTransfer } from "./lib/transfer.mjs";
+import { measureTransfer, measureTransferMemory } from "./lib/transfer.mjs";
 import { measureScanScale } from "./lib/scan-scale.mjs";
 import { measureTranscript } from "./lib/transcript-cost.mjs";
 import { measureWebView } from "./lib/web-view.mjs";
@@ -207,6 +207,11 @@ async function memory(session, bigLine) {
   figure("memory", `uspark watch-claude, ${mib(session.bytes)} session`, peaks.session, mib(peaks.session), target, peaks.session <= 100 * MiB);
   figure("memory", `uspark watch-claude, one ${mib(bigLine.bytes)} line`, peaks.bigLine, mib(peaks.bigLine), target, peaks.bigLine <= 100 * MiB);
   figure("memory", `uspark watch (auto), one ${mib(bigLine.bytes)} line`, peaks.bigLineAuto, mib(peaks.bigLineAuto), target, peaks.bigLineAuto <= 100 * MiB);
+  // Blob packs both ways (16 MiB a request): what push and pull hold is bounded by the packs in flight, not the tree.
+  const moved = await measureTransferMemory({ repo, bin, work, files: smoke ? 10 : 200 });
+  results.memory.transfer = { bytes: moved.bytes, pushPeakRssBytes: moved.push.bytes, pullPeakRssBytes: moved.pull.bytes };
+  figure("memory", `uspark push, ${moved.files} files, ${mib(moved.bytes)}`, moved.push.bytes, mib(moved.push.bytes), "info");
+  figure("memory", `uspark pull, ${moved.files} files, ${mib(moved.bytes)}`, moved.pull.bytes, mib(moved.pull.bytes), "info");
 }
 
 async function startup() {

@@ -6,7 +6,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { randomSource } from "./claude-session.mjs";
-import { createProject, median, untilExit } from "./measure.mjs";
+import { randomBytes } from "node:crypto";
+import { createProject, median, peakRss, sh, untilExit } from "./measure.mjs";
 
 const PROJECT = "bench-transfer";
 
@@ -83,4 +84,32 @@ async function timed(args, requests) {
     kinds[kind] = (kinds[kind] ?? 0) + 1;
   }
   return { seconds, requests: requests.length - first, kinds };
+}
+
+/**
+ * Peak RSS of `uspark push` of `files` files of `fileBytes` random bytes each, and of the `uspark
+ * pull` of them into an empty directory (blob packs both ways), against the reference server.
+ */
+export async function measureTransferMemory({ repo, bin, work, files = 200, fileBytes = 512 * 1024 }) {
+  const { startServer } = await import(pathToFileURL(path.join(repo, "dist", "server", "index.js")).href);
+  const dir = path.join(work, "transfer-memory");
+  const [source, target] = [path.join(dir, "source"), path.join(dir, "target")];
+  for (let i = 0; i < files; i++) {
+    mkdirSync(path.join(source, "data"), { recursive: true });
+    writeFileSync(path.join(source, "data", `blob${i}.bin`), randomBytes(fileBytes));
+  }
+  mkdirSync(target, { recursive: true });
+  const server = await startServer({ dataDir: path.join(dir, "data"), port: 0, host: "127.0.0.1", quiet: true });
+  try {
+    await createProject(server.url, PROJECT);
+    const rssFile = path.join(dir, "rss");
+    const preload = `${sh(process.execPath)} --import ${sh(path.join(path.dirname(new URL(import.meta.url).pathname), "peak-rss.mjs"))} ${sh(bin)}`;
+    const connection = `--project-id ${PROJECT} --api-url ${sh(server.url)} --quiet`;
+    const push = await peakRss(`${preload} push ${connection} --root ${sh(source)}`, rssFile);
+    const pull = await peakRss(`${preload} pull ${connection} --root ${sh(target)}`, rssFile);
+    return { files, bytes: files * fileBytes, push, pull };
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

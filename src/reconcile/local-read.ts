@@ -65,26 +65,28 @@ export async function readLocal(abs: string, options: ReadOptions): Promise<Loca
         : { kind: "refused", reason: `it now resolves to ${where}, outside the project root` };
     }
 
+    // A file kept whole is read straight into the buffer that keeps it, one byte longer than the
+    // stat said (to see growth): no copy. Any other goes through one buffer of at most 1 MiB.
     const keep = before.size <= (options.keepBytesUpTo ?? 0);
+    const buffer = Buffer.allocUnsafe(keep ? before.size + 1 : Math.min(CHUNK, Math.max(before.size, 1) + 1));
     const hash = createHash("sha256");
-    const kept: Buffer[] = [];
     let size = 0;
-    const buffer = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(before.size, 1) + 1));
     for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, size);
+      const at = keep ? size : 0;
+      const wanted = buffer.length - at;
+      const { bytesRead } = await handle.read(buffer, at, wanted, size);
       if (bytesRead === 0) break;
       size += bytesRead;
       if (size > options.maxFileSize) return { kind: "too-large", size };
-      hash.update(buffer.subarray(0, bytesRead));
-      if (keep) kept.push(Buffer.from(buffer.subarray(0, bytesRead)));
+      hash.update(buffer.subarray(at, at + bytesRead));
       // All the size said, and a short read: the end, without one more read to be told so (the
       // stat after still catches growth). A short read before that size reads on (FUSE, NFS).
-      if (size === before.size && bytesRead < buffer.length) break;
+      if ((size === before.size && bytesRead < wanted) || (keep && size === buffer.length)) break;
     }
     const after = await handle.stat();
     if (size !== before.size || !sameStat(before, after)) return { kind: "changed" };
     const result: LocalRead = { kind: "file", sha256: hash.digest("hex"), size, stat: snapshot(after) };
-    if (keep) result.bytes = Buffer.concat(kept, size);
+    if (keep) result.bytes = buffer.subarray(0, size);
     return result;
   } catch (error) {
     return { kind: "error", reason: describe(error) };

@@ -20,7 +20,7 @@ function tempRoot(): string {
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
 
 describe("readLocal", () => {
-  // Read in chunks of 1 MiB into a buffer sized by the file: empty, one chunk, several.
+  // Kept: read into one buffer sized by the file. Not kept: in chunks of 1 MiB. Empty, one chunk, several.
   it.each([
     ["empty", 0],
     ["small", 1000],
@@ -35,6 +35,10 @@ describe("readLocal", () => {
     const read = await readLocal(path.join(root, "f"), { root, maxFileSize: 10 * 1024 * 1024, keepBytesUpTo: 10 * 1024 * 1024 });
     expect(read).toMatchObject({ kind: "file", size, sha256: sha256(bytes) });
     expect(read.kind === "file" && read.bytes?.equals(bytes)).toBe(true);
+    // Not kept (over the limit to keep): hashed through a reused buffer of at most 1 MiB.
+    const hashed = await readLocal(path.join(root, "f"), { root, maxFileSize: 10 * 1024 * 1024, keepBytesUpTo: size - 1 });
+    expect(hashed).toMatchObject({ kind: "file", size, sha256: sha256(bytes) });
+    expect(hashed.kind === "file" && hashed.bytes).toBeUndefined();
   });
 
   it("should refuse a symlink and a FIFO without reading or waiting on them", async () => {

@@ -14,6 +14,7 @@ export type MultipartEvent = { kind: "part"; name: string } | { kind: "data"; by
 export class MultipartError extends Error {}
 
 const CRLF = Buffer.from("\r\n");
+const EMPTY = Buffer.alloc(0);
 const HEADERS_END = Buffer.from("\r\n\r\n");
 /** A part's headers longer than this are no header (8 KiB, as an HTTP server's limit per header). */
 export const MAX_PART_HEADER_BYTES = 8 * 1024;
@@ -27,9 +28,9 @@ const DONE = 4; // after the closing delimiter: the epilogue is ignored
 
 /**
  * A multipart body read chunk by chunk, holding no part: each chunk gives the events it
- * completes, a part's bytes as views of the chunk (valid as long as the chunk is). Only a few
- * bytes that may begin a delimiter are held over to the next chunk, and a part's headers until
- * they end. The body is read as if it began with CRLF, so that the first delimiter (which may
+ * completes, a part's bytes as views of the chunk (valid as long as the chunk is). Only the bytes
+ * at a chunk's end that begin a delimiter are held over to the next chunk (mostly none, so the
+ * next chunk is not copied), and a part's headers until they end. The body is read as if it began with CRLF, so that the first delimiter (which may
  * open the body) is found as every other is: CRLF, "--", the boundary.
  */
 export class MultipartReader {
@@ -44,7 +45,7 @@ export class MultipartReader {
   /** The events `chunk` completes. Throws a MultipartError at the first malformed byte. */
   push(chunk: Buffer): MultipartEvent[] {
     const data = this.carry.length === 0 ? chunk : Buffer.concat([this.carry, chunk]);
-    this.carry = Buffer.alloc(0);
+    this.carry = EMPTY;
     const events: MultipartEvent[] = [];
     let pos = 0;
     while (pos < data.length && this.state !== DONE) {
@@ -78,8 +79,8 @@ export class MultipartReader {
     const at = data.indexOf(this.delimiter, pos);
     const inBody = this.state === BODY;
     if (at === -1) {
-      // Hold over what could begin a delimiter that ends in the next chunk.
-      const safe = Math.max(pos, data.length - this.delimiter.length + 1);
+      // Hold over what begins a delimiter that may end in the next chunk (mostly nothing).
+      const safe = data.length - this.delimiterBegun(data, pos);
       if (inBody && safe > pos) events.push({ kind: "data", bytes: data.subarray(pos, safe) });
       this.hold(data, safe);
       return -1;
@@ -125,9 +126,18 @@ export class MultipartReader {
     return end + HEADERS_END.length;
   }
 
+  /** How many of the last bytes of `data[from..]` are the delimiter's first bytes. */
+  private delimiterBegun(data: Buffer, from: number): number {
+    const delimiter = this.delimiter;
+    for (let k = Math.min(delimiter.length - 1, data.length - from); k > 0; k--) {
+      if (data[data.length - k] === delimiter[0] && data.compare(delimiter, 0, k, data.length - k) === 0) return k;
+    }
+    return 0;
+  }
+
   /** Keeps `data[from..]` for the next chunk (a copy: the chunk is let go). */
   private hold(data: Buffer, from: number): void {
-    this.carry = Buffer.from(data.subarray(from));
+    this.carry = from === data.length ? EMPTY : Buffer.from(data.subarray(from));
   }
 }
 

@@ -423,7 +423,7 @@ export class ApiClient {
       });
       reader.end();
     } catch (error) {
-      if (error instanceof MultipartError) throw this.protocolError(label, `the multipart answer cannot be read (${error.message})`);
+      if (error instanceof MultipartError) throw this.protocolError(label, `the multipart answer cannot be read: ${error.message}`);
       throw error;
     }
     return parts;

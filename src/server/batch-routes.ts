@@ -71,7 +71,7 @@ class PartReceiver {
   ) {}
 
   begin(name: string): void {
-    if (!isSha256(name)) throw midBody(400, "invalid_multipart", "each part's name must be its SHA-256 in 64 lowercase hex characters");
+    if (!isSha256(name)) throw midBody(400, "invalid_multipart", `a part is named ${JSON.stringify(String(name).slice(0, 80))}: each part's name must be its SHA-256 in 64 lowercase hex characters`);
     if (++this.count > this.limits.maxBatchParts) throw tooManyParts(this.limits.maxBatchParts);
     this.current = { sha256: name, part: { offset: this.spool.end, size: 0 }, hash: createHash("sha256") };
   }

@@ -104,7 +104,8 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     it("refuses a part whose name is not a lowercase sha256 with invalid_multipart", async () => {
       const t = await projectServer();
       const form = formOf(["x"], (bytes) => sha256(bytes).toUpperCase());
-      await expectError(await postBlobs(t, form), 400, "invalid_multipart");
+      const body = await expectError(await postBlobs(t, form), 400, "invalid_multipart");
+      expect(body.message).toContain(`"${sha256("x").toUpperCase()}"`); // the name it refuses
       expect(await isStored(t, "x")).toBe(false);
     });
 

@@ -71,7 +71,7 @@ class PartReceiver {
   ) {}
 
   begin(name: string): void {
-    if (!isSha256(name)) throw midBody(400, "invalid_multipart", `a part is named ${JSON.stringify(String(name).slice(0, 80))}: each part's name must be its SHA-256 in 64 lowercase hex characters`);
+    if (!isSha256(name)) throw misnamed(name);
     if (++this.count > this.limits.maxBatchParts) throw tooManyParts(this.limits.maxBatchParts);
     this.current = { sha256: name, part: { offset: this.spool.end, size: 0 }, hash: createHash("sha256") };
   }
@@ -146,6 +146,11 @@ function parseHashList(body: unknown, limits: Limits): string[] {
 
 function tooManyParts(limit: number): HttpError {
   return midBody(413, "too_large", `more than ${limit} parts: at most ${limit} a request`);
+}
+
+/** A part whose name is no SHA-256, named (its first 80 characters). */
+function misnamed(name: string): HttpError {
+  return midBody(400, "invalid_multipart", `a part is named ${JSON.stringify(name.slice(0, 80))}: each part's name must be its SHA-256 in 64 lowercase hex characters`);
 }
 
 /** A refusal before the body is read to its end: the rest is not read, so the connection cannot be reused. */

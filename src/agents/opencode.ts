@@ -57,7 +57,7 @@ export function changesOf(tool: string, state: Record<string, unknown>): FileCha
       const files = isObject(state.metadata) ? state.metadata.files : undefined;
       if (Array.isArray(files)) return files.flatMap((file) => patchFileChanges(file));
       const patchText = isObject(state.input) ? state.input.patchText : undefined;
-      return typeof patchText === "string" ? patchTextChanges(patchText, "apply_patch").map((change) => (outcome(change, true))) : [];
+      return typeof patchText === "string" ? patchTextChanges(patchText, "apply_patch").map((change) => outcome(change, true)) : [];
     }
     default:
       return [];

@@ -27,7 +27,7 @@ export async function postBlobs(req: IncomingMessage, res: ServerResponse, ctx: 
   if (boundary === undefined) throw new HttpError(400, "invalid_multipart", "Content-Type must be multipart/form-data with a boundary");
   const spool = await BlobSpool.open();
   try {
-    const parts = await receiveParts(req, new PartReceiver(spool, ctx.limits), boundary, ctx.limits);
+    const parts = await receiveParts(req, boundary, spool, ctx.limits);
     // A few at a time: each new blob waits for its own fsyncs.
     const results = await mapLimit(parts, STORE_CONCURRENCY, ([sha256, part]) => ctx.store.putBlob(sha256, (write) => spool.feed(part, write)));
     const stored = parts.filter((_, i) => results[i] === "created").map(([sha256]) => sha256);
@@ -38,9 +38,10 @@ export async function postBlobs(req: IncomingMessage, res: ServerResponse, ctx: 
   }
 }
 
-/** The body read through a MultipartReader into `receiver`; its parts, spooled and checked. */
-async function receiveParts(req: IncomingMessage, receiver: PartReceiver, boundary: string, limits: Limits): Promise<Array<[string, SpooledPart]>> {
+/** The body read through a MultipartReader into `spool`; its parts, by hash, each checked. */
+async function receiveParts(req: IncomingMessage, boundary: string, spool: BlobSpool, limits: Limits): Promise<Array<[string, SpooledPart]>> {
   const reader = new MultipartReader(boundary);
+  const receiver = new PartReceiver(spool, limits);
   try {
     await readBody(req, limits.maxBatchBytes + limits.maxBatchParts * FRAMING_BYTES_PER_PART, async (chunk) => {
       for (const event of reader.push(chunk)) {

@@ -28,6 +28,12 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     return t.request("/blobs", { method: "POST", body, headers: type ? { "content-type": type } : {} });
   }
 
+  /** POST /blobs of `chunk` sent again and again (up to `total` bytes, then `last`) until the server answers. */
+  function streamBlobs(t: { url: string }, boundary: string, chunk: Buffer, total: number, last: string) {
+    const headers = { "content-type": `multipart/form-data; boundary=${boundary}` };
+    return sendUntilAnswered(`${t.url}/api/projects/demo/blobs`, { method: "POST", headers }, chunk, total, Buffer.from(last));
+  }
+
   function getBlobs(t: ProjectApi, hashes: unknown): Promise<Response> {
     return t.request("/blobs/get", {
       method: "POST",
@@ -121,13 +127,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       const part = Buffer.from(`--bomb\r\nContent-Disposition: form-data; name="${sha256("")}"\r\n\r\n\r\n`);
       const chunk = Buffer.concat(Array.from({ length: 500 }, () => part));
       const total = 800 * chunk.length; // 400,000 parts, about 47 MB: under the byte limit
-      const { outcome, written } = await sendUntilAnswered(
-        `${t.url}/api/projects/demo/blobs`,
-        { method: "POST", headers: { "content-type": "multipart/form-data; boundary=bomb" } },
-        chunk,
-        total,
-        Buffer.from("--bomb--\r\n"),
-      );
+      const { outcome, written } = await streamBlobs(t, "bomb", chunk, total, "--bomb--\r\n");
       expect([413, "EPIPE", "ECONNRESET"]).toContain(outcome);
       expect(written).toBeLessThan(total / 2);
       expect(await isStored(t, "")).toBe(false);
@@ -154,13 +154,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       // One part that never ends: every chunk after the first is more of its bytes.
       const chunk = Buffer.concat([Buffer.from(`--big\r\nContent-Disposition: form-data; name="${sha256("x")}"\r\n\r\n`), Buffer.alloc(64 * 1024, 0x61)]);
       const total = 300 * chunk.length; // about 20 MB: under the byte limit of a request
-      const { outcome, written } = await sendUntilAnswered(
-        `${t.url}/api/projects/demo/blobs`,
-        { method: "POST", headers: { "content-type": "multipart/form-data; boundary=big" } },
-        chunk,
-        total,
-        Buffer.from("\r\n--big--\r\n"),
-      );
+      const { outcome, written } = await streamBlobs(t, "big", chunk, total, "\r\n--big--\r\n");
       expect([413, "EPIPE", "ECONNRESET"]).toContain(outcome);
       expect(written).toBeLessThan(total / 2);
     });

@@ -1,7 +1,11 @@
 import { ARRAY, LITERAL, OBJECT, STRING, type JsonScanner, type ScanHandler } from "./json-scanner.js";
 import type { SkippedString } from "./sparse-json.js";
 
-/** A content block, as far as the parser cares. */
+/**
+ * A content block, as far as the parser cares. Each is made with every member (undefined until
+ * read), and `paths` with a slot for each path field: objects and arrays of one shape, so the
+ * code V8 compiles for the first blocks holds for all of them.
+ */
 export interface Block {
   type?: string;
   id?: string;
@@ -11,6 +15,13 @@ export interface Block {
   /** The input members that may hold a path, by their index in `EventReader.pathFields`. */
   paths?: Array<string | undefined>;
 }
+
+/**
+ * `stopsFrom` when the scan must not stop in this piece: past any position in one (a piece is a
+ * chunk of the stream, or a tail held up to `HOLD_BYTES`). Not Infinity: an integer this small is a small integer to V8, and a field that
+ * once holds a double changes the reader's hidden class, which throws away the code compiled for it.
+ */
+export const NO_STOP = 2 ** 30 - 1;
 
 // Which field the next scalar is.
 const F_NONE = 0;
@@ -38,7 +49,7 @@ export class EventReader implements ScanHandler {
   blocks: Block[] = [];
   /** The event is of a type that never matters: the scan stopped for good. */
   discard = false;
-  /** No stop before this position of the piece being read (a "tool_use" is still ahead). */
+  /** No stop before this position of the piece being read (a "tool_use" is still ahead); `NO_STOP`: none. */
   stopsFrom = 0;
   /** The event's `message` was read to its end. */
   private messageRead = false;
@@ -96,7 +107,7 @@ export class EventReader implements ScanHandler {
         return this.skip();
       case 3: // content's items
         if (kind !== OBJECT) return this.skip();
-        this.block = {};
+        this.block = { type: undefined, id: undefined, name: undefined, toolUseId: undefined, isError: undefined, paths: undefined };
         this.blocks.push(this.block);
         return true;
       case 4: {
@@ -154,7 +165,7 @@ export class EventReader implements ScanHandler {
         this.block!.toolUseId = value;
         break;
       case B_PATH:
-        (this.block!.paths ??= [])[this.pathIndex] = value;
+        (this.block!.paths ??= new Array<string | undefined>(this.pathFields.length).fill(undefined))[this.pathIndex] = value;
         break;
     }
   }

@@ -1,5 +1,5 @@
 import { needle, Needle, pending, PendingCalls } from "./common.js";
-import { EventReader } from "./claude-event-reader.js";
+import { EventReader, NO_STOP } from "./claude-event-reader.js";
 import { JsonScanner } from "./json-scanner.js";
 import { isObject, stringValueAfter } from "./sparse-json.js";
 import type { AgentFormat, AgentParser, ChangeSink } from "./types.js";
@@ -118,7 +118,7 @@ class ClaudeShapedParser implements AgentParser {
         if (last) this.state = NEW;
         return;
       case SCAN:
-        if (this.reader.stopsFrom !== Infinity) this.reader.stopsFrom = 0;
+        if (this.reader.stopsFrom !== NO_STOP) this.reader.stopsFrom = 0;
         this.scan(part, 0, last);
         return;
       case TAIL:
@@ -227,10 +227,10 @@ class ClaudeShapedParser implements AgentParser {
       // Read on from where the reader stopped: what was held, then this piece. After a needle
       // the reader may stop again once past it; after an overflow it reads to the end.
       this.state = SCAN;
-      this.reader.stopsFrom = Infinity;
+      this.reader.stopsFrom = NO_STOP;
       this.scanner.write(this.held.bytes());
       this.dropTail();
-      this.reader.stopsFrom = hitEnd === -1 ? Infinity : hitEnd;
+      this.reader.stopsFrom = hitEnd === -1 ? NO_STOP : hitEnd;
       this.scan(part, 0, last);
       return;
     }

@@ -41,6 +41,17 @@ const FAILED = 10;
 const MAX_DEPTH = 4096;
 
 /**
+ * An empty array that V8 already knows holds objects. A fresh `[]` is an array of small integers
+ * to V8 until something else is pushed, and code compiled for one kind of array is thrown away
+ * when it meets the other (`node --trace-deopt`: "wrong map").
+ */
+function bufferList(): Buffer[] {
+  const list = [Buffer.alloc(0)];
+  list.length = 0;
+  return list;
+}
+
+/**
  * A JSON reader that takes its text in pieces, as a line arrives in chunks, and holds none of it:
  * a line of any length is read in constant memory (only the short strings a handler asked for
  * are kept until they end). Long strings are crossed with native `indexOf`; values the handler
@@ -60,13 +71,15 @@ export class JsonScanner {
   private key: string | null = "";
   /** The member names the handler tells apart, by byte length; undefined: all are decoded. */
   private readonly keysByLength: Array<Array<{ bytes: Buffer; key: string }>> | undefined;
-  private readonly keySet: Set<string> | undefined;
+  /** Each of those names, to itself: a name decoded from an escaped or split key is answered with this one. */
+  private readonly canonicalKeys: Map<string, string> | undefined;
   // The string being read.
   private stringIsKey = false;
   /** 0: pass over; 1: announce, keep the bytes; 2: announce as a SkippedString (too long). */
   private stringWant = 0;
   private stringLength = 0;
-  private stringParts: Buffer[] = [];
+  /** The pieces of a wanted string that spans pieces of text; emptied, never replaced. */
+  private readonly stringParts = bufferList();
   private stringEscaped = false;
   /** The previous piece ended in an odd run of backslashes: the next byte is escaped. */
   private escapeCarry = false;
@@ -90,9 +103,9 @@ export class JsonScanner {
     keys?: readonly string[],
   ) {
     if (keys !== undefined) {
-      this.keySet = new Set(keys);
+      this.canonicalKeys = new Map(keys.map((key) => [key, key]));
       this.keysByLength = [];
-      for (const key of this.keySet) {
+      for (const key of this.canonicalKeys.keys()) {
         const bytes = Buffer.from(key);
         (this.keysByLength[bytes.length] ??= []).push({ bytes, key });
       }
@@ -107,7 +120,7 @@ export class JsonScanner {
     this.indexes.length = 0;
     this.silentFrom = -1;
     this.key = "";
-    this.stringParts = [];
+    this.stringParts.length = 0;
     this.escapeCarry = false;
     this.token = "";
     this.stopped = false;
@@ -269,7 +282,7 @@ export class JsonScanner {
     this.stringWant = want;
     this.stringLength = 0;
     this.stringEscaped = false;
-    if (this.stringParts.length > 0) this.stringParts = [];
+    this.stringParts.length = 0;
   }
 
   /** Reads string bytes from `pos`: up to the closing quote, or the end of the piece. */
@@ -300,7 +313,7 @@ export class JsonScanner {
     const limit = this.stringIsKey ? Infinity : this.maxStringBytes;
     if (this.stringWant === 1 && this.stringLength > limit) {
       this.stringWant = 2;
-      this.stringParts = [];
+      this.stringParts.length = 0;
     }
     if (quote === -1) {
       let backslashes = 0;
@@ -330,7 +343,7 @@ export class JsonScanner {
   private knownKey(buf: Buffer, start: number, end: number): string | null {
     if (this.stringParts.length > 0 || this.escapedWithin(buf, start, end)) {
       const key = this.decode(buf, start, end);
-      return key !== undefined && this.keySet!.has(key) ? key : null;
+      return key === undefined ? null : (this.canonicalKeys!.get(key) ?? null);
     }
     const candidates = this.keysByLength![end - start];
     if (candidates === undefined) return null;
@@ -361,7 +374,7 @@ export class JsonScanner {
     } else {
       this.stringParts.push(buf.subarray(start, end));
       const bytes = Buffer.concat(this.stringParts);
-      this.stringParts = [];
+      this.stringParts.length = 0;
       escaped = bytes.includes(BACKSLASH);
       text = bytes.toString("utf8");
     }

@@ -56,12 +56,15 @@ export class Observer {
    * between two reads (a changed tree of 50,000 files takes a while to hash).
    */
   async observe(paths: readonly string[], signal: AbortSignal, listed?: ReadonlyMap<string, LocalStat>, fresh?: ReadonlySet<string>): Promise<Map<string, Observation>> {
-    const stats = await mapLimit(paths, STAT_CONCURRENCY, async (path) => listed?.get(path) ?? (await this.options.tree.stat(path)));
+    // Only what the listing did not stat is stat'ed: a promise per listed path is time for nothing.
+    const unlisted = listed ? paths.filter((path) => !listed.has(path)) : paths;
+    const unlistedStats = await mapLimit(unlisted, STAT_CONCURRENCY, (path) => this.options.tree.stat(path));
+    const stats = new Map(unlisted.map((path, i) => [path, unlistedStats[i]]));
     const result = new Map<string, Observation>();
     const toRead: string[] = [];
     let toReadBytes = 0;
-    paths.forEach((path, i) => {
-      const stat = stats[i];
+    paths.forEach((path) => {
+      const stat = listed?.get(path) ?? stats.get(path);
       if (stat === undefined) return void result.set(path, { kind: "absent" });
       if (stat === "other") return void result.set(path, unreadable("not a regular file here (a symlink or a special file)", false));
       // An event says the file was written: a rewrite may keep size and mtime, so it is read.

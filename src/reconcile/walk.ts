@@ -1,4 +1,4 @@
-import { promises as fsp, type Dirent } from "node:fs";
+import { readdirSync, type Dirent } from "node:fs";
 import path from "node:path";
 import { IgnoreEngine } from "../ignore/engine.js";
 import { isInside } from "../paths.js";
@@ -37,12 +37,31 @@ export interface WalkOptions {
   signal?: AbortSignal;
 }
 
+/** Files of one directory that no subdirectory separates in name order, as the walk hands them out. */
+export interface FileRun {
+  /** Their directory: absolute, with the platform's separators. */
+  dir: string;
+  /** Their directory relative to the root, "/"-separated ("" for the root). */
+  rel: string;
+  /** Their names, in name order. */
+  names: string[];
+}
+
+/** The most names in one run: what a consumer does with a run happens between two breaths. */
+const RUN_NAMES = 256;
+/** How long the walk (and what its consumer does with the runs) may keep the event loop waiting: stdin waits meanwhile. */
+const BREATH_MS = 10;
+
 /**
- * Yields the absolute paths of the files, depth first, in name order. One generator with a stack
+ * Yields the files, depth first, in name order, in runs (`FileRun`). One generator with a stack
  * of open directories, not one per level: a file deep down costs no more to hand out than one at
- * the top, so a walk is linear in the depth of the tree. `signal` is checked between directories.
+ * the top, so a walk is linear in the depth of the tree. A directory is read synchronously: an
+ * asynchronous read costs a thread pool round trip, on a small VM several times the read itself
+ * (50,000 files in 1,050 directories: 0.2 s of waiting). The event loop has its turn every
+ * `BREATH_MS` instead (deep down, where every path the kernel resolves is long, a directory
+ * costs far more than near the top), and `signal` is checked before each directory is read.
  */
-export async function* walkFiles(options: WalkOptions): AsyncGenerator<string> {
+export async function* walkFiles(options: WalkOptions): AsyncGenerator<FileRun> {
   const root = options.root;
   const start = options.start ?? root;
   if (!isInside(root, start)) throw new Error(`${start} is outside the project root ${root}`);
@@ -54,43 +73,49 @@ export async function* walkFiles(options: WalkOptions): AsyncGenerator<string> {
   // The rule files above the start and its own, once; each directory below re-reads only its own.
   if (refresh) engine.check(startRel === "" ? ".gitignore" : `${startRel}/.gitignore`, false, { fresh: true });
   const stack: OpenDirectory[] = [];
-  const open = async (dir: string) => {
+  let breathAt = performance.now() + BREATH_MS;
+  const open = (rel: string, dir: string) => {
     options.signal?.throwIfAborted();
-    if (refresh && dir !== startRel) engine.refreshDir(dir);
-    const entries = await readDirectory(root, dir, options.report);
-    if (entries) stack.push({ dir, entries, next: 0 });
+    if (refresh && rel !== startRel) engine.refreshDir(rel);
+    const entries = readDirectory(dir, rel, options.report);
+    if (entries) stack.push({ dir, rel, entries, next: 0 });
   };
-  await open(startRel);
+  open(startRel, start);
   while (stack.length > 0) {
     const top = stack[stack.length - 1]!;
-    const entry = top.entries[top.next++];
-    if (!entry) {
-      stack.pop();
-      continue;
+    const names: string[] = [];
+    let below: string | undefined;
+    while (below === undefined && names.length < RUN_NAMES && top.next < top.entries.length) {
+      const found = classify(top.rel, top.entries[top.next++]!);
+      if (found.kind === "file") names.push(found.name);
+      else if (found.kind === "directory") below = found.name;
     }
-    const found = classify(top.dir, entry);
-    if (found.kind === "directory") await open(found.rel);
-    else if (found.kind === "file") yield path.join(root, ...found.rel.split("/"));
+    if (names.length > 0) yield { dir: top.dir, rel: top.rel, names };
+    // The path grows by its last name: rebuilt from the root, a chain would cost its depth squared.
+    if (below !== undefined) open(joinRel(top.rel, below), top.dir.endsWith(path.sep) ? top.dir + below : top.dir + path.sep + below);
+    else if (top.next === top.entries.length) stack.pop();
+    if (performance.now() >= breathAt) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      breathAt = performance.now() + BREATH_MS;
+    }
   }
-
-  type Found = { kind: "directory" | "file"; rel: string } | { kind: "none" };
 
   function classify(dir: string, entry: Dirent<Buffer>): Found {
     const isDir = entry.isDirectory();
-    if (!isDir && !entry.isFile() && !entry.isSymbolicLink()) return { kind: "none" };
+    if (!isDir && !entry.isFile() && !entry.isSymbolicLink()) return NONE;
     const name = utf8Name(entry.name);
     if (name.valid === false) {
-      const rel = dir === "" ? name.escaped : `${dir}/${name.escaped}`;
+      const rel = joinRel(dir, name.escaped);
       if (!engine.checkEntry(dir, name.escaped, isDir)) unsyncable(isDir ? `${rel}/` : rel);
-      return { kind: "none" };
+      return NONE;
     }
-    const rel = dir === "" ? name.name : `${dir}/${name.name}`;
     if (entry.isSymbolicLink()) {
+      const rel = joinRel(dir, name.name);
       options.report?.debug("walk", `not followed: ${rel} is a symlink`, { path: rel });
-      return { kind: "none" };
+      return NONE;
     }
-    if (engine.checkEntry(dir, name.name, isDir)) return { kind: "none" };
-    return { kind: isDir ? "directory" : "file", rel };
+    if (engine.checkEntry(dir, name.name, isDir)) return NONE;
+    return { kind: isDir ? "directory" : "file", name: name.name };
   }
 
   function unsyncable(rel: string): void {
@@ -98,20 +123,30 @@ export async function* walkFiles(options: WalkOptions): AsyncGenerator<string> {
   }
 }
 
+type Found = { kind: "directory" | "file"; name: string } | { kind: "none" };
+const NONE: Found = { kind: "none" };
+
+/** The root-relative path of `name` in the directory `dir` (root-relative, "" for the root). */
+export function joinRel(dir: string, name: string): string {
+  return dir === "" ? name : `${dir}/${name}`;
+}
+
 interface OpenDirectory {
+  /** Absolute. */
   dir: string;
+  /** Relative to the root. */
+  rel: string;
   /** Sorted by name (bytes). */
   entries: Dirent<Buffer>[];
   next: number;
 }
 
 /** The entries of a directory, sorted; undefined (with a warning) when it cannot be read. */
-async function readDirectory(root: string, dir: string, report: Reporter | undefined): Promise<Dirent<Buffer>[] | undefined> {
+function readDirectory(dir: string, rel: string, report: Reporter | undefined): Dirent<Buffer>[] | undefined {
   try {
-    const entries = await fsp.readdir(path.join(root, dir), { withFileTypes: true, encoding: "buffer" });
-    return entries.sort((a, b) => Buffer.compare(a.name, b.name));
+    return readdirSync(dir, { withFileTypes: true, encoding: "buffer" }).sort((a, b) => Buffer.compare(a.name, b.name));
   } catch (error) {
-    report?.warn("walk", `cannot read directory ${dir || "."}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    report?.warn("walk", `cannot read directory ${rel || "."}: ${(error as NodeJS.ErrnoException).code ?? error}`);
     return undefined;
   }
 }

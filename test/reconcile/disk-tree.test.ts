@@ -2,7 +2,7 @@ import { readFile, stat, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { IgnoreEngine } from "../../src/ignore/engine.js";
-import { createDiskTree } from "../../src/reconcile/disk-tree.js";
+import { createDiskTree, pathRefusal } from "../../src/reconcile/disk-tree.js";
 import { LocalChanged } from "../../src/reconcile/local-tree.js";
 import { sha256, tempDir } from "../sync/helpers.js";
 
@@ -29,5 +29,23 @@ describe("the disk tree's writes and deletes", () => {
     await expect(tree.write("a.txt", new TextEncoder().encode("remote"), expected)).rejects.toBeInstanceOf(LocalChanged);
     await expect(tree.remove("a.txt", expected)).rejects.toBeInstanceOf(LocalChanged);
     expect(await readFile(file, "utf8")).toBe("two");
+  });
+});
+
+describe("pathRefusal: a project path that is never written or synced here, by its name alone", () => {
+  it.each([
+    ["src/a.ts", undefined],
+    [".gitignore", undefined],
+    ["docs/.github/x.yml", undefined],
+    ["my.git/x", undefined],
+    [".uspark-notes/a", undefined],
+    [".git/config", "it is inside .git/, which is never written"],
+    ["sub/.git", "it is inside .git/, which is never written"],
+    ["sub/.GIT/HEAD", "it is inside .GIT/, which is never written"],
+    ["a/.Uspark/state.json", "it is inside .Uspark/, which is never written"],
+    ["a/../b", "path has a '..' segment"],
+    ["", "path is empty"],
+  ])("%j: %j", (p, why) => {
+    expect(pathRefusal(p)).toBe(why);
   });
 });

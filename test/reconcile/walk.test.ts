@@ -1,7 +1,7 @@
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { walkFiles } from "../../src/reconcile/walk.js";
+import { joinRel, walkFiles } from "../../src/reconcile/walk.js";
 import { tempDir } from "../sync/helpers.js";
 
 let root: string;
@@ -41,14 +41,14 @@ describe("walkFiles", () => {
     await symlink(path.join(root, "a.ts"), path.join(root, "link.ts"));
     await symlink("/etc", path.join(root, "etc"));
     const files: string[] = [];
-    for await (const abs of walkFiles({ root, ignore: ["tmp/"] })) files.push(path.relative(root, abs));
+    for await (const run of walkFiles({ root, ignore: ["tmp/"] })) files.push(...run.names.map((name) => joinRel(run.rel, name)));
     expect(files).toEqual([".gitignore", "a.ts", "pkg/.gitignore", "pkg/keep.log", "pkg/src/b.ts"]);
   });
 
   it("applies the .gitignore files above a start directory", async () => {
     await tree({ ".gitignore": "*.tmp\n", "sub/a.ts": "", "sub/b.tmp": "" });
     const files: string[] = [];
-    for await (const abs of walkFiles({ root, start: path.join(root, "sub") })) files.push(path.relative(root, abs));
+    for await (const run of walkFiles({ root, start: path.join(root, "sub") })) files.push(...run.names.map((name) => joinRel(run.rel, name)));
     expect(files).toEqual(["sub/a.ts"]);
   });
 });

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { IgnoreEngine } from "../../src/ignore/engine.js";
-import { walkFiles } from "../../src/reconcile/walk.js";
+import { walkFiles, type FileRun } from "../../src/reconcile/walk.js";
 import { perTest } from "../cli/helpers.js";
 
 /**
@@ -27,9 +27,10 @@ function chain(depth: number, ignoreAt: number): string[] {
   return files;
 }
 
-async function collect(iterable: AsyncIterable<string>): Promise<string[]> {
+/** The files a walk hands out, as absolute paths, in order. */
+async function collect(walk: AsyncIterable<FileRun>): Promise<string[]> {
   const seen: string[] = [];
-  for await (const file of iterable) seen.push(file);
+  for await (const run of walk) for (const name of run.names) seen.push(path.join(run.dir, name));
   return seen;
 }
 
@@ -49,9 +50,9 @@ describe("walking a deep tree", () => {
     const controller = new AbortController();
     const seen: string[] = [];
     const walking = (async () => {
-      for await (const file of walkFiles({ root: t.root, signal: controller.signal })) {
-        seen.push(file);
-        if (seen.length === 10) controller.abort(new Error("stop here"));
+      for await (const run of walkFiles({ root: t.root, signal: controller.signal })) {
+        seen.push(...run.names);
+        if (seen.length >= 10) controller.abort(new Error("stop here"));
       }
     })();
     await expect(walking).rejects.toThrow("stop here");

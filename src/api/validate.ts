@@ -14,6 +14,7 @@ export const MAX_PROJECT_ID_BYTES = 255;
 const CONTROL = /\p{Cc}/u;
 const SHA256 = /^[0-9a-f]{64}$/;
 const LONE_SURROGATE = /\p{Surrogate}/u;
+const DOT = 0x2e;
 
 /** Why `path` is not a valid project path, or undefined when it is valid. */
 export function validateProjectPath(path: string): string | undefined {
@@ -21,16 +22,22 @@ export function validateProjectPath(path: string): string | undefined {
   if (path === "") return "path is empty";
   if (path.includes("\0")) return "path contains a NUL byte";
   if (LONE_SURROGATE.test(path)) return "path is not valid UTF-8";
-  // A UTF-16 code unit is at least one UTF-8 byte, so the cheap check comes first.
-  if (path.length > MAX_PATH_BYTES || utf8Length(path) > MAX_PATH_BYTES) {
+  // A UTF-16 code unit is one to three UTF-8 bytes: counting is only needed in between.
+  if (path.length > MAX_PATH_BYTES || (path.length * 3 > MAX_PATH_BYTES && utf8Length(path) > MAX_PATH_BYTES)) {
     return `path is longer than ${MAX_PATH_BYTES} bytes`;
   }
   if (path.includes("\\")) return "path contains a backslash";
   if (path.startsWith("/")) return "path must be relative";
-  for (const segment of path.split("/")) {
-    if (segment === "") return "path has an empty segment";
-    if (segment === ".") return "path has a '.' segment";
-    if (segment === "..") return "path has a '..' segment";
+  // Segment by segment without splitting: a scan asks this of every file in the tree.
+  for (let from = 0; from <= path.length; ) {
+    const slash = path.indexOf("/", from);
+    const end = slash === -1 ? path.length : slash;
+    if (end === from) return "path has an empty segment";
+    if (path.charCodeAt(from) === DOT && end - from <= 2) {
+      if (end - from === 1) return "path has a '.' segment";
+      if (path.charCodeAt(from + 1) === DOT) return "path has a '..' segment";
+    }
+    from = end + 1;
   }
   return undefined;
 }

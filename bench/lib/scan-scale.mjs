@@ -11,6 +11,8 @@ import { createProject, median, untilExit } from "./measure.mjs";
 
 /** A walk that only lists (readdir with types), as `find` would: the floor of any scan. */
 const PLAIN_WALK = `const fs=require("fs"),p=require("path");let n=0;const w=(d)=>{for(const e of fs.readdirSync(d,{withFileTypes:true})){if(e.isDirectory())w(p.join(d,e.name));else n++}};const t=performance.now();w(process.argv[1]);console.error(JSON.stringify({files:n,ms:performance.now()-t}))`;
+/** The same with an lstat of every file, as `find -printf %s` would: the floor of a scan that must see sizes and times. */
+const STAT_WALK = `const fs=require("fs"),p=require("path");let n=0;const w=(d)=>{for(const e of fs.readdirSync(d,{withFileTypes:true})){const f=p.join(d,e.name);if(e.isDirectory())w(f);else{fs.lstatSync(f);n++}}};const t=performance.now();w(process.argv[1]);console.error(JSON.stringify({files:n,ms:performance.now()-t}))`;
 
 export async function measureScanScale({ repo, bin, work, files, rounds }) {
   const root = path.join(work, "scale");
@@ -29,13 +31,15 @@ export async function measureScanScale({ repo, bin, work, files, rounds }) {
     const connection = ["--project-id", "scale", "--api-url", server.url, "--root", root];
     await untilExit([bin, "push", ...connection, "--quiet"]);
     const walks = [];
+    const statWalks = [];
     const scans = [];
     const ready = [];
     const exits = [];
     const exitsNoFs = [];
     const args = [bin, "watch", ...connection, "--verbose", "--log-format", "json"];
     for (let round = 0; round < rounds; round++) {
-      walks.push(await plainWalk(root));
+      walks.push(timedWalk(PLAIN_WALK, root));
+      statWalks.push(timedWalk(STAT_WALK, root));
       // Without the file watcher: the start scan alone, and the end scan every exit needs then.
       const onScan = (record, ms) => {
         ready.push(ms);
@@ -45,13 +49,13 @@ export async function measureScanScale({ repo, bin, work, files, rounds }) {
       // With it (the default): its ready scan done, then the end of stdin.
       exits.push(await endToExit(args, { scan: "ready", timeoutMs: 600_000 }));
     }
-    return { files, walkMs: median(walks), scanMs: median(scans), readyMs: median(ready), exitMs: median(exits), exitNoFsMs: median(exitsNoFs) };
+    return { files, walkMs: median(walks), statWalkMs: median(statWalks), scanMs: median(scans), readyMs: median(ready), exitMs: median(exits), exitNoFsMs: median(exitsNoFs) };
   } finally {
     await server.close();
   }
 }
 
-function plainWalk(root) {
-  const run = spawnSync(process.execPath, ["-e", PLAIN_WALK, root], { encoding: "utf8" });
+function timedWalk(script, root) {
+  const run = spawnSync(process.execPath, ["-e", script, root], { encoding: "utf8" });
   return JSON.parse(run.stderr.trim().split("\n").pop()).ms;
 }

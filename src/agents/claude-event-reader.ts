@@ -18,8 +18,9 @@ export interface Block {
 
 /**
  * `stopsFrom` when the scan must not stop in this piece: past any position in one (a piece is a
- * chunk of the stream, or a tail held up to `HOLD_BYTES`). Not Infinity: an integer this small is a small integer to V8, and a field that
- * once holds a double changes the reader's hidden class, which throws away the code compiled for it.
+ * chunk of the stream, or a tail held up to `HOLD_BYTES`). Not Infinity: this is a small integer
+ * to V8, and a field that once holds a double changes the reader's hidden class, which throws
+ * away the code compiled for it.
  */
 export const NO_STOP = 2 ** 30 - 1;
 

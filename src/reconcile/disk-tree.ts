@@ -5,7 +5,7 @@ import type { Reporter } from "../report.js";
 import { MAX_PATH_BYTES, validateProjectPath } from "../api/validate.js";
 import { ensureDir, stateDirPath } from "../state-dir.js";
 import { readLocal } from "./local-read.js";
-import { joinRel, walkFiles } from "./walk.js";
+import { joinAbs, joinRel, walkFiles } from "./walk.js";
 import { NOT_UTF8 } from "../fswatch/names.js";
 import { describeRule } from "../ignore/pattern.js";
 import { writeAtomic, removeUnchanged, syncDirectories } from "./disk-write.js";
@@ -132,9 +132,8 @@ async function listTree(root: string, dir: string, prefix: string, ignore: Ignor
     signal?.throwIfAborted();
     // Stats synchronously: a thread pool round trip per file costs several times the lstat itself
     // (50,000 files: 0.3 s against 2 s); the walk gives the event loop its turns.
-    const inDir = run.dir.endsWith(path.sep) ? run.dir : run.dir + path.sep;
     for (const name of run.names) {
-      const file = inDir + name;
+      const file = joinAbs(run.dir, name);
       const remote = joinRel(run.rel, name).slice(strip);
       const why = unrepresentableFile(remote);
       if (why) {

@@ -92,7 +92,7 @@ export async function* walkFiles(options: WalkOptions): AsyncGenerator<FileRun> 
     }
     if (names.length > 0) yield { dir: top.dir, rel: top.rel, names };
     // The path grows by its last name: rebuilt from the root, a chain would cost its depth squared.
-    if (below !== undefined) open(joinRel(top.rel, below), top.dir.endsWith(path.sep) ? top.dir + below : top.dir + path.sep + below);
+    if (below !== undefined) open(joinRel(top.rel, below), joinAbs(top.dir, below));
     else if (top.next === top.entries.length) stack.pop();
     if (performance.now() >= breathAt) {
       await new Promise<void>((resolve) => setImmediate(resolve));
@@ -129,6 +129,11 @@ const NONE: Found = { kind: "none" };
 /** The root-relative path of `name` in the directory `dir` (root-relative, "" for the root). */
 export function joinRel(dir: string, name: string): string {
   return dir === "" ? name : `${dir}/${name}`;
+}
+
+/** The absolute path of `name` in the absolute directory `dir`: joined, nothing normalized (a walk made both). */
+export function joinAbs(dir: string, name: string): string {
+  return dir.endsWith(path.sep) ? dir + name : dir + path.sep + name;
 }
 
 interface OpenDirectory {

@@ -35,7 +35,7 @@ export async function writeAtomic(root: string, abs: string, bytes: Uint8Array, 
     await handle.writeFile(bytes);
     await handle.sync();
     // The kernel's own path of what was opened (or, without /proc, its real path with the same inode).
-    const where = await descriptorPath(handle, temp);
+    const where = await descriptorPath(handle.fd, temp);
     if (where === undefined || !isInside(root, where)) throw new WriteRefused(`it would be written outside the project root (${where ?? "its real path cannot be told"})`);
     await handle.close();
     if (!(await unchanged())) throw new LocalChanged("it changed here meanwhile: kept");

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { constants, promises as fsp, type Stats } from "node:fs";
+import { closeSync, constants, fstat, fstatSync, lstatSync, openSync, promises as fsp, read, readlinkSync, readSync, realpathSync, type Stats } from "node:fs";
 import path from "node:path";
 import { isInside } from "../paths.js";
 
@@ -43,56 +43,105 @@ const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
 const CHUNK = 1024 * 1024;
 let procFdWorks: boolean | undefined;
 
+/** The calls a read makes once the file is open. */
+export interface DescriptorCalls {
+  fstat(fd: number): Promise<Stats>;
+  read(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number>;
+  readlink(link: string): Promise<string>;
+  lstat(file: string): Promise<Stats>;
+  realpath(file: string): Promise<string>;
+}
+
+/**
+ * Through the thread pool. A round trip there costs more than the call itself on a small VM
+ * (about 0.2 ms against a few microseconds), and a read makes six or seven: 40 small files took
+ * 6.6 to 16.7 ms this way against 1.3 to 2.6 ms with `IN_PLACE`.
+ */
+const THROUGH_POOL: DescriptorCalls = {
+  fstat: (fd) => new Promise((resolve, reject) => fstat(fd, (error, stats) => (error ? reject(error) : resolve(stats)))),
+  read: (fd, buffer, offset, length, position) =>
+    new Promise((resolve, reject) => read(fd, buffer, offset, length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead)))),
+  readlink: (link) => fsp.readlink(link),
+  lstat: (file) => fsp.lstat(file),
+  realpath: (file) => fsp.realpath(file),
+};
+
+/** On the calling thread: for a file small enough that reading it keeps the event loop no longer than a round trip would. */
+const IN_PLACE: DescriptorCalls = {
+  fstat: async (fd) => fstatSync(fd),
+  read: async (fd, buffer, offset, length, position) => readSync(fd, buffer, offset, length, position),
+  readlink: async (link) => readlinkSync(link),
+  lstat: async (file) => lstatSync(file),
+  realpath: async (file) => realpathSync(file),
+};
+
+/** The largest file read in place (one read of it is microseconds from the page cache). */
+const IN_PLACE_BYTES = 64 * 1024;
+
 export async function readLocal(abs: string, options: ReadOptions): Promise<LocalRead> {
   if (!isInside(options.root, abs)) return { kind: "refused", reason: `outside the project root ${options.root}` };
-  let handle: fsp.FileHandle;
+  let fd: number;
   try {
-    handle = await fsp.open(abs, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    // Opened in place: O_NONBLOCK keeps a FIFO from waiting for a writer.
+    fd = openSync(abs, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   } catch (error) {
     return openFailure(error, abs);
   }
   try {
-    const before = await handle.stat();
+    const before = fstatSync(fd);
     if (before.isDirectory()) return { kind: "missing" };
     if (!before.isFile()) return { kind: "refused", reason: "not a regular file" };
     if (before.size > options.maxFileSize) return { kind: "too-large", size: before.size };
+    const calls = before.size <= IN_PLACE_BYTES ? IN_PLACE : THROUGH_POOL;
 
-    const where = await descriptorPath(handle, abs, before);
+    const where = await descriptorPath(fd, abs, before, calls);
     if (where === undefined) return { kind: "changed" };
     if (where !== abs) {
       return isInside(options.root, where)
         ? { kind: "refused", reason: `it now resolves to ${where}` }
         : { kind: "refused", reason: `it now resolves to ${where}, outside the project root` };
     }
-
-    // A file kept whole is read straight into the buffer that keeps it, one byte longer than the
-    // stat said (to see growth): no copy. Any other goes through one buffer of at most 1 MiB.
-    const keep = before.size <= (options.keepBytesUpTo ?? 0);
-    const buffer = Buffer.allocUnsafe(keep ? before.size + 1 : Math.min(CHUNK, Math.max(before.size, 1) + 1));
-    const hash = createHash("sha256");
-    let size = 0;
-    for (;;) {
-      const at = keep ? size : 0;
-      const wanted = buffer.length - at;
-      const { bytesRead } = await handle.read(buffer, at, wanted, size);
-      if (bytesRead === 0) break;
-      size += bytesRead;
-      if (size > options.maxFileSize) return { kind: "too-large", size };
-      hash.update(buffer.subarray(at, at + bytesRead));
-      // All the size said, and a short read: the end, without one more read to be told so (the
-      // stat after still catches growth). A short read before that size reads on (FUSE, NFS).
-      if ((size === before.size && bytesRead < wanted) || (keep && size === buffer.length)) break;
-    }
-    const after = await handle.stat();
-    if (size !== before.size || !sameStat(before, after)) return { kind: "changed" };
-    const result: LocalRead = { kind: "file", sha256: hash.digest("hex"), size, stat: snapshot(after) };
-    if (keep) result.bytes = buffer.subarray(0, size);
-    return result;
+    return await readOpen(fd, before, options, calls);
   } catch (error) {
     return { kind: "error", reason: describe(error) };
   } finally {
-    await handle.close().catch(() => undefined);
+    closeQuietly(fd);
   }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // Nothing was written through it: a failed close loses nothing.
+  }
+}
+
+/** Hashes (and keeps, when small enough) what the open file holds, and checks it did not change meanwhile. */
+async function readOpen(fd: number, before: Stats, options: ReadOptions, calls: DescriptorCalls): Promise<LocalRead> {
+  // A file kept whole is read straight into the buffer that keeps it, one byte longer than the
+  // stat said (to see growth): no copy. Any other goes through one buffer of at most 1 MiB.
+  const keep = before.size <= (options.keepBytesUpTo ?? 0);
+  const buffer = Buffer.allocUnsafe(keep ? before.size + 1 : Math.min(CHUNK, Math.max(before.size, 1) + 1));
+  const hash = createHash("sha256");
+  let size = 0;
+  for (;;) {
+    const at = keep ? size : 0;
+    const wanted = buffer.length - at;
+    const bytesRead = await calls.read(fd, buffer, at, wanted, size);
+    if (bytesRead === 0) break;
+    size += bytesRead;
+    if (size > options.maxFileSize) return { kind: "too-large", size };
+    hash.update(buffer.subarray(at, at + bytesRead));
+    // All the size said, and a short read: the end, without one more read to be told so (the
+    // stat after still catches growth). A short read before that size reads on (FUSE, NFS).
+    if ((size === before.size && bytesRead < wanted) || (keep && size === buffer.length)) break;
+  }
+  const after = await calls.fstat(fd);
+  if (size !== before.size || !sameStat(before, after)) return { kind: "changed" };
+  const result: LocalRead = { kind: "file", sha256: hash.digest("hex"), size, stat: snapshot(after) };
+  if (keep) result.bytes = buffer.subarray(0, size);
+  return result;
 }
 
 function sameStat(a: FileSnapshot, b: FileSnapshot): boolean {
@@ -111,11 +160,11 @@ function snapshot(stat: Stats): FileSnapshot {
  * decides, never the text.) `opened`: the descriptor's stat when the caller has it (an open
  * file's inode never changes), one system call fewer.
  */
-export async function descriptorPath(handle: fsp.FileHandle, abs: string, opened?: Stats): Promise<string | undefined> {
+export async function descriptorPath(fd: number, abs: string, opened?: Stats, calls: DescriptorCalls = THROUGH_POOL): Promise<string | undefined> {
   let where: string | undefined;
   if (procFdWorks !== false) {
     try {
-      where = await fsp.readlink(`/proc/self/fd/${handle.fd}`);
+      where = await calls.readlink(`/proc/self/fd/${fd}`);
       procFdWorks = true;
     } catch {
       if (procFdWorks === true) return undefined;
@@ -123,8 +172,8 @@ export async function descriptorPath(handle: fsp.FileHandle, abs: string, opened
     }
   }
   try {
-    where ??= path.resolve(await fsp.realpath(abs));
-    const [byPath, byFd] = await Promise.all([fsp.lstat(where), opened ?? handle.stat()]);
+    where ??= path.resolve(await calls.realpath(abs));
+    const [byPath, byFd] = await Promise.all([calls.lstat(where), opened ?? calls.fstat(fd)]);
     return byPath.ino === byFd.ino && byPath.dev === byFd.dev ? where : undefined;
   } catch {
     return undefined;

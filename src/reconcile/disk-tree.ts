@@ -3,6 +3,7 @@ import path from "node:path";
 import type { IgnoreEngine } from "../ignore/engine.js";
 import type { Reporter } from "../report.js";
 import { MAX_PATH_BYTES, validateProjectPath } from "../api/validate.js";
+import { Breath } from "../breath.js";
 import { ensureDir, stateDirPath } from "../state-dir.js";
 import { readLocal } from "./local-read.js";
 import { joinAbs, joinRel, walkFiles } from "./walk.js";
@@ -36,6 +37,7 @@ export function createDiskTree(options: DiskTreeOptions): LocalTree & { readonly
   const dir = prefix ? path.join(root, ...prefix.split("/")) : root;
   const abs = (p: string) => path.join(dir, ...p.split("/"));
   const touchedDirs = new Set<string>();
+  const breath = new Breath();
 
   const unchanged = (p: string, expected: LocalExpectation) => async (): Promise<boolean> => {
     const now = await fsp.lstat(abs(p)).catch(() => undefined);
@@ -62,6 +64,7 @@ export function createDiskTree(options: DiskTreeOptions): LocalTree & { readonly
     },
 
     async read(p, keepBytesUpTo = 0): Promise<LocalRead> {
+      await breath.take(); // a small file is read in place: a batch of them must not hold stdin long
       const read = await readLocal(abs(p), { root, maxFileSize: options.maxFileSize, keepBytesUpTo });
       if (read.kind !== "file") return read;
       return { kind: "file", sha256: read.sha256, size: read.size, stat: { size: read.stat.size, mtimeMs: read.stat.mtimeMs, ino: read.stat.ino }, bytes: read.bytes };

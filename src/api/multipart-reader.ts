@@ -1,5 +1,7 @@
 // Reads multipart/form-data (RFC 7578, framed as RFC 2046 §5.1.1 says) as it streams in.
 
+import { CRLF } from "./multipart.js";
+
 /** The boundary of a multipart/form-data Content-Type, or undefined when it has none. */
 export function multipartBoundary(contentType: string): string | undefined {
   if (!/^multipart\/form-data\s*;/i.test(contentType)) return undefined;
@@ -13,7 +15,6 @@ export type MultipartEvent = { kind: "part"; name: string } | { kind: "data"; by
 /** The body is not multipart/form-data as its boundary frames it. */
 export class MultipartError extends Error {}
 
-const CRLF = Buffer.from("\r\n");
 const EMPTY = Buffer.alloc(0);
 const HEADERS_END = Buffer.from("\r\n\r\n");
 /** A part's headers longer than this are no header (8 KiB, as an HTTP server's limit per header). */
@@ -30,8 +31,9 @@ const DONE = 4; // after the closing delimiter: the epilogue is ignored
  * A multipart body read chunk by chunk, holding no part: each chunk gives the events it
  * completes, a part's bytes as views of the chunk (valid as long as the chunk is). Only the bytes
  * at a chunk's end that begin a delimiter are held over to the next chunk (mostly none, so the
- * next chunk is not copied), and a part's headers until they end. The body is read as if it began with CRLF, so that the first delimiter (which may
- * open the body) is found as every other is: CRLF, "--", the boundary.
+ * next chunk is not copied), and a part's headers until they end. The body is read as if it
+ * began with CRLF, so that the first delimiter (which may open the body) is found as every other
+ * is: CRLF, "--", the boundary.
  */
 export class MultipartReader {
   private readonly delimiter: Buffer;

@@ -282,7 +282,8 @@ export class JsonScanner {
     this.stringWant = want;
     this.stringLength = 0;
     this.stringEscaped = false;
-    this.stringParts.length = 0;
+    // Setting an array's length is a call into the runtime, even to the length it has.
+    if (this.stringParts.length !== 0) this.stringParts.length = 0;
   }
 
   /** Reads string bytes from `pos`: up to the closing quote, or the end of the piece. */
@@ -295,12 +296,7 @@ export class JsonScanner {
       pos++;
     }
     const fresh = pos;
-    // Most strings are short (keys, ids, names): looking at a few bytes here costs less than a
-    // call to indexOf. No quote and no backslash before `i`.
-    const near = Math.min(buf.length, pos + 32);
-    let i = pos;
-    while (i < near && buf[i] !== QUOTE && buf[i] !== BACKSLASH) i++;
-    let quote = i < buf.length ? (buf[i] === QUOTE ? i : buf.indexOf(QUOTE, i)) : -1;
+    let quote = buf.indexOf(QUOTE, pos);
     while (quote !== -1) {
       let backslashes = 0;
       while (quote - 1 - backslashes >= fresh && buf[quote - 1 - backslashes] === BACKSLASH) backslashes++;

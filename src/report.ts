@@ -51,8 +51,8 @@ export class Reporter {
   /** One per secret, made once: every line said goes through them. */
   private readonly maskers: ((text: string) => string)[];
   private readonly listener: ReporterOptions["listener"];
-  /** The keys of what was said once (`warnOnce`, `infoOnce`), each under its level. */
-  private readonly saidKeys = new Set<string>();
+  /** The keys of what was said once (`warnOnce`, `infoOnce`), by level: a set each, so no key is rebuilt to be looked up. */
+  private readonly saidKeys = { warn: new Set<string>(), info: new Set<string>() };
   /** A line rewritten in place at the bottom (a progress line): hidden while a line is written, then drawn again below it. */
   statusLine: { hide(): void; redraw(): void } | undefined;
 
@@ -94,10 +94,10 @@ export class Reporter {
     this.once("info", key, event, message, fields);
   }
 
-  private once(level: Level, key: string, event: string, message: string, fields?: Fields): void {
-    const said = `${level}\0${key}`;
-    if (this.saidKeys.has(said)) return this.debug(event, message, fields);
-    this.saidKeys.add(said);
+  private once(level: "warn" | "info", key: string, event: string, message: string, fields?: Fields): void {
+    const said = this.saidKeys[level];
+    if (said.has(key)) return this.debug(event, message, fields);
+    said.add(key);
     this.log(level, event, message, fields);
   }
 

@@ -1,3 +1,4 @@
+import { Needle } from "./needle.js";
 import { stringValueAfter } from "./sparse-json.js";
 import type { ChangeSink, FileChange } from "./types.js";
 
@@ -29,7 +30,7 @@ const MAX_AGE_MS = 60 * 60 * 1000;
  */
 export class PendingCalls {
   private readonly calls = new Map<string, { at: number; changes: PendingChange[] }>();
-  private readonly keys: Buffer[];
+  private readonly keys: Needle[];
   private readonly now: () => number;
   /** Ids looked up by `mentionedIn` so far: the work it did, for tests. */
   lookups = 0;
@@ -38,7 +39,7 @@ export class PendingCalls {
     private readonly emit: ChangeSink,
     options: PendingCallsOptions = {},
   ) {
-    this.keys = (options.idKeys ?? []).map((key) => Buffer.from(JSON.stringify(key)));
+    this.keys = (options.idKeys ?? []).map((key) => new Needle(key));
     this.now = options.now ?? Date.now;
   }
 
@@ -68,8 +69,9 @@ export class PendingCalls {
   /** Does the line name a waiting call under one of the id keys? */
   mentionedIn(line: Buffer): boolean {
     for (const key of this.keys) {
-      for (let at = line.indexOf(key); at !== -1; at = line.indexOf(key, at + key.length)) {
-        const id = stringValueAfter(line, at + key.length);
+      const length = key.bytes.length;
+      for (let at = key.indexIn(line); at !== -1; at = key.indexIn(line, at + length)) {
+        const id = stringValueAfter(line, at + length);
         if (id === undefined) continue;
         this.lookups++;
         if (this.calls.has(id)) return true;

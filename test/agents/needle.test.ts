@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Needle } from "../../src/agents/common.js";
+import { Needle } from "../../src/agents/needle.js";
 
 const TOOL_USE = new Needle("tool_use");
 const pad = (length: number, byte = "x") => byte.repeat(length);

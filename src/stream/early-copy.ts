@@ -38,6 +38,8 @@ export class EarlyCopy {
   adopt(onChunk: ChunkSink, onOutputError: ErrorSink = () => {}): Passthrough {
     this.onChunk = onChunk;
     this.onOutputError = onOutputError;
+    // The output failed while the bytes were held, before anything looked at them: said first.
+    if (this.outputError !== undefined) onOutputError(this.outputError);
     const held = this.held;
     this.held = [];
     this.heldBytes = 0;
@@ -45,7 +47,6 @@ export class EarlyCopy {
       const wait = onChunk(chunk);
       if (wait instanceof Promise) this.stream.holdUntil(wait);
     }
-    if (this.outputError !== undefined) onOutputError(this.outputError);
     this.markAdopted();
     return this.stream;
   }

@@ -1,6 +1,6 @@
 import { fsyncDirQuietly } from "./fsync-dir.js";
 import { nodeCrypto } from "./lazy-builtins.js";
-import { closeSync, constants, lstatSync, openSync, promises as fsp, readFileSync, unlinkSync, writeSync, type Stats } from "node:fs";
+import { closeSync, constants, lstatSync, mkdirSync, openSync, promises as fsp, readdirSync, readFileSync, rmdirSync, unlinkSync, writeSync, type Stats } from "node:fs";
 import path from "node:path";
 
 /**
@@ -11,10 +11,11 @@ import path from "node:path";
  * (temp file, fsync, rename, fsync of the directory); `withLock` serialises read-modify-write
  * cycles of two processes on one root.
  *
- * The checks of `.uspark` and the lock files are synchronous calls: each is one system call of
- * a few microseconds on the project's own directory, where a promise of node:fs costs some 50 µs
- * of CPU more (a trip through the thread pool), and a save makes several. Whatever moves a
- * file's content, or waits for the disk (fsync), stays asynchronous.
+ * The checks of `.uspark`, its making and unmaking, its `.gitignore`, the lock files and the
+ * settle cookies are synchronous calls: each is one system call of a few microseconds on the
+ * project's own directory, where a promise of node:fs costs some 50 µs of CPU more (a trip
+ * through the thread pool, 0.2 ms and more on a busy 2-core VM), and a save or a settle makes
+ * several. Whatever moves a file's content, or waits for the disk (fsync), stays asynchronous.
  */
 
 export const STATE_DIR = ".uspark";
@@ -54,29 +55,36 @@ function checkDir(root: string): boolean {
  */
 export async function ensureDir(root: string): Promise<string> {
   if (!checkDir(root)) {
-    await fsp.mkdir(stateDirPath(root), { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== "EEXIST") throw error;
-    });
+    try {
+      mkdirSync(stateDirPath(root), { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
     checkDir(root);
   }
-  await ensureGitignore(root);
+  ensureGitignore(root);
   return stateDirPath(root);
 }
 
 const GITIGNORE = ".gitignore";
 
 /** One open in the usual case (it is there: EEXIST); whatever is in its place, a symlink too, is left alone. */
-async function ensureGitignore(root: string): Promise<void> {
+function ensureGitignore(root: string): void {
   const file = stateFilePath(root, GITIGNORE);
   try {
-    const handle = await fsp.open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
-    try {
-      await handle.writeFile("# Written by uspark: nothing in .uspark/ belongs in git.\n*\n");
-    } finally {
-      await handle.close();
-    }
+    writeNewFile(file, "# Written by uspark: nothing in .uspark/ belongs in git.\n*\n", 0o644);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw refusedLink(file, error);
+  }
+}
+
+/** Creates `file`, which must not exist yet (EEXIST), never through a symlink, with a few bytes in it. */
+function writeNewFile(file: string, text: string, mode: number): void {
+  const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+  try {
+    if (text !== "") writeSync(fd, text);
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -85,11 +93,24 @@ async function ensureGitignore(root: string): Promise<void> {
  * moment, in a tree that had none); else leaves it as it is.
  */
 export async function removeDirIfUnused(root: string): Promise<void> {
-  const entries = await fsp.readdir(stateDirPath(root)).catch(() => undefined);
-  if (!entries || entries.some((name) => name !== GITIGNORE)) return;
+  let entries: string[];
+  try {
+    entries = readdirSync(stateDirPath(root));
+  } catch {
+    return;
+  }
+  if (entries.some((name) => name !== GITIGNORE)) return;
   await removeStateFile(root, GITIGNORE);
-  // Something was put in it meanwhile: it stays, and keeps its .gitignore.
-  await fsp.rmdir(stateDirPath(root)).catch(() => ensureGitignore(root).catch(() => undefined));
+  try {
+    rmdirSync(stateDirPath(root));
+  } catch {
+    // Something was put in it meanwhile: it stays, and keeps its .gitignore.
+    try {
+      ensureGitignore(root);
+    } catch {
+      // As before: a .uspark that could not be emptied nor completed is left as it is.
+    }
+  }
 }
 
 function refusedLink(file: string, error: unknown): unknown {
@@ -179,10 +200,11 @@ export async function writeStateFile(root: string, name: string, text: string): 
 /** Creates an empty file that must not exist yet (a settle cookie): no fsync, it lives for milliseconds. */
 export async function createStateFile(root: string, name: string): Promise<void> {
   const file = path.join(await ensureDir(root), name);
-  const handle = await fsp.open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600).catch((error: unknown) => {
+  try {
+    writeNewFile(file, "", 0o600);
+  } catch (error) {
     throw refusedLink(file, error);
-  });
-  await handle.close();
+  }
 }
 
 /** Removes the file if it is there (a symlink in its place is removed, never followed). */
@@ -313,12 +335,7 @@ export async function withLock<T>(root: string, name: string, work: () => Promis
 
 /** Creates `lock` with our pid in it; EEXIST when it is there already. */
 function createLockFile(lock: string): void {
-  const fd = openSync(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-  try {
-    writeSync(fd, `${process.pid}\n`);
-  } finally {
-    closeSync(fd);
-  }
+  writeNewFile(lock, `${process.pid}\n`, 0o600);
 }
 
 async function isStale(lock: string, staleMs: number): Promise<boolean> {

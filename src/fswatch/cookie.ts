@@ -1,5 +1,4 @@
-import type { FSWatcher } from "node:fs";
-import { lstat } from "node:fs/promises";
+import { lstatSync, type FSWatcher } from "node:fs";
 import { createStateFile, ensureDir, removeDirIfUnused, removeStateFile, stateDirPath } from "../state-dir.js";
 
 /** `fs.watch` of one directory, with names as the kernel gives them (bytes). */
@@ -30,7 +29,7 @@ export class CookieBarrier {
       timer = setTimeout(() => resolve(false), maxMs);
     });
     // A tree without .uspark/ (a dry run, say) is left without one.
-    const made = !(await stateDirReady(this.root));
+    const made = !stateDirReady(this.root);
     try {
       await this.watch();
       await createStateFile(this.root, name);
@@ -53,7 +52,7 @@ export class CookieBarrier {
 
   /** Watches `.uspark/` now when it is there already, so that the first barrier costs no set-up. */
   async arm(): Promise<void> {
-    if (await stateDirReady(this.root)) await this.watch().catch(() => undefined);
+    if (stateDirReady(this.root)) await this.watch().catch(() => undefined);
   }
 
   close(): void {
@@ -73,7 +72,10 @@ export class CookieBarrier {
   }
 }
 
-async function stateDirReady(root: string): Promise<boolean> {
-  const st = await lstat(stateDirPath(root)).catch(() => undefined);
-  return st?.isDirectory() === true;
+function stateDirReady(root: string): boolean {
+  try {
+    return lstatSync(stateDirPath(root)).isDirectory();
+  } catch {
+    return false;
+  }
 }

@@ -174,7 +174,7 @@ async function throughput(session) {
   note(`uspark above Node's floor: ${ms(best.claudeNoFs - best.node)} without, ${ms(best.claude - best.node)} with the file watcher`);
   // The bests can come from different moments of a noisy machine; a round's runs share one.
   const paired = (key) => `${median(ratios[key]).toFixed(2)}x`;
-  note(`median of the rounds' own ratios (each run over its round's floor): ${paired("claude")}, ${paired("claudeNoFs")} without the file watcher, ${paired("auto")} auto-detected`);
+  note(`median of the rounds' own ratios (each run over its round's floor): watch-claude ${paired("claude")}, --no-fs-watch ${paired("claudeNoFs")}, auto-detect ${paired("auto")}`);
   await throughputToolUseResult(session, target);
   const profileDir = option("profile");
   if (profileDir) {

@@ -97,7 +97,7 @@ function passThrough({ input, output, watcher, report }: SessionOptions): Sessio
       report.error("stdout", `writing stdout failed (${why}): the agent's output from here on is lost; still syncing, exit code ${EXIT.outputError}`);
     },
   });
-  return { ...stream, outputFailed: () => failed };
+  return { ended: stream.ended, done: stream.done, stop: () => stream.stop(), outputFailed: () => failed };
 }
 
 /** No stream (--no-stdin): the session lasts until a signal. */

@@ -39,98 +39,123 @@ export interface Passthrough {
   holdUntil(until: Promise<void>): void;
 }
 
-export function passthrough({ input, output, onChunk, onOutputError, writeNow = stdoutWrite(output) }: PassthroughOptions): Passthrough {
-  let stop = () => {};
-  let holdUntil = (_until: Promise<void>) => {};
-  let markEnded = () => {};
-  const ended = new Promise<void>((resolve) => (markEnded = resolve));
-  const done = new Promise<void>((resolve, reject) => {
-    let outputOpen = true;
-    let waitingForDrain = false;
-    /** Writes not yet handed to the OS: 'drain' alone does not say when the last one is. */
-    let unwritten = 0;
-    let inputEnded = false;
-    /** Promises that hold the input (`holdUntil`) not yet settled. */
-    let holds = 0;
-    const inPlace = readsInPlace(input);
-    const onWritten = () => {
-      unwritten--;
-      // Its buffer is free again once nothing written is held: no 'drain' comes when write() said true.
-      if (waitingForDrain && inPlace && output.writableLength === 0) resumeInput();
-      finishIfEnded();
-    };
+export function passthrough(options: PassthroughOptions): Passthrough {
+  return new Copy(options);
+}
 
-    const resumeInput = () => {
-      waitingForDrain = false;
-      if (!inputEnded && holds === 0) input.resume(); // not after stop()
-    };
+/** One passthrough: each event of the input and the output is a method, the state they share is its fields. */
+class Copy implements Passthrough {
+  readonly ended: Promise<void>;
+  readonly done: Promise<void>;
+  private markEnded = () => {};
+  private markDone = () => {};
+  private readonly input: Readable;
+  private readonly output: Writable;
+  private readonly onChunk: PassthroughOptions["onChunk"];
+  private readonly onOutputError: PassthroughOptions["onOutputError"];
+  private readonly writeNow: PassthroughOptions["writeNow"];
+  /** The input hands out views of one buffer that its next read overwrites. */
+  private readonly inPlace: boolean;
+  private outputOpen = true;
+  private waitingForDrain = false;
+  /** Writes handed to the stream and not yet to the OS: 'drain' alone does not say when the last one is. */
+  private unwritten = 0;
+  private inputEnded = false;
+  /** Promises that hold the input (`holdUntil`) not yet settled. */
+  private holds = 0;
 
-    const outputFailed = (error: NodeJS.ErrnoException) => {
-      if (!outputOpen) return;
-      outputOpen = false;
-      onOutputError?.(error);
-      if (waitingForDrain) resumeInput();
-      finishIfEnded();
-    };
-    output.on("error", outputFailed);
-    output.on("drain", () => {
-      if (waitingForDrain) resumeInput();
+  constructor({ input, output, onChunk, onOutputError, writeNow = stdoutWrite(output) }: PassthroughOptions) {
+    this.input = input;
+    this.output = output;
+    this.onChunk = onChunk;
+    this.onOutputError = onOutputError;
+    this.writeNow = writeNow;
+    this.inPlace = readsInPlace(input);
+    this.ended = new Promise<void>((resolve) => (this.markEnded = resolve));
+    this.done = new Promise<void>((resolve, reject) => {
+      this.markDone = resolve;
+      input.once("error", reject);
     });
-
-    /** Writes what `writeNow` takes (when nothing waits in the stream before it), the rest through the stream. */
-    const write = (bytes: Buffer) => {
-      let from = 0;
-      if (writeNow !== undefined && unwritten === 0) {
-        try {
-          while (from < bytes.length) from += writeNow(bytes, from);
-          return;
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== "EAGAIN") return outputFailed(error as NodeJS.ErrnoException);
-        }
-      }
-      unwritten++;
-      if (!output.write(from === 0 ? bytes : bytes.subarray(from), onWritten) || (inPlace && output.writableLength > 0)) {
-        waitingForDrain = true;
-        input.pause();
-      }
-    };
-
-    input.on("data", (chunk: Buffer | string) => {
-      const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
-      if (outputOpen) write(bytes);
-      const wait = onChunk(bytes);
-      if (wait instanceof Promise) holdUntil(wait);
+    output.on("error", (error: NodeJS.ErrnoException) => this.outputFailed(error));
+    output.on("drain", () => {
+      if (this.waitingForDrain) this.resumeInput();
+    });
+    input.on("data", (chunk: Buffer | string) => this.take(typeof chunk === "string" ? Buffer.from(chunk) : chunk));
+    input.once("end", () => {
+      this.inputEnded = true;
+      this.finishIfEnded();
     });
     // An input read in place starts paused.
-    if (inPlace) input.resume();
+    if (this.inPlace) input.resume();
+  }
 
-    input.once("end", () => {
-      inputEnded = true;
-      finishIfEnded();
-    });
-    input.once("error", reject);
-    stop = () => {
-      input.pause();
-      inputEnded = true;
-      finishIfEnded();
-    };
-    holdUntil = (until) => {
-      holds++;
-      input.pause();
-      const release = () => {
-        holds--;
-        if (!waitingForDrain) resumeInput();
-      };
-      until.then(release, release);
-    };
+  stop(): void {
+    this.input.pause();
+    this.inputEnded = true;
+    this.finishIfEnded();
+  }
 
-    /** Done when input has ended and everything written has left the process. */
-    function finishIfEnded(): void {
-      if (inputEnded) markEnded();
-      if (inputEnded && (!outputOpen || unwritten === 0)) resolve();
+  holdUntil(until: Promise<void>): void {
+    this.holds++;
+    this.input.pause();
+    const release = () => {
+      this.holds--;
+      if (!this.waitingForDrain) this.resumeInput();
+    };
+    until.then(release, release);
+  }
+
+  private take(bytes: Buffer): void {
+    if (this.outputOpen) this.write(bytes);
+    const wait = this.onChunk(bytes);
+    if (wait instanceof Promise) this.holdUntil(wait);
+  }
+
+  /** Writes what `writeNow` takes (when nothing waits in the stream before it), the rest through the stream. */
+  private write(bytes: Buffer): void {
+    let from = 0;
+    if (this.writeNow !== undefined && this.unwritten === 0) {
+      try {
+        while (from < bytes.length) from += this.writeNow(bytes, from);
+        return;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EAGAIN") return this.outputFailed(error as NodeJS.ErrnoException);
+      }
     }
-  });
-  return { ended, done, stop: () => stop(), holdUntil: (until) => holdUntil(until) };
+    this.unwritten++;
+    const { output } = this;
+    if (!output.write(from === 0 ? bytes : bytes.subarray(from), () => this.written()) || (this.inPlace && output.writableLength > 0)) {
+      this.waitingForDrain = true;
+      this.input.pause();
+    }
+  }
+
+  private written(): void {
+    this.unwritten--;
+    // Its buffer is free again once nothing written is held: no 'drain' comes when write() said true.
+    if (this.waitingForDrain && this.inPlace && this.output.writableLength === 0) this.resumeInput();
+    this.finishIfEnded();
+  }
+
+  private outputFailed(error: NodeJS.ErrnoException): void {
+    if (!this.outputOpen) return;
+    this.outputOpen = false;
+    this.onOutputError?.(error);
+    if (this.waitingForDrain) this.resumeInput();
+    this.finishIfEnded();
+  }
+
+  private resumeInput(): void {
+    this.waitingForDrain = false;
+    if (!this.inputEnded && this.holds === 0) this.input.resume(); // not after stop()
+  }
+
+  /** Done when input has ended and everything written has left the process. */
+  private finishIfEnded(): void {
+    if (!this.inputEnded) return;
+    this.markEnded();
+    if (!this.outputOpen || this.unwritten === 0) this.markDone();
+  }
 }
 
 /**

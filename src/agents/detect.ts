@@ -45,89 +45,103 @@ const OPEN_BRACE = 0x7b;
  * into the chosen format's parser, which gets every later line directly. After giving up,
  * lines are dropped at the cost of a function call. Lines that are not JSON objects are skipped.
  */
-export function createAutoParser(
-  emit: ChangeSink,
-  onDetect: (format: AgentFormat | undefined) => void,
-  options: AutoParserOptions = {},
-): AgentParser & LineSink {
-  const formats = options.formats ?? DETECTION_ORDER;
-  const maxEvents = options.maxEvents ?? DEFAULT_DETECT_MAX_EVENTS;
-  const maxBytes = options.maxBytes ?? DEFAULT_DETECT_MAX_BYTES;
+export function createAutoParser(emit: ChangeSink, onDetect: (format: AgentFormat | undefined) => void, options: AutoParserOptions = {}): AgentParser & LineSink {
+  return new AutoParser(emit, onDetect, options);
+}
 
-  let held: Buffer[] = [];
-  let events = 0;
-  let bytes = 0;
-  let chosen: (AgentParser & LineSink) | undefined;
-  let gaveUp = false;
+/** The auto-detecting parser: detecting until a format is chosen or it gives up, then forwarding or dropping. */
+class AutoParser implements AgentParser, LineSink {
+  private readonly formats: readonly AgentFormat[];
+  private readonly maxEvents: number;
+  private readonly maxBytes: number;
+  /** The events read while deciding, copied, to replay into the chosen format's parser. */
+  private held: Buffer[] = [];
+  private events = 0;
+  private bytes = 0;
+  private chosen: (AgentParser & LineSink) | undefined;
+  private gaveUp = false;
+  /** The pieces so far of a line that spans chunks, to be joined (while detecting). */
+  private pieces: Buffer[] = [];
+  /** The line that spans chunks goes to the chosen parser piece by piece. */
+  private forwarding = false;
 
-  const decide = (format: AgentFormat | undefined): void => {
-    const replay = held;
-    held = [];
-    if (format === undefined) {
-      gaveUp = true;
-      onDetect(undefined);
+  constructor(
+    private readonly emit: ChangeSink,
+    private readonly onDetect: (format: AgentFormat | undefined) => void,
+    options: AutoParserOptions,
+  ) {
+    this.formats = options.formats ?? DETECTION_ORDER;
+    this.maxEvents = options.maxEvents ?? DEFAULT_DETECT_MAX_EVENTS;
+    this.maxBytes = options.maxBytes ?? DEFAULT_DETECT_MAX_BYTES;
+  }
+
+  line(line: Buffer): void {
+    if (this.chosen !== undefined) this.chosen.line(line);
+    else if (!this.gaveUp) this.detecting(line);
+  }
+
+  lineIn(chunk: Buffer, start: number, end: number): void {
+    if (this.chosen?.lineIn !== undefined) this.chosen.lineIn(chunk, start, end);
+    else if (this.chosen !== undefined || !this.gaveUp) this.line(chunk.subarray(start, end));
+  }
+
+  /** A line that spans chunks: handed on in pieces to a parser that takes them, else joined. */
+  linePart(part: Buffer, last: boolean): void {
+    if (this.pieces.length === 0 && !this.forwarding) this.forwarding = this.chosen?.linePart !== undefined;
+    if (this.forwarding) {
+      if (last) this.forwarding = false;
+      this.chosen!.linePart!(part, last);
       return;
     }
-    chosen = format.create(emit);
-    onDetect(format);
-    for (const line of replay) chosen.line(line);
-  };
+    if (this.gaveUp) return;
+    if (!last) {
+      this.pieces.push(Buffer.from(part)); // a copy: a piece is only valid during this call
+      return;
+    }
+    const whole = Buffer.concat([...this.pieces, part]);
+    this.pieces = [];
+    this.line(whole);
+  }
 
-  const detecting = (line: Buffer): void => {
-    bytes += line.length + 1;
+  lineDropped(): void {
+    if (this.forwarding) this.chosen!.lineDropped?.();
+    this.forwarding = false;
+    this.pieces = [];
+  }
+
+  end(): void {
+    if (this.chosen === undefined && !this.gaveUp) this.decide(undefined);
+    this.chosen?.end();
+  }
+
+  private detecting(line: Buffer): void {
+    this.bytes += line.length + 1;
     const start = firstNonSpace(line);
     if (line[start] === OPEN_BRACE) {
       const json = start === 0 ? line : line.subarray(start);
       const event = parseEvent(json);
       if (event !== undefined) {
-        events++;
-        held.push(Buffer.from(json)); // a copy: the line's buffer is only valid during this call
-        const format = detectFormat(event, formats);
-        if (format !== undefined) return decide(format);
+        this.events++;
+        this.held.push(Buffer.from(json)); // a copy: the line's buffer is only valid during this call
+        const format = detectFormat(event, this.formats);
+        if (format !== undefined) return this.decide(format);
       }
     }
-    if (events >= maxEvents || bytes >= maxBytes) decide(undefined);
-  };
+    if (this.events >= this.maxEvents || this.bytes >= this.maxBytes) this.decide(undefined);
+  }
 
-  // A line that spans chunks: handed on in pieces to a parser that takes them, else joined.
-  let pieces: Buffer[] = [];
-  let forwarding = false;
-
-  return {
-    line(line: Buffer): void {
-      if (chosen !== undefined) chosen.line(line);
-      else if (!gaveUp) detecting(line);
-    },
-    lineIn(chunk: Buffer, start: number, end: number): void {
-      if (chosen?.lineIn !== undefined) chosen.lineIn(chunk, start, end);
-      else if (chosen !== undefined || !gaveUp) this.line(chunk.subarray(start, end));
-    },
-    linePart(part: Buffer, last: boolean): void {
-      if (pieces.length === 0 && !forwarding) forwarding = chosen?.linePart !== undefined;
-      if (forwarding) {
-        if (last) forwarding = false;
-        chosen!.linePart!(part, last);
-        return;
-      }
-      if (gaveUp) return;
-      if (!last) {
-        pieces.push(Buffer.from(part)); // a copy: a piece is only valid during this call
-        return;
-      }
-      const whole = Buffer.concat([...pieces, part]);
-      pieces = [];
-      this.line(whole);
-    },
-    lineDropped(): void {
-      if (forwarding) chosen!.lineDropped?.();
-      forwarding = false;
-      pieces = [];
-    },
-    end(): void {
-      if (chosen === undefined && !gaveUp) decide(undefined);
-      chosen?.end();
-    },
-  };
+  private decide(format: AgentFormat | undefined): void {
+    const replay = this.held;
+    this.held = [];
+    if (format === undefined) {
+      this.gaveUp = true;
+      this.onDetect(undefined);
+      return;
+    }
+    this.chosen = format.create(this.emit);
+    this.onDetect(format);
+    for (const line of replay) this.chosen.line(line);
+  }
 }
 
 /** The first of `formats` that says the event is one of its own (a format that throws says no). */

@@ -47,6 +47,15 @@ function checkDir(root: string): boolean {
   }
 }
 
+/** Whether `.uspark` is there as a real directory (a symlink or anything else in its place: no). */
+export function stateDirExists(root: string): boolean {
+  try {
+    return checkDir(root);
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Creates `.uspark` (a real directory, never a symlink) if needed, with its `.gitignore`; returns
  * its path. The `.gitignore` is also written into a `.uspark` found without one (made by an older
@@ -103,13 +112,14 @@ export async function removeDirIfUnused(root: string): Promise<void> {
   await removeStateFile(root, GITIGNORE);
   try {
     rmdirSync(stateDirPath(root));
+    return;
   } catch {
     // Something was put in it meanwhile: it stays, and keeps its .gitignore.
-    try {
-      ensureGitignore(root);
-    } catch {
-      // As before: a .uspark that could not be emptied nor completed is left as it is.
-    }
+  }
+  try {
+    ensureGitignore(root);
+  } catch {
+    // Not written back (a read-only tree): what was put in it is left as it is.
   }
 }
 

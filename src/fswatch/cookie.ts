@@ -1,5 +1,5 @@
-import { lstatSync, type FSWatcher } from "node:fs";
-import { createStateFile, ensureDir, removeDirIfUnused, removeStateFile, stateDirPath } from "../state-dir.js";
+import type { FSWatcher } from "node:fs";
+import { createStateFile, ensureDir, removeDirIfUnused, removeStateFile, stateDirExists } from "../state-dir.js";
 
 /** `fs.watch` of one directory, with names as the kernel gives them (bytes). */
 export type WatchDirectory = (dir: string, listener: (event: string, filename: Buffer | string | null) => void) => FSWatcher;
@@ -29,7 +29,7 @@ export class CookieBarrier {
       timer = setTimeout(() => resolve(false), maxMs);
     });
     // A tree without .uspark/ (a dry run, say) is left without one.
-    const made = !stateDirReady(this.root);
+    const made = !stateDirExists(this.root);
     try {
       await this.watch();
       await createStateFile(this.root, name);
@@ -52,7 +52,7 @@ export class CookieBarrier {
 
   /** Watches `.uspark/` now when it is there already, so that the first barrier costs no set-up. */
   async arm(): Promise<void> {
-    if (stateDirReady(this.root)) await this.watch().catch(() => undefined);
+    if (stateDirExists(this.root)) await this.watch().catch(() => undefined);
   }
 
   close(): void {
@@ -69,13 +69,5 @@ export class CookieBarrier {
     });
     watcher.on("error", () => this.close());
     this.watcher = watcher;
-  }
-}
-
-function stateDirReady(root: string): boolean {
-  try {
-    return lstatSync(stateDirPath(root)).isDirectory();
-  } catch {
-    return false;
   }
 }

@@ -5,6 +5,8 @@
  * Dropped blocks are reused: fresh ones cost page faults (about 3.6 ms a MiB here), a copy into
  * a block already used costs little. Pure: tested with plain values.
  */
+/** The size of a block. */
+export const BLOCK_BYTES = 1024 * 1024;
 /** Dropped blocks kept for reuse: as many as the recorder's hard limit of unsent bytes (16 MiB). */
 const MAX_SPARE_BLOCKS = 16;
 
@@ -25,7 +27,7 @@ export class ByteQueue {
 
   constructor(
     start = 0,
-    private readonly blockSize = 1024 * 1024,
+    private readonly blockSize = BLOCK_BYTES,
   ) {
     this.start = start;
     this.end = start;

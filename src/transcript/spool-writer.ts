@@ -1,9 +1,13 @@
 import type { FileHandle } from "node:fs/promises";
-import type { ByteQueue } from "./queue.js";
+import { BLOCK_BYTES, type ByteQueue } from "./queue.js";
 import { openSpoolForAppend, SpoolReader, writeSpoolMeta, type SpoolMeta } from "./spool.js";
 
-/** At most this much in one write to the spool. */
-const WRITE_BYTES = 8 * 1024 * 1024;
+/**
+ * At most this much in one write to the spool: a block of the queue. Each block written is
+ * dropped (and reused) at once, so a writer held by the spool goes on as soon as the queue is
+ * back under its mark while the spool writes the rest; 8 MiB writes held it until all 8 were on disk.
+ */
+const WRITE_BYTES = BLOCK_BYTES;
 
 /** What the spool tells the recorder as it writes. */
 export interface SpoolListener {

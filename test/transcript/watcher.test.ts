@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createWatcher } from "../../src/watcher.js";
@@ -88,6 +88,23 @@ describe("the watcher's transcript (library)", () => {
     expect(summary.transcript).toMatchObject({ state: "sent", bytes: 24 * MiB, sent: 24 * MiB });
     expect(summary.exitCode).toBe(0);
     expect(await listedSessions(ref.url)).toEqual([{ id: summary.transcript!.sessionId, length: 24 * MiB }]);
+  });
+
+  it("should let a writer held by the spool go on while the spool still writes the backlog", async () => {
+    const { ref } = await serve({ keepBodies: false });
+    const w = watcher(ref.url);
+    const MiB = 1024 * 1024;
+    // 15 MiB at once, under the 16 MiB a writer may run ahead: past 8 MiB it spools and is held.
+    let held: Promise<void> | void = undefined;
+    for (let i = 0; i < 15; i++) held = w.write(Buffer.alloc(MiB, "y"));
+    expect(held).toBeInstanceOf(Promise);
+    await held;
+    // Let go once the queue is back under half its mark, not once all 15 MiB are on disk: the
+    // stream and the spool go on side by side.
+    const [spool] = readdirSync(path.join(root, ".uspark")).filter((name) => name.endsWith(".ndjson"));
+    expect(statSync(path.join(root, ".uspark", spool!)).size).toBeLessThan(15 * MiB);
+    const summary = await w.end();
+    expect(summary.transcript).toMatchObject({ state: "sent", bytes: 15 * MiB, sent: 15 * MiB });
   });
 
   it("should drop the transcript quietly when a v1 server answers while a burst is being spooled", async () => {

@@ -336,6 +336,7 @@ async function transcript(session) {
   figure("transcript", "stdout complete, without --transcript", off.stdout, `${ms(off.stdout)} ${rate(off.stdout)}`, "reference");
   const ratio = on.stdout / off.stdout;
   figure("transcript", "stdout complete, with --transcript", ratio, `${ms(on.stdout)} ${rate(on.stdout)} ${ratio.toFixed(2)}x`, "<= 1.2x without", ratio <= 1.2);
+  note(`median of the rounds' own ratios (stdout complete, with over without): ${median(cost.roundRatios).toFixed(2)}x`);
   figure("transcript", "exit, without --transcript", off.exit, ms(off.exit), "reference");
   figure("transcript", "exit (last append answered), with --transcript", on.exit / off.exit, `${ms(on.exit)} ${(on.exit / off.exit).toFixed(2)}x`, "info");
   if (!cost.exitCodes.every((code) => code === 0)) {

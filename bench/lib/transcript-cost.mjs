@@ -36,13 +36,19 @@ export async function measureTranscript({ repo, bin, work, sessionPath, rounds }
     best[key].stdout = Math.min(best[key].stdout, times.stdout);
     best[key].exit = Math.min(best[key].exit, times.exit);
   };
+  // Each round's own ratio (with over without, stdout complete): a noisy machine's two bests may
+  // come from different moments, a round's two runs from the same one.
+  const roundRatios = [];
   try {
     for (let round = 0; round < rounds; round++) {
-      keepBest("off", await run("bench-off", ""));
-      keepBest("on", await run("bench-on", "--transcript"));
+      const off = await run("bench-off", "");
+      const on = await run("bench-on", "--transcript");
+      keepBest("off", off);
+      keepBest("on", on);
+      roundRatios.push(on.stdout / off.stdout);
     }
     const listing = await (await fetch(`${server.url}/api/projects/bench-on/sessions`)).json();
-    return { bytes, seconds: best, sessions: listing.sessions.map((s) => s.length), exitCodes };
+    return { bytes, seconds: best, roundRatios, sessions: listing.sessions.map((s) => s.length), exitCodes };
   } finally {
     await server.close();
   }

@@ -30,7 +30,27 @@ export interface AppOptions extends Context {
 const RETRY_AFTER_SECONDS = "1";
 
 export function createHandler(options: AppOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const api = new Api(options);
+  return (req, res) => void api.answer(req, res);
+}
+
+/** One method per step of an API request: who asks, which route, may they, then the route's own code. */
+class Api {
+  constructor(private readonly options: AppOptions) {}
+
+  async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      await this.handle(req, res);
+    } catch (error) {
+      const answer = toHttpError(error);
+      if (answer.code === "internal") this.options.onError?.(error);
+      if (res.headersSent) res.destroy();
+      else sendError(res, answer);
+    }
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { options } = this;
     const url = req.url ?? "/";
     // The pages have their own sign-in (a session cookie), not the API's bearer token.
     if (options.web && !/^\/(healthz|readyz|api)(\/|\?|$)/.test(url)) return options.web(req, res);
@@ -48,21 +68,26 @@ export function createHandler(options: AppOptions): (req: IncomingMessage, res: 
       throw new HttpError(405, "method_not_allowed", `${method} is not allowed here`, {}, { allow: allowed.join(", ") });
     }
     if (route.kind === "healthz") return sendJson(res, 200, { status: "ok" });
-    if (route.kind === "readyz") return readyz(res);
+    if (route.kind === "readyz") return this.readyz(res);
     if (route.kind === "deviceCode") return postDeviceCode(req, res, options.devices);
     if (route.kind === "deviceToken") return postDeviceToken(req, res, options.devices);
-    if (route.kind === "projects") return projects(req, res, principal!);
+    if (route.kind === "projects") return this.projects(req, res, principal!);
+    await this.checkProject(route, method, principal!);
+    return this.dispatch(req, res, route, method === "HEAD");
+  }
+
+  private async checkProject(route: ProjectRoute, method: string, principal: Principal): Promise<void> {
     const badId = validateProjectId(route.projectId);
     if (badId) throw new HttpError(400, "invalid_project_id", badId);
     // Outside a token's scope, before the project's existence is told.
     const access = accessOf(route, method);
-    if (!mayAccess(principal!, route.projectId, access)) throw forbidden(principal!, route.projectId, access);
+    if (!mayAccess(principal, route.projectId, access)) throw forbidden(principal, route.projectId, access);
     // Every project route, blobs included: a mistyped id is said at once, whatever the request.
-    if (!(await options.store.hasProject(route.projectId))) throw new ProjectNotFoundError(route.projectId);
-    return dispatch(req, res, route, method === "HEAD");
+    if (!(await this.options.store.hasProject(route.projectId))) throw new ProjectNotFoundError(route.projectId);
   }
 
-  function dispatch(req: IncomingMessage, res: ServerResponse, route: ProjectRoute, head: boolean): Promise<void> {
+  private dispatch(req: IncomingMessage, res: ServerResponse, route: ProjectRoute, head: boolean): Promise<void> {
+    const { options } = this;
     switch (route.kind) {
       case "files":
         return getFiles(req, res, options, route.projectId);
@@ -89,26 +114,18 @@ export function createHandler(options: AppOptions): (req: IncomingMessage, res: 
     }
   }
 
-  function projects(req: IncomingMessage, res: ServerResponse, principal: Principal): Promise<void> {
+  private projects(req: IncomingMessage, res: ServerResponse, principal: Principal): Promise<void> {
+    const { options } = this;
     if (req.method !== "POST") return listProjects(res, options, (id) => mayAccess(principal, id, "read"));
     if (!isAdmin(principal)) throw new HttpError(403, "forbidden", "only the admin token may create projects");
     return createProject(req, res, options);
   }
 
-  async function readyz(res: ServerResponse): Promise<void> {
-    const reason = await options.store.notReady();
+  private async readyz(res: ServerResponse): Promise<void> {
+    const reason = await this.options.store.notReady();
     if (reason) throw new HttpError(503, "not_ready", reason, {}, { "retry-after": RETRY_AFTER_SECONDS });
     sendJson(res, 200, { status: "ready" });
   }
-
-  return (req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      const answer = toHttpError(error);
-      if (answer.code === "internal") options.onError?.(error);
-      if (res.headersSent) res.destroy();
-      else sendError(res, answer);
-    });
-  };
 }
 
 type ProjectRoute = Exclude<Route, { kind: "healthz" | "readyz" | "projects" | "deviceCode" | "deviceToken" }>;

@@ -1,7 +1,7 @@
 // Public entry of the reference server behind `uspark serve`.
 
 import { setMaxListeners } from "node:events";
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { isIP, type AddressInfo, type Socket } from "node:net";
 import { resolve } from "node:path";
 import { isLoopbackHost } from "../loopback.js";
@@ -90,76 +90,77 @@ function usageError(message: string): Error {
 
 /** Opens the data directory and listens. Port 0 picks a free port. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
-  const host = (options.host ?? "127.0.0.1").replace(/^\[(.*)\]$/, "$1");
-  const { port, token } = options;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(`invalid port: ${port}`);
-  if (token === "") throw usageError("the token must not be empty");
-  if (token === undefined && !isLoopbackHost(host)) {
-    throw usageError(`refusing to listen on ${host} without --token: only loopback hosts may go without one`);
-  }
-
+  const host = checkListenOptions(options);
   const store = await openStore(options);
   const closingSignal = new AbortController();
   // Each long poll listens on it while it waits (and stops after): as many as there are clients.
   setMaxListeners(0, closingSignal.signal);
+  const { handler, devices } = createHandlers(store, options, closingSignal.signal);
+  const http = httpServer(withLatency(options.latencyMs ?? 0, handler), options.onRequest);
+  try {
+    await listen(http.server, options.port, host);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const port = (http.server.address() as AddressInfo).port;
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`,
+    port,
+    waiting: () => store.waiting(),
+    devices,
+    close() {
+      closingSignal.abort();
+      return (closed ??= http.close().then(() => store.close()));
+    },
+  };
+}
+
+/** The host to listen on, once the port and token make sense for it. */
+function checkListenOptions({ port, token, host = "127.0.0.1" }: ServerOptions): string {
+  const bare = host.replace(/^\[(.*)\]$/, "$1");
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(`invalid port: ${port}`);
+  if (token === "") throw usageError("the token must not be empty");
+  if (token === undefined && !isLoopbackHost(bare)) {
+    throw usageError(`refusing to listen on ${bare} without --token: only loopback hosts may go without one`);
+  }
+  return bare;
+}
+
+/** The API's handler, the web view behind it, and the device logins both serve. */
+function createHandlers(store: ProjectStore, options: ServerOptions, closing: AbortSignal) {
   const limits = { ...DEFAULT_LIMITS };
   for (const name of Object.keys(limits) as (keyof Limits)[]) limits[name] = options[name] ?? limits[name];
   const devices = new DeviceFlow(store.credentials, { interval: options.devicePollSeconds, maxWaiting: options.maxWaitingLogins });
-  const authority = credentialAuthority(token, store.credentials);
-  const web = createWebHandler({
-    store,
-    authority,
-    maxFeedBytes: limits.maxJsonBytes,
-    devices,
-    closing: closingSignal.signal,
-    onError: options.onError,
-  });
-  const handler = withLatency(options.latencyMs ?? 0, createHandler({
-    store,
-    authority,
-    devices,
-    limits,
-    onCommit: options.onCommit,
-    onError: options.onError,
-    closing: closingSignal.signal,
-    web,
-  }));
+  const authority = credentialAuthority(options.token, store.credentials);
+  const { onCommit, onError } = options;
+  const web = createWebHandler({ store, authority, maxFeedBytes: limits.maxJsonBytes, devices, closing, onError });
+  const handler = createHandler({ store, authority, devices, limits, onCommit, onError, closing, web });
+  return { handler, devices };
+}
 
+/** The HTTP server: each answer told to `onRequest`; `close` lets every connection go as soon as it is idle. */
+function httpServer(handler: (req: IncomingMessage, res: ServerResponse) => void, onRequest: ServerOptions["onRequest"]) {
   let closing: Promise<void> | undefined;
   const server = createServer((req, res) => {
     const started = performance.now();
     res.on("finish", () => {
-      options.onRequest?.({
-        method: req.method ?? "",
-        url: req.url ?? "",
-        status: res.statusCode,
-        ms: Math.round(performance.now() - started),
-      });
+      onRequest?.({ method: req.method ?? "", url: req.url ?? "", status: res.statusCode, ms: Math.round(performance.now() - started) });
       // Once closing, a keep-alive connection is let go as soon as its last answer is out.
       if (closing) setImmediate(() => server.closeIdleConnections());
     });
     handler(req, res);
   });
   const unused = connectionsWithoutRequest(server);
-
-  await listen(server, port, host);
-  const actualPort = (server.address() as AddressInfo).port;
-  return {
-    url: `http://${isIP(host) === 6 ? `[${host}]` : host}:${actualPort}`,
-    port: actualPort,
-    waiting: () => store.waiting(),
-    devices,
-    close() {
-      closingSignal.abort();
-      closing ??= new Promise<void>((done, fail) => {
-        server.close((error) => (error ? fail(error) : done()));
-        server.closeIdleConnections();
-        // Never used (a browser's preconnect): not idle to Node, they would hold the close until its 60 s headers timeout.
-        for (const socket of unused) socket.destroy();
-      }).then(() => store.close());
-      return closing;
-    },
-  };
+  const close = () =>
+    (closing ??= new Promise<void>((done, fail) => {
+      server.close((error) => (error ? fail(error) : done()));
+      server.closeIdleConnections();
+      // Never used (a browser's preconnect): not idle to Node, they would hold the close until its 60 s headers timeout.
+      for (const socket of unused) socket.destroy();
+    }));
+  return { server, close };
 }
 
 async function openStore(options: Pick<ServerOptions, "dataDir" | "databaseUrl" | "onWarning">): Promise<ProjectStore> {

@@ -99,6 +99,20 @@ describe("several replicas on one database", () => {
   });
 });
 
+describe("a server that cannot listen", () => {
+  it("closes its database connections when the port is taken", async () => {
+    const first = await replica(await pg().freshSchemaUrl());
+    const name = `listen-fails-${randomUUID()}`;
+    const url = `${await pg().freshSchemaUrl()}&application_name=${name}`;
+    await expect(startServer({ databaseUrl: url, port: first.port })).rejects.toMatchObject({ code: "EADDRINUSE" });
+    const connections = async () => {
+      const { rows } = await pg().admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1", [name]);
+      return rows[0]!.n;
+    };
+    await eventually(async () => (await connections()) === 0, 5_000);
+  });
+});
+
 describe("a database that goes away", () => {
   it("answers 503 with Retry-After while the database is down, then serves again; /healthz stays up", async () => {
     const t = await testServer({ pg });

@@ -32,10 +32,31 @@ export interface WebOptions extends Omit<WebContext, "indexes"> {
 export type WebHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 export function createWebHandler(options: WebOptions): WebHandler {
-  const ctx: WebContext = { ...options, indexes: new ProjectIndexes(options.store, options.maxFeedBytes) };
-  const sessions = new WebSessions();
+  const web = new WebView(options);
+  return (req, res) => web.answer(req, res);
+}
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** The web view's state (its sign-in sessions, the project indexes) and one method per step of a request. */
+class WebView {
+  private readonly ctx: WebContext;
+  private readonly sessions = new WebSessions();
+
+  constructor(private readonly options: WebOptions) {
+    this.ctx = { ...options, indexes: new ProjectIndexes(options.store, options.maxFeedBytes) };
+  }
+
+  async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      await this.handle(req, res);
+    } catch (error) {
+      const answer = webErrorOf(error);
+      if (answer.status === 500) this.options.onError?.(error);
+      if (res.headersSent) res.destroy();
+      else sendErrorPage(res, answer);
+    }
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://web.invalid");
     const route = parseWebRoute(url.pathname);
     const method = req.method ?? "GET";
@@ -46,13 +67,14 @@ export function createWebHandler(options: WebOptions): WebHandler {
     }
     // Not a page, signed in or not (a client with a wrong --api-url path must hear 404, not "sign in").
     if (route.kind === "notFound") throw new HttpError(404, "not_found", "no such page");
+    const { sessions } = this;
     const session = sessions.find(req.headers.cookie);
-    if (route.kind === "login") return method === "POST" ? signIn(req, res, sessions, session, options.authority) : loginPage(res, sessions, session);
-    const principal = session?.token === undefined ? undefined : await options.authority.identify(session.token);
-    if (!session || !principal) return signedOut(req, res, route, session);
+    if (route.kind === "login") return method === "POST" ? signIn(req, res, sessions, session, this.options.authority) : loginPage(res, sessions, session);
+    const principal = session?.token === undefined ? undefined : await this.options.authority.identify(session.token);
+    if (!session || !principal) return this.signedOut(req, res, route, session);
     const visit: Visit = { req, res, url, session, principal };
-    if (method === "POST") await readAndCheckForm(visit, route, sessions);
-    else await show(visit, route);
+    if (method === "POST") await this.readAndCheckForm(visit, route);
+    else await this.show(visit, route);
   }
 
   /**
@@ -60,37 +82,38 @@ export function createWebHandler(options: WebOptions): WebHandler {
    * and the person sent to sign in. A session not signed in yet (the login form's) is kept: the
    * browser's other requests meanwhile (a favicon) must not void the form it shows.
    */
-  function signedOut(req: IncomingMessage, res: ServerResponse, route: WebRoute, session: ReturnType<WebSessions["find"]>): void {
+  private signedOut(req: IncomingMessage, res: ServerResponse, route: WebRoute, session: ReturnType<WebSessions["find"]>): void {
     const revoked = session?.token !== undefined;
-    if (revoked) sessions.close(session!);
+    if (revoked) this.sessions.close(session!);
     const clear: Record<string, string> = revoked ? { "set-cookie": sessionCookie(undefined) } : {};
     if (route.kind === "live" || req.method === "POST") throw new HttpError(401, "unauthorized", "signed out: sign in again", {}, clear);
     redirect(res, "/login", clear);
   }
 
-  async function readAndCheckForm(visit: Visit, route: WebRoute, all: WebSessions): Promise<void> {
+  private async readAndCheckForm(visit: Visit, route: WebRoute): Promise<void> {
     const form = await readForm(visit.req, visit.session);
     if (route.kind === "logout") {
-      all.close(visit.session);
+      this.sessions.close(visit.session);
       return redirect(visit.res, "/login", { "set-cookie": sessionCookie(undefined) });
     }
-    if (route.kind === "device") return approveDevice(visit, ctx, form);
+    if (route.kind === "device") return approveDevice(visit, this.ctx, form);
     if (route.kind === "projects") {
       if (!isAdmin(visit.principal)) throw new HttpError(403, "forbidden", "only the admin token may create projects");
-      return createProjectFromForm(visit, ctx, form);
+      return createProjectFromForm(visit, this.ctx, form);
     }
     throw new HttpError(404, "not_found", "no such page");
   }
 
-  async function show(visit: Visit, route: WebRoute): Promise<void> {
-    if (route.kind === "projects") return projectsPage(visit, ctx);
-    if (route.kind === "device") return devicePage(visit, ctx);
+  private async show(visit: Visit, route: WebRoute): Promise<void> {
+    if (route.kind === "projects") return projectsPage(visit, this.ctx);
+    if (route.kind === "device") return devicePage(visit, this.ctx);
     if (!("projectId" in route)) throw new HttpError(404, "not_found", "no such page");
-    await checkProject(visit, route.projectId);
-    return showProject(visit, route);
+    await this.checkProject(visit, route.projectId);
+    return this.showProject(visit, route);
   }
 
-  function showProject(visit: Visit, route: ProjectWebRoute): Promise<void> {
+  private showProject(visit: Visit, route: ProjectWebRoute): Promise<void> {
+    const { ctx } = this;
     switch (route.kind) {
       case "tree":
         return treePage(visit, ctx, route.projectId);
@@ -110,23 +133,12 @@ export function createWebHandler(options: WebOptions): WebHandler {
   }
 
   /** Outside the token's projects: 403 before the project's existence is told (as the API does). */
-  async function checkProject(visit: Visit, projectId: string): Promise<void> {
+  private async checkProject(visit: Visit, projectId: string): Promise<void> {
     const bad = validateProjectId(projectId);
     if (bad) throw new HttpError(400, "invalid_project_id", bad);
     if (!mayAccess(visit.principal, projectId, "read")) throw new HttpError(403, "forbidden", "this token may not see this project");
-    if (!(await ctx.store.hasProject(projectId))) throw new ProjectNotFoundError(projectId);
+    if (!(await this.ctx.store.hasProject(projectId))) throw new ProjectNotFoundError(projectId);
   }
-
-  return async (req, res) => {
-    try {
-      await handle(req, res);
-    } catch (error) {
-      const answer = webErrorOf(error);
-      if (answer.status === 500) options.onError?.(error);
-      if (res.headersSent) res.destroy();
-      else sendErrorPage(res, answer);
-    }
-  };
 }
 
 function webErrorOf(error: unknown): HttpError {

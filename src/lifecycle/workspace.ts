@@ -4,7 +4,7 @@ import type { CommitSource } from "../api/types.js";
 import { UsageError } from "../config.js";
 import { IgnoreEngine } from "../ignore/engine.js";
 import { BaseKeeper } from "../reconcile/base-keeper.js";
-import { createDiskTree } from "../reconcile/disk-tree.js";
+import { DiskTree } from "../reconcile/disk-tree.js";
 import type { TransferProgress } from "../reconcile/progress.js";
 import { Reconciler } from "../reconcile/reconciler.js";
 import { RemoteView } from "../reconcile/remote-view.js";
@@ -53,7 +53,7 @@ export interface Workspace {
   view: RemoteView;
   base: BaseKeeper;
   reconciler: Reconciler;
-  tree: ReturnType<typeof createDiskTree>;
+  tree: DiskTree;
   signal: AbortSignal;
   /** Writes the base, closes the connections. */
   close(): Promise<void>;
@@ -94,7 +94,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   const remote = new ProjectRemote(client, caller, { concurrency: options.concurrency, report });
   const view = new RemoteView(remote, report);
   const ignore = new IgnoreEngine({ root, ignore: options.ignore });
-  const tree = createDiskTree({ root, prefix, ignore, maxFileSize: options.maxFileSize, report });
+  const tree = new DiskTree({ root, prefix, ignore, maxFileSize: options.maxFileSize, report });
   const base = await BaseKeeper.load({ apiUrl: options.apiUrl, projectId: options.projectId, prefix }, { store: fileStateStore(root, report), report });
   const progress = new ProgressLine(report);
   const onProgress: TransferProgress = (what, done, total) => progress.update(what, done, total);

@@ -31,81 +31,93 @@ export interface DiskTreeOptions {
 /** Never written or listed, whatever the rules say (case-insensitive: `.GIT/` is `.git/` on macOS). */
 const RESERVED = /(?:^|\/)(\.git|\.uspark)(?:\/|$)/i;
 
-export function createDiskTree(options: DiskTreeOptions): LocalTree & { readonly dir: string; flushDirectories(): Promise<void> } {
-  const { root, ignore } = options;
-  const prefix = (options.prefix ?? "").split(/[\\/]+/).filter((s) => s !== "" && s !== ".").join("/");
-  const dir = prefix ? path.join(root, ...prefix.split("/")) : root;
-  const abs = (p: string) => path.join(dir, ...p.split("/"));
-  const touchedDirs = new Set<string>();
-  const breath = new Breath();
+export class DiskTree implements LocalTree {
+  /** The directory the project's paths are under: the root, or `<root>/<prefix>`. */
+  readonly dir: string;
+  private readonly prefix: string;
+  /** Directories where files were renamed in or unlinked since the last flushDirectories. */
+  private readonly touchedDirs = new Set<string>();
+  private readonly breath = new Breath();
 
-  const unchanged = (p: string, expected: LocalExpectation) => async (): Promise<boolean> => {
-    const now = await fsp.lstat(abs(p)).catch(() => undefined);
-    // Anything in the way that is not a regular file is not what was planned on either.
-    if (now !== undefined && !now.isFile()) return false;
-    return stillAsPlanned(expected, now !== undefined, async () => {
-      const read = await readLocal(abs(p), { root, maxFileSize: Number.MAX_SAFE_INTEGER });
-      return read.kind === "file" ? read.sha256 : undefined;
+  constructor(private readonly options: DiskTreeOptions) {
+    this.prefix = (options.prefix ?? "").split(/[\\/]+/).filter((s) => s !== "" && s !== ".").join("/");
+    this.dir = this.prefix ? path.join(options.root, ...this.prefix.split("/")) : options.root;
+  }
+
+  where(p: string): string {
+    return path.join(this.dir, ...p.split("/"));
+  }
+
+  async list(signal?: AbortSignal): Promise<TreeListing> {
+    const { root, ignore, report } = this.options;
+    return listTree(root, this.dir, this.prefix, ignore, report, signal);
+  }
+
+  async stat(p: string): Promise<LocalStat | "other" | undefined> {
+    const stat = await fsp.lstat(this.where(p)).catch(() => undefined);
+    if (!stat || stat.isDirectory()) return undefined;
+    return stat.isFile() ? { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino } : "other";
+  }
+
+  async read(p: string, keepBytesUpTo = 0): Promise<LocalRead> {
+    await this.breath.take(); // a small file is read in place: a batch of them must not hold stdin long
+    const { root, maxFileSize } = this.options;
+    const read = await readLocal(this.where(p), { root, maxFileSize, keepBytesUpTo });
+    if (read.kind !== "file") return read;
+    return { kind: "file", sha256: read.sha256, size: read.size, stat: { size: read.stat.size, mtimeMs: read.stat.mtimeMs, ino: read.stat.ino }, bytes: read.bytes };
+  }
+
+  outOfScope(p: string): { reason: string; refused: boolean } | undefined {
+    const why = pathRefusal(p);
+    if (why) return { reason: why, refused: true };
+    const rule = this.options.ignore.check(this.prefix ? `${this.prefix}/${p}` : p, false);
+    return rule ? { reason: `ignored by ${describeRule(rule)}`, refused: false } : undefined;
+  }
+
+  async write(p: string, bytes: Uint8Array, expected: LocalExpectation): Promise<LocalStat> {
+    const abs = this.where(p);
+    await writeAtomic(this.options.root, abs, bytes, this.unchanged(p, expected));
+    this.touchedDirs.add(path.dirname(abs));
+    const stat = await fsp.lstat(abs);
+    return { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino };
+  }
+
+  async remove(p: string, expected: LocalExpectation): Promise<void> {
+    await removeUnchanged(this.where(p), this.unchanged(p, expected));
+    this.touchedDirs.add(path.dirname(this.where(p)));
+  }
+
+  async backup(p: string, label: string): Promise<string> {
+    const { root } = this.options;
+    const backupRoot = path.join(await ensureDir(root), "backup");
+    await fsp.mkdir(backupRoot, { recursive: false }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "EEXIST") throw error;
     });
-  };
+    const target = path.join(backupRoot, label, ...p.split("/"));
+    await writeAtomic(stateDirPath(root), target, await fsp.readFile(this.where(p)), async () => true);
+    return target;
+  }
 
-  return {
-    dir,
-    where: abs,
+  /** Makes the renames and unlinks done so far durable (one fsync per directory). */
+  async flushDirectories(): Promise<void> {
+    const dirs = [...this.touchedDirs];
+    this.touchedDirs.clear();
+    await syncDirectories(dirs);
+  }
 
-    async list(signal) {
-      return listTree(root, dir, prefix, ignore, options.report, signal);
-    },
-
-    async stat(p) {
-      const stat = await fsp.lstat(abs(p)).catch(() => undefined);
-      if (!stat || stat.isDirectory()) return undefined;
-      return stat.isFile() ? { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino } : "other";
-    },
-
-    async read(p, keepBytesUpTo = 0): Promise<LocalRead> {
-      await breath.take(); // a small file is read in place: a batch of them must not hold stdin long
-      const read = await readLocal(abs(p), { root, maxFileSize: options.maxFileSize, keepBytesUpTo });
-      if (read.kind !== "file") return read;
-      return { kind: "file", sha256: read.sha256, size: read.size, stat: { size: read.stat.size, mtimeMs: read.stat.mtimeMs, ino: read.stat.ino }, bytes: read.bytes };
-    },
-
-    outOfScope(p) {
-      const why = pathRefusal(p);
-      if (why) return { reason: why, refused: true };
-      const rule = ignore.check(prefix ? `${prefix}/${p}` : p, false);
-      return rule ? { reason: `ignored by ${describeRule(rule)}`, refused: false } : undefined;
-    },
-
-    async write(p, bytes, expected) {
-      await writeAtomic(root, abs(p), bytes, unchanged(p, expected));
-      touchedDirs.add(path.dirname(abs(p)));
-      const stat = await fsp.lstat(abs(p));
-      return { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino };
-    },
-
-    async remove(p, expected) {
-      await removeUnchanged(abs(p), unchanged(p, expected));
-      touchedDirs.add(path.dirname(abs(p)));
-    },
-
-    async backup(p, label) {
-      const backupRoot = path.join(await ensureDir(root), "backup");
-      await fsp.mkdir(backupRoot, { recursive: false }).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== "EEXIST") throw error;
+  /** The check made right before a rename or unlink: is the local file still what was planned on? */
+  private unchanged(p: string, expected: LocalExpectation): () => Promise<boolean> {
+    const abs = this.where(p);
+    return async () => {
+      const now = await fsp.lstat(abs).catch(() => undefined);
+      // Anything in the way that is not a regular file is not what was planned on either.
+      if (now !== undefined && !now.isFile()) return false;
+      return stillAsPlanned(expected, now !== undefined, async () => {
+        const read = await readLocal(abs, { root: this.options.root, maxFileSize: Number.MAX_SAFE_INTEGER });
+        return read.kind === "file" ? read.sha256 : undefined;
       });
-      const target = path.join(backupRoot, label, ...p.split("/"));
-      await writeAtomic(stateDirPath(root), target, await fsp.readFile(abs(p)), async () => true);
-      return target;
-    },
-
-    /** Makes the renames and unlinks done so far durable (one fsync per directory). */
-    async flushDirectories() {
-      const dirs = [...touchedDirs];
-      touchedDirs.clear();
-      await syncDirectories(dirs);
-    },
-  };
+    };
+  }
 }
 
 /** Why a project path may never be written or synced here, by its name alone; undefined when it may. */

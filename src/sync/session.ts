@@ -2,7 +2,7 @@ import os from "node:os";
 import type { CommitSource } from "../api/types.js";
 import type { IgnoreEngine } from "../ignore/engine.js";
 import { BaseKeeper } from "../reconcile/base-keeper.js";
-import { createDiskTree } from "../reconcile/disk-tree.js";
+import { DiskTree } from "../reconcile/disk-tree.js";
 import { gitCleanFiles } from "../reconcile/git-clean.js";
 import type { LocalTree } from "../reconcile/local-tree.js";
 import { UsageError } from "../config.js";
@@ -121,7 +121,7 @@ export class SyncSession {
     });
     this.remote = new ProjectRemote(options.api ?? this.client!, this.caller, { concurrency: options.concurrency, report });
     this.view = new RemoteView(this.remote, report);
-    this.tree = options.tree ?? createDiskTree({ root: options.root, prefix: options.prefix, ignore: options.ignore, maxFileSize: options.maxFileSize, report });
+    this.tree = options.tree ?? new DiskTree({ root: options.root, prefix: options.prefix, ignore: options.ignore, maxFileSize: options.maxFileSize, report });
     this.announced = new AnnouncedWrites(() => (options.timers ?? realTimers).now());
     this.queue = new ChangeQueue<SyncTarget>({
       debounceMs: options.debounceMs,
@@ -150,7 +150,7 @@ export class SyncSession {
     const store = o.store ?? fileStateStore(o.root, o.report);
     const base = await BaseKeeper.load({ apiUrl: o.apiUrl, projectId: o.projectId, prefix: o.prefix }, { store, report: o.report, timers: o.timers });
     const tree = this.tree;
-    const gitClean = o.tree ? undefined : () => gitCleanFiles((tree as ReturnType<typeof createDiskTree>).dir);
+    const gitClean = o.tree ? undefined : () => gitCleanFiles((tree as DiskTree).dir);
     const reconciler = new Reconciler({ tree, remote: this.remote, view: this.view, base, report: o.report, source: o.source, host: o.host ?? os.hostname(), maxFileSize: o.maxFileSize, timers: o.timers, gitClean });
     this.journal = createSessionJournal({ apiUrl: o.apiUrl, projectId: o.projectId, root: o.root, report: o.report, ledger: reconciler.ledger, unsynced: this.unsynced });
     return { base, reconciler };

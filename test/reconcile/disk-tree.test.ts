@@ -2,7 +2,7 @@ import { readFile, stat, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { IgnoreEngine } from "../../src/ignore/engine.js";
-import { createDiskTree, pathRefusal } from "../../src/reconcile/disk-tree.js";
+import { DiskTree, pathRefusal } from "../../src/reconcile/disk-tree.js";
 import { LocalChanged } from "../../src/reconcile/local-tree.js";
 import { sha256, tempDir } from "../sync/helpers.js";
 
@@ -15,7 +15,7 @@ afterEach(() => cleanup());
 
 describe("the disk tree's writes and deletes", () => {
   it("keep a local edit that left size, mtime and inode as they were (simulation seed 7): the content decides", async () => {
-    const tree = createDiskTree({ root, ignore: new IgnoreEngine({ root }), maxFileSize: 1 << 20 });
+    const tree = new DiskTree({ root, ignore: new IgnoreEngine({ root }), maxFileSize: 1 << 20 });
     const file = path.join(root, "a.txt");
     const tick = new Date(Math.floor(Date.now() / 1000) * 1000);
     await writeFile(file, "one");

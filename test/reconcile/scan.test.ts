@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { IgnoreEngine } from "../../src/ignore/engine.js";
 import { BaseKeeper } from "../../src/reconcile/base-keeper.js";
-import { createDiskTree } from "../../src/reconcile/disk-tree.js";
+import { DiskTree } from "../../src/reconcile/disk-tree.js";
 import type { LocalTree } from "../../src/reconcile/local-tree.js";
 import { Observer } from "../../src/reconcile/observe.js";
 import { RemoteView } from "../../src/reconcile/remote-view.js";
@@ -27,9 +27,15 @@ const quiet = new Reporter({ verbosity: "quiet", stream: { write: () => true } }
 /** A one-way scan over the real tree and a real state file; the remote is never asked. */
 async function scanner(options: { prefix?: string; ignore?: string[]; report?: Reporter; base?: Record<string, string>; onRead?: () => void } = {}) {
   const report = options.report ?? quiet;
-  const disk = createDiskTree({ root, prefix: options.prefix, ignore: new IgnoreEngine({ root, ignore: options.ignore }), maxFileSize: 1 << 20, report });
   let reads = 0;
-  const tree: LocalTree = { ...disk, read: (p, keep) => (reads++, options.onRead?.(), disk.read(p, keep)) };
+  // The real tree, counting its reads.
+  const tree: LocalTree = new (class extends DiskTree {
+    override read(p: string, keep?: number) {
+      reads++;
+      options.onRead?.();
+      return super.read(p, keep);
+    }
+  })({ root, prefix: options.prefix, ignore: new IgnoreEngine({ root, ignore: options.ignore }), maxFileSize: 1 << 20, report });
   const base = await BaseKeeper.load({ apiUrl: "http://127.0.0.1:1", projectId: "p", prefix: options.prefix }, { store: fileStateStore(root), report });
   for (const [p, content] of Object.entries(options.base ?? {})) base.settle(p, sha256(content));
   // Saved, as after any earlier session: the state file's mtime tells which stats can be trusted.

@@ -426,7 +426,7 @@ async function scale() {
   const ratio = r.scanMs / r.walkMs;
   figure("scale", "  start scan vs plain walk", ratio, `${ratio.toFixed(2)}x`, "<= 2x", ratio <= 2);
   // The scan must lstat every file (sizes and times say what changed): the plain walk does not.
-  figure("scale", `  walk with an lstat of every file`, r.statWalkMs, `${r.statWalkMs.toFixed(0)} ms`, "info");
+  figure("scale", "  walk with an lstat of every file", r.statWalkMs, `${r.statWalkMs.toFixed(0)} ms`, "info");
   figure("scale", "  start scan vs that walk", r.scanMs / r.statWalkMs, `${(r.scanMs / r.statWalkMs).toFixed(2)}x`, "info");
   figure("scale", "spawn to ready (start scan done)", r.readyMs, `${r.readyMs.toFixed(0)} ms`, "info");
   figure("scale", "end of stdin to exit, nothing pending", r.exitMs, `${r.exitMs.toFixed(0)} ms`, "<= 100 ms", r.exitMs <= 100);

@@ -83,8 +83,9 @@ export class DiskTree implements LocalTree {
   }
 
   async remove(p: string, expected: LocalExpectation): Promise<void> {
-    await removeUnchanged(this.where(p), this.unchanged(p, expected));
-    this.touchedDirs.add(path.dirname(this.where(p)));
+    const abs = this.where(p);
+    await removeUnchanged(abs, this.unchanged(p, expected));
+    this.touchedDirs.add(path.dirname(abs));
   }
 
   async backup(p: string, label: string): Promise<string> {

@@ -5,7 +5,7 @@
  * Dropped blocks are reused: fresh ones cost page faults (about 3.6 ms a MiB here), a copy into
  * a block already used costs little. Pure: tested with plain values.
  */
-/** The size of a block. */
+/** The size of a block: what the queue allocates and reuses at a time, and what the spool writes at a time. */
 export const BLOCK_BYTES = 1024 * 1024;
 /** Dropped blocks kept for reuse: as many as the recorder's hard limit of unsent bytes (16 MiB). */
 const MAX_SPARE_BLOCKS = 16;

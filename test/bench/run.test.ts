@@ -39,7 +39,8 @@ function runBench(args: string[]): Promise<{ code: number | null; stdout: string
 describe("npm run bench, in smoke mode", () => {
   it("measures every part and writes sane figures to results.json", async () => {
     const out = path.join(work, "results.json");
-    const { code, stdout, stderr } = await runBench(["--smoke", "--out", out, "--pg-url", pgCluster().url]);
+    // Two rounds: the paired sections take turns.
+    const { code, stdout, stderr } = await runBench(["--smoke", "--rounds", "2", "--out", out, "--pg-url", pgCluster().url]);
     expect(stderr).not.toContain("bench:");
     expect(code).toBe(0);
 
@@ -53,6 +54,7 @@ describe("npm run bench, in smoke mode", () => {
       startup: { medianMs: Record<string, number> };
       sync: { commits: number; requests: number; bytesUploaded: number; lastResultToAckMs: number };
       server: { name: string; commits: number; perSecond: number }[];
+      transcript: { order: string[]; roundRatios: number[] };
     };
     expect(results.mode).toBe("smoke");
     expect(results.sane).toBe(true);
@@ -69,6 +71,9 @@ describe("npm run bench, in smoke mode", () => {
     for (const seconds of Object.values(results.throughput.seconds)) expect(seconds).toBeGreaterThan(0);
     for (const bytes of Object.values(results.memory.peakRssBytes)) expect(bytes).toBeGreaterThan(1024 * 1024);
     for (const ms of Object.values(results.startup.medianMs)) expect(ms).toBeGreaterThan(0);
+    // Neither side of the transcript's pair always runs second (a run after --transcript is slower).
+    expect(results.transcript.order).toEqual(["off", "on", "on", "off"]);
+    expect(results.transcript.roundRatios).toHaveLength(2);
     expect(results.sync.commits).toBeGreaterThan(0);
     expect(results.sync.requests).toBeGreaterThan(results.sync.commits);
     expect(results.sync.bytesUploaded).toBeGreaterThan(0);

@@ -171,13 +171,7 @@ export class JsonScanner {
           break;
         case OBJECT_START:
         case OBJECT_KEY:
-          if (c === QUOTE) {
-            this.beginString(true, this.silentFrom < 0 ? 1 : 0);
-            pos++;
-          } else if (c === 0x7d && mode === OBJECT_START) {
-            pos++;
-            this.close(OBJECT);
-          } else this.fail();
+          pos = this.atKey(pos, c, mode);
           break;
         case COLON:
           if (c === 0x3a) {
@@ -186,17 +180,8 @@ export class JsonScanner {
           } else this.fail();
           break;
         case AFTER_VALUE:
+          this.afterValue(c);
           pos++;
-          if (c === 0x2c) {
-            // ,
-            if (this.kinds[this.depth - 1] === OBJECT) this.mode = OBJECT_KEY;
-            else {
-              this.indexes[this.depth - 1]!++;
-              this.mode = WANT_VALUE;
-            }
-          } else if (c === 0x7d) this.close(OBJECT);
-          else if (c === 0x5d) this.close(ARRAY);
-          else this.fail();
           break;
         case IN_NUMBER:
         case IN_LITERAL:
@@ -222,6 +207,30 @@ export class JsonScanner {
 
   private fail(): void {
     this.mode = FAILED;
+  }
+
+  /** After "{" or ",": a key begins, or (right after "{") the object ends. Returns the position after `c`, or at it on an error. */
+  private atKey(pos: number, c: number, mode: number): number {
+    if (c === QUOTE) this.beginString(true, this.silentFrom < 0 ? 1 : 0);
+    else if (c === 0x7d && mode === OBJECT_START) this.close(OBJECT);
+    else {
+      this.fail();
+      return pos;
+    }
+    return pos + 1;
+  }
+
+  /** After a value: a comma, or the end of the container it is in. */
+  private afterValue(c: number): void {
+    if (c === 0x2c) {
+      if (this.kinds[this.depth - 1] === OBJECT) this.mode = OBJECT_KEY;
+      else {
+        this.indexes[this.depth - 1]!++;
+        this.mode = WANT_VALUE;
+      }
+    } else if (c === 0x7d) this.close(OBJECT);
+    else if (c === 0x5d) this.close(ARRAY);
+    else this.fail();
   }
 
   private beginValue(pos: number, c: number): number {

@@ -108,7 +108,7 @@ interface Started {
 /** The root's lock (unless given, or a dry run), then the watcher; throws a UsageError for bad flags or a held lock. */
 async function startWatcher(flags: WatchFlags, extra: WatcherExtras, heldLock?: RootLock): Promise<Started> {
   const root = rootOf(flags);
-  const { connection, prefix } = flags.dryRun ? { connection: undefined, prefix: flags.prefix } : await connect(flags, root);
+  const { connection, prefix } = flags.dryRun ? { connection: undefined, prefix: flags.prefix } : await connect(flags, root, true);
   checkPrefix(root, prefix);
   const lock = heldLock ?? (flags.dryRun ? undefined : await takeRootLock(root).catch(lockFailure));
   try {
@@ -362,9 +362,13 @@ async function rootAndConnection(
 }
 
 /** Flags, then the environment, then what the root remembers of its last sync, then ~/.uspark/config.json. */
-async function connect(flags: LogFlags & ConnectionOptionFlags & Pick<TreeFlags, "prefix">, root: string): Promise<{ connection: Connection; prefix: string | undefined }> {
+async function connect(
+  flags: LogFlags & ConnectionOptionFlags & Pick<TreeFlags, "prefix">,
+  root: string,
+  dryRunNeedsNone = false,
+): Promise<{ connection: Connection; prefix: string | undefined }> {
   const remembered = await rememberedProject(root);
-  const connection = resolveConnection(flags, process.env, homeConfig(reporterFor(flags)), remembered);
+  const connection = resolveConnection(flags, process.env, homeConfig(reporterFor(flags)), remembered, dryRunNeedsNone);
   return { connection, prefix: resolvePrefix(flags.prefix, connection, remembered) };
 }
 

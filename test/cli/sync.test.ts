@@ -159,6 +159,20 @@ describe("usage errors", () => {
     expect(result.stdout.length).toBe(0);
   });
 
+  // --dry-run is a way out only where it needs no project (the watch commands); push and pull's dry runs ask the server.
+  it.each([
+    ["watch-claude", ["watch-claude"], true],
+    ["run", ["run", "--", "true"], true],
+    ["push --dry-run", ["push", "--dry-run"], false],
+    ["pull --dry-run", ["pull", "--dry-run"], false],
+    ["status", ["status"], false],
+  ])("should offer --dry-run for a missing project id only where it helps: %s", async (_name, args, offered) => {
+    const result = await runCli(args, { env: { USPARK_PROJECT_ID: "", HOME: root }, cwd: root });
+    expect(result.code).toBe(2);
+    expect(result.stderr.toString()).toMatch(/no project id given/);
+    expect(result.stderr.toString().includes("--dry-run")).toBe(offered);
+  });
+
   it("should show help with examples and exit 0", async () => {
     const result = await runCli(["watch-claude", "--help"]);
     expect(result.code).toBe(0);

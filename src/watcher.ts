@@ -63,6 +63,8 @@ export interface WatcherOptions {
   warnNoJson?: boolean;
   /** Syncing stopped for good (401, 403, an unknown project): nothing more will be sent this session. */
   onSyncStopped?: (reason: string) => void;
+  /** What commits name as their agent until the stream names one (`watch --no-stdin`: "watch"). Default "unknown". */
+  commitAgent?: string;
 }
 
 export interface WatchSummary {
@@ -137,6 +139,8 @@ interface Settled {
  */
 class WatchSession implements Watcher {
   private readonly source: CommitSource;
+  /** The agent whose stream this is: given, or detected (undefined until then). */
+  private agentName: string | undefined;
   private readonly intake: ChangeIntake;
   private readonly reader: StreamReader;
   private readonly tree: TreeSync;
@@ -148,7 +152,8 @@ class WatchSession implements Watcher {
     private readonly settled: Settled,
   ) {
     const { report, agent, policy } = settled;
-    this.source = commitSource(agent);
+    this.agentName = agent === "auto" ? undefined : agent;
+    this.source = commitSource(this.agentName ?? options.commitAgent ?? "unknown");
     // A relative path in a stream that names no working directory is the agent's, and the agent
     // runs where we were started (a shell pipe, or `uspark run`), which need not be --root.
     const agentCwd = options.agentCwd ?? process.cwd();
@@ -159,7 +164,7 @@ class WatchSession implements Watcher {
       agent,
       report,
       onChange: this.intake.take,
-      onAgent: (name) => (this.source.agent = name),
+      onAgent: (name) => (this.agentName = this.source.agent = name),
       fsWatch,
       warnNoJson: options.warnNoJson !== false,
       maxLineLength: options.maxLineLength,
@@ -212,9 +217,9 @@ class WatchSession implements Watcher {
     this.reader.end();
     const tree = await this.tree.end(treeStop);
     const transcript = await transcriptResult;
-    const { intake, source } = this;
+    const { intake } = this;
     const summary: WatchSummary = {
-      agent: source.agent === "unknown" ? undefined : source.agent,
+      agent: this.agentName,
       detected: intake.detected,
       refused: intake.refused.size,
       // In-root files the API cannot name (not UTF-8, a backslash, too long) count as not synced (exit 1).
@@ -273,7 +278,7 @@ interface CommitSource {
 function commitSource(agent: string): CommitSource {
   let sessionId: string | undefined;
   return {
-    agent: agent === "auto" ? "unknown" : agent,
+    agent,
     get sessionId() {
       return (sessionId ??= nodeCrypto().randomUUID());
     },

@@ -31,7 +31,7 @@ export async function runWatchCommand(flags: WatchFlags): Promise<void> {
   try {
     if (!stdin && !flags.fsWatch) throw new UsageError("--no-stdin with --no-fs-watch would see no change at all", "drop --no-fs-watch");
     // A daemon ends when syncing stops for good (a revoked token): its supervisor must see that.
-    started = await startWatcher(flags, stdin ? {} : { onSyncStopped: sessionStopped.resolve });
+    started = await startWatcher(flags, stdin ? {} : { onSyncStopped: sessionStopped.resolve, commitAgent: "watch" });
   } catch (error) {
     if (stdin) return pipeUsageFailure(report, error);
     return usageFailure(report, error);
@@ -120,7 +120,7 @@ async function startWatcher(flags: WatchFlags, extra: WatcherExtras, heldLock?: 
 }
 
 /** What a command adds to a watcher's options: a warning's switch, the daemon's stop, the run view's listener. */
-type WatcherExtras = Pick<WatcherOptions, "warnNoJson" | "onSyncStopped"> & { listener?: ReporterOptions["listener"] };
+type WatcherExtras = Pick<WatcherOptions, "warnNoJson" | "onSyncStopped" | "commitAgent"> & { listener?: ReporterOptions["listener"] };
 
 /** A live watcher of the same root is a configuration error (exit 2); anything else goes on up. */
 function lockFailure(error: unknown): never {

@@ -26,6 +26,10 @@ describe("uspark watch --no-stdin (the dev-container daemon)", () => {
     const remote = await remoteFiles(t.server!.url);
     expect(remote.get("first.txt")?.toString()).toBe("one\n");
     expect(remote.get("last.txt")?.toString()).toBe("two\n");
+    // Its commits name the daemon as their agent (`uspark log`, the web view), not "unknown".
+    const { commits } = (await (await fetch(`${t.server!.url}/api/projects/p1/commits?since=0`)).json()) as { commits: { source?: { agent?: string } }[] };
+    expect(commits.length).toBeGreaterThan(0);
+    expect(commits.map((commit) => commit.source?.agent)).toEqual(commits.map(() => "watch"));
   });
 
   it("should not read stdin: open and silent, it ends the daemon only by a signal", async () => {

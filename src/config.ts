@@ -61,11 +61,10 @@ export function resolveConnection(
   env: NodeJS.ProcessEnv,
   home: HomeConfig,
   remembered?: RememberedRemote,
-  /** The command has a --dry-run that needs no project (the watch commands): the error says so. */
-  dryRunNeedsNone = false,
+  missing: MissingProjectHint = {},
 ): Connection {
   const projectId = flags.projectId ?? nonEmpty(env.USPARK_PROJECT_ID) ?? remembered?.projectId ?? home.projectId;
-  return { ...resolveServer(flags, env, home, remembered), projectId: requireProjectId(projectId, dryRunNeedsNone) };
+  return { ...resolveServer(flags, env, home, remembered), projectId: requireProjectId(projectId, missing) };
 }
 
 /** The server and token alone (commands that name no project, such as `uspark projects`). */
@@ -80,7 +79,13 @@ export function resolveServer(flags: ConnectionFlags, env: NodeJS.ProcessEnv, ho
   return { apiUrl: checked, token };
 }
 
-export function requireProjectId(projectId: string | undefined, dryRunNeedsNone = false): string {
+/** What the error for a missing project id may offer. */
+export interface MissingProjectHint {
+  /** The command has a --dry-run that needs no project (the watch commands). */
+  dryRunNeedsNone?: boolean;
+}
+
+export function requireProjectId(projectId: string | undefined, { dryRunNeedsNone = false }: MissingProjectHint = {}): string {
   const ways = "pass --project-id <id>, set USPARK_PROJECT_ID, or run it in a pulled tree";
   if (!projectId) throw new UsageError("no project id given", dryRunNeedsNone ? `${ways}; --dry-run needs none` : ways);
   return projectId;

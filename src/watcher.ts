@@ -118,7 +118,7 @@ export function createWatcher(options: WatcherOptions = {}): Watcher {
   if (agent !== "auto" && !Object.hasOwn(AGENTS, agent)) {
     throw new UsageError(`unknown agent ${JSON.stringify(agent)}`, `choose one of: auto, ${agentNames.join(", ")}`);
   }
-  const projectId = options.dryRun ? "" : requireProjectId(options.projectId, true);
+  const projectId = options.dryRun ? "" : requireProjectId(options.projectId, { dryRunNeedsNone: true });
   const apiUrl = checkApiUrl(options.apiUrl ?? DEFAULT_API_URL, options.insecure === true);
   const policy = createPathPolicy({ root: options.root ?? process.cwd(), ignore: options.ignore, prefix: options.prefix });
   return new WatchSession(options, { report: options.report ?? new Reporter(), agent, projectId, apiUrl, policy });

@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import path from "node:path";
 import { isatty } from "node:tty";
-import { checkPrefix, homeConfigPath, loadHomeConfig, resolveConnection, resolvePrefix, resolveServer, UsageError, type Connection, type HomeConfig } from "../config.js";
+import { checkPrefix, homeConfigPath, loadHomeConfig, resolveConnection, resolvePrefix, resolveServer, UsageError, type Connection, type HomeConfig, type MissingProjectHint } from "../config.js";
 import { EXIT } from "../exit-codes.js";
 import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../agents/commands.js";
 import { runSession } from "../lifecycle/session.js";
@@ -108,7 +108,7 @@ interface Started {
 /** The root's lock (unless given, or a dry run), then the watcher; throws a UsageError for bad flags or a held lock. */
 async function startWatcher(flags: WatchFlags, extra: WatcherExtras, heldLock?: RootLock): Promise<Started> {
   const root = rootOf(flags);
-  const { connection, prefix } = flags.dryRun ? { connection: undefined, prefix: flags.prefix } : await connect(flags, root, true);
+  const { connection, prefix } = flags.dryRun ? { connection: undefined, prefix: flags.prefix } : await connect(flags, root, { dryRunNeedsNone: true });
   checkPrefix(root, prefix);
   const lock = heldLock ?? (flags.dryRun ? undefined : await takeRootLock(root).catch(lockFailure));
   try {
@@ -365,10 +365,10 @@ async function rootAndConnection(
 async function connect(
   flags: LogFlags & ConnectionOptionFlags & Pick<TreeFlags, "prefix">,
   root: string,
-  dryRunNeedsNone = false,
+  missing: MissingProjectHint = {},
 ): Promise<{ connection: Connection; prefix: string | undefined }> {
   const remembered = await rememberedProject(root);
-  const connection = resolveConnection(flags, process.env, homeConfig(reporterFor(flags)), remembered, dryRunNeedsNone);
+  const connection = resolveConnection(flags, process.env, homeConfig(reporterFor(flags)), remembered, missing);
   return { connection, prefix: resolvePrefix(flags.prefix, connection, remembered) };
 }
 

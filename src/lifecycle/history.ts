@@ -93,14 +93,38 @@ export async function runCat(options: HistoryOptions & { path: string; at?: numb
   const path = projectPath(options, options.path);
   if (path === undefined) return 2;
   return withHistory(options, "cat", async (ws) => {
-    const file = (await filesAt(ws, options.at)).find((f) => f.path === path);
+    const at = options.at ?? ws.view.version;
+    const files = await filesAt(ws, at);
+    const file = files.find((f) => f.path === path);
     if (!file) {
-      options.report.error("not-found", `${path} does not exist at version ${options.at ?? ws.view.version}`, { path });
+      const directory = files.some((f) => f.path.startsWith(path + "/"));
+      const message = directory ? `${path} is a directory at version ${at}, not a file` : `${path} does not exist at version ${at}${await whereItWas(ws, path, at)}`;
+      options.report.error("not-found", message, { path });
       return 1;
     }
     await writeStdout(await blobBytes(ws, file));
     return 0;
   });
+}
+
+/** When the path absent at version `at` was there: it was deleted, or is written later, or never (said after a colon; nothing from a pre-1.2 server or a failed read). */
+async function whereItWas(ws: Workspace, path: string, at: number): Promise<string> {
+  if (ws.view.api !== "1.2") return "";
+  let touched: CommitRecord[];
+  try {
+    touched = (await lastCommits(ws, Infinity, path)).filter((commit) => commit.changes.some((change) => change.path === path));
+  } catch {
+    return "";
+  }
+  const deleted = touched.filter((commit) => commit.version <= at).at(-1);
+  if (deleted) return `: deleted in version ${deleted.version} (\`uspark cat ${shellWord(path)} --at ${deleted.version - 1}\` shows it before)`;
+  const written = touched.find((commit) => commit.version > at);
+  return written ? `: first written in version ${written.version}` : ": no commit has written it";
+}
+
+/** `word` as one word for a POSIX shell: as it is when that is safe, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[\w./@%+=:,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /** The listing at version `at` (default: now); a version the server does not have, or cannot give, is a usage error. */

@@ -68,10 +68,14 @@ describe("a project at version 3", () => {
       expect((await uspark(["cat", "src/b.ts", "--at", "2"])).stdout.toString()).toBe("b1\n");
     });
 
-    it("cat of a path absent at that version is exit 1; a version past the head is exit 2", async () => {
+    it("cat of a path absent at that version is exit 1, and says where it was; a version past the head is exit 2", async () => {
       const absent = await uspark(["cat", "src/b.ts"]);
       expect(absent.code).toBe(1);
-      expect(absent.stderr).toContain("src/b.ts does not exist at version 3");
+      expect(absent.stderr).toContain("src/b.ts does not exist at version 3: deleted in version 3 (`uspark cat src/b.ts --at 2` shows it before)");
+      const directory = await uspark(["cat", "src", "--at", "2"]);
+      expect(directory.code).toBe(1);
+      expect(directory.stderr).toContain("src is a directory at version 2, not a file");
+      expect((await uspark(["cat", "nope.txt", "--at", "2"])).stderr).toContain("nope.txt does not exist at version 2: no commit has written it");
       const future = await uspark(["ls", "--at", "9"]);
       expect(future.code).toBe(2);
       expect(future.stderr).toContain("--at 9: the project is at version 3");

@@ -63,7 +63,7 @@ export interface WatcherOptions {
   warnNoJson?: boolean;
   /** Syncing stopped for good (401, 403, an unknown project): nothing more will be sent this session. */
   onSyncStopped?: (reason: string) => void;
-  /** What commits name as their agent until the stream names one (`watch --no-stdin`: "watch"). Default "unknown". */
+  /** What commits name as their agent until the stream names one (`watch --no-stdin`: "watch"; `run`: "run"). Default "unknown". */
   commitAgent?: string;
 }
 

@@ -70,7 +70,7 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
   try {
     view = await runViewFor(flags, agent);
     // A missing stream flag is named below; the no-JSON warning would say it a second time.
-    started = await startWatcher({ ...flags, agent }, { warnNoJson: missing === undefined, listener: view?.listener }, lock);
+    started = await startWatcher({ ...flags, agent }, { warnNoJson: missing === undefined, listener: view?.listener, commitAgent: "run" }, lock);
   } catch (error) {
     await lock?.release();
     return usageFailure(report, error);

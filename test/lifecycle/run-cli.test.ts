@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
 import { perTest } from "../cli/helpers.js";
 import { commitFiles } from "./helpers.js";
-import { remoteFiles } from "../sync/helpers.js";
+import { remoteCommits, remoteFiles } from "../sync/helpers.js";
 
 const FAKE_AGENT = path.join(import.meta.dirname, "fake-agent.sh");
 
@@ -57,6 +57,17 @@ describe("uspark run -- <agent>", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/the agent was not started/);
     expect(readFileSync(path.join(t.root, "a.txt"), "utf8")).toBe("local, never pulled\n");
+  });
+
+  it("should name the run as the commits' agent when the command's output names none (a plain script)", async () => {
+    mkdirSync(path.join(t.root, "bin"));
+    const agent = path.join(t.root, "bin", "plain-agent.sh");
+    script(agent, [`echo "no JSON here"`, `echo written > '${path.join(t.root, "plain.txt")}'`]);
+    const result = await runCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--ignore", "bin/", "--", agent]);
+    expect(result.code, result.stderr).toBe(0);
+    const commits = await remoteCommits(t.server!.url);
+    expect(commits.length).toBeGreaterThan(0);
+    expect(commits.map((commit) => commit.source?.agent)).toEqual(commits.map(() => "run"));
   });
 
   it("should exit with the agent's code 3 after syncing its writes", async () => {

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { createPathPolicy } from "../paths.js";
+import { createPathPolicy, isInside, type PathPolicy } from "../paths.js";
 import type { Reporter } from "../report.js";
 
 /** The project paths a command was given (files or directories, here or only remotely). */
@@ -23,10 +23,20 @@ export function resolvePaths(options: { paths: readonly string[]; root: string; 
     if (tops.has(path.resolve(cwd, arg))) return undefined;
     const decision = policy.resolve(arg, cwd);
     if (!decision.ok) {
-      options.report.error("usage", decision.reason, { path: arg });
+      options.report.error("usage", decision.reason + fromRootHint(arg, cwd, options.root, policy), { path: arg });
       return "usage";
     }
     given.push(decision.remote);
   }
   return { given, contains: (p) => given.some((g) => p === g || p.startsWith(g + "/")) };
+}
+
+/**
+ * When the current directory is outside the root (a command run with --root from elsewhere), the
+ * path that names what `arg` names from the root: the user may have meant that.
+ */
+function fromRootHint(arg: string, cwd: string, root: string, policy: PathPolicy): string {
+  if (path.isAbsolute(arg) || isInside(root, cwd) || isInside(policy.root, cwd)) return "";
+  const meant = path.relative(cwd, path.resolve(root, arg));
+  return policy.resolve(meant, cwd).ok ? ` (a path is taken from the current directory, ${cwd}: ${meant} names ${arg} of the root)` : "";
 }

@@ -1,7 +1,8 @@
 import { AGENTS } from "../agents/index.js";
 import { streamCommandFor } from "../agents/commands.js";
 import { createAutoParser } from "../agents/detect.js";
-import type { AgentParser, FileChange } from "../agents/types.js";
+import { FormatCheck } from "../agents/format-check.js";
+import type { AgentFormat, AgentParser, FileChange } from "../agents/types.js";
 import type { Reporter } from "../report.js";
 import { JsonSniffer } from "../stream/json-sniffer.js";
 import { DEFAULT_MAX_LINE_LENGTH, LineSplitter } from "../stream/lines.js";
@@ -23,18 +24,22 @@ const NO_JSON_LINES = 50;
 
 /**
  * The agent's stream read for changes: split into lines, parsed by the agent's parser (or
- * auto-detected), and its first lines sniffed for JSON (one warning when there is none).
+ * auto-detected), and its first lines sniffed for JSON (one warning when there is none) and, for
+ * a named agent, for another agent's events (one warning when they are).
  */
 export class StreamReader {
   private readonly parser: AgentParser;
   private readonly splitter: LineSplitter;
   /** Only the first lines are looked at; then it is dropped and costs nothing more. */
   private sniffer: JsonSniffer | undefined;
+  /** Only the first bytes are looked at, as the sniffer's. */
+  private formatCheck: FormatCheck | undefined;
   private warnedLongLine = false;
 
   constructor(private readonly options: StreamReaderOptions) {
     this.parser = options.agent === "auto" ? this.autoParser() : AGENTS[options.agent]!.create(options.onChange);
     if (options.warnNoJson) this.sniffer = new JsonSniffer(NO_JSON_LINES, () => this.warnNoJson());
+    if (options.agent !== "auto") this.formatCheck = new FormatCheck(AGENTS[options.agent]!, (other) => this.warnOtherFormat(other));
     const maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
     // The parser itself is the sink: a Claude-shaped one takes long lines in pieces and never holds them whole.
     this.splitter = new LineSplitter(this.parser, { maxLineLength, onOverflow: (length) => this.warnLongLine(length, maxLineLength) });
@@ -46,17 +51,23 @@ export class StreamReader {
       this.sniffer.push(bytes);
       if (this.sniffer.decided) this.sniffer = undefined;
     }
+    if (this.formatCheck) {
+      this.formatCheck.push(bytes);
+      if (this.formatCheck.done) this.formatCheck = undefined;
+    }
     this.splitter.push(bytes);
   }
 
   /** One event already parsed (the Agent SDK's), as its JSON line. */
   line(line: Buffer): void {
     this.sniffer = undefined;
+    this.formatCheck = undefined;
     this.parser.line(line);
   }
 
   end(): void {
     this.sniffer?.end();
+    this.formatCheck?.end();
     this.splitter.end();
     this.parser.end();
   }
@@ -78,6 +89,17 @@ export class StreamReader {
   private warnNoJson(): void {
     const how = streamCommandFor(this.options.agent);
     this.options.report.warn("no-json", `no JSON event in the agent's output so far: was it started without its stream flag (${how})? Only the file watcher sees its changes`);
+  }
+
+  private warnOtherFormat(other: AgentFormat): void {
+    const given = this.options.agent;
+    const unseen = this.options.fsWatch
+      ? "its tool events go unread, only the file watcher sees its changes"
+      : "its tool events go unread and the file watcher is off (--no-fs-watch), so no change will be seen";
+    this.options.report.warn("agent-format", `this stream looks like ${other.name}'s, not ${given}'s: ${unseen} (uspark watch detects the format; or --agent ${other.name})`, {
+      agent: given,
+      detected: other.name,
+    });
   }
 
   private warnLongLine(length: number, limit: number): void {

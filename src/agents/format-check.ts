@@ -1,0 +1,57 @@
+import { DEFAULT_DETECT_MAX_EVENTS, detectFormat, firstNonSpace } from "./detect.js";
+import { parseEvent } from "./sparse-json.js";
+import type { AgentFormat } from "./types.js";
+import { LineSplitter } from "../stream/lines.js";
+
+/** Bytes of the stream looked at, at most: the first events tell whose stream it is. */
+const DEFAULT_MAX_BYTES = 1024 * 1024;
+const OPEN_BRACE = 0x7b;
+
+/**
+ * For a stream read as one named agent's (`watch-claude`, `watch --agent`, `run` of a known
+ * command): do its first events belong to another agent, the one auto-detection would choose?
+ * Then that agent's tool events would go unread, and `onOther` is told once. It reads its own
+ * copy of the first bytes (a line longer than its budget is skipped), so the parser's path costs
+ * nothing; it is `done` once it decided, gave up, or the budget is spent.
+ */
+export class FormatCheck {
+  done = false;
+  private events = 0;
+  private bytes = 0;
+  private readonly splitter: LineSplitter;
+
+  constructor(
+    private readonly given: AgentFormat,
+    private readonly onOther: (format: AgentFormat) => void,
+    private readonly maxBytes = DEFAULT_MAX_BYTES,
+  ) {
+    this.splitter = new LineSplitter((line) => this.line(line), { maxLineLength: maxBytes });
+  }
+
+  push(bytes: Buffer): void {
+    if (this.done) return;
+    this.splitter.push(bytes.subarray(0, this.maxBytes - this.bytes));
+    this.bytes += bytes.length;
+    if (this.bytes >= this.maxBytes) this.done = true;
+  }
+
+  end(): void {
+    if (!this.done) this.splitter.end();
+    this.done = true;
+  }
+
+  private line(line: Buffer): void {
+    if (this.done) return;
+    const start = firstNonSpace(line);
+    if (line[start] !== OPEN_BRACE) return;
+    const event = parseEvent(start === 0 ? line : line.subarray(start));
+    if (event === undefined) return;
+    const format = detectFormat(event);
+    if (format !== undefined) {
+      this.done = true;
+      if (format !== this.given) this.onOther(format);
+    } else if (++this.events >= DEFAULT_DETECT_MAX_EVENTS) {
+      this.done = true;
+    }
+  }
+}

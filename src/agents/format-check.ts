@@ -7,12 +7,22 @@ import { LineSplitter } from "../stream/lines.js";
 const DEFAULT_MAX_BYTES = 1024 * 1024;
 const OPEN_BRACE = 0x7b;
 
+/** What a `FormatCheck` tells, once at most, one or the other. */
+export interface FormatCheckListener {
+  /** The stream's first events are this other agent's. */
+  other(format: AgentFormat): void;
+  /** The whole stream was one JSON object, no agent's event: a final answer, not a stream (`claude -p --output-format json`). */
+  oneObject(): void;
+}
+
 /**
  * For a stream read as one named agent's (`watch-claude`, `watch --agent`, `run` of a known
  * command): do its first events belong to another agent, the one auto-detection would choose?
- * Then that agent's tool events would go unread, and `onOther` is told once. It reads its own
- * copy of the first bytes (a line longer than its budget is skipped), so the parser's path costs
- * nothing; it is `done` once it decided, gave up, or the budget is spent.
+ * Then that agent's tool events would go unread. Or was the whole stream one object of no agent's
+ * (`claude -p --output-format json`: one result at the end)? Longer streams of unclaimed JSON are
+ * left alone: a parser may read events that detection, stricter, does not claim. It reads its own copy of the first bytes (a
+ * line longer than its budget is skipped), so the parser's path costs nothing; it is `done` once
+ * it decided, gave up, or the budget is spent.
  */
 export class FormatCheck {
   done = false;
@@ -22,7 +32,7 @@ export class FormatCheck {
 
   constructor(
     private readonly given: AgentFormat,
-    private readonly onOther: (format: AgentFormat) => void,
+    private readonly listener: FormatCheckListener,
     private readonly maxBytes = DEFAULT_MAX_BYTES,
   ) {
     this.splitter = new LineSplitter((line) => this.line(line), { maxLineLength: maxBytes });
@@ -36,7 +46,9 @@ export class FormatCheck {
   }
 
   end(): void {
-    if (!this.done) this.splitter.end();
+    if (this.done) return;
+    this.splitter.end();
+    if (!this.done && this.events === 1) this.listener.oneObject();
     this.done = true;
   }
 
@@ -49,7 +61,7 @@ export class FormatCheck {
     const format = detectFormat(event);
     if (format !== undefined) {
       this.done = true;
-      if (format !== this.given) this.onOther(format);
+      if (format !== this.given) this.listener.other(format);
     } else if (++this.events >= DEFAULT_DETECT_MAX_EVENTS) {
       this.done = true;
     }

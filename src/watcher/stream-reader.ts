@@ -39,7 +39,11 @@ export class StreamReader {
   constructor(private readonly options: StreamReaderOptions) {
     this.parser = options.agent === "auto" ? this.autoParser() : AGENTS[options.agent]!.create(options.onChange);
     if (options.warnNoJson) this.sniffer = new JsonSniffer(NO_JSON_LINES, () => this.warnNoJson());
-    if (options.agent !== "auto") this.formatCheck = new FormatCheck(AGENTS[options.agent]!, (other) => this.warnOtherFormat(other));
+    if (options.agent !== "auto") {
+      // A lone object is the no-JSON warning's case too (no stream): said only where that one may be.
+      const oneObject = options.warnNoJson ? () => this.warnOneObject() : () => {};
+      this.formatCheck = new FormatCheck(AGENTS[options.agent]!, { other: (format) => this.warnOtherFormat(format), oneObject });
+    }
     const maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
     // The parser itself is the sink: a Claude-shaped one takes long lines in pieces and never holds them whole.
     this.splitter = new LineSplitter(this.parser, { maxLineLength, onOverflow: (length) => this.warnLongLine(length, maxLineLength) });
@@ -89,6 +93,13 @@ export class StreamReader {
   private warnNoJson(): void {
     const how = streamCommandFor(this.options.agent);
     this.options.report.warn("no-json", `no JSON event in the agent's output so far: was it started without its stream flag (${how})? Only the file watcher sees its changes`);
+  }
+
+  private warnOneObject(): void {
+    const { agent, report } = this.options;
+    const how = streamCommandFor(agent);
+    const seen = this.options.fsWatch ? "Only the file watcher saw its changes" : "With --no-fs-watch, none of its changes was seen";
+    report.warn("one-object", `the agent's output was one JSON object, not a stream of ${agent} events: was it started without its stream flag (${how})? ${seen}`, { agent });
   }
 
   private warnOtherFormat(other: AgentFormat): void {

@@ -24,6 +24,13 @@ describe("StreamReader", () => {
     ]);
   });
 
+  it("warns at the end when the output was one JSON object of no agent's (claude -p --output-format json)", () => {
+    const result = JSON.stringify({ type: "result", subtype: "success", is_error: false, result: "done", session_id: "s" });
+    expect(warningsReading("claude", `${result}\n`)).toEqual([
+      "the agent's output was one JSON object, not a stream of claude events: was it started without its stream flag (claude -p --output-format stream-json --verbose)? Only the file watcher saw its changes",
+    ]);
+  });
+
   it("says nothing when the stream is the named agent's, or when auto-detection reads it", () => {
     expect(warningsReading("claude", fixture("claude").session)).toEqual([]);
     expect(warningsReading("auto", fixture("codex").session)).toEqual([]);

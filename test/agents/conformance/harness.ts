@@ -215,8 +215,9 @@ export function conformance(c: AgentCase, expected: Expectation): void {
     expect(run.watchCode, context).toBe(0);
     expect(changedPaths(run.disk), context).toStrictEqual(diskChanges);
     expect(run.watchStdout.equals(run.agentStdout), context).toBe(true);
-    // The real binary's stream is the format it is read as: no "looks like another agent's" warning.
+    // The real binary's stream is the format it is read as: no "another agent's" or "one object" warning.
     expect(run.watchStderr, context).not.toContain('"event":"agent-format"');
+    expect(run.watchStderr, context).not.toContain('"event":"one-object"');
     return { run, context };
   };
   describe(`${c.agent}${c.variant ? ` ${c.variant}` : ""} (the real binary)`, () => {

@@ -18,7 +18,8 @@ export interface FormatCheckListener {
 /**
  * For a stream read as one named agent's (`watch-claude`, `watch --agent`, `run` of a known
  * command): do its first events belong to another agent, the one auto-detection would choose?
- * Then that agent's tool events would go unread. Or was the whole stream one object of no agent's
+ * Then that agent's tool events would go unread. For any stream (`given` undefined: detected):
+ * was the whole stream one object of no agent's
  * (`claude -p --output-format json`: one result at the end)? Longer streams of unclaimed JSON are
  * left alone: a parser may read events that detection, stricter, does not claim. It reads its own copy of the first bytes (a
  * line longer than its budget is skipped), so the parser's path costs nothing; it is `done` once
@@ -31,7 +32,8 @@ export class FormatCheck {
   private readonly splitter: LineSplitter;
 
   constructor(
-    private readonly given: AgentFormat,
+    /** The agent named; undefined when the format is detected (only `oneObject` is told). */
+    private readonly given: AgentFormat | undefined,
     private readonly listener: FormatCheckListener,
     private readonly maxBytes = DEFAULT_MAX_BYTES,
   ) {
@@ -61,7 +63,7 @@ export class FormatCheck {
     const format = detectFormat(event);
     if (format !== undefined) {
       this.done = true;
-      if (format !== this.given) this.listener.other(format);
+      if (this.given !== undefined && format !== this.given) this.listener.other(format);
     } else if (++this.events >= DEFAULT_DETECT_MAX_EVENTS) {
       this.done = true;
     }

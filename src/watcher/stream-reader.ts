@@ -1,4 +1,4 @@
-import { AGENTS } from "../agents/index.js";
+import { AGENTS, agentByName } from "../agents/index.js";
 import { streamCommandFor } from "../agents/commands.js";
 import { createAutoParser } from "../agents/detect.js";
 import { FormatCheck } from "../agents/format-check.js";
@@ -32,18 +32,16 @@ export class StreamReader {
   private readonly splitter: LineSplitter;
   /** Only the first lines are looked at; then it is dropped and costs nothing more. */
   private sniffer: JsonSniffer | undefined;
-  /** Only the first bytes are looked at, as the sniffer's. */
+  /** Only the first bytes are looked at, as the sniffer's: another agent's events, or one lone object. */
   private formatCheck: FormatCheck | undefined;
   private warnedLongLine = false;
 
   constructor(private readonly options: StreamReaderOptions) {
     this.parser = options.agent === "auto" ? this.autoParser() : AGENTS[options.agent]!.create(options.onChange);
     if (options.warnNoJson) this.sniffer = new JsonSniffer(NO_JSON_LINES, () => this.warnNoJson());
-    if (options.agent !== "auto") {
-      // A lone object is the no-JSON warning's case too (no stream): said only where that one may be.
-      const oneObject = options.warnNoJson ? () => this.warnOneObject() : () => {};
-      this.formatCheck = new FormatCheck(AGENTS[options.agent]!, { other: (format) => this.warnOtherFormat(format), oneObject });
-    }
+    // A lone object is the no-JSON warning's case too (no stream): said only where that one may be.
+    const oneObject = options.warnNoJson ? () => this.warnOneObject() : () => {};
+    this.formatCheck = new FormatCheck(agentByName(options.agent), { other: (format) => this.warnOtherFormat(format), oneObject });
     const maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
     // The parser itself is the sink: a Claude-shaped one takes long lines in pieces and never holds them whole.
     this.splitter = new LineSplitter(this.parser, { maxLineLength, onOverflow: (length) => this.warnLongLine(length, maxLineLength) });
@@ -99,7 +97,8 @@ export class StreamReader {
     const { agent, report } = this.options;
     const how = streamCommandFor(agent);
     const seen = this.options.fsWatch ? "Only the file watcher saw its changes" : "With --no-fs-watch, none of its changes was seen";
-    report.warn("one-object", `the agent's output was one JSON object, not a stream of ${agent} events: was it started without its stream flag (${how})? ${seen}`, { agent });
+    const events = agent === "auto" ? "an agent's events" : `${agent} events`;
+    report.warn("one-object", `the agent's output was one JSON object, not a stream of ${events}: was it started without its stream flag (${how})? ${seen}`, { agent });
   }
 
   private warnOtherFormat(other: AgentFormat): void {

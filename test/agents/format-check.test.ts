@@ -44,6 +44,18 @@ describe("FormatCheck: is this stream the format the user named?", () => {
     expect(othersNamed("claude", Array(70).fill(neutral).join("\n"))).toEqual([]);
   });
 
+  it("with no agent named (auto-detection), tells only of a lone object", () => {
+    const named: string[] = [];
+    const listener = { other: (format: { name: string }) => named.push(format.name), oneObject: () => named.push("one object") };
+    const check = new FormatCheck(undefined, listener);
+    check.push(Buffer.from(fixture("codex").session));
+    check.end();
+    const lone = new FormatCheck(undefined, listener);
+    lone.push(Buffer.from('{"type":"result","result":"done"}\n'));
+    lone.end();
+    expect(named).toEqual(["one object"]);
+  });
+
   it("is done once it decided, and reads nothing more", () => {
     const check = new FormatCheck(AGENTS.claude!, { other: () => {}, oneObject: () => {} });
     check.push(Buffer.from(fixture("claude").session));

@@ -16,14 +16,13 @@ export interface FormatCheckListener {
 }
 
 /**
- * For a stream read as one named agent's (`watch-claude`, `watch --agent`, `run` of a known
- * command): do its first events belong to another agent, the one auto-detection would choose?
- * Then that agent's tool events would go unread. For any stream (`given` undefined: detected):
- * was the whole stream one object of no agent's
- * (`claude -p --output-format json`: one result at the end)? Longer streams of unclaimed JSON are
- * left alone: a parser may read events that detection, stricter, does not claim. It reads its own copy of the first bytes (a
- * line longer than its budget is skipped), so the parser's path costs nothing; it is `done` once
- * it decided, gave up, or the budget is spent.
+ * Is the stream what it is read as? For one named agent's (`watch-claude`, `watch --agent`, `run`
+ * of a known command): do its first events belong to another agent, the one auto-detection would
+ * choose? Then that agent's tool events would go unread. For any stream: was it one lone object of
+ * no agent's (`claude -p --output-format json`: the final answer, not a stream)? Longer streams of
+ * unclaimed JSON are left alone: a parser may read events that detection, stricter, does not claim.
+ * It reads its own copy of the first bytes (a line longer than its budget is skipped), so the
+ * parser's path costs nothing; it is `done` once it decided, gave up, or the budget is spent.
  */
 export class FormatCheck {
   done = false;

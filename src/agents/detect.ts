@@ -116,9 +116,8 @@ class AutoParser implements AgentParser, LineSink {
 
   private detecting(line: Buffer): void {
     this.bytes += line.length + 1;
-    const start = firstNonSpace(line);
-    if (line[start] === OPEN_BRACE) {
-      const json = start === 0 ? line : line.subarray(start);
+    const json = objectBytes(line);
+    if (json !== undefined) {
       const event = parseEvent(json);
       if (event !== undefined) {
         this.events++;
@@ -155,8 +154,15 @@ export function detectFormat(event: Record<string, unknown>, formats: readonly A
   });
 }
 
+/** A line's bytes from its `{` on (a byte order mark and blanks before it skipped), or undefined for a line that is no object. */
+export function objectBytes(line: Buffer): Buffer | undefined {
+  const start = firstNonSpace(line);
+  if (line[start] !== OPEN_BRACE) return undefined;
+  return start === 0 ? line : line.subarray(start);
+}
+
 /** Skips leading whitespace and a UTF-8 byte order mark. */
-export function firstNonSpace(line: Buffer): number {
+function firstNonSpace(line: Buffer): number {
   let i = line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf ? 3 : 0;
   while (i < line.length && (line[i] === 0x20 || line[i] === 0x09 || line[i] === 0x0d)) i++;
   return i;

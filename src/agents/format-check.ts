@@ -1,11 +1,10 @@
-import { DEFAULT_DETECT_MAX_EVENTS, detectFormat, firstNonSpace } from "./detect.js";
+import { DEFAULT_DETECT_MAX_EVENTS, detectFormat, objectBytes } from "./detect.js";
 import { parseEvent } from "./sparse-json.js";
 import type { AgentFormat } from "./types.js";
 import { LineSplitter } from "../stream/lines.js";
 
 /** Bytes of the stream looked at, at most: the first events tell whose stream it is. */
 const DEFAULT_MAX_BYTES = 1024 * 1024;
-const OPEN_BRACE = 0x7b;
 
 /** What a `FormatCheck` tells, once at most, one or the other. */
 export interface FormatCheckListener {
@@ -55,9 +54,8 @@ export class FormatCheck {
 
   private line(line: Buffer): void {
     if (this.done) return;
-    const start = firstNonSpace(line);
-    if (line[start] !== OPEN_BRACE) return;
-    const event = parseEvent(start === 0 ? line : line.subarray(start));
+    const json = objectBytes(line);
+    const event = json === undefined ? undefined : parseEvent(json);
     if (event === undefined) return;
     const format = detectFormat(event);
     if (format !== undefined) {

@@ -24,8 +24,9 @@ const NO_JSON_LINES = 50;
 
 /**
  * The agent's stream read for changes: split into lines, parsed by the agent's parser (or
- * auto-detected), and its first lines sniffed for JSON (one warning when there is none) and, for
- * a named agent, for another agent's events (one warning when they are).
+ * auto-detected), and its first lines sniffed for JSON (one warning when there is none), for
+ * another agent's events than the named one's, and for a lone object instead of a stream (one
+ * warning each).
  */
 export class StreamReader {
   private readonly parser: AgentParser;

@@ -1,4 +1,4 @@
-import { DEFAULT_DETECT_MAX_BYTES, DEFAULT_DETECT_MAX_EVENTS, detectFormat, firstNonSpace } from "../detect.js";
+import { DEFAULT_DETECT_MAX_BYTES, DEFAULT_DETECT_MAX_EVENTS, detectFormat, objectBytes } from "../detect.js";
 import { parseEvent } from "../sparse-json.js";
 import { createClaudeReader } from "./claude.js";
 import { createAcaiReader } from "./acai.js";
@@ -129,12 +129,13 @@ const OPEN_BRACE = 0x7b;
 
 /** A line's bytes from its `{` on (a byte order mark and blanks before it skipped), or undefined for a line that is not an object. */
 function eventBytes(line: string | Buffer, copy: boolean): Buffer | undefined {
-  const start = typeof line === "string" ? firstNonSpaceOfString(line) : firstNonSpace(line);
-  if (typeof line === "string") return line.charCodeAt(start) === OPEN_BRACE ? Buffer.from(start === 0 ? line : line.slice(start)) : undefined;
-  if (line[start] !== OPEN_BRACE) return undefined;
-  const bytes = start === 0 ? line : line.subarray(start);
+  if (typeof line === "string") {
+    const start = firstNonSpaceOfString(line);
+    return line.charCodeAt(start) === OPEN_BRACE ? Buffer.from(start === 0 ? line : line.slice(start)) : undefined;
+  }
+  const bytes = objectBytes(line);
   // A held event's long strings point into its bytes after this call: they must be ours.
-  return copy ? Buffer.from(bytes) : bytes;
+  return copy && bytes !== undefined ? Buffer.from(bytes) : bytes;
 }
 
 /** Skips leading whitespace and a byte order mark (U+FEFF, as a decoded line holds it). */

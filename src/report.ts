@@ -281,3 +281,14 @@ export function reportNotSynced(report: Reporter, entries: readonly { remote: st
     report.error("not-synced", `not synced (${reason}): ${shown}`, { paths, reason });
   }
 }
+
+/** "1 file", "2 files", "3 conflict copies". */
+export function plural(count: number, noun: string): string {
+  if (count === 1) return `1 ${noun}`;
+  return `${count} ${noun.endsWith("y") ? noun.slice(0, -1) + "ies" : noun + "s"}`;
+}
+
+/** What a session or a push committed: "2 files pushed", "0 files pushed and 1 conflict copy". */
+export function pushedFiles(pushed: number, copies: number): string {
+  return `${plural(pushed, "file")} pushed${copies > 0 ? ` and ${plural(copies, "conflict copy")}` : ""}`;
+}

@@ -2,7 +2,7 @@ import { AGENTS, agentNames } from "./agents/index.js";
 import { checkApiUrl, DEFAULT_API_URL, requireProjectId, UsageError } from "./config.js";
 import { nodeCrypto } from "./lazy-builtins.js";
 import { createPathPolicy, type PathPolicy } from "./paths.js";
-import { Reporter, reportNotSynced } from "./report.js";
+import { plural, pushedFiles, Reporter, reportNotSynced } from "./report.js";
 import type { SyncOptions, SyncResult, SyncSession } from "./sync/index.js";
 import { allSynced } from "./sync/outcome.js";
 import { createTranscript, type Transcript, type TranscriptOptions, type TranscriptResult } from "./transcript/recorder.js";
@@ -298,10 +298,10 @@ function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: num
     report.info("summary", `dry run: ${plural(dryRunFiles, "file")} would be pushed (${plural(summary.detected, "change")}${refused})`, fields);
     return;
   }
-  const { commits, pushed, deleted, unchanged, stopped, pulled, removed, conflicts } = summary.sync;
+  const { commits, pushed, copies, deleted, unchanged, stopped, pulled, removed, conflicts } = summary.sync;
   const notListed = [...summary.sync.failed, ...summary.sync.skipped, ...summary.unrepresentable, ...summary.sync.held];
   const fromRemote = pulled + removed > 0 ? `, ${plural(pulled, "file")} pulled, ${removed} deleted here` : "";
-  const done = `${plural(pushed, "file")} pushed, ${deleted} deleted, ${unchanged} unchanged in ${plural(commits, "commit")}${fromRemote}${refused}`;
+  const done = `${pushedFiles(pushed, copies)}, ${deleted} deleted, ${unchanged} unchanged in ${plural(commits, "commit")}${fromRemote}${refused}`;
   if (fullySynced(summary)) {
     report.info("summary", `synced: ${done}`, fields);
     return;
@@ -331,7 +331,3 @@ export function notSyncedHeadline(left: { files: number; conflicts: number; stop
   return `${what} (the last scan of the tree was cut short by the flush timeout${parts.some(Boolean) ? "" : "; the next start's scan finds what it missed"})`;
 }
 
-function plural(count: number, noun: string): string {
-  if (count === 1) return `1 ${noun}`;
-  return `${count} ${noun.endsWith("y") ? noun.slice(0, -1) + "ies" : noun + "s"}`;
-}

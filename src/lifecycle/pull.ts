@@ -1,8 +1,8 @@
 import type { RoundRequest, RoundResult } from "../reconcile/reconciler.js";
 import { pathRefusal } from "../reconcile/disk-tree.js";
-import type { Reporter } from "../report.js";
+import { plural, type Reporter } from "../report.js";
 import type { BackoffPolicy } from "../transfer/retry.js";
-import { count, openConflicts, reportHeld, reportPlan, reportRefusedPaths, reportUnsynced } from "./round-report.js";
+import { openConflicts, reportHeld, reportPlan, reportRefusedPaths, reportUnsynced } from "./round-report.js";
 import { resolvePaths } from "./scope.js";
 import { openOrExit, type Workspace } from "./workspace.js";
 
@@ -83,8 +83,8 @@ function dryRun(report: Reporter, result: RoundResult): 0 | 1 {
   const refused = reportRefusedPaths(report, result);
   const { plan } = result;
   const held = plan.held.local.length;
-  if (held > 0) report.warn("mass-delete", `${count(held, "delete")} here would be refused by the mass-delete guard (--force carries them out)`, { paths: plan.held.local });
-  report.info("summary", `dry run: would pull ${count(plan.writes.length, "file")}, delete ${plan.removes.length} here, ${count(plan.conflicts.length, "conflict")}; nothing written`, {
+  if (held > 0) report.warn("mass-delete", `${plural(held, "delete")} here would be refused by the mass-delete guard (--force carries them out)`, { paths: plan.held.local });
+  report.info("summary", `dry run: would pull ${plural(plan.writes.length, "file")}, delete ${plan.removes.length} here, ${plural(plan.conflicts.length, "conflict")}; nothing written`, {
     writes: plan.writes.length,
     removes: plan.removes.length,
     conflicts: plan.conflicts.length,
@@ -101,14 +101,14 @@ function summarize(report: Reporter, ws: Workspace, result: RoundResult, kept: n
   reportHeld(report, result.plan, ws.base.base.files.size, "pull");
   const failed = reportUnsynced(report, ledger, result);
   const conflicts = openConflicts(ledger);
-  if (conflicts.length > 0) report.error("conflicts", `${count(conflicts.length, "conflict")} open (${conflicts.slice(0, 5).join(", ")}${conflicts.length > 5 ? ", …" : ""}): your versions are kept here and committed as conflict copies; resolve with uspark pull --force <path> (theirs) or uspark push --force <path> (yours)`, { paths: conflicts });
+  if (conflicts.length > 0) report.error("conflicts", `${plural(conflicts.length, "conflict")} open (${conflicts.slice(0, 5).join(", ")}${conflicts.length > 5 ? ", …" : ""}): your versions are kept here and committed as conflict copies; resolve with uspark pull --force <path> (theirs) or uspark push --force <path> (yours)`, { paths: conflicts });
   const ignored = result.outOfScope.filter((o) => !o.refused).length;
   const held = result.plan.held.local.length;
-  const parts = [`pulled ${count(ledger.pulled, "file")}`, `${ledger.unchanged} unchanged`];
+  const parts = [`pulled ${plural(ledger.pulled, "file")}`, `${ledger.unchanged} unchanged`];
   if (ignored > 0) parts.push(`${ignored} ignored`);
   if (ledger.removed > 0) parts.push(`${ledger.removed} deleted`);
   if (held > 0) parts.push(`${held} not deleted`);
-  if (conflicts.length > 0) parts.push(count(conflicts.length, "conflict"));
+  if (conflicts.length > 0) parts.push(plural(conflicts.length, "conflict"));
   if (refused > 0) parts.push(`${refused} refused`);
   if (failed + kept > 0) parts.push(`${failed + kept} failed`);
   const left = result.plan.leftAlone.length;

@@ -2,11 +2,11 @@ import type { CommitSource } from "../api/types.js";
 import { isInside } from "../paths.js";
 import { pathRefusal } from "../reconcile/disk-tree.js";
 import type { RoundRequest, RoundResult } from "../reconcile/reconciler.js";
-import type { Reporter } from "../report.js";
+import { plural, pushedFiles, type Reporter } from "../report.js";
 import { entriesFor, readJournal, updateJournal, type JournalEntry } from "../sync/journal.js";
 import { pendingTranscripts, sendPendingTranscripts } from "../transcript/pending.js";
 import type { BackoffPolicy } from "../transfer/retry.js";
-import { count, openConflicts, reportHeld, reportPlan, reportUnsynced } from "./round-report.js";
+import { openConflicts, reportHeld, reportPlan, reportUnsynced } from "./round-report.js";
 import { openOrExit, type Workspace } from "./workspace.js";
 import { resolvePaths, type PathScope } from "./scope.js";
 
@@ -124,8 +124,8 @@ function dryRun(report: Reporter, result: RoundResult): 0 | 1 {
   reportPlan(report, result.plan, "push-plan");
   const { plan } = result;
   const held = plan.held.remote.length;
-  if (held > 0) report.warn("mass-delete", `${count(held, "delete")} would be refused by the mass-delete guard (--force carries them out)`, { paths: plan.held.remote });
-  report.info("summary", `dry run: would push ${count(plan.puts.length, "file")}, delete ${plan.deletes.length}, ${count(plan.conflicts.length, "conflict")}; nothing sent`, {
+  if (held > 0) report.warn("mass-delete", `${plural(held, "delete")} would be refused by the mass-delete guard (--force carries them out)`, { paths: plan.held.remote });
+  report.info("summary", `dry run: would push ${plural(plan.puts.length, "file")}, delete ${plan.deletes.length}, ${plural(plan.conflicts.length, "conflict")}; nothing sent`, {
     puts: plan.puts.length,
     deletes: plan.deletes.length,
     conflicts: plan.conflicts.length,
@@ -141,9 +141,8 @@ function summarize(report: Reporter, ws: Workspace, result: RoundResult): boolea
   if (result.refused) report.error("mass-delete", "nothing was committed: a push is all or nothing when the mass-delete guard refuses");
   const unsynced = reportUnsynced(report, ledger, result);
   const conflicts = openConflicts(ledger);
-  if (conflicts.length > 0) report.error("conflicts", `${count(conflicts.length, "conflict")} open (${conflicts.slice(0, 5).join(", ")}${conflicts.length > 5 ? ", …" : ""}): resolve with uspark push --force <path> (yours) or uspark pull --force <path> (theirs)`, { paths: conflicts });
-  const copies = ledger.copies === 1 ? "1 conflict copy" : `${ledger.copies} conflict copies`;
-  const parts = [`${count(ledger.pushed, "file")} pushed${ledger.copies > 0 ? ` and ${copies}` : ""} in ${count(ledger.commits, "commit")}`];
+  if (conflicts.length > 0) report.error("conflicts", `${plural(conflicts.length, "conflict")} open (${conflicts.slice(0, 5).join(", ")}${conflicts.length > 5 ? ", …" : ""}): resolve with uspark push --force <path> (yours) or uspark pull --force <path> (theirs)`, { paths: conflicts });
+  const parts = [`${pushedFiles(ledger.pushed, ledger.copies)} in ${plural(ledger.commits, "commit")}`];
   if (ledger.deleted > 0) parts.push(`${ledger.deleted} deleted`);
   parts.push(`${ledger.unchanged} unchanged`);
   const left = result.plan.leftAlone.length;

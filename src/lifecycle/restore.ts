@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { Change, RemoteFile } from "../api/types.js";
 import type { RemoteEntry } from "../reconcile/plan.js";
 import { ApiError } from "../transfer/client.js";
-import { count, openConflicts, reportUnsynced } from "./round-report.js";
+import { plural } from "../report.js";
+import { openConflicts, reportUnsynced } from "./round-report.js";
 import { filesAt, projectPath, withHistory, type HistoryOptions } from "./history.js";
 import type { Workspace } from "./workspace.js";
 
@@ -32,7 +33,7 @@ export async function runRestore(options: HistoryOptions & { paths: string[]; at
     }
     const version = await commitRestore(ws, changes, options);
     if (version === undefined) return 1;
-    options.report.info("restore", `restored ${count(changes.length, "path")} as at version ${options.at} in version ${version}`, { at: options.at, version, paths: changes.map((c) => c.path) });
+    options.report.info("restore", `restored ${plural(changes.length, "path")} as at version ${options.at} in version ${version}`, { at: options.at, version, paths: changes.map((c) => c.path) });
     return writeHere(ws, changes.map((c) => c.path), options);
   });
 }

@@ -57,7 +57,3 @@ export function reportUnsynced(report: Reporter, ledger: Ledger, result: RoundRe
 export function openConflicts(ledger: Ledger): string[] {
   return ledger.unsettled().filter(([, o]) => o.status === "conflict").map(([path]) => path);
 }
-
-export function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? "" : "s"}`;
-}

@@ -7,6 +7,8 @@ export interface SyncResult {
   commits: number;
   /** File contents committed (a file committed three times counts three times). */
   pushed: number;
+  /** Conflict copies committed (new and updated). */
+  copies: number;
   /** Remote files deleted. */
   deleted: number;
   /** Files written here from the remote (two-way). */
@@ -36,6 +38,7 @@ export function summarize(ledger: Ledger, unsynced: Unsynced, journaled: number,
   const result: SyncResult = {
     commits: ledger.commits,
     pushed: ledger.pushed,
+    copies: ledger.copies,
     deleted: ledger.deleted,
     pulled: ledger.pulled,
     removed: ledger.removed,

@@ -86,6 +86,23 @@ describe("two writers on one project", () => {
   });
 });
 
+describe("a watch that meets a conflict", () => {
+  it("says in its summary that it committed a conflict copy, not 0 files in 1 commit", async () => {
+    const a = await machine("a");
+    await commitFiles(server.url, "p", TOKEN, { "f.txt": "v1" });
+    await pullInWorker(a, server.url, "p", TOKEN);
+    await commitFiles(server.url, "p", TOKEN, { "f.txt": "theirs" }); // another machine
+    write(a, "f.txt", "mine");
+    const { child, result } = await startCli(["watch", "--no-stdin", "--log-format", "json", "-v"], { cwd: a, env: env(), timeoutMs: 30_000 });
+    await waitForOutput(child.stderr, (text) => text.includes('"event":"conflict"'), 20_000);
+    child.kill("SIGTERM");
+    const done = await result;
+    expect(done.code).toBe(1);
+    expect(events(done.stderr, "summary").map((e) => e.message)).toEqual([expect.stringMatching(/^1 conflict open; 0 files pushed and 1 conflict copy, 0 deleted, \d+ unchanged in 1 commit\.$/)]);
+    expect(events(done.stderr, "summary")[0]).toMatchObject({ pushed: 0, copies: 1, commits: 1 });
+  });
+});
+
 describe("a checkout older than the remote", () => {
   it("pull keeps both (exit 1), and the watch that follows never pushes the stale file over the newer one", async () => {
     const stale = await machine("stale");

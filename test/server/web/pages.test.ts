@@ -49,6 +49,22 @@ describe("web view sign-in", () => {
     expect(await api.json()).toMatchObject({ error: "unauthorized" });
   });
 
+  it("on a server started without a token the sign-in page says so and signing in needs none; with a token, an empty one is refused", async () => {
+    const open = await testServer({});
+    const web = new WebClient(open.url);
+    const login = await web.get("/login");
+    expect(login.text).toContain("This server was started without a token");
+    expect(login.text).not.toMatch(/name="token"[^>]*required/);
+    expect((await web.post("/login", { token: "" })).status).toBe(303);
+    expect((await web.get("/")).status).toBe(200);
+    const closed = await testServer({ token: ADMIN });
+    const visitor = new WebClient(closed.url);
+    const form = await visitor.get("/login");
+    expect(form.text).not.toContain("started without a token");
+    expect(form.text).toMatch(/name="token"[^>]*required/);
+    expect((await visitor.post("/login", { token: "" })).status).toBe(401);
+  });
+
   it("a new session id at sign-in: the id the browser had before signing in is not signed in", async () => {
     const t = await testServer({ token: ADMIN });
     const web = new WebClient(t.url);

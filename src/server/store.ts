@@ -16,6 +16,15 @@ export type CommitOutcome =
   | { kind: "size_mismatch"; path: string; size: number; actual: number };
 
 /** The answer to an append at a byte offset of a session's transcript. */
+/** One session's transcript as `GET /sessions` lists it. */
+export interface SessionInfo {
+  id: string;
+  /** Bytes appended so far. */
+  length: number;
+  /** When bytes were last appended (ISO 8601, UTC). */
+  updated: string;
+}
+
 export type AppendOutcome = { kind: "appended"; length: number } | { kind: "offset_mismatch"; length: number };
 
 /** Writes the chunks of a body as they arrive; resolves once the body has been read. */
@@ -90,7 +99,8 @@ export interface ProjectStore {
   appendEvents(projectId: string, sessionId: string, offset: number, bytes: Buffer): Promise<AppendOutcome>;
   /** A session's transcript as long as it is now, or undefined when there is none. */
   readEvents(projectId: string, sessionId: string): Promise<StoredBytes | undefined>;
-  sessions(projectId: string): Promise<{ id: string; length: number }[]>;
+  /** The project's transcripts, by id. */
+  sessions(projectId: string): Promise<SessionInfo[]>;
   /** Why the store cannot serve requests now, or undefined when it can (GET /readyz). */
   notReady(): Promise<string | undefined>;
   /** Resolves once no write is in progress and resources are released. */

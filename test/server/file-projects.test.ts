@@ -28,7 +28,7 @@ describe("a data dir made before v1.2", () => {
       { id: "talk-only", version: 0, files: 0, updated: expect.any(String) },
     ]);
     expect((await t.files("logged")).files.map((f) => f.path)).toEqual(["a.txt", "b.txt"]);
-    expect(await (await t.request("/sessions", {}, "talk-only")).json()).toEqual({ sessions: [{ id: "s-1", length: 3 }] });
+    expect(await (await t.request("/sessions", {}, "talk-only")).json()).toEqual({ sessions: [{ id: "s-1", length: 3, updated: expect.any(String) }] });
     expect((await t.request("/files", {}, "talk-only")).status).toBe(200);
     const exists = await fetch(`${t.url}/api/projects`, { method: "POST", body: JSON.stringify({ id: "logged" }) });
     expect(exists.status).toBe(409);

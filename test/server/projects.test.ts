@@ -135,7 +135,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       expect(events.status).toBe(200);
       await t.restart();
       expect((await t.files(project)).files.map((f) => f.path)).toEqual(["a.txt"]);
-      expect(await (await t.request("/sessions", {}, project)).json()).toEqual({ sessions: [{ id: "s-1", length: 3 }] });
+      expect(await (await t.request("/sessions", {}, project)).json()).toEqual({ sessions: [{ id: "s-1", length: 3, updated: expect.any(String) }] });
       expect(await listedIds(t.url)).toEqual([id]);
     });
 

@@ -106,12 +106,24 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       const res = await t.request("/sessions");
       expect(await res.json()).toEqual({
         sessions: [
-          { id: "s-a", length: 1 },
-          { id: "s-b", length: 3 },
-          { id: "s-c", length: 5 },
+          { id: "s-a", length: 1, updated: expect.any(String) },
+          { id: "s-b", length: 3, updated: expect.any(String) },
+          { id: "s-c", length: 5, updated: expect.any(String) },
         ],
       });
       expect((await transcript(t, "s-b")).toString()).toBe("abc");
+    });
+
+    it("lists when each session's transcript was last appended to (updated, an ISO time)", async () => {
+      const t = await projectServer();
+      const before = Date.now();
+      await putEvents(t, 0, "abc", "s-u");
+      const after = Date.now();
+      const [listed] = ((await (await t.request("/sessions")).json()) as { sessions: { id: string; updated: string }[] }).sessions;
+      expect(listed!.updated).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      // A file's time comes from the kernel's coarse clock: a few ms behind Date.now() at most.
+      expect(Date.parse(listed!.updated)).toBeGreaterThanOrEqual(before - 1000);
+      expect(Date.parse(listed!.updated)).toBeLessThanOrEqual(after + 1000);
     });
 
     it("lists no sessions for a project without any", async () => {

@@ -61,12 +61,12 @@ export async function storedSessions(url: string, projectId = "p1", token?: stri
   return out;
 }
 
-/** The server's listing of the project's sessions (GET .../sessions). */
+/** The server's listing of the project's sessions (GET .../sessions): each one's id and length. */
 export async function listedSessions(url: string, projectId = "p1", token?: string): Promise<{ id: string; length: number }[]> {
   const base = sessionsUrl(url, projectId);
   const listing = await fetch(base, { headers: authorization(token) });
   if (listing.status !== 200) throw new Error(`GET ${base} answered ${listing.status}`);
-  return ((await listing.json()) as { sessions: { id: string; length: number }[] }).sessions;
+  return ((await listing.json()) as { sessions: { id: string; length: number }[] }).sessions.map(({ id, length }) => ({ id, length }));
 }
 
 /**

@@ -1,9 +1,9 @@
 // Session transcripts on disk: DATA/projects/<dir>/sessions/<sessionId>.ndjson, fsynced per append.
 
-import { mkdir, open, readdir } from "node:fs/promises";
+import { mkdir, open, readdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileBytes, fileSize, fsyncDir, isCode, writeAll } from "../fsutil.js";
-import type { AppendOutcome, StoredBytes } from "../store.js";
+import type { AppendOutcome, SessionInfo, StoredBytes } from "../store.js";
 import { planAppend } from "../transcript.js";
 
 const SUFFIX = ".ndjson";
@@ -50,7 +50,7 @@ export class TranscriptFiles {
     return size === undefined ? undefined : fileBytes(file, size);
   }
 
-  async list(projectId: string): Promise<{ id: string; length: number }[]> {
+  async list(projectId: string): Promise<SessionInfo[]> {
     const dir = join(this.dirOf(projectId), "sessions");
     let names: string[];
     try {
@@ -62,12 +62,20 @@ export class TranscriptFiles {
     const sessions = await Promise.all(
       names
         .filter((name) => name.endsWith(SUFFIX))
-        .map(async (name) => ({ id: name.slice(0, -SUFFIX.length), length: (await fileSize(join(dir, name))) ?? 0 })),
+        .map(async (name) => ({ id: name.slice(0, -SUFFIX.length), stats: await stat(join(dir, name)).catch(absent) })),
     );
-    return sessions.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    // A file's mtime is its last append: appends are the only writes.
+    const listed = sessions.flatMap(({ id, stats }) => (stats ? [{ id, length: stats.size, updated: stats.mtime.toISOString() }] : []));
+    return listed.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   private path(projectId: string, sessionId: string): string {
     return join(this.dirOf(projectId), "sessions", sessionId + SUFFIX);
   }
+}
+
+/** undefined for a file gone meanwhile (ENOENT); any other error is thrown. */
+function absent(error: unknown): undefined {
+  if (isCode(error, "ENOENT")) return undefined;
+  throw error;
 }

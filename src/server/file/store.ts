@@ -20,6 +20,7 @@ import {
   type FeedQuery,
   type FileEntry,
   type ProjectStore,
+  type SessionInfo,
   type StoredBytes,
 } from "../store.js";
 import { CommitWaiters } from "../waiters.js";
@@ -175,7 +176,7 @@ export class FileStore implements ProjectStore {
     return this.transcripts.read(projectId, sessionId);
   }
 
-  sessions(projectId: string): Promise<{ id: string; length: number }[]> {
+  sessions(projectId: string): Promise<SessionInfo[]> {
     return this.transcripts.list(projectId);
   }
 

@@ -103,6 +103,11 @@ export const MIGRATIONS: readonly string[] = [
     login jsonb NOT NULL
   );
   `,
+  // v0.3: when each transcript was last appended to, so that the web view lists the running
+  // session first (older transcripts take the time of this migration).
+  `
+  ALTER TABLE transcripts ADD COLUMN updated timestamptz NOT NULL DEFAULT now();
+  `,
 ];
 
 /** Any constant: the lock only has to be the same for every replica of one database. */

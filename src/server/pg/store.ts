@@ -14,6 +14,7 @@ import {
   type FeedQuery,
   type FileEntry,
   type ProjectStore,
+  type SessionInfo,
   type StoredBytes,
 } from "../store.js";
 import { CommitWaiters } from "../waiters.js";
@@ -200,7 +201,7 @@ export class PgStore implements ProjectStore {
     return readEvents(this.pool, projectId, sessionId);
   }
 
-  async sessions(projectId: string): Promise<{ id: string; length: number }[]> {
+  async sessions(projectId: string): Promise<SessionInfo[]> {
     this.ready();
     return listSessions(this.pool, projectId);
   }

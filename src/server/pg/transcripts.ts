@@ -2,7 +2,7 @@
 // `transcript_chunks` the appended bytes by start offset.
 
 import type { Pool } from "pg";
-import type { AppendOutcome, StoredBytes } from "../store.js";
+import type { AppendOutcome, SessionInfo, StoredBytes } from "../store.js";
 import { planAppend } from "../transcript.js";
 import { guarded, transaction } from "./db.js";
 
@@ -38,7 +38,7 @@ export function appendEvents(pool: Pool, project: string, session: string, offse
         length,
         plan.bytes,
       ]);
-      await client.query("UPDATE transcripts SET length = $3 WHERE project = $1 AND session = $2", [
+      await client.query("UPDATE transcripts SET length = $3, updated = now() WHERE project = $1 AND session = $2", [
         project,
         session,
         length + plan.bytes.length,
@@ -78,12 +78,12 @@ async function* chunksOf(pool: Pool, project: string, session: string, size: num
   }
 }
 
-export async function listSessions(pool: Pool, project: string): Promise<{ id: string; length: number }[]> {
+export async function listSessions(pool: Pool, project: string): Promise<SessionInfo[]> {
   const { rows } = await guarded(() =>
-    pool.query<{ id: string; length: string }>(
-      `SELECT session AS id, length FROM transcripts WHERE project = $1 ORDER BY session COLLATE "C"`,
+    pool.query<{ id: string; length: string; updated: Date }>(
+      `SELECT session AS id, length, updated FROM transcripts WHERE project = $1 ORDER BY session COLLATE "C"`,
       [project],
     ),
   );
-  return rows.map((row) => ({ id: row.id, length: Number(row.length) }));
+  return rows.map((row) => ({ id: row.id, length: Number(row.length), updated: row.updated.toISOString() }));
 }

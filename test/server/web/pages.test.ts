@@ -1,7 +1,8 @@
 // The web view over plain HTTP (design.md §2e): sign-in and its cookie, CSP and nosniff on every
 // page, escaping, CSRF, revoked tokens, read-only views, paging, downloads, device approval, live.
 
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, utimesSync } from "node:fs";
+import path from "node:path";
 import { Agent, request } from "node:http";
 import { describe, expect, it } from "vitest";
 import { conversationFormats } from "../../../src/agents/conversation/index.js";
@@ -249,6 +250,23 @@ describe("web view pages", () => {
     expect(list.text).toContain('<a href="/p/demo/sessions/s-1">s-1</a>');
   });
 
+  it("lists the sessions latest activity first (the running one on top), not by id", async () => {
+    const t = await testServer({ token: ADMIN });
+    await putTranscript(t, "s-a", claudeTranscript("s-a", "old", "a.txt"));
+    await putTranscript(t, "s-z", claudeTranscript("s-z", "new", "z.txt"));
+    // s-a's last append was in 2020 (the file store's time is its file's).
+    const stale = new Date("2020-01-02T03:04:05Z");
+    utimesSync(findFile(t.dataDir, "s-a.ndjson"), stale, stale);
+    const blob = await t.upload("m");
+    await t.commit({ changes: [{ op: "put", path: "m.txt", ...blob }], source: { agent: "codex", sessionId: "s-m" } });
+    const list = (await (await signedIn(t)).get("/p/demo/sessions")).text;
+    const order = [...list.matchAll(/<a href="\/p\/demo\/sessions\/([^"]+)">/g)].map((m) => m[1]);
+    expect(order.slice(-1)).toEqual(["s-a"]);
+    expect(order.sort()).toEqual(["s-a", "s-m", "s-z"]);
+    expect(list).toContain("<th>Last activity</th>");
+    expect(list).toContain("2020-01-02 03:04:05 UTC");
+  });
+
   it("answers a live wait as soon as a commit comes", async () => {
     const t = await testServer({ token: ADMIN });
     const web = await signedIn(t);
@@ -363,3 +381,10 @@ describe("on the PostgreSQL store", () => {
     expect((await web.get("/p/demo/sessions/s-1")).text).toContain("<p>Writing &lt;src/a.ts&gt;</p>");
   });
 });
+
+/** The one file called `name` under `dir`, at any depth. */
+function findFile(dir: string, name: string): string {
+  const found = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((p) => path.basename(p) === name);
+  expect(found).toHaveLength(1);
+  return path.join(dir, found[0]!);
+}

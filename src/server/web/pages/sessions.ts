@@ -20,18 +20,23 @@ const FORMAT_HEAD_BYTES = 256 * 1024;
 
 export async function sessionsPage(visit: Visit, ctx: WebContext, projectId: string): Promise<void> {
   const [sessions, index] = await Promise.all([ctx.store.sessions(projectId), ctx.indexes.current(projectId)]);
-  const ids = new Set([...sessions.map((s) => s.id), ...index.commitsBySession.keys()]);
-  const lengths = new Map(sessions.map((s) => [s.id, s.length]));
-  const rows = [...ids].sort().map((id) => {
+  const transcripts = new Map(sessions.map((s) => [s.id, s]));
+  const ids = new Set([...transcripts.keys(), ...index.commitsBySession.keys()]);
+  const listed = [...ids].map((id) => {
     const commits = index.commitsBySession.get(id) ?? [];
-    const last = commits.at(-1);
-    return html`<tr><td><a href="${webPath("p", projectId, "sessions", id)}">${id}</a></td>
-<td>${last?.agent ?? ""}</td><td class="num">${lengths.has(id) ? formatSize(lengths.get(id)!) : html`<span class="muted">no transcript</span>`}</td>
-<td class="num">${commits.length}</td><td>${last ? formatTime(last.time) : ""}</td></tr>`;
+    const transcript = transcripts.get(id);
+    // ISO times in UTC compare as strings.
+    const active = [commits.at(-1)?.time ?? "", transcript?.updated ?? ""].sort().at(-1)!;
+    return { id, commits, transcript, active };
   });
+  // Latest activity first: the running session on top.
+  listed.sort((a, b) => (a.active === b.active ? (a.id < b.id ? -1 : 1) : a.active > b.active ? -1 : 1));
+  const rows = listed.map(({ id, commits, transcript, active }) => html`<tr><td><a href="${webPath("p", projectId, "sessions", id)}">${id}</a></td>
+<td>${commits.at(-1)?.agent ?? ""}</td><td class="num">${transcript ? formatSize(transcript.length) : html`<span class="muted">no transcript</span>`}</td>
+<td class="num">${commits.length}</td><td>${formatTime(active)}</td></tr>`);
   const body = html`${projectTabs(projectId)}
 ${ids.size === 0 ? html`<p class="muted">No sessions yet.</p>` : html`<table>
-<thead><tr><th>Session</th><th>Agent</th><th class="num">Transcript</th><th class="num">Commits</th><th>Last commit</th></tr></thead>
+<thead><tr><th>Session</th><th>Agent</th><th class="num">Transcript</th><th class="num">Commits</th><th>Last activity</th></tr></thead>
 <tbody>${rows}</tbody></table>`}`;
   const crumbs = projectCrumbs(projectId, ["sessions", webPath("p", projectId, "sessions")]);
   sendPage(visit.res, 200, page({ title: `Sessions of ${projectId}`, session: visit.session, crumbs, live: liveUrl(projectId, index.version), body }));

@@ -9,7 +9,7 @@ import { readLocal } from "./local-read.js";
 import { joinAbs, joinRel, walkFiles } from "./walk.js";
 import { NOT_UTF8 } from "../fswatch/names.js";
 import { describeRule } from "../ignore/pattern.js";
-import { writeAtomic, removeUnchanged, syncDirectories } from "./disk-write.js";
+import { removeEmptiedParents, removeUnchanged, syncDirectories, writeAtomic } from "./disk-write.js";
 import { stillAsPlanned, type LocalExpectation, type LocalRead, type LocalStat, type LocalTree, type TreeListing, type Unrepresentable } from "./local-tree.js";
 
 /**
@@ -85,7 +85,7 @@ export class DiskTree implements LocalTree {
   async remove(p: string, expected: LocalExpectation): Promise<void> {
     const abs = this.where(p);
     await removeUnchanged(abs, this.unchanged(p, expected));
-    this.touchedDirs.add(path.dirname(abs));
+    this.touchedDirs.add(await removeEmptiedParents(this.dir, abs));
   }
 
   async backup(p: string, label: string): Promise<string> {

@@ -54,6 +54,25 @@ export async function removeUnchanged(abs: string, unchanged: Precondition): Pro
 }
 
 /**
+ * Removes the directories between `top` (kept) and `abs` that are empty now, from the deepest up,
+ * as a pull that moved a directory away leaves none behind; returns the deepest one that stays.
+ * rmdir removes only an empty directory: one holding anything (an ignored file, a file made
+ * meanwhile, an empty directory someone made) stays, and so does every one above it.
+ */
+export async function removeEmptiedParents(top: string, abs: string): Promise<string> {
+  let dir = path.dirname(abs);
+  while (dir !== top && isInside(top, dir)) {
+    const removed = await fsp.rmdir(dir).then(
+      () => true,
+      () => false,
+    );
+    if (!removed) break;
+    dir = path.dirname(dir);
+  }
+  return dir;
+}
+
+/**
  * Checks each directory between the root and `abs` with lstat, never descending through a symlink
  * or a file: their reason, or "missing" for the first that does not exist (nothing below it does).
  * With `create`, a missing one is made instead, one at a time.

@@ -122,16 +122,17 @@ describe("uspark pull: local changes", () => {
   });
 
   it("deletes what the remote deleted, but an edit here beats the remote's delete", async () => {
-    await commitFiles(server.url, PROJECT, token, { "gone.txt": "g\n", "edited.txt": "e\n", "stays.txt": "s\n" });
+    await commitFiles(server.url, PROJECT, token, { "gone.txt": "g\n", "edited.txt": "e\n", "stays.txt": "s\n", "moved/away/a.txt": "a\n" });
     await pullInWorker(ws.root, server.url, PROJECT, token);
     await writeFile(path.join(ws.root, "edited.txt"), "changed here\n");
-    await commitFiles(server.url, PROJECT, token, { "gone.txt": null, "edited.txt": null });
+    await commitFiles(server.url, PROJECT, token, { "gone.txt": null, "edited.txt": null, "moved/away/a.txt": null });
 
     const result = await pull(server.url, "--delete");
     expect(result.code, result.stderr).toBe(0);
+    // The directories the deletes emptied went with them.
     expect((await readdir(ws.root)).sort()).toEqual([".uspark", "edited.txt", "stays.txt"]);
     expect(await readFile(path.join(ws.root, "edited.txt"), "utf8")).toBe("changed here\n");
-    expect(events(result.stderr, "summary")[0]!.message).toBe("pulled 0 files, 1 unchanged, 1 deleted, 1 changed here (uspark push sends them)");
+    expect(events(result.stderr, "summary")[0]!.message).toBe("pulled 0 files, 1 unchanged, 2 deleted, 1 changed here (uspark push sends them)");
   });
 
   it("refuses to empty the tree when the remote suddenly lacks most of it (exit 1), and does with --force", async () => {

@@ -1,4 +1,4 @@
-import { readFile, stat, utimes, writeFile } from "node:fs/promises";
+import { mkdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { IgnoreEngine } from "../../src/ignore/engine.js";
@@ -30,7 +30,41 @@ describe("the disk tree's writes and deletes", () => {
     await expect(tree.remove("a.txt", expected)).rejects.toBeInstanceOf(LocalChanged);
     expect(await readFile(file, "utf8")).toBe("two");
   });
+
+  it("a delete takes the directories it emptied with it, up to the synced directory; one holding anything else stays", async () => {
+    const tree = new DiskTree({ root, prefix: "web", ignore: new IgnoreEngine({ root }), maxFileSize: 1 << 20 });
+    const files = { "src/app/main.ts": "main", "src/keep/x.ts": "x", "only.ts": "only", "docs/a.md": "a", "lib/b.ts": "b" };
+    for (const [rel, text] of Object.entries(files)) {
+      await mkdir(path.dirname(path.join(root, "web", rel)), { recursive: true });
+      await writeFile(path.join(root, "web", rel), text);
+    }
+    await mkdir(path.join(root, "web", "docs", "drafts")); // an empty directory someone made: not ours to remove
+    await writeFile(path.join(root, "web", "lib", ".b.ts.swp"), "an editor's file"); // not synced, still there
+    const remove = async (rel: string) => {
+      const now = await stat(path.join(root, "web", rel));
+      await tree.remove(rel, { sha256: sha256(files[rel as keyof typeof files]), stat: { size: now.size, mtimeMs: now.mtimeMs, ino: now.ino } });
+    };
+    await remove("src/app/main.ts");
+    await remove("docs/a.md");
+    await remove("lib/b.ts");
+    await remove("only.ts");
+    await tree.flushDirectories();
+    expect(await exists("web/src/app")).toBe(false);
+    expect(await exists("web/src/keep/x.ts")).toBe(true);
+    expect(await exists("web/docs/drafts")).toBe(true);
+    expect(await exists("web/lib/.b.ts.swp")).toBe(true);
+    await remove("src/keep/x.ts");
+    expect(await exists("web/src")).toBe(false);
+    expect(await exists("web")).toBe(true); // the synced directory itself, empty now
+  });
 });
+
+async function exists(rel: string): Promise<boolean> {
+  return stat(path.join(root, rel)).then(
+    () => true,
+    () => false,
+  );
+}
 
 describe("pathRefusal: a project path that is never written or synced here, by its name alone", () => {
   it.each([

@@ -206,6 +206,8 @@ export type OutputState = "open" | "closed" | "failed";
 export interface GuardedOutput {
   write(text: string): void;
   readonly isTTY: boolean;
+  /** A terminal's width now (it follows a resize); undefined otherwise, 0 when unknown. */
+  readonly columns: number | undefined;
   /** "closed": its reader went away (EPIPE); "failed": any other write error. */
   readonly state: OutputState;
   readonly error?: NodeJS.ErrnoException;
@@ -217,7 +219,7 @@ export function isReaderGone(error: NodeJS.ErrnoException): boolean {
 }
 
 /** Writes until the stream breaks, then stops quietly and remembers why. Never throws. */
-export function guardOutput(stream: NodeJS.WritableStream & { isTTY?: boolean }): GuardedOutput {
+export function guardOutput(stream: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }): GuardedOutput {
   let state: OutputState = "open";
   let failure: NodeJS.ErrnoException | undefined;
   const fail = (error: NodeJS.ErrnoException) => {
@@ -237,6 +239,9 @@ export function guardOutput(stream: NodeJS.WritableStream & { isTTY?: boolean })
     },
     get isTTY() {
       return stream.isTTY === true;
+    },
+    get columns() {
+      return stream.columns;
     },
     get state() {
       return state;

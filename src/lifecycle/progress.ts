@@ -1,5 +1,6 @@
 import type { Direction, Tally } from "../reconcile/progress.js";
 import { stderrOutput, type Reporter } from "../report.js";
+import { cutToWidth } from "./terminal-text.js";
 
 /**
  * One line on stderr, rewritten in place, for long pushes and pulls: files, bytes and the time
@@ -21,7 +22,7 @@ export class ProgressLine {
   constructor(
     report: Reporter,
     // The reporter's guarded stderr: a reader that went away never crashes a pull.
-    private readonly stream: { write(text: string): unknown; isTTY?: boolean } = stderrOutput(),
+    private readonly stream: { write(text: string): unknown; isTTY?: boolean; columns?: number } = stderrOutput(),
     private readonly now: () => number = Date.now,
   ) {
     this.on = stream.isTTY === true && report.format === "text" && report.verbosity === "normal";
@@ -37,7 +38,10 @@ export class ProgressLine {
     if (done.files >= total.files) return this.clear();
     if (now - this.startedAt < SHOW_AFTER_MS || now - this.last < UPDATE_EVERY_MS) return;
     this.last = now;
-    this.text = `uspark: ${progressText(what, done, total, now - this.startedAt)}`;
+    // A line wider than the terminal wraps, and \r would then redraw only its last row.
+    const { columns } = this.stream;
+    const text = `uspark: ${progressText(what, done, total, now - this.startedAt)}`;
+    this.text = columns ? cutToWidth(text, columns - 1) : text;
     this.redraw();
   }
 

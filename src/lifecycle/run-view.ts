@@ -146,7 +146,8 @@ export class RunView extends Writable {
   }
 
   private cut(text: string, used: number): string {
-    return cutToWidth(text, Math.max(10, (this.terminal.columns ?? 80) - used));
+    // 0: a pseudo-terminal whose size nobody set (script, docker exec -t): its width is unknown.
+    return cutToWidth(text, Math.max(10, (this.terminal.columns || 80) - used));
   }
 
   /** Writes what the lines so far produced, then calls `done` (after the terminal took it: backpressure). */

@@ -50,6 +50,24 @@ describe("the progress text", () => {
   });
 });
 
+describe("the progress line on a narrow terminal", () => {
+  it("is cut to one column less than the terminal's width, so that it never wraps and \\r redraws it whole; a width of 0 (unknown) cuts nothing", () => {
+    for (const [columns, expected] of [
+      [30, "uspark: pulling 2/4 files, 2…"],
+      [0, "uspark: pulling 2/4 files, 2.0/3.9 KiB, about 1 s left"],
+    ] as const) {
+      let now = 0;
+      const written: string[] = [];
+      const stream = { isTTY: true, columns, write: (text: string) => written.push(text) };
+      const line = new ProgressLine(new Reporter({ stream, color: false }), stream, () => now);
+      line.update("pulling", { files: 0, bytes: 0 }, { files: 4, bytes: 4000 });
+      now = 1000;
+      line.update("pulling", { files: 2, bytes: 2000 }, { files: 4, bytes: 4000 });
+      expect(written).toEqual([`\r\x1b[K${expected}`]);
+    }
+  });
+});
+
 describe("progress through the built CLI", () => {
   const t = perTest("uspark-progress-", { server: true });
   let proxy: Proxy | undefined;

@@ -78,6 +78,11 @@ describe("the run view", () => {
     expect(textWidth(shown.split("\n")[1]!)).toBe(30);
   });
 
+  it("a terminal whose width is 0 (a pseudo-terminal nobody sized: script, docker exec -t) is taken as 80 columns, not cut to 10", async () => {
+    const bash = call("t1", "Bash", { command: "npm test -- --run test/lifecycle" }) + answer("t1", "ok");
+    expect(await view([bash], { columns: 0 })).toBe("✓ Bash npm test -- --run test/lifecycle\n");
+  });
+
   it("shows a JSON stream no reader recognises as it came, rather than nothing", async () => {
     const terminal = new FakeTerminal(60);
     const runView = new RunView({ terminal, root: "/work/app", color: false });

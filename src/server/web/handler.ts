@@ -19,7 +19,7 @@ import { devicePage, approveDevice } from "./pages/device.js";
 import { filePage } from "./pages/file.js";
 import { commitPage, commitsPage } from "./pages/commits.js";
 import { liveAnswer } from "./pages/live.js";
-import { isOpen, loginPage, signIn } from "./pages/login.js";
+import { isOpen, localPath, loginPage, signIn } from "./pages/login.js";
 import { createProjectFromForm, projectsPage } from "./pages/projects.js";
 import { sessionPage, sessionsPage } from "./pages/sessions.js";
 import { treePage } from "./pages/tree.js";
@@ -70,9 +70,12 @@ class WebView {
     const { sessions } = this;
     const session = sessions.find(req.headers.cookie);
     const { authority } = this.options;
-    if (route.kind === "login") return method === "POST" ? signIn(req, res, sessions, session, authority) : loginPage(res, sessions, session, await isOpen(authority));
+    if (route.kind === "login") {
+      if (method === "POST") return signIn(req, res, sessions, session, authority);
+      return loginPage(res, sessions, session, { open: await isOpen(authority), next: localPath(url.searchParams.get("next") ?? undefined) });
+    }
     const principal = session?.token === undefined ? undefined : await authority.identify(session.token);
-    if (!session || !principal) return this.signedOut(req, res, route, session);
+    if (!session || !principal) return this.signedOut(req, res, url, route, session);
     const visit: Visit = { req, res, url, session, principal };
     if (method === "POST") await this.readAndCheckForm(visit, route);
     else await this.show(visit, route);
@@ -83,12 +86,14 @@ class WebView {
    * and the person sent to sign in. A session not signed in yet (the login form's) is kept: the
    * browser's other requests meanwhile (a favicon) must not void the form it shows.
    */
-  private signedOut(req: IncomingMessage, res: ServerResponse, route: WebRoute, session: ReturnType<WebSessions["find"]>): void {
+  private signedOut(req: IncomingMessage, res: ServerResponse, url: URL, route: WebRoute, session: ReturnType<WebSessions["find"]>): void {
     const revoked = session?.token !== undefined;
     if (revoked) this.sessions.close(session!);
     const clear: Record<string, string> = revoked ? { "set-cookie": sessionCookie(undefined) } : {};
     if (route.kind === "live" || req.method === "POST") throw new HttpError(401, "unauthorized", "signed out: sign in again", {}, clear);
-    redirect(res, "/login", clear);
+    // Back to this page once signed in (the device link that uspark login prints, a shared link).
+    const here = url.pathname + url.search;
+    redirect(res, here === "/" ? "/login" : `/login?next=${encodeURIComponent(here)}`, clear);
   }
 
   private async readAndCheckForm(visit: Visit, route: WebRoute): Promise<void> {

@@ -66,6 +66,25 @@ describe("web view sign-in", () => {
     expect((await visitor.post("/login", { token: "" })).status).toBe(401);
   });
 
+  it("after sign-in, back to the page that sent the visitor there (the device link of uspark login), never to another site", async () => {
+    const t = await testServer({ token: ADMIN });
+    const web = new WebClient(t.url);
+    const first = await web.get("/device?user_code=BCDF-GHJK");
+    expect(first.status).toBe(303);
+    expect(first.headers.get("location")).toBe("/login?next=%2Fdevice%3Fuser_code%3DBCDF-GHJK");
+    const form = await web.get(first.headers.get("location")!);
+    expect(form.text).toContain('<input type="hidden" name="next" value="/device?user_code=BCDF-GHJK">');
+    const wrong = await web.post("/login", { token: "not-it", next: "/device?user_code=BCDF-GHJK" });
+    expect(wrong.text).toContain('<input type="hidden" name="next" value="/device?user_code=BCDF-GHJK">');
+    const ok = await web.post("/login", { token: ADMIN, next: "/device?user_code=BCDF-GHJK" });
+    expect(ok.headers.get("location")).toBe("/device?user_code=BCDF-GHJK");
+    for (const next of ["//evil.example/x", "https://evil.example/", "/\\evil.example", "/login", "device"]) {
+      const other = new WebClient(t.url);
+      expect((await other.post("/login", { token: ADMIN, next })).headers.get("location"), next).toBe("/");
+    }
+    expect((await new WebClient(t.url).get("/")).headers.get("location")).toBe("/login");
+  });
+
   it("a new session id at sign-in: the id the browser had before signing in is not signed in", async () => {
     const t = await testServer({ token: ADMIN });
     const web = new WebClient(t.url);
@@ -101,7 +120,7 @@ describe("web view sign-in", () => {
     await revokeToken(t, id);
     const after = await web.get("/p/demo");
     expect(after.status).toBe(303);
-    expect(after.headers.get("location")).toBe("/login");
+    expect(after.headers.get("location")).toBe("/login?next=%2Fp%2Fdemo");
     expect((await web.get("/p/demo/live?since=0")).status).toBe(401);
   });
 });
@@ -302,6 +321,20 @@ describe("device login approved in the web view", () => {
     expect(granted.status).toBe(200);
     const { access_token } = (await granted.json()) as { access_token: string };
     expect((await fetch(`${t.url}/api/projects/demo/files`, { headers: { authorization: `Bearer ${access_token}` } })).status).toBe(200);
+  });
+
+  it("an approval without a project asks for one and keeps the code typed; a server without projects says to create one", async () => {
+    const t = await testServer({ token: ADMIN });
+    const { user_code } = (await (await fetch(`${t.url}/api/device/code`, { method: "POST" })).json()) as { user_code: string };
+    const web = await signedIn(t);
+    const page = await web.get(`/device?user_code=${user_code}`);
+    const none = await web.post("/device", { user_code, action: "approve", access: "read" }, csrfOf(page.text));
+    expect(none.status).toBe(400);
+    expect(none.text).toContain("Choose at least one project for the login to use.");
+    expect(none.text).toContain(`value="${user_code}"`);
+    const empty = await testServer({ token: ADMIN, projects: [] });
+    const admin = await signedIn(empty);
+    expect((await admin.get("/device")).text).toContain('No project yet: <a href="/">create one</a> first.');
   });
 });
 

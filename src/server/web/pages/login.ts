@@ -8,17 +8,25 @@ import { html } from "../html.js";
 import { csrfField, page, redirect, sendPage } from "../layout.js";
 import { sessionCookie, type WebSession, type WebSessions } from "../web-sessions.js";
 
-/**
- * `open`: the server was started without an admin token (loopback only): any token or none is the
- * admin there, and the page says so rather than ask for a token nobody was given.
- */
-export function loginPage(res: ServerResponse, sessions: WebSessions, current: WebSession | undefined, open: boolean, error?: string): void {
+export interface LoginForm {
+  /**
+   * The server was started without an admin token (loopback only): any token or none is the
+   * admin there, and the page says so rather than ask for a token nobody was given.
+   */
+  open: boolean;
+  /** The page to go back to once signed in (a path of this site, see localPath). */
+  next?: string;
+  error?: string;
+}
+
+export function loginPage(res: ServerResponse, sessions: WebSessions, current: WebSession | undefined, { open, next, error }: LoginForm): void {
   // The form's own session carries its CSRF token; a signed-in person keeps theirs until signing in anew.
   const session = current ?? sessions.open(undefined);
   const body = html`
 ${error ? html`<p class="error" role="alert">${error}</p>` : ""}
 <form method="post" action="/login" class="card">
 ${csrfField(session)}
+${next ? html`<input type="hidden" name="next" value="${next}">` : ""}
 <label for="token">Token</label>
 ${
   open
@@ -42,12 +50,24 @@ export async function signIn(
 ): Promise<void> {
   const form = await readForm(req, current);
   const token = form.get("token") ?? "";
+  const next = localPath(form.get("next") ?? undefined);
   // No token: the admin on an open server, no one on another.
   const principal = await authority.identify(token === "" ? undefined : token);
-  if (!principal) return loginPage(res, sessions, current, await isOpen(authority), "That token is not accepted: wrong, revoked or expired.");
+  if (!principal) return loginPage(res, sessions, current, { open: await isOpen(authority), next, error: "That token is not accepted: wrong, revoked or expired." });
   sessions.close(current!);
   const session = sessions.open(token);
-  redirect(res, "/", { "set-cookie": sessionCookie(session) });
+  redirect(res, next ?? "/", { "set-cookie": sessionCookie(session) });
+}
+
+/**
+ * `value` when it is a path of this site to go back to after sign-in, else undefined: never
+ * another site (`//host`, `/\host`, a URL), never the sign-in or sign-out pages themselves.
+ */
+export function localPath(value: string | undefined): string | undefined {
+  if (value === undefined || !value.startsWith("/") || value.startsWith("//") || /[\\\x00-\x1f\x7f]/.test(value)) return undefined;
+  const { pathname, search, origin } = new URL(value, "http://web.invalid");
+  if (origin !== "http://web.invalid" || pathname === "/login" || pathname === "/logout") return undefined;
+  return pathname + search;
 }
 
 /** Was the server started without an admin token? Then a request with none is the admin. */

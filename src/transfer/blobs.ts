@@ -32,8 +32,8 @@ export interface BlobRef {
 export interface TransferOptions {
   concurrency: number;
   report: Reporter;
-  /** Runs one request under the session's retry policy. */
-  call: <T>(run: () => Promise<T>, signal: AbortSignal) => Promise<T>;
+  /** Runs one request that moves `bytes` (sent or received) under the session's retry policy. */
+  call: <T>(run: () => Promise<T>, signal: AbortSignal, bytes: number) => Promise<T>;
   /** Hashes the server is known to have; shared with the caller, grown by every answer. */
   known?: Set<string>;
   /** Bytes per pack (default 16 MiB: with `concurrency` packs in flight, what memory holds). */
@@ -61,6 +61,10 @@ export function packBlobs<T extends { size: number }>(items: readonly T[], maxBy
   }
   if (current.length > 0) packs.push(current);
   return packs;
+}
+
+function sumBytes(blobs: readonly { bytes: Uint8Array }[]): number {
+  return blobs.reduce((sum, blob) => sum + blob.bytes.length, 0);
 }
 
 function sha256Of(bytes: Uint8Array): string {
@@ -143,7 +147,7 @@ export class Transfer {
     }
     await mapLimit(singles, this.options.concurrency, async (blob) => {
       try {
-        await deliver(blob.sha256, await this.options.call(() => this.client.getBlob(blob.sha256, blob.size, signal), signal));
+        await deliver(blob.sha256, await this.options.call(() => this.client.getBlob(blob.sha256, blob.size, signal), signal, blob.size));
       } catch (error) {
         failed.set(blob.sha256, this.nonFatal(error, signal, "download failed"));
       }
@@ -164,7 +168,7 @@ export class Transfer {
       if (!this.packs) return sending.map((s) => s.item);
       const blobs = sending.map(({ item, bytes }) => ({ sha256: item.sha256, bytes }));
       try {
-        const answer = await this.options.call(() => this.client.postBlobs(blobs, signal), signal);
+        const answer = await this.options.call(() => this.client.postBlobs(blobs, signal), signal, sumBytes(blobs));
         const confirmed = new Set([...answer.stored, ...answer.present]);
         for (const { sha256 } of blobs) {
           if (confirmed.has(sha256)) this.known.add(sha256);
@@ -206,7 +210,7 @@ export class Transfer {
       const hashes = asking.map((blob) => blob.sha256);
       const bytes = asking.reduce((sum, blob) => sum + blob.size, 0);
       try {
-        const got = await this.options.call(() => this.client.getBlobs(hashes, bytes, signal), signal);
+        const got = await this.options.call(() => this.client.getBlobs(hashes, bytes, signal), signal, bytes);
         // Handed on several at a time: the receiver's writes (fsync) overlap.
         await mapLimit(hashes, DELIVER_CONCURRENCY, (sha) => deliver(sha, got.get(sha)));
         return [];
@@ -236,7 +240,7 @@ export class Transfer {
     const bytes = item.bytes ?? (await item.load());
     if (!bytes) return "changed";
     try {
-      await this.options.call(() => this.client.putBlob(item.sha256, bytes, signal), signal);
+      await this.options.call(() => this.client.putBlob(item.sha256, bytes, signal), signal, bytes.length);
       this.known.add(item.sha256);
       return "ok";
     } catch (error) {
@@ -249,7 +253,7 @@ export class Transfer {
     const large = items.filter((item) => item.size > HEAD_FIRST_ABOVE);
     if (large.length === 0) return items;
     await mapLimit(large, this.options.concurrency, async (item) => {
-      if (await this.options.call(() => this.client.hasBlob(item.sha256, signal), signal)) {
+      if (await this.options.call(() => this.client.hasBlob(item.sha256, signal), signal, 0)) {
         this.known.add(item.sha256);
         outcomes.set(item.sha256, "ok");
       }

@@ -72,7 +72,12 @@ export const MIN_BYTES_PER_SECOND = 256 * 1024;
 
 /** A request's hard deadline, ms: max(request timeout, what its bytes take at the slowest allowed rate). */
 export function requestDeadlineMs(requestTimeoutMs: number, bytes = 0): number {
-  return Math.max(requestTimeoutMs, Math.ceil((bytes / MIN_BYTES_PER_SECOND) * 1000));
+  return Math.max(requestTimeoutMs, transferTimeMs(bytes));
+}
+
+/** What `bytes` take at the slowest rate allowed, ms. */
+export function transferTimeMs(bytes: number): number {
+  return Math.ceil((bytes / MIN_BYTES_PER_SECOND) * 1000);
 }
 
 const MAX_ERROR_BODY = 64 * 1024;

@@ -1,5 +1,5 @@
 import type { Change, CommitFeed, CommitSource, Listing } from "../api/types.js";
-import type { ApiClient } from "./client.js";
+import { transferTimeMs, type ApiClient } from "./client.js";
 import type { RetryingCaller } from "./retry.js";
 import { Transfer, type BlobApi } from "./blobs.js";
 import type { Reporter } from "../report.js";
@@ -26,7 +26,7 @@ export class ProjectRemote {
     readonly caller: RetryingCaller,
     options: ProjectRemoteOptions,
   ) {
-    this.transfer = new Transfer(api, { concurrency: options.concurrency, report: options.report, known: options.known, call: (run, signal) => caller.call(run, signal) });
+    this.transfer = new Transfer(api, { concurrency: options.concurrency, report: options.report, known: options.known, call: (run, signal, bytes) => caller.call(run, signal, { answerExpectedWithinMs: transferTimeMs(bytes) }) });
   }
 
   /** The listing; every blob it names is known to be on the server (a copy of one is committed without an upload). */

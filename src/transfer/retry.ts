@@ -140,7 +140,8 @@ export const SILENT_AFTER_MS = 3000;
 export interface CallOptions {
   /**
    * Say "waiting for <host>: no answer …" when this call has had no answer for SILENT_AFTER_MS
-   * plus this long (a long poll's own wait). Unset: never (a blob transfer takes as long as its bytes).
+   * plus this long (a long poll's own wait; what a blob transfer's bytes take at the slowest rate
+   * allowed). Unset: never.
    */
   answerExpectedWithinMs?: number;
 }

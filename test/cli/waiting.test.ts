@@ -58,6 +58,17 @@ describe("a server that does not answer", () => {
     expect((await result).code).toBe(1);
   });
 
+  it("push whose blob upload the server takes and never answers says so within 5 s (a small upload owes an answer at once)", async () => {
+    proxy = await startProxy(t.server!.url, (req) => (req.method === "POST" && req.url.endsWith("/blobs") ? { kind: "stall" } : undefined));
+    const port = new URL(proxy.url).port;
+    writeFileSync(path.join(t.root, "a.txt"), "a\n");
+    const { child, result } = await startCli(["push", "--project-id", "p1", "--api-url", proxy.url, "--root", t.root, "--flush-timeout", "6000"], { input: "" });
+    await waitForOutput(child.stderr, (text) => text.includes(`uspark: warning: waiting for 127.0.0.1:${port}: no answer for 3 s\n`), 3 * SAID_WITHIN_MS);
+    const upload = proxy.seen.find((req) => req.url.endsWith("/blobs"))!;
+    expect(Date.now() - upload.at).toBeLessThan(SAID_WITHIN_MS);
+    expect((await result).code).toBe(1);
+  });
+
   it("pull says it within 5 s, then gives up at --timeout (exit 1)", async () => {
     const { port } = await downServer();
     const { child, result } = await startCli(["pull", "--project-id", "p1", "--api-url", `http://127.0.0.1:${port}`, "--root", t.root, "--timeout", "2000"], { input: "" });

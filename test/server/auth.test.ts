@@ -46,7 +46,7 @@ describe("with --token", () => {
     expect((await fetch(`${t.url}/api/nowhere`)).status).toBe(401);
     // Outside /api/ is the web view: no bearer check there, its pages send a visitor to sign in.
     const page = await fetch(`${t.url}/p/demo`, { redirect: "manual" });
-    expect([page.status, page.headers.get("location")]).toEqual([303, "/login"]);
+    expect([page.status, page.headers.get("location")]).toEqual([303, "/login?next=%2Fp%2Fdemo"]);
     const hash = sha256("data");
     const res = await fetch(`${t.url}/api/projects/demo/blobs/${hash}`, { method: "PUT", body: "data" });
     expect(res.status).toBe(401);

@@ -1,3 +1,4 @@
+import { DEFAULT_API_URL } from "../config.js";
 import type { Reporter } from "../report.js";
 import { realTimers, type Timers } from "../timers.js";
 
@@ -240,8 +241,13 @@ export function sayWaiting(sinceLastMs: number, delayMs: number): boolean {
 
 /** "waiting for <host>: connection refused, retry 3 in 4 s": what failed, and what happens next. */
 export function waitingLine(host: string, error: unknown, attempt: number, delayMs: number): string {
-  return `waiting for ${host}: ${failureReason(error)}, retry ${attempt + 1} in ${formatWait(delayMs)}`;
+  const reason = failureReason(error);
+  // A first command run with no server given and none started: say what the address is.
+  const hint = attempt === 0 && reason === "connection refused" && host === hostOf(DEFAULT_API_URL) ? DEFAULT_REFUSED_HINT : "";
+  return `waiting for ${host}: ${reason}, retry ${attempt + 1} in ${formatWait(delayMs)}${hint}`;
 }
+
+const DEFAULT_REFUSED_HINT = " (nothing listens on the default --api-url: start `uspark serve` there, or pass --api-url or set USPARK_API_URL)";
 
 const NETWORK_REASONS: Record<string, string> = {
   ECONNREFUSED: "connection refused",

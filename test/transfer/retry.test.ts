@@ -130,6 +130,13 @@ describe("waiting for <host>", () => {
     expect(waitingLine("h:1", refused, 0, 80)).toBe("waiting for h:1: connection refused, retry 1 in 80 ms");
   });
 
+  it("the first refusal by the default --api-url (127.0.0.1:4400) says what to do: nothing listens there", () => {
+    expect(waitingLine("127.0.0.1:4400", refused, 0, 80)).toBe(
+      "waiting for 127.0.0.1:4400: connection refused, retry 1 in 80 ms (nothing listens on the default --api-url: start `uspark serve` there, or pass --api-url or set USPARK_API_URL)",
+    );
+    expect(waitingLine("127.0.0.1:4401", refused, 0, 80)).toBe("waiting for 127.0.0.1:4401: connection refused, retry 1 in 80 ms");
+  });
+
   it("reads the network's code, a timeout and an HTTP status", () => {
     const reset = new ApiError("x", { code: "network", retryable: true, cause: { code: "ECONNRESET" } });
     expect(failureReason(reset)).toBe("connection reset");

@@ -6,6 +6,7 @@ import type { Watcher } from "../watcher.js";
 import { commandName } from "../agents/commands.js";
 import { runExitCode, type AgentExit } from "./run.js";
 import type { RunView } from "./run-view.js";
+import { shellWord } from "./terminal-text.js";
 import { runSession } from "./session.js";
 
 /**
@@ -34,6 +35,7 @@ export async function runAgent({ command, args, watcher, report, exitGraceMs, vi
     const code = (error as NodeJS.ErrnoException).code;
     const name = commandName(command);
     if (code === "ENOENT") report.error("run", `command not found: ${command}`, { command });
+    else if (code === "EACCES") report.error("run", `cannot start ${name}: permission denied (not executable? chmod +x ${shellWord(command)})`, { command });
     else report.error("run", `cannot start ${name}: ${(error as Error).message}`, { command });
     // Nothing ran, so nothing can have changed because of it: no flush to wait for.
     return code === "ENOENT" ? EXIT.notFound : EXIT.cannotExecute;

@@ -2,6 +2,7 @@ import type { CommitRecord, RemoteFile } from "../api/types.js";
 import { ApiError } from "../transfer/client.js";
 import { writeStdout } from "./output.js";
 import { resolvePaths } from "./scope.js";
+import { shellWord } from "./terminal-text.js";
 import { openInspection, type InspectOptions } from "./status.js";
 import type { Workspace } from "./workspace.js";
 
@@ -120,11 +121,6 @@ async function whereItWas(ws: Workspace, path: string, at: number): Promise<stri
   if (deleted) return `: deleted in version ${deleted.version} (\`uspark cat ${shellWord(path)} --at ${deleted.version - 1}\` shows it before)`;
   const written = touched.find((commit) => commit.version > at);
   return written ? `: first written in version ${written.version}` : ": no commit has written it";
-}
-
-/** `word` as one word for a POSIX shell: as it is when that is safe, else in single quotes. */
-export function shellWord(word: string): string {
-  return /^[\w./@%+=:,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /** The listing at version `at` (default: now); a version the server does not have, or cannot give, is a usage error. */

@@ -1,7 +1,7 @@
 /**
- * Text cut to a terminal's width, as the terminal counts it: East Asian wide characters and most
- * emoji take two columns, combining marks none. An approximation of wcwidth, good enough to keep
- * one line on one row.
+ * Text for a terminal. Cut to its width, as the terminal counts it: East Asian wide characters and
+ * most emoji take two columns, combining marks none (an approximation of wcwidth, good enough to
+ * keep one line on one row). And words to paste into its shell.
  */
 
 const WIDE: readonly (readonly [number, number])[] = [
@@ -46,4 +46,9 @@ export function cutToWidth(text: string, columns: number): string {
     out += char;
   }
   return out + "…";
+}
+
+/** `word` as one word for a POSIX shell (a command a hint names, to paste): as it is when that is safe, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[\w./@%+=:,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }

@@ -97,6 +97,14 @@ describe("uspark run -- <agent>", () => {
     expect(result.stderr.trimEnd().split("\n")).toEqual(["uspark: error: command not found: no-such-agent-here"]);
   });
 
+  it("should say a file that is not executable in one line, with the chmod that fixes it, and exit 126", async () => {
+    const script = path.join(t.root, "agent.sh");
+    writeFileSync(script, "echo hi\n", { mode: 0o644 });
+    const result = await runCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--", script]);
+    expect(result.code).toBe(126);
+    expect(result.stderr.trimEnd().split("\n")).toEqual([`uspark: error: cannot start agent.sh: permission denied (not executable? chmod +x ${script})`]);
+  });
+
   it("should warn once when a known agent lacks its stream flag, never change its arguments, and still sync by the file watcher", async () => {
     // A `claude` that prints its arguments and writes a file, with no stream at all.
     const bin = path.join(t.root, "bin");

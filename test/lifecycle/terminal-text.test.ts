@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cutToWidth, textWidth } from "../../src/lifecycle/terminal-text.js";
+import { cutToWidth, textWidth, shellWord } from "../../src/lifecycle/terminal-text.js";
 
 describe("text cut to a terminal's width", () => {
   it("counts wide characters as two columns and combining marks as none", () => {
@@ -12,5 +12,19 @@ describe("text cut to a terminal's width", () => {
     expect(cutToWidth("short", 9)).toBe("short");
     expect(cutToWidth("exactly9!", 9)).toBe("exactly9!");
     expect(cutToWidth("ten chars!", 9)).toBe("ten char…");
+  });
+});
+
+// The commands a hint names (`uspark cat PATH --at N`) must paste into a shell as they are.
+describe("shellWord", () => {
+  it.each([
+    ["src/b.ts", "src/b.ts"],
+    ["dir/@scope/x-1_2.ts", "dir/@scope/x-1_2.ts"],
+    ["a b.txt", "'a b.txt'"],
+    ["it's.txt", "'it'\\''s.txt'"],
+    ["$HOME.txt", "'$HOME.txt'"],
+    ["*.ts", "'*.ts'"],
+  ])("%s is written %s", (word, written) => {
+    expect(shellWord(word)).toBe(written);
   });
 });

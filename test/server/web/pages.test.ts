@@ -9,6 +9,7 @@ import { conversationFormats } from "../../../src/agents/conversation/index.js";
 import { eventually, testServer, type TestServer } from "../helpers.js";
 import { usePgCluster } from "../pg-cluster.js";
 import { claudeTranscript, csrfOf, mintToken, revokeToken, WebClient } from "./web-client.js";
+import { SESSIONS_PAGE } from "../../../src/server/web/pages/sessions.js";
 
 const ADMIN = "admin-token-for-web-tests";
 const XSS_NAME = "<img src=x onerror=alert(1)>";
@@ -284,6 +285,20 @@ describe("web view pages", () => {
     expect(order.sort()).toEqual(["s-a", "s-m", "s-z"]);
     expect(list).toContain("<th>Last activity</th>");
     expect(list).toContain("2020-01-02 03:04:05 UTC");
+  });
+
+  it("lists sessions a page at a time: a CI loop makes one a run", async () => {
+    const t = await testServer({ token: ADMIN });
+    for (let i = 0; i < SESSIONS_PAGE + 5; i++) await putTranscript(t, `s-${String(i).padStart(3, "0")}`, "{}\n");
+    const web = await signedIn(t);
+    const rows = (text: string) => [...text.matchAll(/<a href="\/p\/demo\/sessions\/([^"?]+)">/g)].map((m) => m[1]);
+    const first = await web.get("/p/demo/sessions");
+    expect(rows(first.text)).toHaveLength(SESSIONS_PAGE);
+    expect(first.text).toContain(`${SESSIONS_PAGE + 5} sessions · page 1 of 2`);
+    const next = /<a href="([^"]+)">older →<\/a>/.exec(first.text)![1]!.replaceAll("&amp;", "&");
+    const second = await web.get(next);
+    expect(rows(second.text)).toHaveLength(5);
+    expect(new Set([...rows(first.text), ...rows(second.text)]).size).toBe(SESSIONS_PAGE + 5);
   });
 
   it("answers a live wait as soon as a commit comes", async () => {

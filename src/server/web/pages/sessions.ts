@@ -15,6 +15,8 @@ import type { CommitSummary, ProjectIndex } from "../project-index.js";
 import { intParam, liveUrl, pager, projectCrumbs, projectTabs } from "./project-nav.js";
 
 export const SESSION_PAGE_BYTES = 512 * 1024;
+/** Sessions listed a page: a CI loop makes one a run. */
+export const SESSIONS_PAGE = 100;
 /** The head of a transcript its format is told from (a page in its middle may hold no telling event). */
 const FORMAT_HEAD_BYTES = 256 * 1024;
 
@@ -31,13 +33,20 @@ export async function sessionsPage(visit: Visit, ctx: WebContext, projectId: str
   });
   // Latest activity first: the running session on top.
   listed.sort((a, b) => (a.active === b.active ? (a.id < b.id ? -1 : 1) : a.active > b.active ? -1 : 1));
-  const rows = listed.map(({ id, commits, transcript, active }) => html`<tr><td><a href="${webPath("p", projectId, "sessions", id)}">${id}</a></td>
+  const pages = Math.max(1, Math.ceil(listed.length / SESSIONS_PAGE));
+  const pageNo = Math.min(intParam(visit.url, "page", 1) || 1, pages);
+  const here = (n: number) => withQuery(webPath("p", projectId, "sessions"), { page: n > 1 ? n : undefined });
+  const rows = listed.slice((pageNo - 1) * SESSIONS_PAGE, pageNo * SESSIONS_PAGE).map(({ id, commits, transcript, active }) => html`<tr><td><a href="${webPath("p", projectId, "sessions", id)}">${id}</a></td>
 <td>${commits.at(-1)?.agent ?? ""}</td><td class="num">${transcript ? formatSize(transcript.length) : html`<span class="muted">no transcript</span>`}</td>
 <td class="num">${commits.length}</td><td>${formatTime(active)}</td></tr>`);
   const body = html`${projectTabs(projectId)}
-${ids.size === 0 ? html`<p class="muted">No sessions yet.</p>` : html`<table>
+${ids.size === 0 ? html`<p class="muted">No sessions yet.</p>` : html`<p class="muted">${ids.size} sessions${pages > 1 ? html` · page ${pageNo} of ${pages}` : ""}</p><table>
 <thead><tr><th>Session</th><th>Agent</th><th class="num">Transcript</th><th class="num">Commits</th><th>Last activity</th></tr></thead>
-<tbody>${rows}</tbody></table>`}`;
+<tbody>${rows}</tbody></table>
+${pager([
+  ["← newer", pageNo > 1 ? here(pageNo - 1) : undefined],
+  ["older →", pageNo < pages ? here(pageNo + 1) : undefined],
+])}`}`;
   const crumbs = projectCrumbs(projectId, ["sessions", webPath("p", projectId, "sessions")]);
   sendPage(visit.res, 200, page({ title: `Sessions of ${projectId}`, session: visit.session, crumbs, live: liveUrl(projectId, index.version), body }));
 }

@@ -91,7 +91,8 @@ export class StreamReader {
 
   private warnNoJson(): void {
     const how = streamCommandFor(this.options.agent);
-    this.options.report.warn("no-json", `no JSON event in the agent's output so far: was it started without its stream flag (${how})? Only the file watcher sees its changes`);
+    const seen = this.options.fsWatch ? "Only the file watcher sees its changes" : "With --no-fs-watch, none of its changes is seen";
+    this.options.report.warn("no-json", `no JSON event in the agent's output so far: was it started without its stream flag (${how})? ${seen}`);
   }
 
   private warnOneObject(): void {

@@ -60,6 +60,14 @@ describe("a stream with no JSON event", () => {
     expect(result.stderr).toMatch(/exec --json/);
   });
 
+  it("should say with --no-fs-watch that none of the agent's changes is seen, not that the file watcher sees them", async () => {
+    const result = await runCli(["watch-claude", "--dry-run", "--no-fs-watch", "--root", t.root], { input: "Done: I fixed the bug.\n" });
+    expect(result.code).toBe(0);
+    expect(result.stderr.match(/warning: .*no JSON/g)).toHaveLength(1);
+    expect(result.stderr).toContain("With --no-fs-watch, none of its changes is seen");
+    expect(result.stderr).not.toContain("Only the file watcher");
+  });
+
   it("should not warn about a JSON stream, nor about an empty one", async () => {
     const json = await runCli(["watch", "--dry-run", "--root", t.root], { input: "banner text\n" + writeEvents(path.join(t.root, "a.txt")) });
     expect(json.stderr).not.toMatch(/no JSON/);

@@ -255,7 +255,8 @@ function recordCopy(copy: Put, plan: Plan, ctx: CommitStepContext): void {
   ctx.base.openConflict(copy.from, { ...record, copySha: copy.sha256 });
   ctx.ledger.set(copy.from, { status: "conflict", copy: copy.path, local: ctx.tree.where(copy.from) });
   if (!found) return;
-  ctx.report.warn("conflict", `conflict ${copy.from}: changed here and remotely; the remote version stays, yours is kept here and committed as ${copy.path}`, {
+  const why = found.unsynced ? "differs from the remote and was never synced here (nothing tells which is newer)" : "changed here and remotely";
+  ctx.report.warn("conflict", `conflict ${copy.from}: ${why}; the remote version stays, yours is kept here and committed as ${copy.path}`, {
     path: copy.from,
     local: found.local,
     remote: found.remote,

@@ -87,6 +87,8 @@ export interface NewConflict {
   local: string;
   remote: string | null;
   copy: string;
+  /** No base: the path was never synced here, so neither side can be said to have changed. */
+  unsynced: boolean;
 }
 
 export interface Plan {
@@ -159,7 +161,7 @@ function planConflict(state: PathState, context: PlanContext, out: Plan): void {
     return;
   }
   const copy = freeCopyPath(path, mine.sha256, context);
-  out.conflicts.push({ path, local: mine.sha256, remote: theirs.sha256, copy });
+  out.conflicts.push({ path, local: mine.sha256, remote: theirs.sha256, copy, unsynced: state.base === null });
   out.copies.push({ path: copy, sha256: mine.sha256, size: mine.size, expect: null, from: path, local: mine });
 }
 

@@ -119,6 +119,8 @@ describe("uspark pull: local changes", () => {
     expect(result.code).toBe(1);
     expect(await readFile(path.join(ws.root, "a.txt"), "utf8")).toBe("local\n");
     expect(events(result.stderr, "conflict").map((r) => r.path)).toEqual(["a.txt"]);
+    // Not "changed here and remotely": nothing was ever synced here to have changed from.
+    expect(events(result.stderr, "conflict")[0]!.message).toMatch(/^conflict a\.txt: differs from the remote and was never synced here \(nothing tells which is newer\); the remote version stays, yours is kept here and committed as a\.conflict-/);
   });
 
   it("deletes what the remote deleted, but an edit here beats the remote's delete", async () => {

@@ -45,7 +45,9 @@ describe("plan: what each mode carries out", () => {
 describe("plan: conflicts keep both", () => {
   it("a new conflict commits the local version as a copy next to the remote file, expecting nothing there", () => {
     const p = plan([state("src/app.ts", "a", SHA_B, "c")], context());
-    expect(p.conflicts).toEqual([{ path: "src/app.ts", local: SHA_B, remote: "c", copy: "src/app.conflict-20261125-101500-ci-7-bbbbbb.ts" }]);
+    expect(p.conflicts).toEqual([{ path: "src/app.ts", local: SHA_B, remote: "c", copy: "src/app.conflict-20261125-101500-ci-7-bbbbbb.ts", unsynced: false }]);
+    // No base: never synced here, which the warning says instead of "changed here and remotely".
+    expect(plan([state("src/app.ts", null, SHA_B, "c")], context()).conflicts.map((c) => c.unsynced)).toEqual([true]);
     expect(p.copies.map((c) => [c.path, c.sha256, c.expect, c.from])).toEqual([["src/app.conflict-20261125-101500-ci-7-bbbbbb.ts", SHA_B, null, "src/app.ts"]]);
     expect(p.puts).toEqual([]);
     expect(p.writes).toEqual([]);

@@ -39,7 +39,7 @@ describe("statusEntries", () => {
 
   it("a path is listed once: a conflict beats a change, a change beats a journal entry; open conflicts carry their copy", () => {
     const plan = planWith((p) => {
-      p.conflicts.push({ path: "c", local: SHA, remote: SHA, copy: "c.conflict-y" });
+      p.conflicts.push({ path: "c", local: SHA, remote: SHA, copy: "c.conflict-y", unsynced: false });
       p.stillOpen.push({ path: "open.txt", remote: SHA });
       p.held.remote.push("h");
       p.puts.push({ path: "j", sha256: SHA, size: 1, expect: SHA, from: "j", local });

@@ -7,6 +7,7 @@ import { DEVICE_CODE_GRANT, SLOW_DOWN_SECONDS } from "../api/types.js";
 import { homeConfigPath, normalizeApiUrl, resolveServer, updateHomeConfig, UsageError } from "../config.js";
 import { EXIT } from "../exit-codes.js";
 import { Reporter } from "../report.js";
+import { failureReason } from "../transfer/retry.js";
 import { exit, homeConfig, usageFailure } from "./commands.js";
 import type { LoginFlags } from "./flags.js";
 
@@ -51,8 +52,15 @@ export async function runLoginCommand(flags: LoginFlags): Promise<void> {
   } catch (error) {
     return usageFailure(report, error);
   }
+  // A server that lists projects to a request without a token was started without one.
+  const open = await fetch(`${apiUrl}/api/projects`, { redirect: "error", signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).then((res) => res.status === 200, (error: Error) => error);
+  if (open instanceof Error) return fail(report, `cannot reach ${apiUrl}: ${failureReason(open)}`);
+  if (open) {
+    report.info("login", `${apiUrl} was started without a token: uspark needs none there, nothing to log in for`);
+    return exit(EXIT.ok);
+  }
   const started = await post(`${apiUrl}/api/device/code`, new URLSearchParams({ client_id: "uspark" })).catch((error: Error) => error);
-  if (started instanceof Error) return fail(report, `cannot reach ${apiUrl}: ${started.message}`);
+  if (started instanceof Error) return fail(report, `cannot reach ${apiUrl}: ${failureReason(started)}`);
   if (started.status === 404 || started.status === 405) {
     return usageFailure(report, new UsageError(`${apiUrl} has no device login`, "pass a token with --token or USPARK_TOKEN instead (a server older than uspark 0.3)"));
   }
@@ -107,7 +115,7 @@ async function pollUntilDone(apiUrl: string, code: DeviceCode, report: Reporter)
     await new Promise((resolve) => setTimeout(resolve, interval * 1000));
     const answer = await post(`${apiUrl}/api/device/token`, new URLSearchParams({ grant_type: DEVICE_CODE_GRANT, device_code: code.device_code })).catch((error: Error) => error);
     if (answer instanceof Error) {
-      report.warnOnce("login-poll", "login", `cannot reach ${apiUrl} (${answer.message}); trying again`);
+      report.warnOnce("login-poll", "login", `cannot reach ${apiUrl} (${failureReason(answer)}); trying again`);
       continue;
     }
     const step = afterPoll(answer.status, answer.body, interval);

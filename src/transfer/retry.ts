@@ -263,11 +263,13 @@ const NETWORK_REASONS: Record<string, string> = {
 
 /** A failed request's reason in a person's words: the network's, the timeout's or the HTTP status. */
 export function failureReason(error: unknown): string {
-  const failure = error as { code?: unknown; status?: unknown; message?: unknown; cause?: { code?: unknown; cause?: { code?: unknown } } };
+  const failure = error as { code?: unknown; status?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown; cause?: { code?: unknown } } };
   if (typeof failure.status === "number") return typeof failure.code === "string" ? `${failure.status} ${failure.code}` : `HTTP ${failure.status}`;
   const cause = failure.cause?.code ?? failure.cause?.cause?.code;
   if (typeof cause === "string" && NETWORK_REASONS[cause]) return NETWORK_REASONS[cause];
   if (failure.code === "timeout") return "no answer in time";
+  // fetch() says only "fetch failed"; its cause says what did.
+  if (failure.message === "fetch failed" && typeof failure.cause?.message === "string") return failure.cause.message;
   return typeof failure.message === "string" ? failure.message : String(error);
 }
 

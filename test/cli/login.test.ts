@@ -93,6 +93,22 @@ describe("uspark login", () => {
     }
   });
 
+  it("says a server started without a token needs no login (exit 0, nothing saved), and an unreachable one in a person's words (exit 1)", async () => {
+    const home = await tempDir();
+    const open = await testServer({ projects: ["demo"] });
+    const result = await runCli(["login", "--api-url", open.url], { env: { HOME: home, USPARK_TOKEN: "" } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe(`uspark: ${open.url} was started without a token: uspark needs none there, nothing to log in for\n`);
+    await expect(stat(configFile(home))).rejects.toThrow();
+    const closed = createServer().listen(0, "127.0.0.1");
+    await new Promise((resolve) => closed.once("listening", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve)); // nothing listens there now
+    const down = await runCli(["login", "--api-url", `http://127.0.0.1:${port}`], { env: { HOME: home } });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toBe(`uspark: error: cannot reach http://127.0.0.1:${port}: connection refused\n`);
+  });
+
   it("keeps the other keys and servers of the file; logout removes that server's token only", async () => {
     const t = await loginServer();
     const home = await tempDir();

@@ -137,6 +137,11 @@ describe("waiting for <host>", () => {
     expect(waitingLine("127.0.0.1:4401", refused, 0, 80)).toBe("waiting for 127.0.0.1:4401: connection refused, retry 1 in 80 ms");
   });
 
+  it("gives fetch's own cause rather than its 'fetch failed'", () => {
+    expect(failureReason(new TypeError("fetch failed", { cause: new Error("bad port") }))).toBe("bad port");
+    expect(failureReason(new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }) }))).toBe("connection refused");
+  });
+
   it("reads the network's code, a timeout and an HTTP status", () => {
     const reset = new ApiError("x", { code: "network", retryable: true, cause: { code: "ECONNRESET" } });
     expect(failureReason(reset)).toBe("connection reset");

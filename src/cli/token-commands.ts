@@ -4,6 +4,7 @@
 import { UsageError } from "../config.js";
 import { EXIT } from "../exit-codes.js";
 import { Reporter } from "../report.js";
+import { formatTable } from "../text/table.js";
 import { validateProjectId } from "../api/validate.js";
 import type { CredentialStore, TokenRecord } from "../server/credentials.js";
 import { exit, printToStdout, storeOf, usageFailure } from "./commands.js";
@@ -54,11 +55,6 @@ export async function runTokenRevokeCommand(id: string, flags: StoreFlags): Prom
 function publicFields(token: TokenRecord): { id: string; access: string; projects: string[]; created: string; expires?: string; revoked?: string } {
   const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
   return { id: token.id, access: token.access, projects: token.projects, created: iso(token.created)!, expires: iso(token.expires), revoked: iso(token.revoked) };
-}
-
-function formatTable(rows: string[][]): string {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join("  ")).join("\n") + "\n";
 }
 
 /** Runs `work` on the store's credentials; undefined after an error was reported (and the exit code set). */

@@ -1,6 +1,7 @@
 import type { ProjectSummary } from "../api/types.js";
 import { UsageError } from "../config.js";
-import type { Reporter } from "../report.js";
+import { plural, type Reporter } from "../report.js";
+import { formatTable } from "../text/table.js";
 import { ApiError, type ApiClient } from "./client.js";
 
 /**
@@ -68,6 +69,5 @@ export async function listProjects(client: ApiClient, out: { write(text: string)
     out.write(JSON.stringify({ projects }) + "\n");
     return;
   }
-  const width = Math.max(2, ...projects.map((p) => p.id.length));
-  for (const p of projects) out.write(`${p.id.padEnd(width)}  v${p.version}  ${p.files} files  ${p.updated}\n`);
+  out.write(formatTable(projects.map((p) => [p.id, `v${p.version}`, plural(p.files, "file"), p.updated])));
 }

@@ -3,6 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { perTest } from "./helpers.js";
+import { commitFiles } from "../lifecycle/helpers.js";
 
 /** `uspark projects [create <id>]` and an unknown project, through the built CLI and the reference server. */
 
@@ -26,6 +27,15 @@ describe("uspark projects", () => {
     expect(table.stdout.toString()).toMatch(/^listed\b/m);
     const json = await runCli(["projects", ...api(), "--json"]);
     expect((JSON.parse(json.stdout.toString()) as { projects: { id: string }[] }).projects.map((p) => p.id)).toContain("listed");
+  });
+
+  it("lines its table's columns up, whatever the widths of the versions and counts", async () => {
+    expect((await runCli(["projects", "create", "wide-project-name", ...api()])).code).toBe(0);
+    await commitFiles(t.server!.url, "wide-project-name", "", Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`f${i}.txt`, "x"])));
+    const lines = (await runCli(["projects", ...api()])).stdout.toString().trimEnd().split("\n");
+    expect(lines.length).toBeGreaterThan(1);
+    // Each column starts at the same offset on every line: the version's "v", the count, the time.
+    for (const column of [/ v\d/, / \d+ files?/, / \d{4}-\d\d-\d\dT/]) expect(new Set(lines.map((line) => line.search(column))).size, `${column}: ${lines.join(" | ")}`).toBe(1);
   });
 
   it("an id the API cannot hold is a usage error (exit 2) before any request", async () => {

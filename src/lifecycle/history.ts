@@ -58,6 +58,8 @@ export async function runLog(options: HistoryOptions & { path?: string; limit: n
     const commits = (await lastCommits(ws, options.limit, path)).reverse();
     const shown = path === undefined ? commits : commits.map((c) => ({ ...c, changes: c.changes.filter((ch) => ch.path === path || ch.path.startsWith(path + "/")) }));
     await writeStdout(options.json ? JSON.stringify({ format: 1, version: ws.view.version, commits: shown }) + "\n" : shown.map(commitText).join(""));
+    // stdout stays empty for a script; a person at a terminal would otherwise see nothing at all.
+    if (shown.length === 0 && !options.json) options.report.info("log", path === undefined ? `no commits yet in ${options.projectId}` : `no commit has touched ${path}`);
     return 0;
   });
 }

@@ -91,6 +91,20 @@ describe("a project of the test's own", () => {
   const uspark = usparkIn(t);
   const commit = commitTo(t);
 
+  describe("uspark log with nothing to list", () => {
+    it("says so on stderr (a person at a terminal saw nothing at all), stdout empty for a script, exit 0", async () => {
+      const empty = await uspark(["log"]);
+      expect(empty.code, empty.stderr).toBe(0);
+      expect(empty.stdout.toString()).toBe("");
+      expect(empty.stderr).toBe("uspark: no commits yet in p\n");
+      await commit({ "a.txt": "a\n" });
+      const untouched = await uspark(["log", "b.txt"]);
+      expect([untouched.code, untouched.stdout.toString(), untouched.stderr]).toEqual([0, "", "uspark: no commit has touched b.txt\n"]);
+      const json = await uspark(["log", "b.txt", "--json"]);
+      expect([json.stderr, (JSON.parse(json.stdout.toString()) as { commits: unknown[] }).commits]).toEqual(["", []]);
+    });
+  });
+
   describe("uspark cat into a pipe or a file that breaks", () => {
     it("a reader that goes away is no error (exit 0, no stack trace); a full disk is exit 74", async () => {
       await commit({ "big.bin": Buffer.alloc(4 << 20, 7) });

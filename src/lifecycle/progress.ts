@@ -1,6 +1,6 @@
 import type { Direction, Tally } from "../reconcile/progress.js";
 import { stderrOutput, type Reporter } from "../report.js";
-import { cutToWidth } from "./terminal-text.js";
+import { cutToWidth, terminalColumns } from "./terminal-text.js";
 
 /**
  * One line on stderr, rewritten in place, for long pushes and pulls: files, bytes and the time
@@ -38,10 +38,8 @@ export class ProgressLine {
     if (done.files >= total.files) return this.clear();
     if (now - this.startedAt < SHOW_AFTER_MS || now - this.last < UPDATE_EVERY_MS) return;
     this.last = now;
-    // A line wider than the terminal wraps, and \r would then redraw only its last row.
-    const { columns } = this.stream;
-    const text = `uspark: ${progressText(what, done, total, now - this.startedAt)}`;
-    this.text = columns ? cutToWidth(text, columns - 1) : text;
+    // A line as wide as the terminal wraps, and \r would then redraw only its last row.
+    this.text = cutToWidth(`uspark: ${progressText(what, done, total, now - this.startedAt)}`, terminalColumns(this.stream.columns) - 1);
     this.redraw();
   }
 

@@ -5,7 +5,7 @@ import { createConversationReader, type ConversationReader, type Step } from "..
 import { escapeControl, type ReportRecord } from "../report.js";
 import { DEFAULT_DETECT_MAX_BYTES, DEFAULT_DETECT_MAX_EVENTS } from "../agents/detect.js";
 import { LineSplitter } from "../stream/lines.js";
-import { cutToWidth } from "./terminal-text.js";
+import { cutToWidth, terminalColumns } from "./terminal-text.js";
 
 const pc = requireCjs("picocolors") as typeof Picocolors;
 type Colors = ReturnType<typeof pc.createColors>;
@@ -146,8 +146,7 @@ export class RunView extends Writable {
   }
 
   private cut(text: string, used: number): string {
-    // 0: a pseudo-terminal whose size nobody set (script, docker exec -t): its width is unknown.
-    return cutToWidth(text, Math.max(10, (this.terminal.columns || 80) - used));
+    return cutToWidth(text, Math.max(10, terminalColumns(this.terminal.columns) - used));
   }
 
   /** Writes what the lines so far produced, then calls `done` (after the terminal took it: backpressure). */

@@ -48,6 +48,14 @@ export function cutToWidth(text: string, columns: number): string {
   return out + "…";
 }
 
+/**
+ * A terminal's width to write for: its columns, or 80 when unknown (not a terminal, or a
+ * pseudo-terminal whose size nobody set, as under script or docker exec -t: it reports 0).
+ */
+export function terminalColumns(columns: number | undefined): number {
+  return columns || 80;
+}
+
 /** `word` as one word for a POSIX shell (a command a hint names, to paste): as it is when that is safe, else in single quotes. */
 export function shellWord(word: string): string {
   return /^[\w./@%+=:,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;

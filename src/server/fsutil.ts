@@ -1,6 +1,6 @@
 // Small durable-write helpers of the file store.
 
-import { createReadStream } from "node:fs";
+import { createReadStream, type Stats } from "node:fs";
 import { open, stat, type FileHandle } from "node:fs/promises";
 import { Readable } from "node:stream";
 import type { StoredBytes } from "./store.js";
@@ -22,14 +22,19 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** A file's size, or undefined when it does not exist. */
-export async function fileSize(file: string): Promise<number | undefined> {
+/** A file's stat, or undefined when it does not exist. */
+export async function fileStat(file: string): Promise<Stats | undefined> {
   try {
-    return (await stat(file)).size;
+    return await stat(file);
   } catch (error) {
     if (isCode(error, "ENOENT")) return undefined;
     throw error;
   }
+}
+
+/** A file's size, or undefined when it does not exist. */
+export async function fileSize(file: string): Promise<number | undefined> {
+  return (await fileStat(file))?.size;
 }
 
 /** The first `size` bytes of a file (from any offset), read as they are consumed (the file may grow meanwhile). */

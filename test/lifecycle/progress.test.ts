@@ -51,7 +51,7 @@ describe("the progress text", () => {
 });
 
 describe("the progress line on a narrow terminal", () => {
-  it("is cut to one column less than the terminal's width, so that it never wraps and \\r redraws it whole; a width of 0 (unknown) cuts nothing", () => {
+  it("is cut to one column less than the terminal's width, so that it never wraps and \\r redraws it whole; a width of 0 (unknown) is taken as 80, which this line fits", () => {
     for (const [columns, expected] of [
       [30, "uspark: pulling 2/4 files, 2…"],
       [0, "uspark: pulling 2/4 files, 2.0/3.9 KiB, about 1 s left"],

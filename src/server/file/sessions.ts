@@ -1,8 +1,8 @@
 // Session transcripts on disk: DATA/projects/<dir>/sessions/<sessionId>.ndjson, fsynced per append.
 
-import { mkdir, open, readdir, stat } from "node:fs/promises";
+import { mkdir, open, readdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { fileBytes, fileSize, fsyncDir, isCode, writeAll } from "../fsutil.js";
+import { fileBytes, fileSize, fileStat, fsyncDir, isCode, writeAll } from "../fsutil.js";
 import type { AppendOutcome, SessionInfo, StoredBytes } from "../store.js";
 import { planAppend } from "../transcript.js";
 
@@ -62,9 +62,9 @@ export class TranscriptFiles {
     const sessions = await Promise.all(
       names
         .filter((name) => name.endsWith(SUFFIX))
-        .map(async (name) => ({ id: name.slice(0, -SUFFIX.length), stats: await stat(join(dir, name)).catch(absent) })),
+        .map(async (name) => ({ id: name.slice(0, -SUFFIX.length), stats: await fileStat(join(dir, name)) })),
     );
-    // A file's mtime is its last append: appends are the only writes.
+    // A file's mtime is its last append: appends are the only writes. One gone meanwhile is left out.
     const listed = sessions.flatMap(({ id, stats }) => (stats ? [{ id, length: stats.size, updated: stats.mtime.toISOString() }] : []));
     return listed.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
@@ -72,10 +72,4 @@ export class TranscriptFiles {
   private path(projectId: string, sessionId: string): string {
     return join(this.dirOf(projectId), "sessions", sessionId + SUFFIX);
   }
-}
-
-/** undefined for a file gone meanwhile (ENOENT); any other error is thrown. */
-function absent(error: unknown): undefined {
-  if (isCode(error, "ENOENT")) return undefined;
-  throw error;
 }

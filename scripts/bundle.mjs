@@ -2,9 +2,10 @@
 // The second half of `npm run build`: the CLI that bin/uspark.js runs, bundled from tsc's dist/
 // into dist/uspark.js and lazily loaded chunks in dist/chunks/. One file a command loads instead
 // of some 60 modules resolved and linked one by one: measured, 20% less start-up CPU for
-// `watch-claude` (0.19 s to 0.15 s) and 14% for a push. dist/ keeps tsc's modules for the library
-// (package.json "exports") and its types. Packages stay outside the bundle, loaded from
-// node_modules as before.
+// `watch-claude` (0.19 s to 0.15 s) and 14% for a push. The library (package.json "exports") is a
+// third entry, dist/library.js, re-exporting from the same chunks, so the package carries each
+// module once: the tarball holds the bundle and tsc's types, not tsc's modules (those stay in dist/
+// for the tests and benches). Packages stay outside the bundle, loaded from node_modules as before.
 
 import { builtinModules } from "node:module";
 import { readFile, rm } from "node:fs/promises";
@@ -19,7 +20,7 @@ await rm(path.join(dist, "chunks"), { recursive: true, force: true });
 const { output } = await build({
   // pipe-form: what bin/uspark.js loads before the rest (the pipe form's copy of stdin); the
   // bundle imports the copy from the same chunk, so that both share its one instance.
-  input: { uspark: entry, "pipe-form": path.join(dist, "cli", "pipe-form.js") },
+  input: { uspark: entry, "pipe-form": path.join(dist, "cli", "pipe-form.js"), library: path.join(dist, "index.js") },
   platform: "node",
   // Every bare import is a package (commander, pg, …) or a Node built-in: never bundled.
   external: (id) => !id.startsWith(".") && !path.isAbsolute(id),

@@ -1,16 +1,21 @@
 #!/usr/bin/env node
 // The README's demo: start the reference server on a free port, play a recorded Claude session
 // (its edits are applied to a fresh temp project as the agent would have) through
-// `uspark watch-claude`, then show what the server now holds.
+// `uspark watch-claude`, then show what the server now holds. `--uspark <path>` runs an installed
+// uspark instead of this checkout's (.ci/run does, with the one installed from the packed tarball).
 
 import { spawn } from "node:child_process";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 
 const repo = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const uspark = path.join(repo, "bin", "uspark.js");
+const { values } = parseArgs({ options: { uspark: { type: "string" } } });
+const uspark = values.uspark ?? path.join(repo, "bin", "uspark.js");
+/** An installed uspark runs as a command; the checkout's bin/uspark.js with this Node. */
+const usparkCommand = (args) => (values.uspark === undefined ? [process.execPath, [uspark, ...args]] : [uspark, args]);
 const session = path.join(repo, "fixtures", "claude", "session.jsonl");
 const work = realpathSync(mkdtempSync(path.join(os.tmpdir(), "uspark-demo-")));
 const project = path.join(work, "project");
@@ -19,7 +24,7 @@ const data = path.join(work, "server-data");
 const say = (text) => process.stdout.write(`\n\x1b[1m== ${text}\x1b[0m\n`);
 
 function startServer() {
-  const server = spawn(process.execPath, [uspark, "serve", "--data", data, "--port", "0"], { stdio: ["ignore", "inherit", "pipe"] });
+  const server = spawn(...usparkCommand(["serve", "--data", data, "--port", "0"]), { stdio: ["ignore", "inherit", "pipe"] });
   return new Promise((resolve, reject) => {
     let text = "";
     server.stderr.on("data", (chunk) => {
@@ -50,7 +55,7 @@ try {
   const agent = spawn(process.execPath, [path.join(repo, "scripts", "play-session.mjs"), session, "--root", project, "--delay", "40"], {
     stdio: ["ignore", "pipe", "inherit"],
   });
-  const watcher = spawn(process.execPath, [uspark, "watch-claude", "--project-id", "demo", "--api-url", url, "--root", project, "--debounce", "100"], {
+  const watcher = spawn(...usparkCommand(["watch-claude", "--project-id", "demo", "--api-url", url, "--root", project, "--debounce", "100"]), {
     stdio: [agent.stdout, "ignore", "inherit"],
   });
   const code = await new Promise((resolve) => watcher.once("exit", resolve));

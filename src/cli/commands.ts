@@ -80,7 +80,7 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
   }
   if (printsNoFileEvents(command!)) noFileEventsNotice(report, commandName(command!), flags.fsWatch);
   const { runAgent } = await import("../lifecycle/agent-process.js");
-  const code = await runAgent({ command: command!, args, watcher: started.watcher, report, exitGraceMs: flags.exitGrace, view: view?.view });
+  const code = await runAgent({ command: command!, args, watcher: started.watcher, report, exitGraceMs: flags.exitGrace, view: view?.view, format: agent });
   await lock?.release();
   exit(code);
 }

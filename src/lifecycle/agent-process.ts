@@ -6,6 +6,7 @@ import type { Watcher } from "../watcher.js";
 import { commandName } from "../agents/commands.js";
 import { runExitCode, type AgentExit } from "./run.js";
 import type { RunView } from "./run-view.js";
+import { failureReason, StreamTail } from "./stream-tail.js";
 import { shellWord } from "./terminal-text.js";
 import { runSession } from "./session.js";
 
@@ -23,11 +24,13 @@ export interface RunAgentOptions {
   exitGraceMs: number;
   /** On a terminal: the run view takes the agent's stdout instead of our stdout (lifecycle/run-view.ts). */
   view?: RunView;
+  /** The agent's stream format, when known: to read its failure reason where no view shows it. */
+  format?: string;
 }
 
 type AgentChild = ChildProcessByStdio<null, Readable, null>;
 
-export async function runAgent({ command, args, watcher, report, exitGraceMs, view }: RunAgentOptions): Promise<number> {
+export async function runAgent({ command, args, watcher, report, exitGraceMs, view, format }: RunAgentOptions): Promise<number> {
   let child: AgentChild;
   try {
     child = await startAgent(command, args, agentEnvironment(process.env));
@@ -41,10 +44,13 @@ export async function runAgent({ command, args, watcher, report, exitGraceMs, vi
     return code === "ENOENT" ? EXIT.notFound : EXIT.cannotExecute;
   }
   const exited = new Promise<AgentExit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  // The view shows the agent's failure reason on a terminal; elsewhere stderr says it (below).
+  const tail = view ? undefined : new StreamTail();
   const end = await runSession({
     watcher,
     report,
     input: child.stdout,
+    tap: tail && ((chunk) => tail.push(chunk)),
     output: view ?? process.stdout,
     forwardSignal: (signal) => running(child) && child.kill(signal),
     endEarly: stdoutHeldPastGrace(child, exited, exitGraceMs, report),
@@ -52,8 +58,17 @@ export async function runAgent({ command, args, watcher, report, exitGraceMs, vi
   if (end.aborted) return end.exitCode;
   await view?.finish();
   const agent = await exited;
-  if (agent.code !== 0) report.info("run", `${commandName(command)} exited with ${agent.signal ?? `code ${agent.code}`}`, { ...agent });
+  if (agent.code !== 0) sayAgentExit(commandName(command), agent, tail && failureReason(tail.bytes(), format), report);
   return runExitCode(agent, end.exitCode);
+}
+
+/** A failed agent's exit, with its own reason when its stream gave one that nobody saw. */
+function sayAgentExit(name: string, agent: AgentExit, reason: string | undefined, report: Reporter): void {
+  const how = agent.signal ?? `code ${agent.code}`;
+  if (reason === undefined) return report.info("run", `${name} exited with ${how}`, { ...agent });
+  const [first = "", ...more] = reason.split(/\r?\n/);
+  const rest = more.length > 0 ? ` (+${more.length} more line${more.length === 1 ? "" : "s"} in its output)` : "";
+  report.error("run", `${name} failed: ${first}${rest} (exit ${agent.signal ? `by ${agent.signal}` : how})`, { ...agent, reason });
 }
 
 function running(child: AgentChild): boolean {

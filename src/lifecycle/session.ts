@@ -22,6 +22,8 @@ export interface SessionOptions {
   /** The agent's stream; none with --no-stdin, when only a signal ends the session. */
   input?: Readable;
   output: Writable;
+  /** Sees each chunk of the input as the watcher does (only during the call: the buffer is reused). */
+  tap?: (chunk: Buffer) => void;
   /**
    * `uspark run`: a signal goes to the agent, and the session ends with the agent's output.
    * False when the agent is gone already: the signal then ends the session itself.
@@ -84,12 +86,12 @@ interface SessionStream {
   outputFailed(): boolean;
 }
 
-function passThrough({ input, output, watcher, report }: SessionOptions): SessionStream {
+function passThrough({ input, output, watcher, report, tap }: SessionOptions): SessionStream {
   let failed = false;
   const stream = passthroughOf({
     input: input!,
     output,
-    onChunk: (chunk) => watcher.write(chunk),
+    onChunk: tap ? (chunk) => (tap(chunk), watcher.write(chunk)) : (chunk) => watcher.write(chunk),
     onOutputError: (error) => {
       const why = error.code ?? error.message;
       if (isReaderGone(error)) return report.debug("stdout-closed", `stdout closed (${why}); still reading the agent's output and syncing`);

@@ -105,6 +105,24 @@ describe("uspark run -- <agent>", () => {
     expect(result.stderr.trimEnd().split("\n")).toEqual([`uspark: error: cannot start agent.sh: permission denied (not executable? chmod +x ${script})`]);
   });
 
+  it("should say the agent's own failure reason on stderr when stdout is a pipe (CI): not only its exit code", async () => {
+    const claude = path.join(t.root, "claude");
+    // Claude Code not logged in: the reason is only in its final result event, on stdout.
+    const result_ = { type: "result", subtype: "success", is_error: true, result: "Not logged in · Please run /login", session_id: "s" };
+    script(claude, [`printf '%s\\n' '${JSON.stringify({ type: "system", subtype: "init", session_id: "s", tools: [] })}'`, `printf '%s\\n' '${JSON.stringify(result_)}'`, "exit 1"]);
+    const result = await runCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--", claude, "-p", "--output-format", "stream-json", "--verbose", "hi"]);
+    expect(result.code).toBe(1);
+    expect(result.stdout.toString()).toContain("Not logged in");
+    expect(result.stderr).toContain("uspark: error: claude failed: Not logged in · Please run /login (exit code 1)");
+    expect(result.stderr).not.toContain("exited with code 1");
+  });
+
+  it("should say only the exit code when the agent's output names no reason", async () => {
+    const result = await runCli(runArgs("3", ["a.txt"]));
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain("sh exited with code 3");
+  });
+
   it("should warn once when a known agent lacks its stream flag, never change its arguments, and still sync by the file watcher", async () => {
     // A `claude` that prints its arguments and writes a file, with no stream at all.
     const bin = path.join(t.root, "bin");

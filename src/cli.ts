@@ -17,7 +17,7 @@ import { checkWorkingDirectory, copyStdinThrough, exit, printToStdout, runCatCom
 import { completionCommands, completionScript, SHELLS, type Shell } from "./cli/completion.js";
 import type { DiffFlags, HistoryFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, LoginFlags, ServeFlags, StatusFlags, StoreFlags, TokenCreateFlags, WatchFlags } from "./cli/flags.js";
 
-const { Argument, Command, CommanderError, Option } = requireCjs("commander") as typeof Commander;
+const { Argument, Command, CommanderError, Help, Option } = requireCjs("commander") as typeof Commander;
 type Command = Commander.Command;
 
 const EXAMPLES = `
@@ -76,7 +76,7 @@ Examples:
   $ uspark pull --force src/app.ts                   # a conflict: take theirs (yours kept in .uspark/backup/)
   $ cd src && uspark pull                            # in a pulled tree: the whole project, at its root
   $ uspark pull --project-id my-app --prefix vendor/app --ignore "*.log"
-  $ uspark pull --flush-timeout 10000                # give up after 10 s without an answer (same name as push's)`;
+  $ uspark pull --timeout 10000                      # give up after 10 s without an answer (as every command)`;
 
 const PROJECTS_HELP = `
 A project exists once it is created: a push, pull or watch of an id the server does not know is an
@@ -235,7 +235,23 @@ export function buildProgram(names: readonly string[] = commandsFor([])): Comman
     .configureOutput({ outputError: (text) => reportCommanderError(text) })
     .exitOverride();
   for (const [name, add] of COMMANDS) if (names.includes(name)) add(program);
+  listEveryCommand(program);
   return program;
+}
+
+/**
+ * The program's help lists every command, those within a command too (`projects create`,
+ * `serve token list`), each under its whole name. Set after the commands are added, so that their
+ * own help (which commander copies the settings into) lists only theirs.
+ */
+function listEveryCommand(program: Command): void {
+  const help = new Help();
+  const nested = (command: Command): Command[] => help.visibleCommands(command).filter((sub) => sub.name() !== "help").flatMap((sub) => [sub, ...nested(sub)]);
+  const pathOf = (command: Command): string[] => (command.parent && command.parent !== program ? [...pathOf(command.parent), command.parent.name()] : []);
+  program.configureHelp({
+    visibleCommands: (command) => help.visibleCommands(command).flatMap((sub) => [sub, ...(sub.name() === "help" ? [] : nested(sub))]),
+    subcommandTerm: (command) => [...pathOf(command), help.subcommandTerm(command)].join(" "),
+  });
 }
 
 function addWatchClaudeCommand(program: Command): void {
@@ -290,7 +306,8 @@ function addPushCommand(program: Command): void {
           .option("--delete", "accepted for compatibility: deletes made here are always pushed (see --help)")
           .option("--force", `yours wins: conflicts (of the given paths, or all) are committed over the remote's, and deletes of more than ${MASS_DELETE_TEXT} of the project are carried out`)
           .option("--dry-run", "list what would be pushed and deleted; send nothing")
-          .option("--flush-timeout <ms>", "give up when the server has not answered for this long", int("--flush-timeout"), DEFAULTS.flushTimeoutMs)
+          .addOption(timeoutOption("give up when the server has not answered for this long"))
+          .addOption(flushTimeoutAlias())
           .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs)
           .option("--max-file-size <bytes>", "skip larger files", int("--max-file-size"), DEFAULTS.maxFileSize)
           .option("--concurrency <n>", "parallel blob uploads", positive("--concurrency"), DEFAULTS.concurrency),
@@ -312,8 +329,8 @@ function addPullCommand(program: Command): void {
           .option("--force", `theirs wins: conflicts (of the given paths, or all) are overwritten after a backup in .uspark/backup/, and deletes of more than ${MASS_DELETE_TEXT} are carried out`)
           .option("--delete", "accepted for compatibility: deletes made remotely are always pulled (see --help)")
           .option("--dry-run", "print what would be pulled and deleted; change nothing")
-          .option("--flush-timeout <ms>", "give up when the server has not answered for this long", int("--flush-timeout"), DEFAULTS.flushTimeoutMs)
-          .option("--timeout <ms>", "the older name of --flush-timeout (still accepted)", int("--timeout"))
+          .addOption(timeoutOption("give up when the server has not answered for this long"))
+          .addOption(flushTimeoutAlias())
           .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs)
           .option("--concurrency <n>", "requests in flight", positive("--concurrency"), DEFAULTS.concurrency),
       ),
@@ -326,11 +343,11 @@ function addPullCommand(program: Command): void {
 /** `projects` and `projects create`. */
 function addProjectsCommands(program: Command): void {
   const projects = addLogOptions(
-    addConnectionOptions(program.command("projects").description("list the projects the token can see (on stdout)").option("--json", "one JSON object instead of a table")),
+    addServerOptions(program.command("projects").description("list the projects the token can see (on stdout)").option("--json", "one JSON object instead of a table")),
   )
     .addHelpText("after", PROJECTS_HELP)
     .action((flags: ProjectsFlags) => runProjectsCommand(flags));
-  addLogOptions(addConnectionOptions(projects.command("create").description("create a project on the server").argument("<id>", "the new project's id")))
+  addLogOptions(addServerOptions(projects.command("create").description("create a project on the server").argument("<id>", "the new project's id")))
     .addHelpText("after", PROJECTS_HELP)
     // The parent's connection flags are read wherever they stand (`projects create x --api-url …`).
     .action((id: string, _flags: ProjectsFlags, command: Commander.Command) => runProjectsCreateCommand(id, command.optsWithGlobals<ProjectsFlags>()));
@@ -467,7 +484,7 @@ function addRestoreCommand(program: Command): void {
 function addInspectOptions(command: Command): Command {
   return addLogOptions(
     addTreeOptions(addConnectionOptions(command, { create: false }))
-      .option("--timeout <ms>", "give up when the server has not answered for this long", int("--timeout"), DEFAULTS.flushTimeoutMs)
+      .addOption(timeoutOption("give up when the server has not answered for this long"))
       .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs),
   );
 }
@@ -479,7 +496,8 @@ function addWatchOptions(command: Command): Command {
         .option("--dry-run", "detect and print what would be pushed; send nothing")
         .option("--debounce <ms>", "push after this long without a new change", int("--debounce"), DEFAULTS.debounceMs)
         .option("--max-wait <ms>", "push at the latest this long after a batch's first change", int("--max-wait"), DEFAULTS.maxWaitMs)
-        .option("--flush-timeout <ms>", "at the end, wait this long for the last pushes", int("--flush-timeout"), DEFAULTS.flushTimeoutMs)
+        .addOption(timeoutOption("at the end, wait this long for the last pushes (and give up on a server silent for this long)"))
+        .addOption(flushTimeoutAlias())
         .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs)
         .option("--max-file-size <bytes>", "skip (and report) larger files", int("--max-file-size"), DEFAULTS.maxFileSize)
         .option("--concurrency <n>", "parallel blob uploads", positive("--concurrency"), DEFAULTS.concurrency)
@@ -492,6 +510,20 @@ function addWatchOptions(command: Command): Command {
   );
 }
 
+/**
+ * `--timeout`: how long a server may stay silent before the command gives up (push, pull, status
+ * and the others), or a session's last pushes may take at its end (watch, run). One name for one
+ * idea; `--flush-timeout`, its name until 0.4 for push, pull and the watchers, is still taken.
+ */
+function timeoutOption(description: string): Commander.Option {
+  return new Option("--timeout <ms>", description).argParser(int("--timeout")).default(DEFAULTS.flushTimeoutMs);
+}
+
+/** The older name of --timeout (flags.ts timeoutOf reads both): hidden from help and completion. */
+function flushTimeoutAlias(): Commander.Option {
+  return new Option("--flush-timeout <ms>", "the older name of --timeout").argParser(int("--flush-timeout")).hideHelp();
+}
+
 /** `--transcript` (watch, watch-claude, run): off by default, transcripts hold prompts and file contents. */
 function transcriptOption(): Commander.Option {
   return new Option("--transcript", "also send the agent's stream, byte for byte, as this session's transcript (it holds prompts and file contents)");
@@ -501,6 +533,15 @@ function transcriptOption(): Commander.Option {
 function addConnectionOptions(command: Command, { create = true } = {}): Command {
   command.option("--project-id <id>", "the remote project (or USPARK_PROJECT_ID)");
   if (create) command.option("--create", "create the project on the server if it does not exist yet (else that is an error, exit 2)");
+  return addServerOptions(command, { project: true });
+}
+
+/**
+ * Which server, and how to be let in: `projects` names no project of its own. Its --project-id
+ * and --create, offered until 0.4 and meaning nothing there, are still taken, out of sight.
+ */
+function addServerOptions(command: Command, { project = false } = {}): Command {
+  if (!project) command.addOption(new Option("--project-id <id>").hideHelp()).addOption(new Option("--create").hideHelp());
   return command
     .option("--api-url <url>", `the project API (or USPARK_API_URL; default ${DEFAULT_API_URL})`)
     .option("--token <token>", "bearer token (or USPARK_TOKEN, or ~/.uspark/config.json)")

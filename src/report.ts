@@ -38,6 +38,8 @@ export interface ReporterOptions {
    * showed the line itself, and a text log then leaves it out (a JSON log never does).
    */
   listener?: (record: ReportRecord) => boolean;
+  /** Each text line starts with its time (ISO 8601, UTC), as a JSON line has it: a daemon's log, read later. */
+  timestamps?: boolean;
 }
 
 const LEVEL_RANK: Record<Level, number> = { error: 0, warn: 1, info: 2, debug: 3 };
@@ -51,6 +53,7 @@ export class Reporter {
   /** One per secret, made once: every line said goes through them. */
   private readonly maskers: ((text: string) => string)[];
   private readonly listener: ReporterOptions["listener"];
+  private readonly timestamps: boolean;
   /** The keys of what was said once (`warnOnce`, `infoOnce`), by level: a set each, so no key is rebuilt to be looked up. */
   private readonly saidKeys = { warn: new Set<string>(), info: new Set<string>() };
   /** A line rewritten in place at the bottom (a progress line): hidden while a line is written, then drawn again below it. */
@@ -63,6 +66,7 @@ export class Reporter {
     this.colors = pc.createColors(options.color ?? colorWanted(this.stream.isTTY === true));
     this.maskers = (options.secrets ?? []).map(secretMasker);
     this.listener = options.listener;
+    this.timestamps = options.timestamps === true;
   }
 
   error(event: string, message: string, fields?: Fields): void {
@@ -116,7 +120,7 @@ export class Reporter {
     if (!this.enabled(level)) return;
     const shown = this.listener?.({ level, event, message: redactUrlCredentials(this.mask(message)), fields }) === true;
     if (shown && this.format === "text") return;
-    const text = this.format === "json" ? this.json(level, event, message, fields) : this.text(level, escapeControl(message));
+    const text = this.format === "json" ? this.json(level, event, message, fields) : this.stamped(this.text(level, escapeControl(message)));
     this.statusLine?.hide();
     this.stream.write(redactUrlCredentials(this.mask(text)) + "\n");
     this.statusLine?.redraw();
@@ -124,6 +128,10 @@ export class Reporter {
 
   private json(level: Level, event: string, message: string, fields?: Fields): string {
     return JSON.stringify({ time: new Date().toISOString(), level, event, message, ...fields });
+  }
+
+  private stamped(line: string): string {
+    return this.timestamps ? `${new Date().toISOString()} ${line}` : line;
   }
 
   private text(level: Level, message: string): string {

@@ -328,6 +328,6 @@ export function notSyncedHeadline(left: { files: number; conflicts: number; stop
   const what = parts.filter(Boolean).join(", ") || "not all synced";
   if (left.stopped) return `${what} (syncing stopped: ${left.stopped})`;
   if (!left.scanCutShort) return what;
-  return `${what} (the last scan of the tree was cut short by the flush timeout${parts.some(Boolean) ? "" : "; the next start's scan finds what it missed"})`;
+  return `${what} (the last scan of the tree was cut short by --timeout${parts.some(Boolean) ? "" : "; the next start's scan finds what it missed"})`;
 }
 

@@ -40,3 +40,19 @@ describe("buildProgram with one command", () => {
     for (const [path, command] of among) expect(alone.get(path)!.helpInformation(), path).toBe(command.helpInformation());
   });
 });
+
+describe("the program's help", () => {
+  it("lists every command, those within a command too, under its whole name", () => {
+    const help = all.helpInformation();
+    const paths = tree(all).map(([path]) => path).filter((path) => !/(^| )help$/.test(path) || path === "help");
+    expect(paths).toContain("serve token create");
+    expect(paths).toContain("projects create");
+    for (const path of paths) expect(help, path).toMatch(new RegExp(`^  ${path}( |$)`, "m"));
+  });
+
+  it("keeps a command's own help to its own commands, under their own names", () => {
+    const serve = all.commands.find((command) => command.name() === "serve")!;
+    expect(serve.helpInformation()).toMatch(/^  token /m);
+    expect(serve.helpInformation()).not.toMatch(/^  serve token/m);
+  });
+});

@@ -61,7 +61,7 @@ describe("createWatcher", () => {
 });
 
 describe("notSyncedHeadline", () => {
-  const cut = "the last scan of the tree was cut short by the flush timeout";
+  const cut = "the last scan of the tree was cut short by --timeout";
   it.each([
     [{ files: 2, conflicts: 0, scanCutShort: false }, "2 files not synced"],
     [{ files: 1, conflicts: 0, scanCutShort: true }, `1 file not synced (${cut})`],

@@ -10,7 +10,7 @@ import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../sta
 import { passthroughOf } from "../stream/early-copy.js";
 import { agentStdin } from "../stream/stdin.js";
 import { createWatcher, type Watcher, type WatcherOptions } from "../watcher.js";
-import type { ConnectionOptionFlags, DiffFlags, HistoryFlags, InspectFlags, LogFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, ServeFlags, StatusFlags, StoreFlags, TreeFlags, WatchFlags } from "./flags.js";
+import { timeoutOf, type ConnectionOptionFlags, type DiffFlags, type HistoryFlags, type InspectFlags, type LogFlags, type ProjectsFlags, type PullFlags, type PushFlags, type RunFlags, type ServeFlags, type StatusFlags, type StoreFlags, type TreeFlags, type WatchFlags } from "./flags.js";
 import { ApiClient, ApiError } from "../transfer/client.js";
 import { listProjects } from "../transfer/projects.js";
 import { validateProjectId } from "../api/validate.js";
@@ -24,8 +24,8 @@ import { findRoot } from "../root.js";
  */
 
 export async function runWatchCommand(flags: WatchFlags): Promise<void> {
-  const report = reporterFor(flags);
   const stdin = flags.stdin !== false;
+  const report = reporterFor(flags, undefined, undefined, !stdin);
   const sessionStopped = deferred();
   let started: Started;
   try {
@@ -159,12 +159,12 @@ function watcherFor(flags: WatchFlags, root: string, connection: Connection | un
     fsWatch: flags.fsWatch,
     poll: flags.poll === true ? 1000 : flags.poll,
     maxLineLength: flags.maxLineLength,
-    report: reporterFor(flags, connection?.token, listener),
+    report: reporterFor(flags, connection?.token, listener, flags.stdin === false),
     ...connection,
     insecure: flags.insecure,
     debounceMs: flags.debounce,
     maxWaitMs: flags.maxWait,
-    flushTimeoutMs: flags.flushTimeout,
+    flushTimeoutMs: timeoutOf(flags),
     requestTimeoutMs: flags.requestTimeout,
     maxFileSize: flags.maxFileSize,
     concurrency: flags.concurrency,
@@ -190,7 +190,7 @@ export async function runPushCommand(paths: string[], flags: PushFlags): Promise
     dryRun: flags.dryRun === true,
     ignore: flags.ignore ?? [],
     prefix,
-    flushTimeoutMs: flags.flushTimeout,
+    flushTimeoutMs: timeoutOf(flags),
     requestTimeoutMs: flags.requestTimeout,
     maxFileSize: flags.maxFileSize,
     concurrency: flags.concurrency,
@@ -219,7 +219,7 @@ async function pull(flags: PullFlags, paths: string[] = []): Promise<number> {
     force: flags.force === true,
     dryRun: flags.dryRun === true,
     create: flags.create === true,
-    giveUpAfterMs: flags.timeout ?? flags.flushTimeout,
+    giveUpAfterMs: timeoutOf(flags),
     requestTimeoutMs: flags.requestTimeout,
     concurrency: flags.concurrency,
     report: reporterFor(flags, connection.token),
@@ -269,7 +269,7 @@ export function runRestoreCommand(paths: string[], flags: HistoryFlags & { at: n
 
 /** `uspark projects`: needs no project id; the list goes to stdout. */
 export async function runProjectsCommand(flags: ProjectsFlags): Promise<void> {
-  await withClient(flags, "projects", async (client) => listProjects(client, process.stdout, flags.json === true));
+  await withClient(flags, "projects", async (client, report) => listProjects(client, process.stdout, flags.json === true, (line) => report.info("projects", line)));
 }
 
 /** `uspark projects create <id>`: exit 0 when made, 1 when it already exists. */
@@ -404,9 +404,10 @@ export function homeConfig(report: Reporter): HomeConfig {
   return loadHomeConfig(homeConfigPath(), (message) => report.warnOnce(message, "config", message));
 }
 
-export function reporterFor(flags: LogFlags, token?: string, listener?: ReporterOptions["listener"]): Reporter {
+/** `timestamps`: a daemon's lines (`watch --no-stdin`), read later in a supervisor's log, carry their time. */
+export function reporterFor(flags: LogFlags, token?: string, listener?: ReporterOptions["listener"], timestamps = false): Reporter {
   const verbosity: Verbosity = flags.quiet ? "quiet" : flags.verbose ? "verbose" : "normal";
-  return new Reporter({ format: flags.logFormat, verbosity, secrets: token ? [token] : [], listener });
+  return new Reporter({ format: flags.logFormat, verbosity, secrets: token ? [token] : [], listener, timestamps });
 }
 
 export function usageFailure(report: Reporter, error: unknown): void {

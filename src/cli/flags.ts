@@ -29,7 +29,9 @@ export interface WatchFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
   dryRun?: boolean;
   debounce: number;
   maxWait: number;
-  flushTimeout: number;
+  timeout: number;
+  /** The older name of --timeout (timeoutOf). */
+  flushTimeout?: number;
   requestTimeout: number;
   maxFileSize: number;
   concurrency: number;
@@ -58,7 +60,9 @@ export interface PushFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
   delete?: boolean;
   force?: boolean;
   dryRun?: boolean;
-  flushTimeout: number;
+  timeout: number;
+  /** The older name of --timeout (timeoutOf). */
+  flushTimeout?: number;
   requestTimeout: number;
   maxFileSize: number;
   concurrency: number;
@@ -68,9 +72,9 @@ export interface PullFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
   force?: boolean;
   delete?: boolean;
   dryRun?: boolean;
-  flushTimeout: number;
-  /** --timeout, the older name of --flush-timeout: when given, it wins over the default. */
-  timeout?: number;
+  timeout: number;
+  /** The older name of --timeout (timeoutOf). */
+  flushTimeout?: number;
   requestTimeout: number;
   concurrency: number;
 }
@@ -128,4 +132,9 @@ export interface HistoryFlags extends InspectFlags {
   json?: boolean;
   /** --at N: as of version N (ls, cat, restore). */
   at?: number;
+}
+
+/** --timeout, or its older name --flush-timeout where that was given (it has no default of its own). */
+export function timeoutOf(flags: { timeout: number; flushTimeout?: number }): number {
+  return flags.flushTimeout ?? flags.timeout;
 }

@@ -11,7 +11,7 @@ import type { Watcher } from "../watcher.js";
  *
  * Signals (SIGINT, SIGTERM, SIGHUP: a closed terminal or a dropped ssh is an end like any other):
  * the first ends the session as the end of input would (watch), or is passed on to the agent
- * whose exit then ends it (run); the sync is flushed within --flush-timeout and what is left is
+ * whose exit then ends it (run); the sync is flushed within --timeout and what is left is
  * journaled. A second signal journals at once and exits with 128+n.
  */
 const SESSION_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const satisfies readonly NodeJS.Signals[];

@@ -24,7 +24,7 @@ export interface DrainOptions {
 
 export async function drainWithDeadline(options: DrainOptions): Promise<void> {
   const { queue, requests, signal, timeoutMs } = options;
-  const reason = `still unsynced when the flush timeout (${timeoutMs} ms) ran out`;
+  const reason = `still unsynced when --timeout (${timeoutMs} ms) ran out`;
   const deadline = idleDeadline({
     timeoutMs,
     // Idle mode: a large transfer under way while nothing fails is progress.

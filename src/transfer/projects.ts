@@ -63,11 +63,13 @@ export function editDistance(a: string, b: string): number {
 }
 
 /** `uspark projects`: the projects the token may see, one per line on stdout. */
-export async function listProjects(client: ApiClient, out: { write(text: string): unknown }, json: boolean): Promise<void> {
+/** `uspark projects`: the table (or JSON) on stdout; with none to list, how to make one is said on stderr (`none`). */
+export async function listProjects(client: ApiClient, out: { write(text: string): unknown }, json: boolean, none: (line: string) => void): Promise<void> {
   const projects = await client.listProjects();
   if (json) {
     out.write(JSON.stringify({ projects }) + "\n");
     return;
   }
+  if (projects.length === 0) return none("no projects this token can see yet: create one with `uspark projects create <id>` (or `--create` on push, pull, watch or run)");
   out.write(formatTable(projects.map((p) => [p.id, `v${p.version}`, plural(p.files, "file"), p.updated])));
 }

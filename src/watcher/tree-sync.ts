@@ -46,7 +46,7 @@ export interface Deadline {
 export function deadlineIn(ms: number): Deadline {
   const at = Date.now() + ms;
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new Error(`the flush timeout of ${ms} ms passed`)), ms);
+  const timer = setTimeout(() => controller.abort(new Error(`--timeout (${ms} ms) passed`)), ms);
   timer.unref();
   const timeUp = new Promise<void>((resolve) => controller.signal.addEventListener("abort", () => resolve(), { once: true }));
   return {

@@ -18,7 +18,9 @@ describe("uspark completion", () => {
     expect(result.code, result.stderr).toBe(0);
     const script = result.stdout.toString();
     for (const name of subcommands) expect(script).toMatch(new RegExp(`(^|[\\s'"(])${name}([\\s:)]|$)`, "m"));
-    expect(script).toContain("--flush-timeout");
+    // fish names a long flag as `-l timeout`; the older name --flush-timeout is hidden.
+    expect(script).toMatch(/--timeout|-l timeout/);
+    expect(script).not.toContain("flush-timeout");
   });
 
   it("bash: the script parses (bash -n) and completes subcommands, flags and a command's words", async () => {
@@ -31,7 +33,7 @@ describe("uspark completion", () => {
       return run.stdout.trim().split(" ");
     };
     expect(complete("uspark", "pu")).toEqual(["push", "pull"]);
-    expect(complete("uspark", "pull", "--fl")).toEqual(["--flush-timeout"]);
+    expect(complete("uspark", "pull", "--ti")).toEqual(["--timeout"]);
     expect(complete("uspark", "projects", "cr")).toEqual(["create"]);
     expect(complete("uspark", "completion", "")).toEqual(["bash", "zsh", "fish"]);
   });

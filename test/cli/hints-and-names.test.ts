@@ -27,13 +27,27 @@ describe("hints that can help", () => {
 });
 
 describe("one name per idea", () => {
-  it("pull takes --flush-timeout, as push and watch do; --timeout stays its older name", async () => {
-    for (const flag of ["--flush-timeout", "--timeout"]) {
+  it("--timeout is the one name of the server-silence limit, on every command; --flush-timeout stays its older name for push, pull and the watchers", async () => {
+    const runs: [string, string[]][] = [
+      ["pull --timeout", ["pull", "--timeout", "300"]],
+      ["pull --flush-timeout", ["pull", "--flush-timeout", "300"]],
+      ["push --timeout", ["push", "--timeout", "300"]],
+      ["status --timeout", ["status", "--timeout", "300"]],
+    ];
+    for (const [name, args] of runs) {
       const started = Date.now();
-      const pull = await runCli(["pull", "--project-id", "p", "--api-url", UNREACHABLE, "--root", t.root, flag, "300"], { timeoutMs: 15_000 });
-      expect(pull.stderr).not.toMatch(/unknown option/);
-      expect(pull.code, pull.stderr).toBe(1);
-      expect(Date.now() - started).toBeLessThan(10_000);
+      const result = await runCli([...args, "--project-id", "p", "--api-url", UNREACHABLE, "--root", t.root], { timeoutMs: 15_000 });
+      expect(result.stderr, name).not.toMatch(/unknown option/);
+      expect(result.code, `${name}: ${result.stderr}`).toBe(1);
+      expect(Date.now() - started, name).toBeLessThan(10_000);
+    }
+  });
+
+  it("help names --timeout, never the older name", async () => {
+    for (const command of ["push", "pull", "watch", "run", "status"]) {
+      const help = (await runCli([command, "--help"])).stdout.toString();
+      expect(help, command).toMatch(/--timeout <ms>/);
+      expect(help, command).not.toContain("--flush-timeout");
     }
   });
 });

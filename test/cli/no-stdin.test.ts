@@ -30,6 +30,10 @@ describe("uspark watch --no-stdin (the dev-container daemon)", () => {
     const { commits } = (await (await fetch(`${t.server!.url}/api/projects/p1/commits?since=0`)).json()) as { commits: { source?: { agent?: string } }[] };
     expect(commits.length).toBeGreaterThan(0);
     expect(commits.map((commit) => commit.source?.agent)).toEqual(commits.map(() => "watch"));
+    // A daemon's log is read later, in a supervisor's file: every line carries its time.
+    const lines = done.stderr.trimEnd().split("\n");
+    expect(lines.length).toBeGreaterThan(3);
+    for (const line of lines) expect(line).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z uspark: /);
   });
 
   it("should not read stdin: open and silent, it ends the daemon only by a signal", async () => {

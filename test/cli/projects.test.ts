@@ -1,9 +1,10 @@
 import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { perTest } from "./helpers.js";
 import { commitFiles } from "../lifecycle/helpers.js";
+import { startMemoryRef } from "../sync/helpers.js";
 
 /** `uspark projects [create <id>]` and an unknown project, through the built CLI and the reference server. */
 
@@ -11,6 +12,22 @@ const t = perTest("uspark-cli-projects-", { server: true });
 const api = () => ["--api-url", t.server!.url];
 
 describe("uspark projects", () => {
+  it("on a server with no project yet says how to make one (stderr), stdout empty; offers no --project-id or --create, still takes them", async () => {
+    const server = await startMemoryRef(undefined, { projects: [] });
+    const api = () => ["--api-url", server.url];
+    onTestFinished(() => server.stop());
+    const empty = await runCli(["projects", ...api()]);
+    expect(empty.code, empty.stderr).toBe(0);
+    expect(empty.stdout.length).toBe(0);
+    expect(empty.stderr).toContain("no projects this token can see yet: create one with `uspark projects create <id>`");
+    expect((await runCli(["projects", ...api(), "--json"])).stdout.toString()).toBe('{"projects":[]}\n');
+    const help = (await runCli(["projects", "--help"])).stdout.toString();
+    const options = help.slice(help.indexOf("Options:"), help.indexOf("Commands:"));
+    expect(options).toContain("--api-url");
+    expect(options).not.toMatch(/--project-id|--create/);
+    expect((await runCli(["projects", ...api(), "--project-id", "x", "--create"])).code).toBe(0);
+  });
+
   it("creates a project with the connection flags after the id; a second create is exit 1, said plainly", async () => {
     const made = await runCli(["projects", "create", "my-app", ...api()]);
     expect(made.code, made.stderr).toBe(0);

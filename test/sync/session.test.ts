@@ -414,9 +414,9 @@ describe("sync session under failures", () => {
       const started = Date.now();
       const result = await session.finish(300);
       expect(Date.now() - started).toBeLessThan(2000);
-      expect(result.failed).toEqual([{ remote: "a.txt", reason: "still unsynced when the flush timeout (300 ms) ran out" }]);
+      expect(result.failed).toEqual([{ remote: "a.txt", reason: "still unsynced when --timeout (300 ms) ran out" }]);
       expect(result.journaled).toBe(1);
-      expect((await readJournal(root))[0]!.reason).toMatch(/flush timeout/);
+      expect((await readJournal(root))[0]!.reason).toMatch(/--timeout/);
       expect(log.events("retry").filter((r) => r.level === "warn")).toHaveLength(1);
     } finally {
       await proxy.close();

@@ -1,7 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { startCli, waitForOutput } from "./helpers/cli.js";
 
 /** What ships with the package besides the code: a README whose links resolve, a LICENSE, a build before packing. */
 
@@ -60,6 +63,21 @@ describe("the packed tarball", () => {
     const pkg = JSON.parse(readFileSync(new URL("package.json", repo), "utf8")) as { version: string; repository?: unknown; homepage?: string; bugs?: unknown };
     expect(readFileSync(new URL("CHANGELOG.md", repo), "utf8")).toContain(`## ${pkg.version}`);
     expect([pkg.repository, pkg.homepage, pkg.bugs].every(Boolean)).toBe(true);
+  });
+
+  it("loads pg only for serve --db: the file store, and every other command, never require it", async () => {
+    const data = mkdtempSync(path.join(tmpdir(), "uspark-pg-load-"));
+    try {
+      // NODE_DEBUG=module: Node's CommonJS loader names each module it is asked for (pg is one).
+      const { child, result } = await startCli(["serve", "--data", data, "--port", "0"], { env: { NODE_DEBUG: "module" } });
+      await waitForOutput(child.stderr, (text) => text.includes("listening on"));
+      child.kill("SIGTERM");
+      const served = await result;
+      expect(served.stderr).toContain("REQUEST picocolors");
+      expect(served.stderr).not.toMatch(/REQUEST pg\b/);
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
   });
 
   it("its library entry gives what src/index.ts exports, from the bundle's chunks", async () => {

@@ -404,7 +404,7 @@ function addLoginOptions(command: Command): Command {
     .option("--insecure", "allow plain http:// to a host other than this machine");
 }
 
-/** `uspark serve token create|list|revoke` (design.md §2d), on the store serve uses. */
+/** `uspark serve token create|list|revoke` (docs/access.md#tokens-and-scopes), on the store serve uses. */
 function addTokenCommands(serve: Command): void {
   const token = serve.command("token").description("scoped tokens: some projects, read or write, optional expiry; stored hashed").addHelpText("after", TOKEN_HELP);
   addStoreOptions(token.command("create").description("make a token and print its secret, once, on stdout"))
@@ -430,7 +430,8 @@ function addStoreOptions(command: Command): Command {
     .option("--db <postgres-url>", "the PostgreSQL store uspark serve uses (env USPARK_DATABASE_URL)");
 }
 
-// status, diff, log, ls, cat, restore (design.md §2c): what is in sync, what changed, what was.
+// status, diff, log, ls, cat, restore (docs/commands.md#status-diff-and-history): what is in sync,
+// what changed, what was.
 
 function addStatusCommand(program: Command): void {
   addInspectOptions(program.command("status").description("what is not in sync: changes here, changes remotely, conflicts (exit 1 if any)"))

@@ -1,41 +1,14 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { startCli, waitForOutput } from "./helpers/cli.js";
 
-/** What ships with the package besides the code: a README whose links resolve, a LICENSE, a build before packing. */
+/** What ships with the package besides the code: a LICENSE, a CHANGELOG, a build before packing (the README's links: docs.test.ts). */
 
 const repo = new URL("../", import.meta.url);
-const readme = readFileSync(new URL("README.md", repo), "utf8");
-
-/** GitHub's anchor for a heading: lower case, punctuation dropped, each space a hyphen. */
-function anchor(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-");
-}
-
-describe("README", () => {
-  const outsideFences = readme.replace(/^```[\s\S]*?^```/gm, "");
-  const links = [...outsideFences.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((link) => !/^[a-z]+:/.test(link));
-  const anchors = new Set([...outsideFences.matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchor(m[1]!)));
-
-  it("has links to check", () => {
-    expect(links.length).toBeGreaterThan(0);
-  });
-
-  it("every link to a file of the repository or a section of the README resolves", () => {
-    for (const link of links) {
-      if (link.startsWith("#")) expect(anchors, link).toContain(link.slice(1));
-      else expect(existsSync(new URL(link.split("#")[0]!, repo)), link).toBe(true);
-    }
-  });
-
-  it("cites no design document that is not in the repository", () => {
-    expect(readme).not.toMatch(/design(\.md)? §/);
-  });
-});
 
 describe("the package", () => {
   it("builds before it is packed, and carries an MIT LICENSE", () => {

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findRoot } from "../src/root.js";
 import { tempDir } from "./sync/helpers.js";
 
-/** Root discovery (design §2c): the nearest ancestor holding .uspark/state.json, never $HOME. */
+/** Root discovery (docs/commands.md#finding-the-root): the nearest ancestor holding .uspark/state.json, never $HOME. */
 
 let dir = "";
 let cleanup = async () => {};

@@ -8,7 +8,7 @@ import { perTest, UNREACHABLE, writeEvents } from "./cli/helpers.js";
 
 /**
  * `.uspark/` carries its own `.gitignore` (`*`), written whenever the directory is made or found
- * without one (design.md §2c): the state, the journal and a spooled transcript, which holds what
+ * without one (docs/sync.md#the-uspark-directory): the state, the journal and a spooled transcript, which holds what
  * the agent read (a gitignored `.env` too), are never staged by `git add -A`.
  */
 const t = perTest("uspark-gitignore-");

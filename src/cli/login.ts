@@ -1,4 +1,4 @@
-// `uspark login` and `uspark logout` (design.md §2d): the device flow of RFC 8628 against the
+// `uspark login` and `uspark logout` (docs/access.md#device-login): the device flow of RFC 8628 against the
 // server, the token saved for that server alone in ~/.uspark/config.json (mode 0600). Nothing is
 // opened: the code and the address are said on stderr, a person approves them on the server's
 // /device page, wherever they are.

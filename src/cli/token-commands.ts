@@ -1,5 +1,6 @@
-// `uspark serve token create|list|revoke` (design.md §2d): scoped tokens, on the store `uspark serve`
-// uses. The secret is printed once, alone on stdout; the store keeps its SHA-256 only.
+// `uspark serve token create|list|revoke` (docs/access.md#tokens-and-scopes): scoped tokens, on the
+// store `uspark serve` uses. The secret is printed once, alone on stdout; the store keeps its
+// SHA-256 only.
 
 import { UsageError } from "../config.js";
 import { EXIT } from "../exit-codes.js";

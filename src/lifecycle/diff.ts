@@ -8,10 +8,11 @@ import { unifiedDiff } from "../text/unified-diff.js";
 import type { Workspace } from "./workspace.js";
 
 /**
- * `uspark diff [path…] [--remote]` (design.md §2c): a dry run's plan, shown as unified diffs. Without
- * --remote, what changed here since the last sync (the base's content, fetched from the server by
- * its hash, then yours); with --remote, what a pull would change (yours, then the remote's).
- * Conflicts show in both. A binary file is one line. Exit 0 shown, 1 failed, 2 bad usage.
+ * `uspark diff [path…] [--remote]` (docs/commands.md#status-diff-and-history): a dry run's plan,
+ * shown as unified diffs. Without --remote, what changed here since the last sync (the base's
+ * content, fetched from the server by its hash, then yours); with --remote, what a pull would
+ * change (yours, then the remote's). Conflicts show in both. A binary file is one line. Exit 0
+ * shown, 1 failed, 2 bad usage.
  */
 
 export interface DiffOptions extends InspectOptions {

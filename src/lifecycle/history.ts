@@ -7,10 +7,11 @@ import { openInspection, type InspectOptions } from "./status.js";
 import type { Workspace } from "./workspace.js";
 
 /**
- * The remote's history (design.md §2c, §3 v1.2): `uspark log [path] [-n N] [--json]` (the commits,
- * newest first, through the feed's path filter), `uspark ls [--at N]` (the files at a version) and
- * `uspark cat <path> [--at N]` (a file's bytes at a version, on stdout). Exit 0 answered, 1 not
- * found or failed, 2 bad usage (a version the server does not have, a server older than 1.2).
+ * The remote's history (docs/commands.md#status-diff-and-history, docs/server.md#history):
+ * `uspark log [path] [-n N] [--json]` (the commits, newest first, through the feed's path filter),
+ * `uspark ls [--at N]` (the files at a version) and `uspark cat <path> [--at N]` (a file's bytes at
+ * a version, on stdout). Exit 0 answered, 1 not found or failed, 2 bad usage (a version the server
+ * does not have, a server older than 1.2).
  */
 
 export interface HistoryOptions extends InspectOptions {

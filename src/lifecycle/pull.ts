@@ -7,7 +7,7 @@ import { resolvePaths } from "./scope.js";
 import { openOrExit, type Workspace } from "./workspace.js";
 
 /**
- * `uspark pull [paths...]` (design.md §1c, §2b): rounds of the reconcile in pull mode. Remote changes
+ * `uspark pull [paths...]` (docs/sync.md#pull): rounds of the reconcile in pull mode. Remote changes
  * are written over local files that did not change since the base (each re-checked right before
  * the write), remote deletes are carried out here (only of paths the base held, through the
  * mass-delete guard), a file changed on both sides keeps both (the local version committed as a

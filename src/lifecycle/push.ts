@@ -11,7 +11,7 @@ import { openOrExit, type Workspace } from "./workspace.js";
 import { resolvePaths, type PathScope } from "./scope.js";
 
 /**
- * `uspark push [paths...]`: one round of the reconcile in push mode (design.md §1c). Local changes
+ * `uspark push [paths...]`: one round of the reconcile in push mode (docs/sync.md#the-reconcile). Local changes
  * are committed with their expectation, local deletes too (only of paths the base held, through
  * the mass-delete guard: all or nothing), a file changed on both sides keeps both (a conflict
  * copy, exit 1), and remote changes are left alone (a pull's business).

@@ -8,12 +8,12 @@ import { filesAt, projectPath, withHistory, type HistoryOptions } from "./histor
 import type { Workspace } from "./workspace.js";
 
 /**
- * `uspark restore <path…> --at N` (design.md §2c): the content those paths (files, or directories:
- * everything under them) had at version N is committed back as a new commit, each change on
- * condition that the remote still holds what it holds now (a writer in between: nothing applied,
- * exit 1). Then the restored paths are pulled here through the reconcile's checked writes; a local
- * edit of one is kept under .uspark/backup/<time>/ first. Exit 0 restored, 1 not (or not written
- * here), 2 bad usage.
+ * `uspark restore <path…> --at N` (docs/commands.md#status-diff-and-history): the content those
+ * paths (files, or directories: everything under them) had at version N is committed back as a new
+ * commit, each change on condition that the remote still holds what it holds now (a writer in
+ * between: nothing applied, exit 1). Then the restored paths are pulled here through the
+ * reconcile's checked writes; a local edit of one is kept under .uspark/backup/<time>/ first.
+ * Exit 0 restored, 1 not (or not written here), 2 bad usage.
  */
 
 export async function runRestore(options: HistoryOptions & { paths: string[]; at: number }): Promise<number> {

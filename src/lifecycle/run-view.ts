@@ -13,7 +13,7 @@ type ToolStep = Extract<Step, { kind: "tool" }>;
 type ResultStep = Extract<Step, { kind: "result" }>;
 
 /**
- * `uspark run` with stdout on a terminal (design.md §2c): a person's view of the agent's stream
+ * `uspark run` with stdout on a terminal (docs/agents.md#the-run-view): a person's view of the agent's stream
  * instead of its JSON lines. One line per finished tool call and per synced change, and at the
  * very end the agent's own result or failure reason. Lines that are no JSON event (an agent's
  * plain text) are shown as they came. Every line of ours is escaped and cut to the terminal's

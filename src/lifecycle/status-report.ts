@@ -2,7 +2,7 @@ import type { OpenConflict } from "../reconcile/base.js";
 import type { Plan } from "../reconcile/plan.js";
 
 /**
- * What `uspark status` says, decided from a dry run's plan (design.md §2c): pure, no I/O. Each path
+ * What `uspark status` says, decided from a dry run's plan (docs/commands.md#status---json): pure, no I/O. Each path
  * not in sync gets one state; the JSON shape is versioned (`format`) and documented in the README.
  */
 

@@ -5,10 +5,11 @@ import { longStatus, shortStatus, statusEntries, type StatusReport } from "./sta
 import { openOrExit, type Workspace, type WorkspaceOptions } from "./workspace.js";
 
 /**
- * `uspark status [--json] [--short]` (design.md §2c): one round of the reconcile as a dry run, over
- * the whole tree, the base and the remote listing: what a push would send, what a pull would take,
- * open conflicts, held deletes, journal entries. Nothing is written or sent. Exit 0 when all is in
- * sync, 1 when anything is not (like `git diff --quiet`), 2 bad usage; the same with --json.
+ * `uspark status [--json] [--short]` (docs/commands.md#status-diff-and-history): one round of the
+ * reconcile as a dry run, over the whole tree, the base and the remote listing: what a push would
+ * send, what a pull would take, open conflicts, held deletes, journal entries. Nothing is written
+ * or sent. Exit 0 when all is in sync, 1 when anything is not (like `git diff --quiet`), 2 bad
+ * usage; the same with --json.
  */
 
 export type InspectOptions = Omit<WorkspaceOptions, "source" | "maxFileSize" | "concurrency"> & { maxFileSize?: number };

@@ -5,7 +5,7 @@ import type { StateStore } from "./state-store.js";
 
 /**
  * The session's copy of the base. It moves per path only when both sides are acknowledged equal
- * at a hash (design.md §1c), and is written back at most every `saveEveryMs` and once at the end:
+ * at a hash (docs/sync.md#the-base), and is written back at most every `saveEveryMs` and once at the end:
  * a session of 1,000 commits must not rewrite a 50,000-entry file 1,000 times. A crash before a
  * save costs a re-check, never an edit: the base only ever records what both sides held.
  */

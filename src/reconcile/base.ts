@@ -1,7 +1,7 @@
 import { normalizeApiUrl } from "../config.js";
 
 /**
- * The base (design.md §1c): per project (API URL, project id, prefix), what this machine last saw
+ * The base (docs/sync.md#the-base): per project (API URL, project id, prefix), what this machine last saw
  * both sides agree on, path by path, with the stat it had here then (so a scan hashes only what
  * changed), the open conflicts, the deletes the mass-delete guard holds, and the remote version.
  * This file is the pure half: the shape of `.uspark/state.json` and its parsing. Reading and
@@ -16,7 +16,7 @@ export interface BaseEntry {
   ino: number;
 }
 
-/** A conflict kept open until the two sides are made equal or one is forced (design.md §1c). */
+/** A conflict kept open until the two sides are made equal or one is forced (docs/sync.md#conflicts). */
 export interface OpenConflict {
   /** The local version when the conflict was found (its copy holds the latest, `copySha`). */
   local: string;

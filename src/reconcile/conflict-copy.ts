@@ -1,7 +1,7 @@
 import { MAX_PATH_BYTES } from "../api/validate.js";
 
 /**
- * Where the local version of a conflicting file goes (design.md §1c):
+ * Where the local version of a conflicting file goes (docs/sync.md#conflicts):
  * `<dir>/<stem>.conflict-<YYYYMMDD-HHMMSS>-<host>-<first 6 hex of its sha256><.ext>`, in UTC, `.ext`
  * the last extension (none for a dotfile such as `.env`). Time, machine and content are all in the
  * name, so a CI machine that disappears loses nothing and two copies never collide.

@@ -8,7 +8,7 @@ import type { LocalStat } from "./local-tree.js";
 /**
  * The files of a git checkout that git reports clean (tracked, unchanged since the checkout):
  * recoverable from git, so with no base entry they count as unchanged and the remote wins
- * (design.md §1c). Only modified and untracked files can conflict. No git, or no repository:
+ * (docs/sync.md#fresh-checkouts). Only modified and untracked files can conflict. No git, or no repository:
  * none, and the "no base" rows apply to every file.
  *
  * git's answer is true when it is given; a file edited after it is not clean any more. So each

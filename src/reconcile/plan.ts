@@ -4,7 +4,7 @@ import { conflictCopyPath } from "./conflict-copy.js";
 import { acts, reconcile, type Decision, type Mode, type Sha } from "./reconcile.js";
 
 /**
- * From decisions to what is done, once, with every guard (design.md §1c): the mode's filter (a
+ * From decisions to what is done, once, with every guard (docs/sync.md#the-reconcile): the mode's filter (a
  * push sends, a pull writes), conflicts (a copy of the local version committed next to the remote
  * file; an open one only updates its copy), forced paths, and the mass-delete guard, which counts
  * deletes against what the tree holds now (a rename is no mass delete) and keeps a refused delete

@@ -1,5 +1,5 @@
 /**
- * The one decision per path (design.md §1c), shared by push, pull, every scan, the watch and status:
+ * The one decision per path (docs/sync.md#the-reconcile), shared by push, pull, every scan, the watch and status:
  * given what this machine last saw both sides agree on (the base), what the tree holds now (local)
  * and what the project holds now (remote), what should happen to the path. Pure: three hashes in,
  * one action out; the truth table is test/reconcile/reconcile.test.ts.

@@ -16,7 +16,7 @@ import type { RemoteView } from "./remote-view.js";
 import { scanTree, type ScanFindings } from "./scan.js";
 
 /**
- * One round of the reconcile (design.md §1c), the same for push, pull, every scan, the watch and
+ * One round of the reconcile (docs/sync.md#the-reconcile), the same for push, pull, every scan, the watch and
  * status; in order:
  *   1. which paths: the given ones, or the whole tree, the base and the remote listing
  *   2. the local side: a stat each, a hash only where the stat moved (observe.ts)

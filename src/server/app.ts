@@ -22,7 +22,7 @@ export interface AppOptions extends Context {
   /** The device logins of `uspark login`: its two API routes, and the web view's /device page. */
   devices: DeviceFlow;
   onError?: (error: unknown) => void;
-  /** The web view (design.md §2e): every URL outside /api/ and the probes goes to it. */
+  /** The web view (docs/web-view.md): every URL outside /api/ and the probes goes to it. */
   web?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 }
 

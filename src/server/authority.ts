@@ -1,4 +1,4 @@
-// Who a request is and what it may do (design.md §2d): the one place the API and the web view ask.
+// Who a request is and what it may do (docs/access.md#tokens-and-scopes): the one place the API and the web view ask.
 
 import { createHash } from "node:crypto";
 

@@ -1,4 +1,4 @@
-// What both stores keep of scoped tokens and waiting device logins (design.md §2d). No secret is
+// What both stores keep of scoped tokens and waiting device logins (docs/access.md#tokens-and-scopes). No secret is
 // kept: a token is found by the SHA-256 of its secret, a device login by that of its device code.
 
 import type { Access, Grant } from "./authority.js";

@@ -1,4 +1,4 @@
-// Scoped tokens (design.md §2d): made, hashed, and recognized. The secret is shown once to whoever
+// Scoped tokens (docs/access.md#tokens-and-scopes): made, hashed, and recognized. The secret is shown once to whoever
 // made it; the store keeps its SHA-256 only.
 
 import { randomBytes, timingSafeEqual } from "node:crypto";

@@ -3,7 +3,7 @@ import type { RemoteView } from "../reconcile/remote-view.js";
 import { ApiError } from "../transfer/api-error.js";
 
 /**
- * The remote half of a two-way watch (design.md §1c): follows the project's commits
+ * The remote half of a two-way watch (docs/sync.md#two-way-watch): follows the project's commits
  * (`GET /commits?since=&wait=`, a long poll, on a v1.2 server; a listing every `pollMs` on an
  * older one, said once) and hands every path whose remote content changed to the session's
  * queue, where the same round decides it. What was just pulled is not pushed back: the base

@@ -5,7 +5,7 @@ import { formatTable } from "../text/table.js";
 import { ApiError, type ApiClient } from "./client.js";
 
 /**
- * Projects exist or not (design.md §2c): a v1.2 server answers 404 `project_not_found` for a
+ * Projects exist or not (docs/commands.md#projects): a v1.2 server answers 404 `project_not_found` for a
  * project never created. A mistyped id is a usage error (exit 2) naming the known ids closest to
  * it; `--create` (or `uspark projects create <id>`) makes one. An older server cannot say: it
  * creates projects on their first commit, as before.

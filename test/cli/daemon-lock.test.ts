@@ -8,9 +8,10 @@ import { journaledPaths, perTest } from "./helpers.js";
 import { startMemoryRef, startProxy, waitFor } from "../sync/helpers.js";
 
 /**
- * The daemon behaviour of design.md §2d: one watcher per root (`.uspark/lock`; a second one exits
- * 2 within a second naming the first's pid; a stale lock is taken over), one start line unless
- * --quiet, and a 401/403 at start or mid-session journals, says so and exits 1 instead of idling.
+ * The daemon behaviour of docs/commands.md#one-watcher-per-root: one watcher per root
+ * (`.uspark/lock`; a second one exits 2 within a second naming the first's pid; a stale lock is
+ * taken over), one start line unless --quiet, and a 401/403 at start or mid-session journals, says
+ * so and exits 1 instead of idling.
  */
 const t = perTest("uspark-daemon-", { server: true });
 

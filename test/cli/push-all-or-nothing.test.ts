@@ -6,7 +6,7 @@ import { perTest } from "./helpers.js";
 import { remoteFiles, remoteVersion } from "../sync/helpers.js";
 
 /**
- * A `push --delete` refused by the mass-delete guard commits nothing at all (design.md §2d; issue
+ * A `push --delete` refused by the mass-delete guard commits nothing at all (docs/sync.md#mass-deletes; issue
  * 22: it still pushed the rest, a half-done push), says so and exits 1.
  */
 const t = perTest("uspark-push-all-", { server: true });

@@ -7,7 +7,7 @@ import { remoteFiles } from "../sync/helpers.js";
 import { perTest } from "./helpers.js";
 
 /**
- * Root discovery and the remembered remote (design §2c), through the built CLI: in a pulled tree
+ * Root discovery and the remembered remote (docs/commands.md#finding-the-root), through the built CLI: in a pulled tree
  * push and pull need no flags, from any subdirectory, as git does.
  */
 

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { gitCleanFiles } from "../../src/reconcile/git-clean.js";
 
 /**
- * Which files git reports clean (design.md §1c), and when git is asked at all: a root with no
+ * Which files git reports clean (docs/sync.md#fresh-checkouts), and when git is asked at all: a root with no
  * `.git` up the tree is not a checkout, and asking costs a git process on the first sync of
  * every such root. git here is the real one, behind a script on PATH that logs each call.
  */

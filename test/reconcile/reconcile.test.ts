@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { acts, reconcile, type Decision, type Mode } from "../../src/reconcile/reconcile.js";
 
-// design.md §1c, row by row. "-" is absent (or, for the base, never held).
+// docs/sync.md#the-reconcile, row by row. "-" is absent (or, for the base, never held).
 // Every combination of base, local and remote up to renaming the hashes: 15 rows.
 const TABLE: [base: string, local: string, remote: string, expected: string][] = [
   ["A", "A", "A", "in-sync"],
@@ -37,7 +37,7 @@ function describeDecision(d: Decision): string {
   }
 }
 
-describe("reconcile(base, local, remote): the truth table of design.md §1c", () => {
+describe("reconcile(base, local, remote): the truth table of docs/sync.md", () => {
   it.each(TABLE)("base %s, local %s, remote %s → %s", (base, local, remote, expected) => {
     expect(describeDecision(reconcile(sha(base), sha(local), sha(remote)))).toBe(expected);
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { runSeed, type SimResult } from "./sim/world.js";
 
 /**
- * The seeded deterministic simulation of many writers (design.md §1c, issue 19; sim/world.ts says
+ * The seeded deterministic simulation of many writers (docs/sync.md#many-writers, issue 19; sim/world.ts says
  * what it checks). A failing seed prints itself; `SIM_SEED=n npx vitest run test/reconcile/simulation.test.ts`
  * replays it exactly, with its trace. `npm run sim -- --seeds N` runs many more.
  */

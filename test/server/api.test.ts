@@ -407,7 +407,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
   });
 
   describe("routing", () => {
-    // Outside /api/ is the web view's (design.md §2e): test/server/web/.
+    // Outside /api/ is the web view's (docs/web-view.md): test/server/web/.
     it.each([
       "/api",
       "/api/projects/demo",

@@ -1,4 +1,4 @@
-// POST /commits in v1.2 (design.md §3): expectations, the order of the checks, Idempotency-Keys.
+// POST /commits in v1.2 (docs/server.md#conditional-commits): expectations, the order of the checks, Idempotency-Keys.
 
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";

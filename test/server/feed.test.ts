@@ -1,4 +1,4 @@
-// What a v1.2 reader sees of a project's past (design.md §3): GET /files?version=N and
+// What a v1.2 reader sees of a project's past (docs/server.md#history): GET /files?version=N and
 // GET /commits?since=N&limit=M[&path=P][&wait=ms].
 
 import { randomUUID } from "node:crypto";

@@ -1,4 +1,4 @@
-// Projects in v1.2 (design.md §2c, §3): created only through POST /api/projects, listed by GET,
+// Projects in v1.2 (docs/server.md#projects): created only through POST /api/projects, listed by GET,
 // unknown ones refused on every route; ids of 1-255 bytes.
 
 import { randomUUID } from "node:crypto";
@@ -117,7 +117,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     });
   });
 
-  describe("project ids at the limits of design.md §3", () => {
+  describe("project ids at the limits of docs/api.md", () => {
     const ids = [
       ["255 ASCII bytes", "p".repeat(255)],
       ["255 bytes of 3-byte characters", "日".repeat(85)],

@@ -1,4 +1,4 @@
-// Scoped tokens on both stores (design.md §2d): their projects and scope, revoked or expired
+// Scoped tokens on both stores (docs/access.md#tokens-and-scopes): their projects and scope, revoked or expired
 // tokens refused at the very next request (revoked by another process), no secret kept.
 
 import { readFileSync } from "node:fs";

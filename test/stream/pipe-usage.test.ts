@@ -4,7 +4,7 @@ import { runCli, startCli } from "../helpers/cli.js";
 import { perTest, writeEvents } from "../cli/helpers.js";
 
 /**
- * The pipe form never harms the agent upstream (design.md §2d): on a usage or configuration error
+ * The pipe form never harms the agent upstream (docs/commands.md#the-pipe-form): on a usage or configuration error
  * it still copies stdin to stdout to the end, then exits 2, so the agent is not killed by SIGPIPE
  * and its output is not lost. A stream with no JSON event gets one warning naming the stream flag.
  */

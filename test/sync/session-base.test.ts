@@ -6,7 +6,10 @@ import { fileStateStore, statePath } from "../../src/reconcile/state-store.js";
 import { createSyncSession, type SyncOptions } from "../../src/sync/index.js";
 import { remoteFiles, sha256, syncOptions, tempDir, useTestProject, waitFor } from "./helpers.js";
 
-/** The base (.uspark/state.json) as sync sessions leave it (design.md §1c: it moves only when both sides are equal). */
+/**
+ * The base (.uspark/state.json) as sync sessions leave it (docs/sync.md#the-base: it moves only when
+ * both sides are equal).
+ */
 
 const TOKEN = "tok-base-0123456789";
 const project = useTestProject({ token: TOKEN });

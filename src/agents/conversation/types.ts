@@ -1,4 +1,4 @@
-// A transcript read as a conversation (design.md §2c run view, §2e sessions page): what a person
+// A transcript read as a conversation (docs/agents.md#the-run-view, docs/web-view.md#pages): what a person
 // wants to see of an agent's stream, for every format the agents' parsers read.
 
 /** One step of the conversation, in stream order. Every text is the agent's, unescaped: the reader of a step escapes it. */

@@ -1,4 +1,4 @@
-// The web view's entry (design.md §2e): every URL outside /api/ and the probes comes here. Signs
+// The web view's entry (docs/web-view.md#pages): every URL outside /api/ and the probes comes here. Signs
 // people in and out, asks the Authority who each request is (a revoked token is signed out at
 // once), checks project access, and hands the request to its page.
 

@@ -1,5 +1,6 @@
-// The one way the web view makes HTML (design.md §2e): a tagged template that escapes every value
-// it is given unless that value was itself made by the template. No raw string reaches a page.
+// The one way the web view makes HTML (docs/web-view.md#how-it-is-kept-safe): a tagged template
+// that escapes every value it is given unless that value was itself made by the template. No raw
+// string reaches a page.
 
 const MARK = Symbol("html");
 

@@ -1,4 +1,4 @@
-// The frame of every page and the headers of every web answer (design.md §2e): a strict CSP
+// The frame of every page and the headers of every web answer (docs/web-view.md#how-it-is-kept-safe): a strict CSP
 // (scripts and styles only from /assets/ of this server), no sniffing, no framing, no caching.
 
 import type { ServerResponse } from "node:http";

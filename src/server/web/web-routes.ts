@@ -1,4 +1,4 @@
-// The URLs of the web view (design.md §2e), parsed: every name in a path is one percent-decoded
+// The URLs of the web view (docs/web-view.md#pages), parsed: every name in a path is one percent-decoded
 // segment, a file's path the segments after /f/.
 
 export type WebRoute =

@@ -1,5 +1,6 @@
-// Web sessions (design.md §2e): a random id in an HttpOnly SameSite=Strict cookie, the token kept
-// here on the server (never in the cookie, never in a URL), and a CSRF token for every POST form.
+// Web sessions (docs/web-view.md#how-it-is-kept-safe): a random id in an HttpOnly SameSite=Strict
+// cookie, the token kept here on the server (never in the cookie, never in a URL), and a CSRF token
+// for every POST form.
 
 import { randomBytes, timingSafeEqual } from "node:crypto";
 

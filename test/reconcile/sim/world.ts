@@ -8,7 +8,7 @@ import { NO_FAULTS, type Acknowledged, type Faults } from "./transport.js";
 import { Writer } from "./writer.js";
 
 /**
- * One seeded run (design.md §1c, issue 19): N writers on one project edit, delete, rename, copy
+ * One seeded run (docs/sync.md#many-writers, issue 19): N writers on one project edit, delete, rename, copy
  * with old mtimes and move whole directories while their processes sync, crash and restart, over
  * a network that loses, repeats and reorders. Then the edits stop, the faults stop, and every
  * writer syncs until a whole pass changes nothing. Then it must hold that:

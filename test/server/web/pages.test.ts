@@ -1,4 +1,4 @@
-// The web view over plain HTTP (design.md §2e): sign-in and its cookie, CSP and nosniff on every
+// The web view over plain HTTP (docs/web-view.md#how-it-is-kept-safe): sign-in and its cookie, CSP and nosniff on every
 // page, escaping, CSRF, revoked tokens, read-only views, paging, downloads, device approval, live.
 
 import { existsSync, readdirSync, readFileSync, utimesSync } from "node:fs";

@@ -1,4 +1,4 @@
-// The web view in headless Chromium (design.md §2e): every page opened and shot, the XSS cases
+// The web view in headless Chromium (docs/web-view.md): every page opened and shot, the XSS cases
 // shown as text with no dialog, keyboard navigation, live commits, a read token's read-only view.
 
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";

@@ -166,7 +166,7 @@ Compares the tree, the last sync (.uspark/state.json) and the remote, changing n
 would send, what a pull would take, open conflicts, deletes held by the mass-delete guard, and what
 an earlier run journaled. Exit code: 0 everything in sync, 1 anything not (with or without --json),
 2 usage. --json prints one object: { "format": 1, "projectId", "apiUrl", "root", "baseVersion",
-"remoteVersion", "inSync", "paths": [{ "path", "status", "copy"? }] } (README "uspark status --json").
+"remoteVersion", "inSync", "paths": [{ "path", "status", "copy"? }] } (docs/commands.md#status---json).
 
 Examples:
   $ uspark status                                    # in a pulled tree: no flags needed

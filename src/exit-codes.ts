@@ -1,7 +1,7 @@
 import os from "node:os";
 
 /**
- * Every exit code uspark uses, in one place (README "Exit codes" lists the same).
+ * Every exit code uspark uses, in one place (docs/commands.md#exit-codes-and-signals lists the same).
  * `uspark run` also passes on the agent's own non-zero code, or 128+n when it died of signal n.
  */
 export const EXIT = {

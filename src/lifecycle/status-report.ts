@@ -2,8 +2,8 @@ import type { OpenConflict } from "../reconcile/base.js";
 import type { Plan } from "../reconcile/plan.js";
 
 /**
- * What `uspark status` says, decided from a dry run's plan (docs/commands.md#status---json): pure, no I/O. Each path
- * not in sync gets one state; the JSON shape is versioned (`format`) and documented in the README.
+ * What `uspark status` says, decided from a dry run's plan: pure, no I/O. Each path not in sync gets
+ * one state; the JSON shape is versioned (`format`) and documented in docs/commands.md#status---json.
  */
 
 export type PathStatus =

@@ -37,7 +37,9 @@ Examples:
 Settings: --api-url / USPARK_API_URL (default ${DEFAULT_API_URL}), --token / USPARK_TOKEN,
 --project-id / USPARK_PROJECT_ID, then what the root remembers of its last pull or sync (api url,
 project id, prefix), then ~/.uspark/config.json (the token uspark login saved for the server, or
-{ "token": "...", "apiUrl": "..." }). The root is
+{ "token": "...", "apiUrl": "..." }). A server the root remembers is used only if chosen on this
+machine (named by --api-url or USPARK_API_URL, recorded in ~/.uspark/known-servers; apiUrl or
+servers of the config; uspark login): any other stops the command, nothing sent. The root is
 --root, else the nearest directory upward holding .uspark/state.json (never $HOME), else the
 current directory: in a pulled tree, uspark push and uspark pull need no flags, from any
 subdirectory. Shell completion: uspark completion bash|zsh|fish.

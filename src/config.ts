@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { nodeCrypto } from "./lazy-builtins.js";
@@ -37,6 +37,8 @@ export interface HomeConfig {
   projectId?: string;
   /** Tokens saved by `uspark login`, by API URL: each goes only to the server it was made by. */
   servers?: Record<string, { token: string }>;
+  /** Not a key of config.json: the servers recorded in ~/.uspark/known-servers (known-servers.ts). */
+  knownServers?: ReadonlySet<string>;
 }
 
 const HOME_KEYS: readonly string[] = ["apiUrl", "token", "projectId", "servers"];
@@ -67,16 +69,38 @@ export function resolveConnection(
   return { ...resolveServer(flags, env, home, remembered), projectId: requireProjectId(projectId, missing) };
 }
 
-/** The server and token alone (commands that name no project, such as `uspark projects`). */
+/**
+ * The server and token alone (commands that name no project, such as `uspark projects`). A tree's
+ * state file may have been written by anyone (a cloned repository, a tarball, another user's
+ * parent directory): the server it names is used only when this user chose it on this machine.
+ */
 export function resolveServer(flags: ConnectionFlags, env: NodeJS.ProcessEnv, home: HomeConfig, remembered?: RememberedRemote): { apiUrl: string; token?: string } {
-  const given = flags.apiUrl ?? nonEmpty(env.USPARK_API_URL);
+  const given = givenApiUrl(flags, env);
   const apiUrl = given ?? remembered?.apiUrl ?? home.apiUrl ?? DEFAULT_API_URL;
-  // A tree copied from elsewhere may remember any server: the stored token goes only to the server it is stored for.
+  // The config's own token goes only to the config's own server, even among the chosen ones.
   const foreign = given === undefined && remembered !== undefined && normalizeApiUrl(remembered.apiUrl) !== normalizeApiUrl(home.apiUrl ?? DEFAULT_API_URL);
   const checked = checkApiUrl(apiUrl, flags.insecure === true);
+  if (given === undefined && remembered !== undefined && !isChosenServer(checked, home)) {
+    throw new UsageError(`this tree's .uspark/state.json names ${checked}, a server not chosen on this machine: nothing was sent`, `if you trust it, pass --api-url ${checked} (remembered from then on)`);
+  }
   const loggedIn = home.servers?.[normalizeApiUrl(checked)]?.token;
   const token = flags.token ?? nonEmpty(env.USPARK_TOKEN) ?? loggedIn ?? (foreign ? undefined : home.token);
   return { apiUrl: checked, token };
+}
+
+/** The server the user named for this command: --api-url, else USPARK_API_URL. */
+export function givenApiUrl(flags: Pick<ConnectionFlags, "apiUrl">, env: NodeJS.ProcessEnv): string | undefined {
+  return flags.apiUrl ?? nonEmpty(env.USPARK_API_URL);
+}
+
+/**
+ * Did this user choose `apiUrl` on this machine (as ssh keeps known_hosts)? The config's apiUrl
+ * (else the default, where a token goes with no setting at all), a server logged in to, or one
+ * recorded in known-servers when a command named it.
+ */
+export function isChosenServer(apiUrl: string, home: HomeConfig): boolean {
+  const url = normalizeApiUrl(apiUrl);
+  return url === normalizeApiUrl(home.apiUrl ?? DEFAULT_API_URL) || home.servers?.[url] !== undefined || home.knownServers?.has(url) === true;
 }
 
 /** What the error for a missing project id may offer. */
@@ -166,6 +190,32 @@ export function loadHomeConfig(file: string = homeConfigPath(), warn: (message: 
   }
   if (config.servers !== undefined) result.servers = serversOf(file, config.servers);
   return result;
+}
+
+/** Beside config.json: the servers commands named (--api-url, USPARK_API_URL), one URL a line. */
+export function knownServersPath(configFile: string = homeConfigPath()): string {
+  return path.join(path.dirname(configFile), "known-servers");
+}
+
+/** The recorded servers, normalized; none when there is no file. */
+export function loadKnownServers(file: string): Set<string> {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return new Set();
+    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+  return new Set(text.split("\n").map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#")).map(normalizeApiUrl));
+}
+
+/**
+ * Adds one server in one appended line (mode 0600, in a 0700 directory): commands of the same
+ * user running at once each add theirs, where a rewrite of the whole file could drop another's.
+ */
+export function recordKnownServer(file: string, apiUrl: string): void {
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  appendFileSync(file, `${normalizeApiUrl(apiUrl)}\n`, { mode: 0o600 });
 }
 
 /** The file's JSON object, or undefined when there is no file. */

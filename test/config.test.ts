@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writ
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkApiUrl, checkPrefix, loadHomeConfig, parseNonNegativeInt, resolveConnection, resolvePrefix, resolveServer, updateHomeConfig, UsageError } from "../src/config.js";
+import { checkApiUrl, checkPrefix, givenApiUrl, isChosenServer, knownServersPath, loadHomeConfig, loadKnownServers, parseNonNegativeInt, recordKnownServer, resolveConnection, resolvePrefix, resolveServer, updateHomeConfig, UsageError, type HomeConfig } from "../src/config.js";
 
 describe("resolveConnection", () => {
   it("should prefer flags over the environment over the home config", () => {
@@ -25,7 +25,7 @@ describe("resolveConnection", () => {
   });
 
   it("takes what the root remembers after flags and the environment, before the home config (the token is never remembered, nor given to a remembered server it is not stored for)", () => {
-    const home = { apiUrl: "http://127.0.0.1:2", token: "home-token", projectId: "home-project" };
+    const home = { apiUrl: "http://127.0.0.1:2", token: "home-token", projectId: "home-project", knownServers: new Set(["http://127.0.0.1:3"]) };
     const remembered = { apiUrl: "http://127.0.0.1:3", projectId: "pulled", prefix: "app" };
     expect(resolveConnection({}, {}, home, remembered)).toEqual({ apiUrl: "http://127.0.0.1:3", token: undefined, projectId: "pulled" });
     expect(resolveConnection({ apiUrl: "http://127.0.0.1:4" }, { USPARK_PROJECT_ID: "env-project" }, home, remembered)).toEqual({
@@ -43,14 +43,57 @@ describe("resolveConnection", () => {
 });
 
 describe("resolveServer", () => {
-  const home = { apiUrl: "https://uspark.example.com", token: "home-token" };
+  const home = { apiUrl: "https://uspark.example.com", token: "home-token", knownServers: new Set(["https://pulled.example.org"]) };
+  const tree = (apiUrl: string) => ({ apiUrl, projectId: "p" });
   it("uses a remembered server, with the stored token only when it is the server that token is stored for", () => {
-    expect(resolveServer({}, {}, home, { apiUrl: "https://uspark.example.com/", projectId: "p" })).toEqual({ apiUrl: "https://uspark.example.com", token: "home-token" });
-    // A tree copied from elsewhere names another server: no stored credential goes there.
-    expect(resolveServer({}, {}, home, { apiUrl: "https://evil.example.net", projectId: "p" })).toEqual({ apiUrl: "https://evil.example.net", token: undefined });
-    // A token or a server the user gives is theirs to pair.
-    expect(resolveServer({ token: "t" }, {}, home, { apiUrl: "https://evil.example.net", projectId: "p" }).token).toBe("t");
-    expect(resolveServer({ apiUrl: "https://other.example.org" }, {}, home, { apiUrl: "https://evil.example.net", projectId: "p" })).toEqual({ apiUrl: "https://other.example.org", token: "home-token" });
+    expect(resolveServer({}, {}, home, tree("https://uspark.example.com/"))).toEqual({ apiUrl: "https://uspark.example.com", token: "home-token" });
+    expect(resolveServer({}, {}, home, tree("https://pulled.example.org"))).toEqual({ apiUrl: "https://pulled.example.org", token: undefined });
+    expect(resolveServer({}, { USPARK_TOKEN: "env" }, home, tree("https://pulled.example.org"))).toEqual({ apiUrl: "https://pulled.example.org", token: "env" });
+    // A server the user gives is theirs to pair with the stored token.
+    expect(resolveServer({ apiUrl: "https://other.example.org" }, {}, home, tree("https://evil.example.net"))).toEqual({ apiUrl: "https://other.example.org", token: "home-token" });
+  });
+
+  it("stops at a tree naming a server not chosen on this machine, whatever token there is, naming it and the flag that confirms it", () => {
+    const refusal = new UsageError(
+      "this tree's .uspark/state.json names https://evil.example.net, a server not chosen on this machine: nothing was sent",
+      "if you trust it, pass --api-url https://evil.example.net (remembered from then on)",
+    );
+    for (const [flags, env] of [[{}, {}], [{ token: "t" }, {}], [{}, { USPARK_TOKEN: "env" }], [{}, { USPARK_API_URL: "" }]] as const) {
+      expect(() => resolveServer(flags, env, home, tree("https://evil.example.net/"))).toThrow(refusal);
+    }
+  });
+
+  it("chosen: the config's apiUrl (else the default), a server logged in to, a recorded one; given by flag or environment", () => {
+    const cases: [HomeConfig, string, boolean][] = [
+      [{}, "http://127.0.0.1:4400/", true],
+      [{ apiUrl: "https://a.example" }, "http://127.0.0.1:4400", false],
+      [{ apiUrl: "https://a.example/" }, "https://a.example", true],
+      [{ servers: { "https://b.example": { token: "t" } } }, "https://b.example/", true],
+      [{ knownServers: new Set(["https://c.example"]) }, "https://c.example", true],
+      [{ knownServers: new Set(["https://c.example"]) }, "https://c.example:8443", false],
+      [{ knownServers: new Set(["https://c.example/api"]) }, "https://c.example", false],
+    ];
+    for (const [config, url, chosen] of cases) expect(isChosenServer(url, config), `${url} with ${JSON.stringify(config)}`).toBe(chosen);
+    expect(givenApiUrl({ apiUrl: "https://f" }, { USPARK_API_URL: "https://e" })).toBe("https://f");
+    expect(givenApiUrl({}, { USPARK_API_URL: "https://e" })).toBe("https://e");
+    expect(givenApiUrl({}, { USPARK_API_URL: "" })).toBeUndefined();
+  });
+});
+
+describe("known-servers", () => {
+  it("appends one normalized URL a line, mode 0600; reads them back, blank and # lines skipped; none without a file", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "uspark-known-"));
+    try {
+      const file = knownServersPath(path.join(dir, ".uspark", "config.json"));
+      expect(loadKnownServers(file)).toEqual(new Set());
+      recordKnownServer(file, "https://a.example/");
+      recordKnownServer(file, "http://127.0.0.1:5");
+      writeFileSync(file, `${readFileSync(file, "utf8")}\n# a note\n`);
+      expect(loadKnownServers(file)).toEqual(new Set(["https://a.example", "http://127.0.0.1:5"]));
+      if (process.platform !== "win32") expect(statSync(file).mode & 0o777).toBe(0o600);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

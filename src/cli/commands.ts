@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import path from "node:path";
 import { isatty } from "node:tty";
-import { checkPrefix, homeConfigPath, loadHomeConfig, resolveConnection, resolvePrefix, resolveServer, UsageError, type Connection, type HomeConfig, type MissingProjectHint } from "../config.js";
+import { checkPrefix, givenApiUrl, homeConfigPath, isChosenServer, knownServersPath, loadHomeConfig, loadKnownServers, recordKnownServer, resolveConnection, resolvePrefix, resolveServer, UsageError, type Connection, type ConnectionFlags, type HomeConfig, type MissingProjectHint } from "../config.js";
 import { EXIT } from "../exit-codes.js";
 import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../agents/commands.js";
 import { runSession } from "../lifecycle/session.js";
@@ -292,7 +292,9 @@ async function withClient(flags: ProjectsFlags, what: string, work: (client: Api
   let client: ApiClient;
   let report = reporterFor(flags);
   try {
-    const server = resolveServer(flags, process.env, homeConfig(report), await rememberedProject(findRoot(process.cwd(), process.env.HOME)));
+    const home = homeConfig(report);
+    const server = resolveServer(flags, process.env, home, await rememberedProject(findRoot(process.cwd(), process.env.HOME)));
+    rememberChoice(flags, server.apiUrl, home, report);
     report = reporterFor(flags, server.token);
     client = new ApiClient({ ...server, projectId: flags.projectId ?? "", requestTimeoutMs: 30_000 });
   } catch (error) {
@@ -368,7 +370,10 @@ async function connect(
   missing: MissingProjectHint = {},
 ): Promise<{ connection: Connection; prefix: string | undefined }> {
   const remembered = await rememberedProject(root);
-  const connection = resolveConnection(flags, process.env, homeConfig(reporterFor(flags)), remembered, missing);
+  const report = reporterFor(flags);
+  const home = homeConfig(report);
+  const connection = resolveConnection(flags, process.env, home, remembered, missing);
+  rememberChoice(flags, connection.apiUrl, home, report);
   return { connection, prefix: resolvePrefix(flags.prefix, connection, remembered) };
 }
 
@@ -399,9 +404,24 @@ function checkRoot(root: string): string {
   return resolved;
 }
 
-/** ~/.uspark/config.json, its mode and unknown keys said once each through `report`. */
+/** ~/.uspark/config.json (its mode and unknown keys said once each through `report`) and the servers recorded beside it. */
 export function homeConfig(report: Reporter): HomeConfig {
-  return loadHomeConfig(homeConfigPath(), (message) => report.warnOnce(message, "config", message));
+  const file = homeConfigPath();
+  return { ...loadHomeConfig(file, (message) => report.warnOnce(message, "config", message)), knownServers: loadKnownServers(knownServersPath(file)) };
+}
+
+/**
+ * A server named by --api-url or USPARK_API_URL is this user's choice: recorded (known-servers),
+ * so that the tree pulled from it needs no flag from then on. `apiUrl` is the checked one.
+ */
+export function rememberChoice(flags: Pick<ConnectionFlags, "apiUrl">, apiUrl: string, home: HomeConfig, report: Reporter): void {
+  if (givenApiUrl(flags, process.env) === undefined || isChosenServer(apiUrl, home)) return;
+  const file = knownServersPath();
+  try {
+    recordKnownServer(file, apiUrl);
+  } catch (error) {
+    report.warn("config", `cannot record ${apiUrl} in ${file} (${(error as Error).message}): in a tree pulled from it, pass --api-url again`);
+  }
 }
 
 /** `timestamps`: a daemon's lines (`watch --no-stdin`), read later in a supervisor's log, carry their time. */

@@ -8,7 +8,7 @@ import { homeConfigPath, normalizeApiUrl, resolveServer, updateHomeConfig, Usage
 import { EXIT } from "../exit-codes.js";
 import { Reporter } from "../report.js";
 import { failureReason } from "../transfer/retry.js";
-import { exit, homeConfig, usageFailure } from "./commands.js";
+import { exit, homeConfig, rememberChoice, usageFailure } from "./commands.js";
 import type { LoginFlags } from "./flags.js";
 
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -48,7 +48,9 @@ export async function runLoginCommand(flags: LoginFlags): Promise<void> {
   const report = new Reporter();
   let apiUrl: string;
   try {
-    apiUrl = resolveServer({ apiUrl: flags.apiUrl, insecure: flags.insecure }, process.env, homeConfig(report)).apiUrl;
+    const home = homeConfig(report);
+    apiUrl = resolveServer({ apiUrl: flags.apiUrl, insecure: flags.insecure }, process.env, home).apiUrl;
+    rememberChoice(flags, apiUrl, home, report);
   } catch (error) {
     return usageFailure(report, error);
   }

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnChild, type SpawnedChild } from "./spawner.js";
 
@@ -29,11 +32,26 @@ export interface CliOptions {
   keepStdout?: boolean;
 }
 
+let workerHome: string | undefined;
+
+/**
+ * The CLI's HOME when a test gives none: one of this worker's, so that no run reads the
+ * developer's ~/.uspark/config.json nor records the servers it was given there.
+ */
+function isolatedHome(): string {
+  if (workerHome === undefined) {
+    const made = mkdtempSync(path.join(tmpdir(), "uspark-home-"));
+    process.once("exit", () => rmSync(made, { recursive: true, force: true }));
+    workerHome = made;
+  }
+  return workerHome;
+}
+
 /** Resolves once the CLI runs: its stdio is the caller's to drive, `result` comes when it has exited and closed its output. */
 export async function startCli(args: string[], options: CliOptions = {}): Promise<{ child: SpawnedChild; result: Promise<CliResult> }> {
   const child = await spawnChild(process.execPath, [CLI, ...args], {
     cwd: options.cwd,
-    env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: undefined, ...options.env },
+    env: { ...process.env, HOME: isolatedHome(), NO_COLOR: "1", FORCE_COLOR: undefined, ...options.env },
   });
   const stdout: Buffer[] = [];
   let stderr = "";

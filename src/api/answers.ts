@@ -23,25 +23,29 @@ export function conflictEntries(body: Record<string, unknown> | undefined): Conf
   return ok ? (list as ConflictEntry[]).map((c) => ({ path: c.path, sha256: c.sha256, size: typeof c.size === "number" ? c.size : null })) : undefined;
 }
 
+/** Why a feed is refused: it is not a feed, or it says what cannot be true of a history (no retry mends that). */
+export type FeedFault = "malformed" | "contradiction";
+
 /**
  * A commit feed, checked: each commit one version after the one before it (starting at
- * `since + 1`; `filtered`, a path's feed: any later version), every change a put or a delete of a
- * string path, the head at least the last.
+ * `since + 1`, a version the server gave before; `filtered`, a path's feed: any later version),
+ * every change a put or a delete of a string path, the head at least the last.
  */
-export function parseFeed(json: Record<string, unknown> | undefined, since: number, fail: (why: string) => Error, options: { filtered?: boolean } = {}): CommitFeed {
-  if (!json || !isVersion(json.version) || !Array.isArray(json.commits)) throw fail("the answer is not { version, commits }");
+export function parseFeed(json: Record<string, unknown> | undefined, since: number, fail: (why: string, fault: FeedFault) => Error, options: { filtered?: boolean } = {}): CommitFeed {
+  if (!json || !isVersion(json.version) || !Array.isArray(json.commits)) throw fail("the answer is not { version, commits }", "malformed");
   const commits: CommitRecord[] = [];
   let expected = since + 1;
   for (const item of json.commits as unknown[]) {
     const commit = item as Partial<CommitRecord> | null;
-    if (!commit || !isVersion(commit.version) || !Array.isArray(commit.changes)) throw fail("a commit is not { version, changes }");
+    if (!commit || !isVersion(commit.version) || !Array.isArray(commit.changes)) throw fail("a commit is not { version, changes }", "malformed");
     // A path filter lists only the commits that touched the path: versions skip, never go back.
-    if (options.filtered ? commit.version < expected : commit.version !== expected) throw fail(`commit versions go back, repeat or skip (v${commit.version} where v${expected} was due)`);
-    if (!commit.changes.every(isChange)) throw fail(`commit v${commit.version} holds a change that is not a put or a delete`);
+    if (options.filtered ? commit.version < expected : commit.version !== expected) throw fail(`commit versions go back, repeat or skip (v${commit.version} where v${expected} was due)`, "contradiction");
+    if (!commit.changes.every(isChange)) throw fail(`commit v${commit.version} holds a change that is not a put or a delete`, "malformed");
     commits.push({ version: commit.version, time: typeof commit.time === "string" ? commit.time : "", source: commit.source, changes: commit.changes });
     expected = commit.version + 1;
   }
-  if (json.version < expected - 1) throw fail(`the head v${json.version} is older than the commits listed`);
+  if (commits.length === 0 && json.version < since) throw fail(`the head went back from v${since} to v${json.version}`, "contradiction");
+  if (json.version < expected - 1) throw fail(`the head v${json.version} is older than the commits listed (up to v${expected - 1})`, "contradiction");
   return { version: json.version, commits };
 }
 

@@ -37,7 +37,7 @@ export async function runWatchCommand(flags: WatchFlags): Promise<void> {
     return usageFailure(report, error);
   }
   if (stdin && isatty(0)) report.warn("tty", "stdin is a terminal: pipe an agent's JSON stream into uspark (Ctrl-D ends), or use --no-stdin");
-  const endEarly = sessionStopped.promise.then(() => report.error("daemon", "syncing stopped for good: the daemon exits rather than idle; fix the token or the project and start it again"));
+  const endEarly = sessionStopped.promise.then(() => report.error("daemon", "syncing stopped for good (why is said above): the daemon exits rather than idle; start it again once that is fixed"));
   const session = runSession({ watcher: started.watcher, report, input: stdin ? agentStdin() : undefined, output: process.stdout, endEarly: stdin ? undefined : endEarly });
   // Once its signal handlers are in place: a supervisor may stop it as soon as it has read this.
   if (!stdin) reportStart(report, started);

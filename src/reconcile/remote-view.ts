@@ -1,6 +1,6 @@
 import type { ApiVersion, Change, ConflictEntry, Listing } from "../api/types.js";
 import type { Reporter } from "../report.js";
-import { ApiError } from "../transfer/api-error.js";
+import { contradiction } from "../transfer/api-error.js";
 import type { ProjectRemote } from "../transfer/project-remote.js";
 import type { RemoteEntry } from "./plan.js";
 
@@ -159,9 +159,4 @@ export function listingRefusals(paths: readonly string[]): Map<string, string> {
 function sameChanges(a: readonly Change[], b: readonly Change[]): boolean {
   const key = (c: Change) => `${c.op}\0${c.path}\0${c.op === "put" ? c.sha256 : ""}`;
   return a.length === b.length && a.every((c, i) => key(c) === key(b[i]!));
-}
-
-/** The server says two things that cannot both be true: no retry can fix it. */
-function contradiction(why: string): ApiError {
-  return new ApiError(`the server contradicts itself: ${why}`, { code: "protocol", fatal: true });
 }

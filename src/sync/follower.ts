@@ -65,9 +65,11 @@ export class RemoteFollower {
   }
 }
 
+/** A pause that ends early, rejected, on `signal`; its listener goes with it (the loop pauses again and again). */
 function delay(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+    const aborted = () => (clearTimeout(timer), reject(signal.reason));
+    const timer = setTimeout(() => (signal.removeEventListener("abort", aborted), resolve()), ms);
+    signal.addEventListener("abort", aborted, { once: true });
   });
 }

@@ -45,6 +45,11 @@ export class ApiError extends Error {
   }
 }
 
+/** The server says two things that cannot both be true (`label`: the request that said the second): no retry can mend it. */
+export function contradiction(why: string, label?: string): ApiError {
+  return new ApiError(`${label ? `${label}: ` : ""}the server contradicts itself: ${why}`, { code: "protocol", fatal: true });
+}
+
 const TIMEOUT_CODES = new Set(["HEADERS_TIMEOUT", "BODY_TIMEOUT", "CONNECT_TIMEOUT", "ETIMEDOUT"]);
 
 /** Node's codes for a server certificate that cannot be trusted: no retry changes them. */

@@ -3,13 +3,13 @@ import { isSha256 } from "../api/validate.js";
 import { multipartChunks, multipartType, newBoundary } from "../api/multipart.js";
 import { multipartBoundary, MultipartError, MultipartReader } from "../api/multipart-reader.js";
 import { bodyLength, Connections, eachChunk, readBody, type BodyOptions, type IncomingAnswer } from "./connections.js";
-import { ApiError, networkError } from "./api-error.js";
+import { ApiError, contradiction, networkError } from "./api-error.js";
 import { requestDeadline } from "./deadline.js";
 import { isRetryableStatus, parseRetryAfter } from "./retry.js";
 
 export { ApiError } from "./api-error.js";
 import type { ApiVersion, Change, CommitFeed, CommitSource, Listing, ProjectSummary, RemoteFile } from "../api/types.js";
-import { isProjectSummary, isShaList, isVersion, parseFeed } from "../api/answers.js";
+import { isProjectSummary, isShaList, isVersion, parseFeed, type FeedFault } from "../api/answers.js";
 
 /**
  * The project API client (docs/api.md): one request per call, no retries (retry.ts does that).
@@ -152,7 +152,8 @@ export class ApiClient {
       // A long poll may rightly answer only at the end of its wait.
       answerWithinMs: options.waitMs,
     });
-    return parseFeed(answer.json, since, (why) => this.protocolError("GET /commits", why), { filtered: options.path !== undefined });
+    const fail = (why: string, fault: FeedFault) => (fault === "contradiction" ? contradiction(why, "GET /commits") : this.protocolError("GET /commits", why));
+    return parseFeed(answer.json, since, fail, { filtered: options.path !== undefined });
   }
 
   /** HEAD /blobs/{sha256}: does the server have it? */

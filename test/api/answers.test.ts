@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { conflictEntries, parseFeed } from "../../src/api/answers.js";
+import { conflictEntries, parseFeed, type FeedFault } from "../../src/api/answers.js";
 import { listingRefusals } from "../../src/reconcile/remote-view.js";
 
 const SHA = "a".repeat(64);
@@ -22,15 +22,21 @@ describe("parseFeed: a commit feed is checked, never looped on", () => {
   });
 
   it.each([
-    ["versions that go back", { version: 9, commits: [commit(4), commit(3)] }, "go back, repeat or skip"],
-    ["a version repeated", { version: 9, commits: [commit(4), commit(4)] }, "go back, repeat or skip"],
-    ["a gap", { version: 9, commits: [commit(5)] }, "go back, repeat or skip"],
-    ["a head older than its commits", { version: 4, commits: [commit(4), commit(5)] }, "older than the commits"],
-    ["a head older than since", { version: 2, commits: [] }, "older than the commits"],
-    ["a change that is neither put nor delete", { version: 9, commits: [commit(4, { op: "move", path: "a" })] }, "not a put or a delete"],
-    ["not a feed", { commits: "no" }, "not { version, commits }"],
-  ])("refuses %s", (_, json, message) => {
-    expect(() => parseFeed(json as Record<string, unknown>, 3, fail)).toThrow(message);
+    ["versions that go back", { version: 9, commits: [commit(4), commit(3)] }, "go back, repeat or skip (v3 where v5 was due)", "contradiction"],
+    ["a version repeated", { version: 9, commits: [commit(4), commit(4)] }, "go back, repeat or skip", "contradiction"],
+    ["a gap", { version: 9, commits: [commit(5)] }, "go back, repeat or skip (v5 where v4 was due)", "contradiction"],
+    ["a head older than its commits", { version: 4, commits: [commit(4), commit(5)] }, "the head v4 is older than the commits listed (up to v5)", "contradiction"],
+    ["a head older than since", { version: 2, commits: [] }, "the head went back from v3 to v2", "contradiction"],
+    ["a change that is neither put nor delete", { version: 9, commits: [commit(4, { op: "move", path: "a" })] }, "not a put or a delete", "malformed"],
+    ["not a feed", { commits: "no" }, "not { version, commits }", "malformed"],
+  ])("refuses %s", (_, json, message, fault) => {
+    const faults: FeedFault[] = [];
+    expect(() => parseFeed(json as Record<string, unknown>, 3, (why, kind) => (faults.push(kind), new Error(why)))).toThrow(message);
+    expect(faults).toEqual([fault]);
+  });
+
+  it("the same head as since, with no commits, is no news", () => {
+    expect(parseFeed({ version: 3, commits: [] }, 3, fail)).toEqual({ version: 3, commits: [] });
   });
 });
 

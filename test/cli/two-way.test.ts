@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
 import { perTest } from "./helpers.js";
-import { remoteCommits, tempDir, waitFor } from "../sync/helpers.js";
+import { remoteCommits, startProxy, tempDir, waitFor, type Action, type SeenRequest } from "../sync/helpers.js";
 
 /**
  * The dev-container recipe: `uspark pull`, then `uspark watch --no-stdin --two-way`. Another
@@ -72,4 +72,39 @@ describe("uspark watch --no-stdin --two-way", () => {
     child.kill("SIGTERM");
     expect((await result).code).toBe(0);
   });
+
+  /**
+   * A server that contradicts itself (docs/api.md, GET /commits): its feed answers, for the version
+   * it already gave (v2), a head that went back or commits that do not follow. No retry can mend
+   * that: the watch stops, exit 1, with one line naming both versions (the summary repeats it;
+   * before: a warning every second, forever).
+   */
+  const goesBack: [string, unknown, RegExp][] = [
+    ["a head older than a version it gave", { version: 1, commits: [] }, /\bv2\b.*\bv1\b/],
+    ["commits that do not follow", { version: 5, commits: [{ version: 5, time: "", changes: [] }] }, /\bv5\b.*\bv3\b/],
+  ];
+  for (const [what, answer, versions] of goesBack) {
+    it(`stops on a commit feed that goes back (${what}): exit 1, one line naming both versions`, async () => {
+      writeFileSync(path.join(other.dir, "a.txt"), "one\n");
+      await pushFrom(other.dir);
+      writeFileSync(path.join(other.dir, "a.txt"), "two\n");
+      await pushFrom(other.dir);
+      const feedAfterV2 = (req: SeenRequest): Action | undefined =>
+        req.method === "GET" && /\/commits\?(.*&)?since=2\b/.test(req.url) ? { kind: "answer", status: 200, body: answer } : undefined;
+      const proxy = await startProxy(t.server!.url, feedAfterV2);
+      try {
+        const via = ["--project-id", "p1", "--api-url", proxy.url, "--root", t.root];
+        expect((await runCli(["pull", ...via])).code).toBe(0);
+        const done = await runCli(["watch", "--no-stdin", "--two-way", ...via], { timeoutMs: 15_000 });
+        expect(done.code, done.stderr).toBe(1);
+        const said = done.stderr.split("\n").filter((line) => /contradicts itself.*Syncing is stopped/.test(line));
+        expect(said, done.stderr).toHaveLength(1);
+        expect(said[0]).toMatch(versions);
+        expect(done.stderr).not.toMatch(/trying again/);
+        expect(here("a.txt")).toBe("two\n");
+      } finally {
+        await proxy.close();
+      }
+    });
+  }
 });

@@ -1,7 +1,9 @@
 /**
  * gitignore lines as git reads them (dir.c, wildmatch.c), pure: no file system. A line becomes a
  * rule with a compiled regular expression; `matchRule` answers for one path relative to the
- * directory of the file the rule came from.
+ * directory of the file the rule came from. git matches bytes: `?` and a bracket take one byte of
+ * the UTF-8 name (`?` does not match `ä`, `??` does), ranges are byte ranges. So patterns and
+ * names are matched as byte strings, one character per byte (`bytesOf`).
  */
 
 export interface IgnoreRule {
@@ -42,19 +44,32 @@ export function parseLine(raw: string, source: string, line: number): IgnoreRule
   if (body === "") return undefined;
   const basename = !body.includes("/");
   if (body.startsWith("/")) body = body.slice(1);
-  return { pattern, source, line, negative, dirOnly, basename, regex: new RegExp(`^${wildmatchToRegex(body)}$`, "s") };
+  const bytes = bytesOf(body);
+  // dir.c compares a path pattern's literal start itself and wildmatches the rest from there.
+  const literal = basename ? 0 : bytes.search(/[*?[\\]|$/);
+  return { pattern, source, line, negative, dirOnly, basename, regex: new RegExp(`^${wildmatchToRegex(bytes, literal)}$`, "s") };
 }
 
 /** Does `rule` match the entry at `local` (relative to the rule file's directory), named `name`? */
 export function matchRule(rule: IgnoreRule, local: string, name: string, isDir: boolean): boolean {
-  if (rule.dirOnly && !isDir) return false;
-  return rule.regex.test(rule.basename ? name : local);
+  return matchBytes(rule, bytesOf(local), bytesOf(name), isDir);
 }
 
 /** The last rule of the list that matches, as git decides within one file. */
 export function lastMatch(rules: readonly IgnoreRule[], local: string, name: string, isDir: boolean): IgnoreRule | undefined {
-  for (let i = rules.length - 1; i >= 0; i--) if (matchRule(rules[i]!, local, name, isDir)) return rules[i];
+  const [localBytes, nameBytes] = [bytesOf(local), bytesOf(name)];
+  for (let i = rules.length - 1; i >= 0; i--) if (matchBytes(rules[i]!, localBytes, nameBytes, isDir)) return rules[i];
   return undefined;
+}
+
+function matchBytes(rule: IgnoreRule, local: string, name: string, isDir: boolean): boolean {
+  if (rule.dirOnly && !isDir) return false;
+  return rule.regex.test(rule.basename ? name : local);
+}
+
+/** The UTF-8 bytes of `text`, one character (U+0000-U+00FF) per byte; ASCII text is its own. */
+export function bytesOf(text: string): string {
+  return /[^\x00-\x7f]/.test(text) ? Buffer.from(text, "utf8").toString("latin1") : text;
 }
 
 /** `file:line (pattern)`, e.g. `.gitignore:3 (/.env)`. */
@@ -74,8 +89,14 @@ function trimTrailingSpaces(line: string): string {
   return line.slice(0, end);
 }
 
-/** wildmatch with WM_PATHNAME: `*`, `?` and brackets never match `/`; `**` between slashes does. */
-export function wildmatchToRegex(pattern: string): string {
+/**
+ * wildmatch with WM_PATHNAME: `*`, `?` and brackets never match `/`; `**` between slashes does.
+ * `wildmatchFrom`: where git's wildmatch starts (after the literal start dir.c compares itself):
+ * a double star there counts as at the start of a segment, as git has it (with a literal `ZZ`
+ * before it, a double star then a slash may match no directory: `ZZc` matches; a trailing one
+ * matches slashes: `ZZ/a` matches).
+ */
+export function wildmatchToRegex(pattern: string, wildmatchFrom = 0): string {
   let out = "";
   for (let i = 0; i < pattern.length; ) {
     const c = pattern[i]!;
@@ -95,9 +116,11 @@ export function wildmatchToRegex(pattern: string): string {
     } else if (c === "*") {
       let j = i;
       while (pattern[j] === "*") j++;
-      const atStart = i === 0 || pattern[i - 1] === "/";
+      const atStart = i === 0 || i === wildmatchFrom || pattern[i - 1] === "/";
       const atEnd = j === pattern.length || pattern[j] === "/";
-      if (j - i >= 2 && atStart && atEnd) {
+      if (j - i >= 2 && atStart && pattern.startsWith("\\/", j)) {
+        out += ".*"; // before an escaped slash: any text, slashes too (no "zero directories")
+      } else if (j - i >= 2 && atStart && atEnd) {
         if (j === pattern.length) out += ".*";
         else {
           out += "(?:.*/)?";
@@ -125,47 +148,57 @@ const CLASSES: Record<string, string> = {
   lower: "a-z",
   print: "\\x20-\\x7e",
   punct: "!-\\/:-@\\[-`{-~",
-  space: " \\t\\n\\r\\f\\v",
+  space: " \\t\\n\\r", // git's own ctype.c: vertical tab and form feed are not space
   upper: "A-Z",
   xdigit: "0-9a-fA-F",
 };
 
-/** A `[...]` starting at `start`: its regex and the index after it; undefined when unclosed. */
+/**
+ * A `[...]` starting at `start`, read as wildmatch.c reads it: its regex and the index after it;
+ * undefined where git's match aborts (unclosed, an unknown class), which then matches nothing. A
+ * `]` first is literal; `-` makes a range only after a single character (not first, not after a
+ * range or a class) and before anything but `]`; a range out of order matches nothing; `[:` with
+ * no `:]` before the next `]` is a literal `[`.
+ */
 function parseBracket(pattern: string, start: number): { regex: string; end: number } | undefined {
   let i = start + 1;
-  let negate = false;
-  if (pattern[i] === "!" || pattern[i] === "^") {
-    negate = true;
-    i++;
-  }
+  const negate = pattern[i] === "!" || pattern[i] === "^";
+  if (negate) i++;
   let body = "";
-  let first = true;
-  for (; i < pattern.length; i++) {
-    const c = pattern[i]!;
+  let low: string | undefined; // the character before, which a `-` takes as a range's low end
+  for (let first = true; ; first = false) {
+    let c = pattern[i];
+    if (c === undefined) return undefined;
     // WM_PATHNAME: not even a range or a negation matches a slash.
     if (c === "]" && !first) return { regex: `(?!/)[${negate ? "^" : ""}${body}]`, end: i + 1 };
-    first = false;
-    if (c === "\\") {
-      i++;
-      if (i >= pattern.length) return undefined;
-      body += escapeClassChar(pattern[i]!);
+    if (c === "-" && low !== undefined && pattern[i + 1] !== undefined && pattern[i + 1] !== "]") {
+      let high = pattern[++i];
+      if (high === "\\") high = pattern[++i];
+      if (high === undefined) return undefined;
+      if (low <= high) body += `${escapeClassChar(low)}-${escapeClassChar(high)}`;
+      low = undefined;
     } else if (c === "[" && pattern[i + 1] === ":") {
-      const close = pattern.indexOf(":]", i + 2);
-      if (close < 0) {
+      const close = pattern.indexOf("]", i + 2);
+      if (close < 0) return undefined;
+      if (close - 1 >= i + 2 && pattern[close - 1] === ":") {
+        const name = pattern.slice(i + 2, close - 1);
+        const cls = Object.hasOwn(CLASSES, name) ? CLASSES[name] : undefined;
+        if (cls === undefined) return undefined; // git: a malformed class makes the pattern match nothing
+        body += cls;
+        low = undefined;
+        i = close;
+      } else {
         body += "\\[";
-        continue;
+        low = "[";
       }
-      const cls = CLASSES[pattern.slice(i + 2, close)];
-      if (cls === undefined) return undefined; // git: a malformed class makes the pattern match nothing
-      body += cls;
-      i = close + 1;
-    } else if (c === "-" && body !== "" && pattern[i + 1] !== "]" && i + 1 < pattern.length) {
-      body += "-";
     } else {
+      if (c === "\\") c = pattern[++i];
+      if (c === undefined) return undefined;
       body += escapeClassChar(c);
+      low = c;
     }
+    i++;
   }
-  return undefined;
 }
 
 function escapeClassChar(c: string): string {

@@ -145,6 +145,10 @@ const TABLE: [string, Tree][] = [
     "brackets and ? follow wildmatch",
     { ".gitignore": "[abc].txt\n[!a-c]?.md\n[[:digit:]]*.dat\nq?\n", "a.txt": "", "d.txt": "", "dx.md": "", "ax.md": "", "1.dat": "", "x.dat": "", qz: "", "q/z": "" },
   ],
+  [
+    "? and brackets match bytes of the UTF-8 name, ranges are byte ranges; a literal start then ** as git has it",
+    { ".gitignore": "?\n??x\n[é]\n[z-a]q\n/ZZ**\nd/YY**/**\n", "ä": "", a: "", "äx": "", "é": "", "日": "", q: "", "ZZ/deep/f": "", "d/YYc": "", "d/YY": "" },
+  ],
   ["built-in names are never synced", { "node_modules/x/y.js": "", "sub/node_modules/z": "", ".uspark/state.json": "", "src/a.ts": "" }],
 ];
 

@@ -9,7 +9,8 @@ import { redactCredentials } from "./report.js";
 /**
  * Where the connection settings come from, in order: flags, environment
  * (USPARK_API_URL, USPARK_TOKEN, USPARK_PROJECT_ID), the remote the root last synced with
- * (its .uspark/state.json: api url, project id, prefix), then ~/.uspark/config.json.
+ * (its .uspark/state.json: api url, project id, prefix; its server only if chosen on this
+ * machine, `isChosenServer`), then ~/.uspark/config.json.
  */
 export const DEFAULT_API_URL = "http://127.0.0.1:4400";
 
@@ -37,7 +38,7 @@ export interface HomeConfig {
   projectId?: string;
   /** Tokens saved by `uspark login`, by API URL: each goes only to the server it was made by. */
   servers?: Record<string, { token: string }>;
-  /** Not a key of config.json: the servers recorded in ~/.uspark/known-servers (known-servers.ts). */
+  /** Not a key of config.json: the servers recorded beside it, in ~/.uspark/known-servers (`knownServersPath`). */
   knownServers?: ReadonlySet<string>;
 }
 

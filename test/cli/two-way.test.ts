@@ -40,7 +40,7 @@ describe("uspark watch --no-stdin --two-way", () => {
     await pushFrom(other.dir, "--delete");
 
     const said = await waitForOutput(child.stderr, (text) => text.includes("pulled v2"));
-    expect(said).toMatch(/^uspark: pulled v2: 3 files \((a\.txt, b\.txt|b\.txt, a\.txt), gone\.txt deleted\)$/m);
+    expect(said).toMatch(/^[0-9TZ:.-]+ uspark: pulled v2: 3 files \((a\.txt, b\.txt|b\.txt, a\.txt), gone\.txt deleted\)$/m);
     expect([here("a.txt"), here("b.txt")]).toEqual(["two\n", "new\n"]);
     expect(() => here("gone.txt")).toThrow(/ENOENT/);
 
@@ -49,7 +49,7 @@ describe("uspark watch --no-stdin --two-way", () => {
     child.kill("SIGTERM");
     const done = await result;
     expect(done.code, done.stderr).toBe(0);
-    expect(done.stderr).toMatch(/^uspark: committed v3: 1 file \(mine\.txt\)$/m);
+    expect(done.stderr).toMatch(/^[0-9TZ:.-]+ uspark: committed v3: 1 file \(mine\.txt\)$/m);
     expect(done.stderr.match(/pulled v\d/g)).toEqual(["pulled v2"]); // said once; and nothing pulled was committed back
     expect((await remoteCommits(t.server!.url)).map((commit) => commit.version)).toEqual([1, 2, 3]);
   });

@@ -59,13 +59,13 @@ describe("a token goes only to a server this user chose", () => {
     writeFileSync(path.join(work, "notes.txt"), "private\n");
     for (const command of [["status"], ["push"], ["pull"], ["projects"], ["log"]]) {
       const run = await asUser("victim", command, work, { USPARK_TOKEN: TOKEN });
+      expect(foreign.seen.filter((req) => req.headers.authorization !== undefined).map((req) => `${command[0]}: ${req.method} ${req.url}`)).toEqual([]);
       expect(run.code, `${command[0]}: ${run.stderr}`).toBe(2);
       const lines = run.stderr.trim().split("\n");
       expect(lines, run.stderr).toHaveLength(1);
       expect(lines[0]).toContain(foreign.url);
       expect(lines[0]).toContain(`--api-url ${foreign.url}`);
     }
-    expect(foreign.seen.filter((req) => req.headers.authorization !== undefined)).toEqual([]);
     expect(foreign.seen).toEqual([]);
   });
 

@@ -4,6 +4,8 @@
 
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { hashOfSecret } from "../../src/server/tokens.js";
+import { runCli } from "../helpers/cli.js";
 import { storeCases, type TestServer } from "./helpers.js";
 import { usePgCluster } from "./pg-cluster.js";
 import { mintToken, revokeToken, WebClient } from "./web/web-client.js";
@@ -91,8 +93,17 @@ describe.each(storeCases(pg))("one door on %s", (_name, testServer) => {
     const parent = await mintToken(t, { projects: ["public"], access: "read", expires: Date.now() + 3_600_000 });
     const child = await approveAsDevice(t, parent.secret, ["public"], "read");
     expect((await fetch(`${t.url}/api/projects/public/files`, as(child))).status).toBe(200);
+    const listed = await runCli(["serve", "token", "list", "--json", ...(t.databaseUrl ? ["--db", t.databaseUrl] : ["--data", t.dataDir])]);
+    const { tokens } = JSON.parse(listed.stdout.toString()) as { tokens: { id: string; parent?: string; expires?: string }[] };
+    const made = tokens.find((token) => token.id !== parent.id)!;
+    expect(made.parent).toBe(parent.id);
+    expect(Date.parse(made.expires!)).toBeLessThanOrEqual(Date.now() + 3_600_000);
     await revokeToken(t, parent.id);
     expect((await fetch(`${t.url}/api/projects/public/files`, as(child))).status).toBe(401);
+    // A revoked token approves nothing, however it reaches the device flow.
+    const code = await deviceCode(t.url);
+    const stale = { kind: "scoped", tokenId: parent.id, tokenHash: hashOfSecret(parent.secret), access: "read", projects: ["public"] } as const;
+    expect(await t.devices.approve(code.user_code, { projects: ["public"], access: "read" }, stale)).toBe("forbidden");
   });
 
   it("2. a grandchild dies with its grandparent", async () => {

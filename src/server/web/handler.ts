@@ -13,7 +13,7 @@ import { readForm } from "./forms.js";
 import { html } from "./html.js";
 import { page, redirect, sendPage } from "./layout.js";
 import { ProjectIndexes } from "./project-index.js";
-import { parseWebRoute, WEB_METHODS, type ProjectWebRoute, type WebRoute } from "./web-routes.js";
+import { parseWebRoute, WEB_ROUTES, type ProjectWebRoute, type WebRoute } from "./web-routes.js";
 import { sessionCookie, WebSessions } from "./web-sessions.js";
 import { devicePage, approveDevice } from "./pages/device.js";
 import { filePage } from "./pages/file.js";
@@ -63,7 +63,8 @@ class WebView {
     const url = new URL(req.url ?? "/", "http://web.invalid");
     const route = parseWebRoute(url.pathname);
     const method = req.method ?? "GET";
-    if (!WEB_METHODS[route.kind].includes(method)) throw new HttpError(405, "method_not_allowed", `${method} is not allowed here`);
+    const { methods } = WEB_ROUTES[route.kind];
+    if (!Object.hasOwn(methods, method)) throw new HttpError(405, "method_not_allowed", `${method} is not allowed here`);
     if (route.kind === "asset") {
       if (!sendAsset(res, route.path)) throw new HttpError(404, "not_found", "no such asset");
       return;

@@ -88,7 +88,21 @@ describe("the fuzz of every route's parameters", () => {
       const answer = await rawRequest(t.url, method, path, headers).catch((error: Error) => ({ status: 0, body: error.message }));
       if (answer.status === 0 || answer.status >= 500 || answer.body.includes(MARKER)) bad.push(`${method} ${path.slice(0, 120)}: ${answer.status}`);
     }
+    // Writes: each path parameter of a PUT or POST, and the paths of a commit's body.
+    for (const spec of Object.values(API_ROUTES).filter((s) => s.path.includes("{project}"))) {
+      for (const method of Object.keys(spec.methods).filter((m) => m === "PUT" || m === "POST")) {
+        for (const value of HOSTILE.filter((v) => v.length < 1000)) {
+          const body = method === "POST" ? JSON.stringify({ sha256: [value], changes: [{ op: "put", path: value, sha256: value, size: 1 }] }) : "x";
+          const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json", "idempotency-key": "fuzz" };
+          const res = await fetch(t.url + fill(spec.path, value, true) + "?offset=0", { method, headers, body });
+          const text = await res.text();
+          if (res.status >= 500 || text.includes(MARKER)) bad.push(`${method} ${spec.path} with ${value.slice(0, 40)}: ${res.status}`);
+        }
+      }
+    }
     expect(bad).toEqual([]);
     expect(all.length).toBeGreaterThan(1000);
+    // Nothing the fuzz sent landed in the other project.
+    expect((await t.files("secret")).files.map((f) => f.path)).toEqual(["s1"]);
   }, 120_000);
 });

@@ -144,6 +144,11 @@ describe("a database of an older version", () => {
     expect(await at(3)).toEqual([{ path: "a", ...one }, { path: "b", ...two }, { path: "c", ...one }]);
     expect(await (await fetch(`${api}/old/files`)).json()).toEqual({ version: 3, files: await at(3), api: "1.2" });
     expect(await (await fetch(`${api}/talk-only/sessions/s-1/events`)).text()).toBe("abc");
+    // The blobs its commits name stay visible to it (migration 5), to no other project.
+    for (const blob of [one, two]) {
+      expect((await fetch(`${api}/old/blobs/${blob.sha256}`, { method: "HEAD" })).status).toBe(200);
+      expect((await fetch(`${api}/talk-only/blobs/${blob.sha256}`, { method: "HEAD" })).status).toBe(404);
+    }
     const replay = await fetch(`${api}/old/commits`, { method: "POST", headers: { "idempotency-key": "k2" }, body: JSON.stringify({ changes: commits[1] }) });
     expect(await replay.json()).toEqual({ version: 2 });
     const next = await fetch(`${api}/old/commits`, {

@@ -412,7 +412,7 @@ function addTokenCommands(serve: Command): void {
   addStoreOptions(token.command("create").description("make a token and print its secret, once, on stdout"))
     .requiredOption("--project <id>", "a project the token may use (repeatable)", collect)
     .addOption(new Option("--scope <scope>", "read: GET only; write: also push").choices(["read", "write"]).makeOptionMandatory())
-    .option("--expires <days>", "refused after this many days", positive("--expires"))
+    .option("--expires <days>", `refused after this many days (1 to ${MAX_EXPIRES_DAYS})`, expiresDays)
     .addHelpText("after", TOKEN_HELP)
     // `serve` has --data and --db too, and commander gives them to it wherever they stand.
     .action(async (_flags: TokenCreateFlags, command: Command) => (await tokenCommands()).runTokenCreateCommand(command.optsWithGlobals<TokenCreateFlags>()));
@@ -578,6 +578,16 @@ function int(name: string) {
 
 function positive(name: string) {
   return (raw: string) => parsePositiveInt(name, raw);
+}
+
+/** Ten years: far past any use, and a date every store and `token list` can show. */
+const MAX_EXPIRES_DAYS = 3650;
+
+/** `--expires <days>`: 1 to MAX_EXPIRES_DAYS, refused before anything is stored. */
+function expiresDays(raw: string): number {
+  const days = parsePositiveInt("--expires", raw);
+  if (days > MAX_EXPIRES_DAYS) throw new UsageError(`--expires must be at most ${MAX_EXPIRES_DAYS} days (ten years)`);
+  return days;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {

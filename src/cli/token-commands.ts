@@ -31,14 +31,17 @@ export async function runTokenCreateCommand(flags: TokenCreateFlags): Promise<vo
 
 export async function runTokenListCommand(flags: StoreFlags & { json?: boolean }): Promise<void> {
   const report = new Reporter();
-  const tokens = await withCredentials(flags, report, (credentials) => credentials.tokens());
-  if (!tokens) return;
+  const listing = await withCredentials(flags, report, (credentials) => credentials.tokens());
+  if (!listing) return;
   const { tokenStatus } = await import("../server/index.js");
+  const { tokens, damaged } = listing;
+  if (damaged > 0) report.warn("token", `${damaged} damaged token record${damaged === 1 ? "" : "s"} left out (refused by the server too)`);
   const now = Date.now();
   const rows = tokens.map((token) => ({ ...publicFields(token), status: tokenStatus(token, now) }));
   if (flags.json) return printToStdout(`${JSON.stringify({ tokens: rows })}\n`);
-  const table = [["ID", "SCOPE", "STATUS", "CREATED", "EXPIRES", "PROJECTS"]].concat(
-    rows.map((row) => [row.id, row.access, row.status, row.created, row.expires ?? "never", row.projects.join(",")]),
+  // A device token shows the token that approved it: revoking that one revokes it too.
+  const table = [["ID", "SCOPE", "STATUS", "CREATED", "EXPIRES", "PARENT", "PROJECTS"]].concat(
+    rows.map((row) => [row.id, row.access, row.status, row.created, row.expires ?? "never", row.parent ?? "-", row.projects.join(",")]),
   );
   await printToStdout(formatTable(table));
 }
@@ -52,10 +55,10 @@ export async function runTokenRevokeCommand(id: string, flags: StoreFlags): Prom
   exit(EXIT.ok);
 }
 
-/** What `token list` shows of a token: everything but its hash. */
-function publicFields(token: TokenRecord): { id: string; access: string; projects: string[]; created: string; expires?: string; revoked?: string } {
+/** What `token list` shows of a token: everything but its hash (and its parent's), the parent by id. */
+function publicFields(token: TokenRecord): { id: string; access: string; projects: string[]; created: string; expires?: string; revoked?: string; parent?: string } {
   const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
-  return { id: token.id, access: token.access, projects: token.projects, created: iso(token.created)!, expires: iso(token.expires), revoked: iso(token.revoked) };
+  return { id: token.id, access: token.access, projects: token.projects, created: iso(token.created)!, expires: iso(token.expires), revoked: iso(token.revoked), parent: token.parent?.id };
 }
 
 /** Runs `work` on the store's credentials; undefined after an error was reported (and the exit code set). */

@@ -1,19 +1,19 @@
 // HTTP handling of the project API (docs/api.md): auth, routing, dispatch, error answers.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { bearerToken, isAdmin, mayAccess, type Authority, type Principal } from "./authority.js";
+import { Door, type ProjectAccess } from "./access.js";
+import { bearerToken, mayAccess, type Authority, type Principal } from "./authority.js";
 import { getBlobs, postBlobs } from "./batch-routes.js";
 import type { Context } from "./context.js";
 import type { DeviceFlow } from "./device.js";
 import { postDeviceCode, postDeviceToken } from "./device-routes.js";
 import { HttpError, sendError, sendJson } from "./http.js";
-import { ALLOWED, isPublicRoute, parseRoute, type Route } from "./routes.js";
+import { isPublicRoute, needOf, parseRoute, type Route } from "./routes.js";
 import { getEvents, listSessions, putEvents } from "./session-routes.js";
 import { API_ERRORS } from "../api/types.js";
 import { ProjectNotFoundError, ProjectUnavailableError, StoreUnavailableError } from "./store.js";
 import { commit, getBlob, getFiles, putBlob } from "./v1-routes.js";
 import { createProject, getCommits, listProjects } from "./v12-routes.js";
-import { isSha256, validateProjectId, validateSessionId } from "../api/validate.js";
 
 export type { CommitEvent, Limits } from "./context.js";
 
@@ -34,9 +34,13 @@ export function createHandler(options: AppOptions): (req: IncomingMessage, res: 
   return (req, res) => void api.answer(req, res);
 }
 
-/** One method per step of an API request: who asks, which route, may they, then the route's own code. */
+/** One method per step of an API request: who asks, which route, may they (the door), then the route's own code. */
 class Api {
-  constructor(private readonly options: AppOptions) {}
+  private readonly door: Door;
+
+  constructor(private readonly options: AppOptions) {
+    this.door = new Door(options.store, options.authority);
+  }
 
   async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
@@ -54,70 +58,46 @@ class Api {
     const url = req.url ?? "/";
     // The pages have their own sign-in (a session cookie), not the API's bearer token.
     if (options.web && !/^\/(healthz|readyz|api)(\/|\?|$)/.test(url)) return options.web(req, res);
-    const isPublic = isPublicRoute(url);
-    const principal = isPublic ? undefined : await options.authority.identify(bearerToken(req.headers.authorization));
-    if (!isPublic && !principal) {
-      throw new HttpError(401, "unauthorized", "missing, wrong, revoked or expired bearer token", {}, {
-        "www-authenticate": 'Bearer realm="uspark"',
-      });
-    }
-    const route = parseRoute(url);
     const method = req.method ?? "GET";
-    const allowed = ALLOWED[route.kind];
-    if (!allowed.includes(method)) {
-      throw new HttpError(405, "method_not_allowed", `${method} is not allowed here`, {}, { allow: allowed.join(", ") });
-    }
+    // Every request but the public ones shows a credential first: unknown routes are 401 too.
+    const credential = bearerToken(req.headers.authorization);
+    const principal = isPublicRoute(url) ? undefined : await this.door.principal(credential);
+    const route = parseRoute(url);
+    const need = needOf(route.kind, method);
     if (route.kind === "healthz") return sendJson(res, 200, { status: "ok" });
     if (route.kind === "readyz") return this.readyz(res);
     if (route.kind === "deviceCode") return postDeviceCode(req, res, options.devices);
     if (route.kind === "deviceToken") return postDeviceToken(req, res, options.devices);
     if (route.kind === "projects") return this.projects(req, res, principal!);
-    await this.checkProject(route, method, principal!);
-    return this.dispatch(req, res, route, method === "HEAD");
-  }
-
-  private async checkProject(route: ProjectRoute, method: string, principal: Principal): Promise<void> {
-    const badId = validateProjectId(route.projectId);
-    if (badId) throw new HttpError(400, "invalid_project_id", badId);
-    // Outside a token's scope, before the project's existence is told.
-    const access = accessOf(route, method);
-    if (!mayAccess(principal, route.projectId, access)) throw forbidden(principal, route.projectId, access);
     // Every project route, blobs included: a mistyped id is said at once, whatever the request.
-    if (!(await this.options.store.hasProject(route.projectId))) throw new ProjectNotFoundError(route.projectId);
+    const project = await this.door.open(credential, principal!, route.projectId, need === "write" ? "write" : "read");
+    return this.dispatch(req, res, route, project, method === "HEAD");
   }
 
-  private dispatch(req: IncomingMessage, res: ServerResponse, route: ProjectRoute, head: boolean): Promise<void> {
+  private dispatch(req: IncomingMessage, res: ServerResponse, route: ProjectRoute, project: ProjectAccess, head: boolean): Promise<void> {
     const { options } = this;
     switch (route.kind) {
       case "files":
-        return getFiles(req, res, options, route.projectId);
+        return getFiles(req, res, project);
       case "blob":
-        if (!isSha256(route.sha256)) {
-          throw new HttpError(400, "invalid_request", "blob address must be 64 lowercase hex characters");
-        }
-        return req.method === "PUT" ? putBlob(req, res, options, route.sha256) : getBlob(res, options, route.sha256, head);
+        return req.method === "PUT" ? putBlob(req, res, options, project, route.sha256) : getBlob(res, project, route.sha256, head);
       case "blobs":
-        return postBlobs(req, res, options);
+        return postBlobs(req, res, options, project);
       case "blobsGet":
-        return getBlobs(req, res, options);
+        return getBlobs(req, res, options, project);
       case "commits":
-        return req.method === "POST" ? commit(req, res, options, route.projectId) : getCommits(req, res, options, route.projectId);
+        return req.method === "POST" ? commit(req, res, options, project) : getCommits(req, res, options, project);
       case "sessions":
-        return listSessions(res, options, route.projectId);
-      case "events": {
-        const badSession = validateSessionId(route.sessionId);
-        if (badSession) throw new HttpError(400, "invalid_request", badSession);
-        return req.method === "PUT"
-          ? putEvents(req, res, options, route.projectId, route.sessionId)
-          : getEvents(res, options, route.projectId, route.sessionId, head);
-      }
+        return listSessions(res, project);
+      case "events":
+        return req.method === "PUT" ? putEvents(req, res, options, project, route.sessionId) : getEvents(res, project, route.sessionId, head);
     }
   }
 
   private projects(req: IncomingMessage, res: ServerResponse, principal: Principal): Promise<void> {
     const { options } = this;
-    if (req.method !== "POST") return listProjects(res, options, (id) => mayAccess(principal, id, "read"));
-    if (!isAdmin(principal)) throw new HttpError(403, "forbidden", "only the admin token may create projects");
+    if (needOf("projects", req.method ?? "GET") !== "admin") return listProjects(res, options, (id) => mayAccess(principal, id, "read"));
+    if (principal.kind !== "admin") throw new HttpError(403, "forbidden", "only the admin token may create projects");
     return createProject(req, res, options);
   }
 
@@ -140,13 +120,4 @@ function toHttpError(error: unknown): HttpError {
   return new HttpError(500, "internal", "internal server error");
 }
 
-/** Reads are GET and HEAD, and POST /blobs/get (a read with a body). */
-function accessOf(route: ProjectRoute, method: string): "read" | "write" {
-  return method === "GET" || method === "HEAD" || route.kind === "blobsGet" ? "read" : "write";
-}
 
-function forbidden(principal: Principal, projectId: string, access: "read" | "write"): HttpError {
-  const id = JSON.stringify(projectId);
-  const readOnly = access === "write" && mayAccess(principal, projectId, "read");
-  return new HttpError(403, "forbidden", readOnly ? `this token may only read project ${id}: writing needs a write token` : `this token has no access to project ${id}`);
-}

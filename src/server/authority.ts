@@ -12,7 +12,16 @@ export type Principal =
    */
   | { kind: "admin" }
   /** A token made by `uspark serve token create`: some projects, read or write. */
-  | { kind: "scoped"; tokenId: string; access: Access; projects: readonly string[]; /** Epoch ms. */ expires?: number };
+  | {
+      kind: "scoped";
+      tokenId: string;
+      /** SHA-256 of its secret: the token is read again by it where a step must know it still holds. */
+      tokenHash: string;
+      access: Access;
+      projects: readonly string[];
+      /** Epoch ms: the earliest of its own expiry and its parents'. */
+      expires?: number;
+    };
 
 export interface Authority {
   /**
@@ -54,7 +63,11 @@ export interface Grant {
 export interface DeviceLogins {
   /** The waiting login with this user code (case and separators as a person types them), or undefined. */
   find(userCode: string): Promise<{ userCode: string; expiresAt: number } | undefined>;
-  /** Approves it: the device's next poll gets a new token with `grant`, which must lie within what `by` may do. */
+  /**
+   * Approves it: the device's next poll gets a new token with `grant`, which must lie within what
+   * `by` may do now (a revoked or expired token approves nothing), a child of `by`'s token.
+   */
   approve(userCode: string, grant: Grant, by: Principal): Promise<"approved" | "unknown" | "forbidden">;
-  deny(userCode: string): Promise<"denied" | "unknown">;
+  /** Denies it: only who could approve any login may (see mayDeny). */
+  deny(userCode: string, by: Principal): Promise<"denied" | "unknown" | "forbidden">;
 }

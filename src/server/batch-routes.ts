@@ -4,10 +4,10 @@
 import { createHash, type Hash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
-import type { Context, Limits } from "./context.js";
+import type { ProjectAccess } from "./access.js";
+import type { Limits, RouteContext } from "./context.js";
 import { HttpError, readBody, readJson, sendJson } from "./http.js";
 import { BlobSpool, type SpooledPart } from "./blob-spool.js";
-import type { ProjectStore } from "./store.js";
 import { isSha256 } from "../api/validate.js";
 import { closingDelimiter, CRLF, multipartType, newBoundary, partHead } from "../api/multipart.js";
 import { multipartBoundary, MultipartError, MultipartReader } from "../api/multipart-reader.js";
@@ -22,14 +22,14 @@ const STORE_CONCURRENCY = 16;
  * spooled to disk and its hash checked as its bytes pass, and none is stored before all are
  * checked (a request refused for one bad part stores nothing). No part is ever whole in memory.
  */
-export async function postBlobs(req: IncomingMessage, res: ServerResponse, ctx: Context): Promise<void> {
+export async function postBlobs(req: IncomingMessage, res: ServerResponse, ctx: RouteContext, project: ProjectAccess): Promise<void> {
   const boundary = multipartBoundary(req.headers["content-type"] ?? "");
   if (boundary === undefined) throw new HttpError(400, "invalid_multipart", "Content-Type must be multipart/form-data with a boundary");
   const spool = await BlobSpool.open();
   try {
     const parts = await receiveParts(req, boundary, spool, ctx.limits);
     // A few at a time: each new blob waits for its own fsyncs.
-    const results = await mapLimit(parts, STORE_CONCURRENCY, ([sha256, part]) => ctx.store.putBlob(sha256, (write) => spool.feed(part, write)));
+    const results = await mapLimit(parts, STORE_CONCURRENCY, ([sha256, part]) => project.putBlob(sha256, (write) => spool.feed(part, write)));
     const stored = parts.filter((_, i) => results[i] === "created").map(([sha256]) => sha256);
     const present = parts.filter((_, i) => results[i] === "exists").map(([sha256]) => sha256);
     sendJson(res, 200, { stored, present });
@@ -99,10 +99,10 @@ class PartReceiver {
 }
 
 /** Answers the asked blobs as multipart/form-data, one part per blob named by its sha256, read as sent. */
-export async function getBlobs(req: IncomingMessage, res: ServerResponse, ctx: Context): Promise<void> {
+export async function getBlobs(req: IncomingMessage, res: ServerResponse, ctx: RouteContext, project: ProjectAccess): Promise<void> {
   const hashes = parseHashList(await readJson(req, ctx.limits.maxJsonBytes), ctx.limits);
   // Sizes first: a request that will be refused reads no blob.
-  const sizes = await ctx.store.blobSizes(hashes);
+  const sizes = await project.blobSizes(hashes);
   const missing = hashes.filter((sha256) => !sizes.has(sha256));
   if (missing.length > 0) throw new HttpError(404, "not_found", `${missing.length} blob(s) not found`, { missing });
   const total = [...sizes.values()].reduce((sum, size) => sum + size, 0);
@@ -119,13 +119,13 @@ export async function getBlobs(req: IncomingMessage, res: ServerResponse, ctx: C
     "content-length": String(length),
     "cache-control": "no-store",
   });
-  await pipeline(multipartBody(ctx.store, hashes, heads, tail), res).catch(() => res.destroy());
+  await pipeline(multipartBody(project, hashes, heads, tail), res).catch(() => res.destroy());
 }
 
 /** The answer's body, blob by blob as read from the store. */
-async function* multipartBody(store: ProjectStore, hashes: string[], heads: Buffer[], tail: Buffer): AsyncGenerator<Uint8Array> {
+async function* multipartBody(project: ProjectAccess, hashes: string[], heads: Buffer[], tail: Buffer): AsyncGenerator<Uint8Array> {
   for (const [i, sha256] of hashes.entries()) {
-    const blob = await store.readBlob(sha256);
+    const blob = await project.readBlob(sha256);
     if (!blob) throw new Error(`blob ${sha256} went away while it was being sent`);
     yield heads[i]!;
     yield* blob.chunks();

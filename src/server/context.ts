@@ -21,8 +21,12 @@ export interface CommitEvent {
   changes: number;
 }
 
-export interface Context {
+export interface Context extends RouteContext {
   store: ProjectStore;
+}
+
+/** What a route is given besides its ProjectAccess (access.ts): no store, only the door reaches it. */
+export interface RouteContext {
   limits: Limits;
   onCommit?: (event: CommitEvent) => void;
   /** Aborts when the server closes: long polls answer at once. */

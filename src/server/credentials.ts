@@ -3,6 +3,13 @@
 
 import type { Access, Grant } from "./authority.js";
 
+/** The token that approved a device login: its child lives only as long as it does. */
+export interface TokenParent {
+  id: string;
+  /** SHA-256 of the parent's secret: where its record is found. */
+  sha256: string;
+}
+
 /** A token made by `uspark serve token create` or by an approved device login. */
 export interface TokenRecord {
   /** Public name (`token list`, `token revoke <id>`), never the secret. */
@@ -16,6 +23,8 @@ export interface TokenRecord {
   expires?: number;
   /** Kept after a revoke, so that a revoked token is told apart from an unknown one (and listed). */
   revoked?: number;
+  /** Set on a token made by a device login a scoped token approved (an admin's approval makes none). */
+  parent?: TokenParent;
 }
 
 /** A device login (RFC 8628) between `POST /api/device/code` and the device getting its token. */
@@ -29,8 +38,8 @@ export interface DeviceLoginRecord {
   interval: number;
   lastPollAt?: number;
   state: "pending" | "denied" | "approved";
-  /** Set once approved: what the token the device gets may do. */
-  grant?: Grant & { expires?: number };
+  /** Set once approved: what the token the device gets may do, and its parent. */
+  grant?: Grant & { expires?: number; parent?: TokenParent };
 }
 
 /** Finds one device login: by device code (the device's polls) or by user code (the approval page). */
@@ -46,8 +55,8 @@ export interface CredentialStore {
   addToken(record: TokenRecord): Promise<void>;
   /** Read from the store at every call (another process may have revoked it): never cached. */
   tokenByHash(sha256: string): Promise<TokenRecord | undefined>;
-  /** Every token, revoked ones included, oldest first. */
-  tokens(): Promise<TokenRecord[]>;
+  /** Every token, revoked ones included, oldest first; records that cannot be read are counted apart (`token list` says so). */
+  tokens(): Promise<{ tokens: TokenRecord[]; damaged: number }>;
   /** Marks the token revoked; "unknown" when no token has this id. */
   revokeToken(id: string, at: number): Promise<"revoked" | "unknown">;
   /**
@@ -59,19 +68,29 @@ export interface CredentialStore {
   changeDeviceLogin<T>(key: DeviceLoginKey, change: (login: DeviceLoginRecord | undefined) => DeviceLoginChange<T>): Promise<T>;
 }
 
+/** The latest time a Date holds (ECMA-262 §21.4.1.22): a time past it cannot be printed or compared as a date. */
+export const MAX_DATE_MS = 8.64e15;
+
+/** A time a record may hold: an integer of epoch milliseconds a Date can show. */
+export function isStorableTime(n: unknown): n is number {
+  return typeof n === "number" && Number.isInteger(n) && Math.abs(n) <= MAX_DATE_MS;
+}
+
 /** A record read back from storage, checked field by field: a damaged one counts as absent. */
 export function parseTokenRecord(value: unknown): TokenRecord | undefined {
   const r = value as Partial<TokenRecord> | null;
   if (typeof r !== "object" || r === null) return undefined;
-  const optionalNumber = (n: unknown) => n === undefined || typeof n === "number";
+  const optionalNumber = (n: unknown) => n === undefined || isStorableTime(n);
+  const parent = r.parent as Partial<TokenParent> | undefined;
   const ok =
     typeof r.id === "string" &&
     typeof r.sha256 === "string" &&
     Array.isArray(r.projects) &&
     r.projects.every((p) => typeof p === "string") &&
     (r.access === "read" || r.access === "write") &&
-    typeof r.created === "number" &&
+    isStorableTime(r.created) &&
     optionalNumber(r.expires) &&
-    optionalNumber(r.revoked);
+    optionalNumber(r.revoked) &&
+    (parent === undefined || (typeof parent === "object" && parent !== null && typeof parent.id === "string" && typeof parent.sha256 === "string"));
   return ok ? (r as TokenRecord) : undefined;
 }

@@ -6,7 +6,7 @@ import { randomBytes, randomInt } from "node:crypto";
 import type { DeviceLogins, Grant, Principal } from "./authority.js";
 import { sha256Of } from "./authority.js";
 import type { CredentialStore, DeviceLoginChange, DeviceLoginRecord } from "./credentials.js";
-import { createToken, grantWithin, type TokenSpec } from "./tokens.js";
+import { activeToken, createToken, grantWithin, type TokenSpec } from "./tokens.js";
 import { SLOW_DOWN_SECONDS } from "../api/types.js";
 import { validateProjectId } from "../api/validate.js";
 
@@ -122,13 +122,24 @@ export class DeviceFlow implements DeviceLogins {
   }
 
   async approve(userCode: string, grant: Grant, by: Principal): Promise<"approved" | "unknown" | "forbidden"> {
-    const spec = grant.projects.every((project) => validateProjectId(project) === undefined) ? grantWithin(grant, by) : undefined;
+    const now = await this.current(by);
+    const valid = grant.projects.every((project) => validateProjectId(project) === undefined);
+    const spec = now && valid ? grantWithin(grant, now) : undefined;
     if (!spec) return "forbidden";
     return this.settle(userCode, (login) => ({ ...login, state: "approved", grant: spec }), "approved");
   }
 
-  deny(userCode: string): Promise<"denied" | "unknown"> {
+  async deny(userCode: string, by: Principal): Promise<"denied" | "unknown" | "forbidden"> {
+    const now = await this.current(by);
+    if (!now || !mayDeny(now)) return "forbidden";
     return this.settle(userCode, (login) => ({ ...login, state: "denied" }), "denied");
+  }
+
+  /** `by` as it stands now: a scoped token read again with its line of parents (undefined once revoked or expired). */
+  private async current(by: Principal): Promise<Principal | undefined> {
+    if (by.kind === "admin") return by;
+    const now = await activeToken(this.credentials, by.tokenHash, this.now());
+    return now === "unknown" ? undefined : now;
   }
 
   /** Changes a waiting login once: a login approved or denied already is no longer waiting ("unknown"). */
@@ -140,6 +151,15 @@ export class DeviceFlow implements DeviceLogins {
       login && isWaiting(login, now) ? { next: settled(login), result: done } : { result: "unknown" },
     );
   }
+}
+
+/**
+ * Whether `by` may deny a waiting login. A login names no project, so only a token that could
+ * approve it whatever it asks for (the admin's) may: a scoped token, even a read token of another
+ * project, must not end someone else's login (it expires unanswered in 15 minutes anyway).
+ */
+export function mayDeny(by: Principal): boolean {
+  return by.kind === "admin";
 }
 
 function isWaiting(login: DeviceLoginRecord, now: number): boolean {

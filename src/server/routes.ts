@@ -1,8 +1,10 @@
-// Pure routing of the project API (docs/api.md): URL → route, and the methods each allows.
+// Pure routing of the project API (docs/api.md): URL → route, and the route table: the methods
+// each route answers and what each needs. The door (app.ts, access.ts) asks this table and
+// nothing else, and the authorization matrix test is generated from it.
 
 import { COMMITS_DEFAULT_LIMIT, COMMITS_MAX_LIMIT, COMMITS_MAX_WAIT_MS } from "../api/types.js";
 import { HttpError } from "./http.js";
-import { validateProjectPath } from "../api/validate.js";
+import { checkIdentifier } from "./identifiers.js";
 
 const NUMBER = /^\d{1,15}$/;
 
@@ -20,20 +22,43 @@ export type Route =
   | { kind: "sessions"; projectId: string }
   | { kind: "events"; projectId: string; sessionId: string };
 
-export const ALLOWED: Record<Route["kind"], string[]> = {
-  healthz: ["GET", "HEAD"],
-  readyz: ["GET", "HEAD"],
-  projects: ["GET", "HEAD", "POST"],
-  deviceCode: ["POST"],
-  deviceToken: ["POST"],
-  files: ["GET", "HEAD"],
-  blob: ["GET", "HEAD", "PUT"],
-  blobs: ["POST"],
-  blobsGet: ["POST"],
-  commits: ["GET", "POST"],
-  sessions: ["GET", "HEAD"],
-  events: ["GET", "HEAD", "PUT"],
+/**
+ * What a request needs: nothing (probes, the device flow: the device has no token yet), any
+ * accepted token, the admin token, or read or write access to the project the URL names.
+ */
+export type Need = "public" | "token" | "admin" | "read" | "write";
+
+export interface RouteSpec {
+  /** The URL, `{project}`, `{sha256}` and `{session}` standing for its parameters. */
+  path: string;
+  /** The methods it answers (others: 405), each with what it needs. */
+  methods: Readonly<Record<string, Need>>;
+}
+
+/** The API's route table (docs/api.md). */
+export const API_ROUTES: Readonly<Record<Route["kind"], RouteSpec>> = {
+  healthz: { path: "/healthz", methods: { GET: "public", HEAD: "public" } },
+  readyz: { path: "/readyz", methods: { GET: "public", HEAD: "public" } },
+  projects: { path: "/api/projects", methods: { GET: "token", HEAD: "token", POST: "admin" } },
+  deviceCode: { path: "/api/device/code", methods: { POST: "public" } },
+  deviceToken: { path: "/api/device/token", methods: { POST: "public" } },
+  files: { path: "/api/projects/{project}/files", methods: { GET: "read", HEAD: "read" } },
+  blob: { path: "/api/projects/{project}/blobs/{sha256}", methods: { GET: "read", HEAD: "read", PUT: "write" } },
+  blobs: { path: "/api/projects/{project}/blobs", methods: { POST: "write" } },
+  // A read with a body.
+  blobsGet: { path: "/api/projects/{project}/blobs/get", methods: { POST: "read" } },
+  commits: { path: "/api/projects/{project}/commits", methods: { GET: "read", POST: "write" } },
+  sessions: { path: "/api/projects/{project}/sessions", methods: { GET: "read", HEAD: "read" } },
+  events: { path: "/api/projects/{project}/sessions/{session}/events", methods: { GET: "read", HEAD: "read", PUT: "write" } },
 };
+
+/** What `method` on `route` needs; 405 when the route does not answer it. */
+export function needOf(kind: Route["kind"], method: string): Need {
+  const { methods } = API_ROUTES[kind];
+  const need = Object.hasOwn(methods, method) ? methods[method] : undefined;
+  if (need === undefined) throw new HttpError(405, "method_not_allowed", `${method} is not allowed here`, {}, { allow: Object.keys(methods).join(", ") });
+  return need;
+}
 
 export function parseRoute(url: string): Route {
   const notFound = new HttpError(404, "not_found", "no such route");
@@ -60,9 +85,15 @@ export function parseRoute(url: string): Route {
   throw notFound;
 }
 
-/** Routes answered without a bearer token: probes, and the device flow (the device has none yet). */
+/** Routes whose every method is answered without a bearer token (see API_ROUTES). */
 export function isPublicRoute(url: string): boolean {
-  return /^\/(healthz|readyz|api\/device\/(code|token))(\?|$)/.test(url);
+  let route: Route;
+  try {
+    route = parseRoute(url);
+  } catch {
+    return false;
+  }
+  return Object.values(API_ROUTES[route.kind].methods).every((need) => need === "public");
 }
 
 /** The `offset` query parameter, or undefined when absent or not a non-negative integer. */
@@ -74,9 +105,7 @@ export function queryOffset(url: string): number | undefined {
 /** `GET /files?version=N`: N, or undefined without one; 400 for one that is not a non-negative integer. */
 export function queryVersion(url: string): number | undefined {
   const raw = queryOf(url).get("version");
-  if (raw === null) return undefined;
-  if (!NUMBER.test(raw)) throw invalidQuery("version must be a non-negative integer");
-  return Number(raw);
+  return raw === null ? undefined : Number(checkIdentifier("version", raw));
 }
 
 export interface CommitsQuery {
@@ -104,11 +133,7 @@ export function queryCommits(url: string): CommitsQuery {
     wait: number("wait", 0, 0, COMMITS_MAX_WAIT_MS),
   };
   const path = query.get("path");
-  if (path !== null) {
-    const reason = validateProjectPath(path);
-    if (reason) throw new HttpError(400, "invalid_path", `path: ${reason}`, { path });
-    parsed.path = path;
-  }
+  if (path !== null) parsed.path = checkIdentifier("path", path);
   return parsed;
 }
 

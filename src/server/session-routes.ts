@@ -2,21 +2,22 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
-import type { Context } from "./context.js";
+import type { ProjectAccess } from "./access.js";
+import type { RouteContext } from "./context.js";
 import { HttpError, readAll, sendJson } from "./http.js";
 import { queryOffset } from "./routes.js";
 
 export async function putEvents(
   req: IncomingMessage,
   res: ServerResponse,
-  ctx: Context,
-  projectId: string,
+  ctx: RouteContext,
+  project: ProjectAccess,
   sessionId: string,
 ): Promise<void> {
   const offset = queryOffset(req.url ?? "");
   if (offset === undefined) throw new HttpError(400, "invalid_request", "an ?offset=<byte offset> parameter is required");
   const body = await readAll(req, ctx.limits.maxEventsBytes);
-  const outcome = await ctx.store.appendEvents(projectId, sessionId, offset, body);
+  const outcome = await project.appendEvents(sessionId, offset, body);
   if (outcome.kind === "offset_mismatch") {
     const message = `the transcript holds ${outcome.length} bytes; send from there`;
     throw new HttpError(409, "offset_mismatch", message, { length: outcome.length });
@@ -25,8 +26,8 @@ export async function putEvents(
 }
 
 /** The transcript as long as it is when asked, streamed as it is read. */
-export async function getEvents(res: ServerResponse, ctx: Context, projectId: string, sessionId: string, headOnly: boolean): Promise<void> {
-  const transcript = await ctx.store.readEvents(projectId, sessionId);
+export async function getEvents(res: ServerResponse, project: ProjectAccess, sessionId: string, headOnly: boolean): Promise<void> {
+  const transcript = await project.readEvents(sessionId);
   if (!transcript) throw new HttpError(404, "session_not_found", `no transcript for session ${sessionId}`);
   res.writeHead(200, {
     "content-type": "application/x-ndjson",
@@ -38,6 +39,6 @@ export async function getEvents(res: ServerResponse, ctx: Context, projectId: st
   await pipeline(transcript.chunks(), res).catch(() => res.destroy());
 }
 
-export async function listSessions(res: ServerResponse, ctx: Context, projectId: string): Promise<void> {
-  sendJson(res, 200, { sessions: await ctx.store.sessions(projectId) });
+export async function listSessions(res: ServerResponse, project: ProjectAccess): Promise<void> {
+  sendJson(res, 200, { sessions: await project.sessions() });
 }

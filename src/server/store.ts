@@ -78,18 +78,26 @@ export interface ProjectStore {
   /** The commits after `query.since`, oldest first, with the head version. */
   commits(projectId: string, query: FeedQuery): Promise<CommitFeed>;
   /**
-   * Resolves once the project's head is past `since` (on any replica of a shared store), after
-   * `ms`, or when `signal` aborts; holds no connection while it waits.
+   * Resolves once the project's head is past `since` (on any replica of a shared store: true),
+   * after `ms`, or when `signal` aborts (false); holds no connection while it waits.
    */
-  waitForCommit(projectId: string, since: number, ms: number, signal: AbortSignal): Promise<void>;
+  waitForCommit(projectId: string, since: number, ms: number, signal: AbortSignal): Promise<boolean>;
   /** How many waitForCommit calls are in progress. */
   waiting(): number;
-  /** The sizes of the stored blobs among `hashes` (the absent ones are not in the map). */
-  blobSizes(hashes: readonly string[]): Promise<Map<string, number>>;
-  /** A stored blob, or undefined when absent. */
-  readBlob(sha256: string): Promise<StoredBytes | undefined>;
-  /** Stores the bytes `feed` writes under `sha256` (the caller has checked they hash to it); keeps nothing when the feed fails. */
-  putBlob(sha256: string, feed: BodyFeed): Promise<"created" | "exists">;
+  /**
+   * The sizes of the blobs among `hashes` the project may see (the others are not in the map).
+   * Content is stored once for all projects, but a blob is visible to a project only once it was
+   * uploaded to it or is named by one of its commits (docs/api.md).
+   */
+  blobSizes(projectId: string, hashes: readonly string[]): Promise<Map<string, number>>;
+  /** A blob the project may see, or undefined. */
+  readBlob(projectId: string, sha256: string): Promise<StoredBytes | undefined>;
+  /**
+   * Stores the bytes `feed` writes under `sha256` (the caller has checked they hash to it) and makes
+   * the blob visible to the project; keeps nothing when the feed fails. "exists" only when the
+   * project could see it already: whether another project holds it is never told.
+   */
+  putBlob(projectId: string, sha256: string, feed: BodyFeed): Promise<"created" | "exists">;
   /**
    * Applies a commit all or nothing, in the order of docs/api.md: a known Idempotency-Key answers
    * its first version again (the same request) or key_reused (another one), then checkCommit.

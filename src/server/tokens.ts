@@ -4,7 +4,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { Access, Authority, Grant, Principal } from "./authority.js";
 import { sha256Of } from "./authority.js";
-import type { CredentialStore, TokenRecord } from "./credentials.js";
+import { isStorableTime, type CredentialStore, type TokenParent, type TokenRecord } from "./credentials.js";
 
 /** Says what a leaked string is (secret scanners, a person reading a log) without saying anything of it. */
 const SECRET_PREFIX = "uspark_";
@@ -14,7 +14,12 @@ export interface TokenSpec {
   access: Access;
   /** Epoch milliseconds; none: never expires. */
   expires?: number;
+  /** The token that approved the device login this one is made for. */
+  parent?: TokenParent;
 }
+
+/** Parents followed at most: device logins approved by device tokens, a few levels deep at most in practice. */
+const MAX_GENERATIONS = 16;
 
 export function hashOfSecret(secret: string): string {
   return sha256Of(secret).toString("hex");
@@ -22,6 +27,7 @@ export function hashOfSecret(secret: string): string {
 
 /** Makes a token and stores its hash; the secret is returned, once, to be given to its holder. */
 export async function createToken(credentials: CredentialStore, spec: TokenSpec, now: number): Promise<{ secret: string; record: TokenRecord }> {
+  if (spec.expires !== undefined && !isStorableTime(spec.expires)) throw new RangeError(`expiry ${spec.expires} is past any date a token may hold`);
   const secret = SECRET_PREFIX + randomBytes(32).toString("base64url");
   const record: TokenRecord = {
     id: randomBytes(6).toString("hex"),
@@ -31,6 +37,7 @@ export async function createToken(credentials: CredentialStore, spec: TokenSpec,
     created: now,
   };
   if (spec.expires !== undefined) record.expires = spec.expires;
+  if (spec.parent !== undefined) record.parent = spec.parent;
   await credentials.addToken(record);
   return { secret, record };
 }
@@ -57,27 +64,47 @@ export function credentialAuthority(adminToken: string | undefined, credentials:
       const hash = sha256Of(token);
       // Hashing first evens out lengths: the comparison takes the same time whatever was sent.
       if (adminHash !== undefined && timingSafeEqual(hash, adminHash)) return { kind: "admin" };
-      const record = await credentials.tokenByHash(hash.toString("hex"));
-      if (record) return tokenStatus(record, now()) === "active" ? principalOf(record) : undefined;
+      const known = await activeToken(credentials, hash.toString("hex"), now());
+      if (known !== "unknown") return known;
       return adminHash === undefined ? { kind: "admin" } : undefined;
     },
   };
 }
 
-function principalOf(record: TokenRecord): Principal {
-  const principal: Principal = { kind: "scoped", tokenId: record.id, access: record.access, projects: record.projects };
-  if (record.expires !== undefined) principal.expires = record.expires;
+/**
+ * The principal of the token whose secret hashes to `sha256`: undefined when it, or any token up
+ * its line of parents, is revoked, expired or gone (a child dies with its parent), "unknown" when
+ * the store has no such token. Its expiry is the earliest of its line's.
+ */
+export async function activeToken(credentials: CredentialStore, sha256: string, now: number): Promise<Principal | undefined | "unknown"> {
+  const record = await credentials.tokenByHash(sha256);
+  if (!record) return "unknown";
+  let expires: number | undefined;
+  let line = record;
+  for (let generation = 0; ; generation++) {
+    if (generation === MAX_GENERATIONS || tokenStatus(line, now) !== "active") return undefined;
+    if (line.expires !== undefined) expires = Math.min(expires ?? Infinity, line.expires);
+    if (!line.parent) break;
+    const parent = await credentials.tokenByHash(line.parent.sha256);
+    if (!parent) return undefined; // a parent gone (or damaged): its children go with it
+    line = parent;
+  }
+  const principal: Principal = { kind: "scoped", tokenId: record.id, tokenHash: record.sha256, access: record.access, projects: record.projects };
+  if (expires !== undefined) principal.expires = expires;
   return principal;
 }
 
 /**
  * What a token made on behalf of `by` may be given: `grant` when it lies within what `by` may do
- * (same or fewer projects, read under read), never outliving `by`'s own token; undefined otherwise.
+ * (same or fewer projects, read under read), never outliving `by`'s own token and a child of it;
+ * undefined otherwise.
  */
 export function grantWithin(grant: Grant, by: Principal): TokenSpec | undefined {
   if (grant.projects.length === 0) return undefined;
   if (by.kind === "admin") return { projects: grant.projects, access: grant.access };
   if (grant.access === "write" && by.access !== "write") return undefined;
   if (!grant.projects.every((project) => by.projects.includes(project))) return undefined;
-  return by.expires === undefined ? { projects: grant.projects, access: grant.access } : { projects: grant.projects, access: grant.access, expires: by.expires };
+  const spec: TokenSpec = { projects: grant.projects, access: grant.access, parent: { id: by.tokenId, sha256: by.tokenHash } };
+  if (by.expires !== undefined) spec.expires = by.expires;
+  return spec;
 }

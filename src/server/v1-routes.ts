@@ -5,7 +5,8 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
 import { API_ERRORS, type Listing } from "../api/types.js";
-import type { Context } from "./context.js";
+import type { ProjectAccess } from "./access.js";
+import type { RouteContext } from "./context.js";
 import { HttpError, readBody, readJson, sendJson } from "./http.js";
 import { queryVersion } from "./routes.js";
 import type { BodyFeed } from "./store.js";
@@ -14,9 +15,9 @@ import { parseCommitRequest } from "../api/validate.js";
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** `GET /files[?version=N]`: the listing now or as of version N, saying the API version it speaks. */
-export async function getFiles(req: IncomingMessage, res: ServerResponse, ctx: Context, projectId: string): Promise<void> {
+export async function getFiles(req: IncomingMessage, res: ServerResponse, project: ProjectAccess): Promise<void> {
   const version = queryVersion(req.url ?? "");
-  const listing = await ctx.store.files(projectId, version);
+  const listing = await project.files(version);
   if (!listing) {
     throw new HttpError(404, API_ERRORS.versionNotFound, `version ${version} is past the project's head`);
   }
@@ -24,9 +25,9 @@ export async function getFiles(req: IncomingMessage, res: ServerResponse, ctx: C
   sendJson(res, 200, answer);
 }
 
-export async function getBlob(res: ServerResponse, ctx: Context, sha256: string, headOnly: boolean): Promise<void> {
-  const blob = headOnly ? undefined : await ctx.store.readBlob(sha256);
-  const size = headOnly ? (await ctx.store.blobSizes([sha256])).get(sha256) : blob?.size;
+export async function getBlob(res: ServerResponse, project: ProjectAccess, sha256: string, headOnly: boolean): Promise<void> {
+  const blob = headOnly ? undefined : await project.readBlob(sha256);
+  const size = headOnly ? (await project.blobSizes([sha256])).get(sha256) : blob?.size;
   if (size === undefined) throw new HttpError(404, "blob_not_found", `no blob ${sha256}`);
   res.writeHead(200, {
     "content-type": "application/octet-stream",
@@ -42,18 +43,19 @@ export async function getBlob(res: ServerResponse, ctx: Context, sha256: string,
   await pipeline(blob.chunks(), res).catch(() => res.destroy());
 }
 
-export async function putBlob(req: IncomingMessage, res: ServerResponse, ctx: Context, sha256: string): Promise<void> {
+export async function putBlob(req: IncomingMessage, res: ServerResponse, ctx: RouteContext, project: ProjectAccess, sha256: string): Promise<void> {
   let size = 0;
   const body: BodyFeed = (write) =>
     readBody(req, ctx.limits.maxBlobBytes, (chunk) => {
       size += chunk.length;
       return write(chunk);
     });
-  const result = await ctx.store.putBlob(sha256, hashChecked(sha256, body));
+  const result = await project.putBlob(sha256, hashChecked(sha256, body));
   sendJson(res, result === "created" ? 201 : 200, { sha256, size });
 }
 
-export async function commit(req: IncomingMessage, res: ServerResponse, ctx: Context, projectId: string): Promise<void> {
+export async function commit(req: IncomingMessage, res: ServerResponse, ctx: RouteContext, project: ProjectAccess): Promise<void> {
+  const { projectId } = project;
   const key = req.headers["idempotency-key"];
   if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
     const message = "an Idempotency-Key header of 1-255 visible ASCII characters is required";
@@ -64,7 +66,7 @@ export async function commit(req: IncomingMessage, res: ServerResponse, ctx: Con
     const extra = parsed.error === "invalid_path" ? { path: parsed.path } : {};
     throw new HttpError(400, parsed.error, parsed.message, extra);
   }
-  const outcome = await ctx.store.commit(projectId, key, parsed.value);
+  const outcome = await project.commit(key, parsed.value);
   switch (outcome.kind) {
     case "committed":
       ctx.onCommit?.({ projectId, version: outcome.version, changes: parsed.value.changes.length });

@@ -3,7 +3,8 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { API_ERRORS } from "../api/types.js";
-import type { Context } from "./context.js";
+import type { ProjectAccess } from "./access.js";
+import type { Context, RouteContext } from "./context.js";
 import { HttpError, readJson, sendJson } from "./http.js";
 import { queryCommits } from "./routes.js";
 import { validateProjectId } from "../api/validate.js";
@@ -11,9 +12,9 @@ import { validateProjectId } from "../api/validate.js";
 /**
  * `GET /commits?since=N&limit=M[&path=P][&wait=ms]`. With `wait`, answers as soon as the head is
  * past N, else at the end of the wait (or at once when the server closes). A client that goes
- * away ends its wait, and gets no answer.
+ * away ends its wait, and gets no answer; a token revoked or expired meanwhile gets 401 (ProjectAccess).
  */
-export async function getCommits(req: IncomingMessage, res: ServerResponse, ctx: Context, projectId: string): Promise<void> {
+export async function getCommits(req: IncomingMessage, res: ServerResponse, ctx: RouteContext, project: ProjectAccess): Promise<void> {
   const query = queryCommits(req.url ?? "");
   if (query.wait > 0 && !ctx.closing?.aborted) {
     // One signal for both ends of a wait; a dependent signal per wait on the server's lifelong one
@@ -28,7 +29,7 @@ export async function getCommits(req: IncomingMessage, res: ServerResponse, ctx:
     res.once("close", onGone);
     ctx.closing?.addEventListener("abort", onClosing, { once: true });
     try {
-      await ctx.store.waitForCommit(projectId, query.since, query.wait, stop.signal);
+      await project.waitForCommit(query.since, query.wait, stop.signal);
     } finally {
       res.off("close", onGone);
       ctx.closing?.removeEventListener("abort", onClosing);
@@ -36,7 +37,7 @@ export async function getCommits(req: IncomingMessage, res: ServerResponse, ctx:
     if (gone) return;
   }
   const { since, limit, path } = query;
-  sendJson(res, 200, await ctx.store.commits(projectId, { since, limit, path, maxBytes: ctx.limits.maxJsonBytes }));
+  sendJson(res, 200, await project.commits({ since, limit, path, maxBytes: ctx.limits.maxJsonBytes }));
 }
 
 /** `GET /api/projects`: the projects `visible` lets the caller see. */

@@ -29,11 +29,11 @@ export class CommitWaiters {
   }
 
   /**
-   * Resolves once `head()` is past `since`, after `ms`, or when `signal` aborts. The head is read
+   * Resolves once `head()` is past `since` (true), after `ms`, or when `signal` aborts (false). The head is read
    * after the waiter is registered (a commit just before is seen) and again after each wake-up
    * (a wake-up may be for another database sharing the notification channel).
    */
-  async waitPast(projectId: string, since: number, ms: number, signal: AbortSignal, head: () => number | Promise<number>): Promise<void> {
+  async waitPast(projectId: string, since: number, ms: number, signal: AbortSignal, head: () => number | Promise<number>): Promise<boolean> {
     const deadline = Date.now() + ms;
     for (let left = ms; left > 0 && !signal.aborted; left = deadline - Date.now()) {
       const waiting = this.register(projectId, since, left, signal);
@@ -44,9 +44,13 @@ export class CommitWaiters {
         waiting.end();
         throw error;
       }
-      if (past) return waiting.end();
+      if (past) {
+        waiting.end();
+        return true;
+      }
       await waiting.done;
     }
+    return false;
   }
 
   private register(projectId: string, since: number, ms: number, signal: AbortSignal) {

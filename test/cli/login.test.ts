@@ -72,7 +72,7 @@ describe("uspark login", () => {
     const t = await loginServer();
     const home = await tempDir();
     const login = await startLogin(t.url, home);
-    expect(await t.devices.deny(login.userCode)).toBe("denied");
+    expect(await t.devices.deny(login.userCode, { kind: "admin" })).toBe("denied");
     const result = await login.result;
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("the login was denied");

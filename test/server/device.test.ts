@@ -6,7 +6,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { DeviceCodeAnswer } from "../../src/server/device.js";
 import { startServer } from "../../src/server/index.js";
+import { hashOfSecret } from "../../src/server/tokens.js";
 import { storeCases, type TestServer } from "./helpers.js";
+import { mintToken } from "./web/web-client.js";
 import { usePgCluster } from "./pg-cluster.js";
 
 const pg = usePgCluster();
@@ -60,18 +62,19 @@ describe.each(storeCases(pg))("device login on %s", (_name, testServer) => {
   it("a denied login answers access_denied; an unknown code invalid_grant; another grant type unsupported_grant_type", async () => {
     const t = await server();
     const answer = await deviceCode(t.url);
-    expect(await t.devices.deny(answer.user_code)).toBe("denied");
+    expect(await t.devices.deny(answer.user_code, ADMIN_PRINCIPAL)).toBe("denied");
     expect(await t.devices.approve(answer.user_code, { projects: ["demo"], access: "read" }, ADMIN_PRINCIPAL)).toBe("unknown");
     expect(await poll(t.url, answer.device_code)).toMatchObject({ status: 400, body: { error: "access_denied" } });
     expect(await poll(t.url, "no-such-code")).toMatchObject({ status: 400, body: { error: "invalid_grant" } });
     expect(await poll(t.url, answer.device_code, "password")).toMatchObject({ status: 400, body: { error: "unsupported_grant_type" } });
-    expect(await t.devices.deny("BCDF-GHJK")).toBe("unknown");
+    expect(await t.devices.deny("BCDF-GHJK", ADMIN_PRINCIPAL)).toBe("unknown");
   });
 
   it("an approver may grant only within its own reach, and the token never outlives the approver's", async () => {
     const t = await server();
     const expires = Date.now() + 3_600_000;
-    const approver = { kind: "scoped", tokenId: "t1", access: "read", projects: ["demo"], expires } as const;
+    const minted = await mintToken(t, { projects: ["demo"], access: "read", expires });
+    const approver = { kind: "scoped", tokenId: minted.id, tokenHash: hashOfSecret(minted.secret), access: "read", projects: ["demo"], expires } as const;
     const answer = await deviceCode(t.url);
     expect(await t.devices.approve(answer.user_code, { projects: ["demo"], access: "write" }, approver)).toBe("forbidden");
     expect(await t.devices.approve(answer.user_code, { projects: ["other"], access: "read" }, approver)).toBe("forbidden");
@@ -91,7 +94,7 @@ describe.each(storeCases(pg))("device login on %s", (_name, testServer) => {
     expect(refused.status).toBe(429);
     expect(refused.headers.get("retry-after")).toBe("60");
     // One fewer waiting (denied and its answer taken) makes room again.
-    await t.devices.deny(second.user_code);
+    await t.devices.deny(second.user_code, ADMIN_PRINCIPAL);
     await poll(t.url, second.device_code);
     await deviceCode(t.url);
   });

@@ -98,7 +98,9 @@ describe("restart", () => {
     const warnings: string[] = [];
     await t.restart({ onWarning: (w) => warnings.push(w) });
     expect(warnings.join("\n")).toMatch(/expected version 1/);
-    const blob = await t.upload("two");
+    // Every request of the damaged project is refused, its uploads too (what it may see is not known).
+    const blob = { sha256: sha256("two"), size: 3 };
+    expect((await t.request(`/blobs/${blob.sha256}`, { method: "PUT", body: "two" })).status).toBe(500);
     const res = await t.commit({ changes: [{ op: "put", path: "b.txt", ...blob }] });
     expect(res.status).toBe(500);
     expect(await readFile(logOf(dataDir), "utf8")).toBe(line);

@@ -144,6 +144,11 @@ describe("a database of an older version", () => {
     expect(await at(3)).toEqual([{ path: "a", ...one }, { path: "b", ...two }, { path: "c", ...one }]);
     expect(await (await fetch(`${api}/old/files`)).json()).toEqual({ version: 3, files: await at(3), api: "1.2" });
     expect(await (await fetch(`${api}/talk-only/sessions/s-1/events`)).text()).toBe("abc");
+    // The blobs its commits name stay visible to it (migration 5), to no other project.
+    for (const blob of [one, two]) {
+      expect((await fetch(`${api}/old/blobs/${blob.sha256}`, { method: "HEAD" })).status).toBe(200);
+      expect((await fetch(`${api}/talk-only/blobs/${blob.sha256}`, { method: "HEAD" })).status).toBe(404);
+    }
     const replay = await fetch(`${api}/old/commits`, { method: "POST", headers: { "idempotency-key": "k2" }, body: JSON.stringify({ changes: commits[1] }) });
     expect(await replay.json()).toEqual({ version: 2 });
     const next = await fetch(`${api}/old/commits`, {
@@ -162,6 +167,7 @@ describe("blobs in PostgreSQL, one chunk at a time", () => {
     const url = await pg().freshSchemaUrl();
     const opened = await PgStore.open(url);
     onTestFinished(() => opened.close());
+    await opened.createProject("p"); // a blob is stored for a project that holds it
     return { store: opened, db: onSchema(url) };
   }
 
@@ -171,7 +177,7 @@ describe("blobs in PostgreSQL, one chunk at a time", () => {
     const { store: s, db } = await store();
     const bytes = Buffer.alloc(2.5 * MiB, 7);
     const seenWhileStreaming: number[] = [];
-    const result = await s.putBlob(sha256(bytes), async (write) => {
+    const result = await s.putBlob("p", sha256(bytes), async (write) => {
       for (let at = 0; at < bytes.length; at += 256 * 1024) {
         await write(bytes.subarray(at, at + 256 * 1024));
         seenWhileStreaming.push(await staged(db));
@@ -182,7 +188,7 @@ describe("blobs in PostgreSQL, one chunk at a time", () => {
     expect(seenWhileStreaming.slice(3, 5)).toEqual([1, 1]);
     expect(seenWhileStreaming.at(-1)).toBe(2);
     expect(await staged(db)).toBe(0);
-    const blob = (await s.readBlob(sha256(bytes)))!;
+    const blob = (await s.readBlob("p", sha256(bytes)))!;
     const chunks: Uint8Array[] = [];
     for await (const chunk of blob.chunks()) chunks.push(chunk);
     expect(chunks.map((c) => c.length)).toEqual([MiB, MiB, MiB / 2]);
@@ -191,20 +197,20 @@ describe("blobs in PostgreSQL, one chunk at a time", () => {
 
   it("keeps nothing, staged or stored, of an upload whose body fails", async () => {
     const { store: s, db } = await store();
-    const failing = s.putBlob(sha256("never whole"), async (write) => {
+    const failing = s.putBlob("p", sha256("never whole"), async (write) => {
       await write(Buffer.alloc(1.5 * MiB));
       throw new Error("client went away");
     });
     await expect(failing).rejects.toThrow("client went away");
     expect(await staged(db)).toBe(0);
-    expect(await s.blobSizes([sha256("never whole")])).toEqual(new Map());
+    expect(await s.blobSizes("p", [sha256("never whole")])).toEqual(new Map());
   });
 
   it("reads a blob's chunks only as they are consumed", async () => {
     const { store: s, db } = await store();
     const bytes = Buffer.alloc(3 * MiB, 1);
-    await s.putBlob(sha256(bytes), async (write) => write(bytes));
-    const chunks = (await s.readBlob(sha256(bytes)))!.chunks()[Symbol.asyncIterator]();
+    await s.putBlob("p", sha256(bytes), async (write) => write(bytes));
+    const chunks = (await s.readBlob("p", sha256(bytes)))!.chunks()[Symbol.asyncIterator]();
     expect((await chunks.next()).value).toHaveLength(MiB);
     // Gone after the first chunk was read: a reader that had fetched them all would not notice.
     await db.query("DELETE FROM blob_chunks WHERE sha256 = $1 AND seq > 0", [sha256(bytes)]);

@@ -60,6 +60,31 @@ describe("uspark serve token", () => {
     expect(result.stdout.length).toBe(0);
   });
 
+  it("--expires past its range (1 to 3650 days) is refused before anything is stored (exit 2)", async () => {
+    const dataDir = await tempDir();
+    const refused = await create(dataDir, "--project", "demo", "--scope", "read", "--expires", "100000000");
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--expires.*3650/);
+    const listed = await runCli(["serve", "token", "list", "--data", dataDir, "--json"]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout.toString())).toEqual({ tokens: [] });
+    expect((await create(dataDir, "--project", "demo", "--scope", "read", "--expires", "3650")).code).toBe(0);
+  });
+
+  it("list shows every other token when one record is damaged (an expiry no date can hold), and says so", async () => {
+    const dataDir = await tempDir();
+    expect((await create(dataDir, "--project", "demo", "--scope", "read")).code).toBe(0);
+    const bad = { id: "0123456789ab", sha256: "a".repeat(64), projects: ["demo"], access: "read", created: Date.now(), expires: 1e20 };
+    await writeFile(path.join(dataDir, "credentials", "tokens", `${"a".repeat(64)}.json`), JSON.stringify(bad));
+    for (const json of [false, true]) {
+      const listed = await runCli(["serve", "token", "list", "--data", dataDir, ...(json ? ["--json"] : [])]);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout.toString()).toContain("demo");
+      expect(listed.stdout.toString()).not.toContain("0123456789ab");
+      expect(listed.stderr).toMatch(/1 damaged token record/);
+    }
+  });
+
   it("needs exactly one store", async () => {
     const result = await runCli(["serve", "token", "list"], { env: { USPARK_DATABASE_URL: "" } });
     expect(result.code).toBe(2);

@@ -50,13 +50,14 @@ export class FileCredentials implements CredentialStore {
     return parseTokenRecord(await readJsonFile(join(this.tokensDir, `${sha256}.json`)));
   }
 
-  async tokens(): Promise<TokenRecord[]> {
-    const records = await readAllJson(this.tokensDir);
-    return records.flatMap((value) => parseTokenRecord(value) ?? []).sort((a, b) => a.created - b.created || a.id.localeCompare(b.id));
+  async tokens(): Promise<{ tokens: TokenRecord[]; damaged: number }> {
+    const values = await readAllJson(this.tokensDir, true);
+    const tokens = values.flatMap((value) => parseTokenRecord(value) ?? []).sort((a, b) => a.created - b.created || a.id.localeCompare(b.id));
+    return { tokens, damaged: values.length - tokens.length };
   }
 
   async revokeToken(id: string, at: number): Promise<"revoked" | "unknown"> {
-    const record = (await this.tokens()).find((token) => token.id === id);
+    const record = (await this.tokens()).tokens.find((token) => token.id === id);
     if (!record) return "unknown";
     if (record.revoked === undefined) await replaceJson(this.tokensDir, `${record.sha256}.json`, { ...record, revoked: at });
     return "revoked";
@@ -121,8 +122,9 @@ async function readJsonFile(file: string): Promise<unknown> {
   }
 }
 
-async function readAllJson(dir: string): Promise<unknown[]> {
+/** The parsed files of `dir`; one that is not JSON is left out, or kept as null with `keepDamaged`. */
+async function readAllJson(dir: string, keepDamaged = false): Promise<unknown[]> {
   const names = (await readdir(dir)).filter((name) => name.endsWith(".json") && !name.startsWith("."));
   const values = await Promise.all(names.map((name) => readJsonFile(join(dir, name))));
-  return values.filter((value) => value !== undefined);
+  return keepDamaged ? values.map((value) => value ?? null) : values.filter((value) => value !== undefined);
 }

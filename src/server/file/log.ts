@@ -26,6 +26,8 @@ export interface Project {
   dir: string;
   version: number;
   files: Map<string, { sha256: string; size: number }>;
+  /** The blobs the project may see: named by its commits, or uploaded to it (visible-blobs.ts). */
+  visible: Set<string>;
   /** Idempotency-Key → the version it was answered with and the fingerprint of its request. */
   keys: Map<string, { version: number; fingerprint: string }>;
   /** Where each version's record starts in the log: offsets[version - 1]. */
@@ -39,12 +41,13 @@ export interface Project {
 }
 
 export function emptyProject(id: string, dir: string, created: string): Project {
-  return { id, dir, version: 0, files: new Map(), keys: new Map(), offsets: [], logBytes: 0, updated: created };
+  return { id, dir, version: 0, files: new Map(), visible: new Set(), keys: new Map(), offsets: [], logBytes: 0, updated: created };
 }
 
 /** Applies the record found at byte `offset` of the log. */
 export function applyRecord(project: Project, record: LogRecord, offset: number): void {
   applyChanges(project.files, record.changes);
+  for (const change of record.changes) if (change.op === "put") project.visible.add(change.sha256);
   project.version = record.version;
   project.keys.set(record.key, { version: record.version, fingerprint: requestFingerprint(requestOf(record)) });
   project.offsets.push(offset);

@@ -30,6 +30,7 @@ import { FileCredentials } from "./credentials.js";
 import { appendLog, applyChanges, emptyProject, loadLog, readRecords, type LogRecord, type Project } from "./log.js";
 import { createProjectDir, findProjects, type FoundProject } from "./projects.js";
 import { TranscriptFiles } from "./sessions.js";
+import { loadUploaded, recordUploaded } from "./visible-blobs.js";
 
 export interface FileStoreOptions {
   onWarning?: (message: string) => void;
@@ -123,7 +124,7 @@ export class FileStore implements ProjectStore {
     return { version: head, commits };
   }
 
-  waitForCommit(projectId: string, since: number, ms: number, signal: AbortSignal): Promise<void> {
+  waitForCommit(projectId: string, since: number, ms: number, signal: AbortSignal): Promise<boolean> {
     return this.waiters.waitPast(projectId, since, ms, signal, () => this.project(projectId).version);
   }
 
@@ -131,17 +132,28 @@ export class FileStore implements ProjectStore {
     return this.waiters.size;
   }
 
-  async blobSizes(hashes: readonly string[]): Promise<Map<string, number>> {
-    const sizes = await mapLimit(hashes, 16, async (sha256) => [sha256, await this.blobs.size(sha256)] as const);
+  async blobSizes(projectId: string, hashes: readonly string[]): Promise<Map<string, number>> {
+    const { visible } = this.usable(projectId);
+    const sizes = await mapLimit(hashes.filter((sha256) => visible.has(sha256)), 16, async (sha256) => [sha256, await this.blobs.size(sha256)] as const);
     return new Map(sizes.flatMap(([sha256, size]) => (size === undefined ? [] : [[sha256, size] as const])));
   }
 
-  readBlob(sha256: string): Promise<StoredBytes | undefined> {
-    return this.blobs.read(sha256);
+  async readBlob(projectId: string, sha256: string): Promise<StoredBytes | undefined> {
+    return this.usable(projectId).visible.has(sha256) ? this.blobs.read(sha256) : undefined;
   }
 
-  putBlob(sha256: string, feed: BodyFeed): Promise<"created" | "exists"> {
-    return this.tasks.track(this.blobs.write(sha256, feed));
+  putBlob(projectId: string, sha256: string, feed: BodyFeed): Promise<"created" | "exists"> {
+    const project = this.usable(projectId);
+    const seen = project.visible.has(sha256);
+    return this.tasks.track(
+      (async () => {
+        await this.blobs.write(sha256, feed, !seen);
+        if (seen || project.visible.has(sha256)) return seen ? "exists" : "created";
+        await recordUploaded(project.dir, sha256);
+        project.visible.add(sha256);
+        return "created";
+      })(),
+    );
   }
 
   /** One commit at a time per project; the record is fsynced in the log before this resolves. */
@@ -154,7 +166,7 @@ export class FileStore implements ProjectStore {
       if (project.broken) throw unavailable(projectId);
 
       const { changes, source } = request;
-      const sizes = await this.blobSizes(blobsNamed(changes));
+      const sizes = await this.blobSizes(projectId, blobsNamed(changes));
       const refused = checkCommit(changes, { sizes, current: project.files, version: project.version });
       if (refused) return refused;
 
@@ -205,6 +217,7 @@ export class FileStore implements ProjectStore {
     const project = emptyProject(found.id, found.dir, found.created);
     try {
       await loadLog(project, warn);
+      await loadUploaded(found.dir, project.visible);
       this.projectsById.set(found.id, project);
     } catch (error) {
       warn(`project ${found.id} is unavailable: ${(error as Error).message}`);

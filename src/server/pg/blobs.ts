@@ -13,15 +13,19 @@ const CHUNK_BYTES = 1024 * 1024;
 /** Staged chunks older than this belong to an upload that died with its replica. */
 const STALE_UPLOAD = "1 day";
 
-export async function blobSizes(pool: Pool | ClientBase, hashes: readonly string[]): Promise<Map<string, number>> {
+/** The sizes of the blobs among `hashes` the project may see (`project_blobs`). */
+export async function blobSizes(pool: Pool | ClientBase, project: string, hashes: readonly string[]): Promise<Map<string, number>> {
   const { rows } = await guarded(() =>
-    pool.query<{ sha256: string; size: string }>("SELECT sha256, size FROM blobs WHERE sha256 = ANY($1)", [hashes]),
+    pool.query<{ sha256: string; size: string }>(
+      "SELECT b.sha256, b.size FROM project_blobs v JOIN blobs b USING (sha256) WHERE v.project = $1 AND v.sha256 = ANY($2)",
+      [project, hashes],
+    ),
   );
   return new Map(rows.map((row) => [row.sha256, Number(row.size)]));
 }
 
-export async function readBlob(pool: Pool, sha256: string): Promise<StoredBytes | undefined> {
-  const size = (await blobSizes(pool, [sha256])).get(sha256);
+export async function readBlob(pool: Pool, project: string, sha256: string): Promise<StoredBytes | undefined> {
+  const size = (await blobSizes(pool, project, [sha256])).get(sha256);
   return size === undefined ? undefined : { size, chunks: (from = 0) => chunksOf(pool, sha256, size, from) };
 }
 
@@ -42,11 +46,13 @@ async function* chunksOf(pool: Pool, sha256: string, size: number, from: number)
   }
 }
 
-export async function writeBlob(pool: Pool, sha256: string, feed: BodyFeed): Promise<"created" | "exists"> {
-  if ((await blobSizes(pool, [sha256])).has(sha256)) {
+/** Stores the blob once for all projects and makes it visible to `project`: "exists" only when it was visible to it before. */
+export async function writeBlob(pool: Pool, project: string, sha256: string, feed: BodyFeed): Promise<"created" | "exists"> {
+  if ((await blobSizes(pool, project, [sha256])).has(sha256)) {
     await feed(() => {}); // read (and checked by the feed) all the same
     return "exists";
   }
+  // Staged even when another project holds it: an upload takes as long whoever holds the blob.
   const upload = randomUUID();
   const rows = new ChunkRows(CHUNK_BYTES, (seq, data) =>
     guarded(() => pool.query("INSERT INTO blob_uploads (upload, seq, data) VALUES ($1, $2, $3)", [upload, seq, data])).then(() => {}),
@@ -65,7 +71,8 @@ export async function writeBlob(pool: Pool, sha256: string, feed: BodyFeed): Pro
         ]);
       }
       await client.query("DELETE FROM blob_uploads WHERE upload = $1", [upload]);
-      return inserted.rowCount !== 0 ? "created" : "exists";
+      await client.query("INSERT INTO project_blobs (project, sha256) VALUES ($1, $2) ON CONFLICT DO NOTHING", [project, sha256]);
+      return "created" as const;
     });
     moved = true;
     return result;

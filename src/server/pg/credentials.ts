@@ -2,7 +2,7 @@
 // revoke (by any process) and an approval (on any replica) are seen at once.
 
 import type { Pool } from "pg";
-import type { CredentialStore, DeviceLoginChange, DeviceLoginKey, DeviceLoginRecord, TokenRecord } from "../credentials.js";
+import { parseTokenRecord, type CredentialStore, type DeviceLoginChange, type DeviceLoginKey, type DeviceLoginRecord, type TokenRecord } from "../credentials.js";
 import { guarded, transaction } from "./db.js";
 
 interface TokenRow {
@@ -13,9 +13,11 @@ interface TokenRow {
   created: Date;
   expires: Date | null;
   revoked: Date | null;
+  parent_id: string | null;
+  parent_sha256: string | null;
 }
 
-const TOKEN_COLUMNS = "id, sha256, projects, access, created, expires, revoked";
+const TOKEN_COLUMNS = "id, sha256, projects, access, created, expires, revoked, parent_id, parent_sha256";
 
 export class PgCredentials implements CredentialStore {
   /** `ready` throws while the schema is not migrated (answered 503). */
@@ -27,7 +29,7 @@ export class PgCredentials implements CredentialStore {
   async addToken(record: TokenRecord): Promise<void> {
     this.ready();
     await guarded(() =>
-      this.pool.query(`INSERT INTO tokens (${TOKEN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+      this.pool.query(`INSERT INTO tokens (${TOKEN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
         record.id,
         record.sha256,
         record.projects,
@@ -35,6 +37,8 @@ export class PgCredentials implements CredentialStore {
         new Date(record.created),
         dateOrNull(record.expires),
         dateOrNull(record.revoked),
+        record.parent?.id ?? null,
+        record.parent?.sha256 ?? null,
       ]),
     );
   }
@@ -42,13 +46,15 @@ export class PgCredentials implements CredentialStore {
   async tokenByHash(sha256: string): Promise<TokenRecord | undefined> {
     this.ready();
     const { rows } = await guarded(() => this.pool.query<TokenRow>(`SELECT ${TOKEN_COLUMNS} FROM tokens WHERE sha256 = $1`, [sha256]));
-    return rows[0] && recordOf(rows[0]);
+    return rows[0] && parseTokenRecord(recordOf(rows[0]));
   }
 
-  async tokens(): Promise<TokenRecord[]> {
+  async tokens(): Promise<{ tokens: TokenRecord[]; damaged: number }> {
     this.ready();
     const { rows } = await guarded(() => this.pool.query<TokenRow>(`SELECT ${TOKEN_COLUMNS} FROM tokens ORDER BY created, id`));
-    return rows.map(recordOf);
+    // A date past what JavaScript holds (a row written by hand) reads as NaN: that record alone is left out.
+    const tokens = rows.flatMap((row) => parseTokenRecord(recordOf(row)) ?? []);
+    return { tokens, damaged: rows.length - tokens.length };
   }
 
   async revokeToken(id: string, at: number): Promise<"revoked" | "unknown"> {
@@ -95,6 +101,7 @@ function recordOf(row: TokenRow): TokenRecord {
   const record: TokenRecord = { id: row.id, sha256: row.sha256, projects: row.projects, access: row.access, created: row.created.getTime() };
   if (row.expires) record.expires = row.expires.getTime();
   if (row.revoked) record.revoked = row.revoked.getTime();
+  if (row.parent_id !== null && row.parent_sha256 !== null) record.parent = { id: row.parent_id, sha256: row.parent_sha256 };
   return record;
 }
 

@@ -108,6 +108,18 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE transcripts ADD COLUMN updated timestamptz NOT NULL DEFAULT now();
   `,
+  // v0.4 (docs/api.md, "Access"): a blob is visible to a project once uploaded to it or named by
+  // one of its commits (every put of file_history, so older data keeps working); a token made by
+  // a device login names the token that approved it, and dies with it.
+  `
+  CREATE TABLE project_blobs (
+    project text NOT NULL REFERENCES projects,
+    sha256 text NOT NULL REFERENCES blobs,
+    PRIMARY KEY (project, sha256)
+  );
+  INSERT INTO project_blobs (project, sha256) SELECT DISTINCT project, sha256 FROM file_history;
+  ALTER TABLE tokens ADD COLUMN parent_id text, ADD COLUMN parent_sha256 text;
+  `,
 ];
 
 /** Any constant: the lock only has to be the same for every replica of one database. */

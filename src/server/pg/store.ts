@@ -130,7 +130,7 @@ export class PgStore implements ProjectStore {
     return commitFeed(this.pool, projectId, query);
   }
 
-  async waitForCommit(projectId: string, since: number, ms: number, signal: AbortSignal): Promise<void> {
+  async waitForCommit(projectId: string, since: number, ms: number, signal: AbortSignal): Promise<boolean> {
     this.ready();
     return this.waiters.waitPast(projectId, since, ms, signal, () => headOf(this.pool, projectId));
   }
@@ -139,19 +139,19 @@ export class PgStore implements ProjectStore {
     return this.waiters.size;
   }
 
-  async blobSizes(hashes: readonly string[]): Promise<Map<string, number>> {
+  async blobSizes(projectId: string, hashes: readonly string[]): Promise<Map<string, number>> {
     this.ready();
-    return blobSizes(this.pool, hashes);
+    return blobSizes(this.pool, projectId, hashes);
   }
 
-  async readBlob(sha256: string): Promise<StoredBytes | undefined> {
+  async readBlob(projectId: string, sha256: string): Promise<StoredBytes | undefined> {
     this.ready();
-    return readBlob(this.pool, sha256);
+    return readBlob(this.pool, projectId, sha256);
   }
 
-  async putBlob(sha256: string, feed: BodyFeed): Promise<"created" | "exists"> {
+  async putBlob(projectId: string, sha256: string, feed: BodyFeed): Promise<"created" | "exists"> {
     this.ready();
-    return writeBlob(this.pool, sha256, feed);
+    return writeBlob(this.pool, projectId, sha256, feed);
   }
 
   /** One transaction holding the project row's lock: checks, applies, notifies every replica. */
@@ -170,7 +170,7 @@ export class PgStore implements ProjectStore {
       const { changes, source } = request;
       const version = Number(locked.rows[0].version);
       const stored = {
-        sizes: await blobSizes(client, blobsNamed(changes)),
+        sizes: await blobSizes(client, projectId, blobsNamed(changes)),
         current: await currentFiles(client, projectId, pathsExpected(changes)),
         version,
       };

@@ -7,7 +7,8 @@ import type { ProjectIndexes } from "./project-index.js";
 import type { WebSession } from "./web-sessions.js";
 
 export interface WebContext {
-  store: ProjectStore;
+  /** The project list and creation only: a project's data is reached through its ProjectAccess (access.ts). */
+  store: Pick<ProjectStore, "projects" | "createProject">;
   indexes: ProjectIndexes;
   /** The most bytes of commit records read at once (the API's JSON limit). */
   maxFeedBytes: number;

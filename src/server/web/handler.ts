@@ -3,17 +3,17 @@
 // once), checks project access, and hands the request to its page.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isAdmin, mayAccess, type Authority } from "../authority.js";
+import { Door, type ProjectAccess } from "../access.js";
+import { isAdmin, type Authority } from "../authority.js";
 import { HttpError } from "../http.js";
-import { ProjectNotFoundError } from "../store.js";
-import { validateProjectId } from "../../api/validate.js";
+import { ProjectNotFoundError, type ProjectStore } from "../store.js";
 import { sendAsset } from "./assets.js";
 import type { Visit, WebContext } from "./context.js";
 import { readForm } from "./forms.js";
 import { html } from "./html.js";
 import { page, redirect, sendPage } from "./layout.js";
 import { ProjectIndexes } from "./project-index.js";
-import { parseWebRoute, WEB_METHODS, type ProjectWebRoute, type WebRoute } from "./web-routes.js";
+import { parseWebRoute, WEB_ROUTES, type ProjectWebRoute, type WebRoute } from "./web-routes.js";
 import { sessionCookie, WebSessions } from "./web-sessions.js";
 import { devicePage, approveDevice } from "./pages/device.js";
 import { filePage } from "./pages/file.js";
@@ -24,7 +24,8 @@ import { createProjectFromForm, projectsPage } from "./pages/projects.js";
 import { sessionPage, sessionsPage } from "./pages/sessions.js";
 import { treePage } from "./pages/tree.js";
 
-export interface WebOptions extends Omit<WebContext, "indexes"> {
+export interface WebOptions extends Omit<WebContext, "indexes" | "store"> {
+  store: ProjectStore;
   authority: Authority;
   onError?: (error: unknown) => void;
 }
@@ -40,9 +41,11 @@ export function createWebHandler(options: WebOptions): WebHandler {
 class WebView {
   private readonly ctx: WebContext;
   private readonly sessions = new WebSessions();
+  private readonly door: Door;
 
   constructor(private readonly options: WebOptions) {
-    this.ctx = { ...options, indexes: new ProjectIndexes(options.store, options.maxFeedBytes) };
+    this.ctx = { ...options, indexes: new ProjectIndexes(options.maxFeedBytes) };
+    this.door = new Door(options.store, options.authority);
   }
 
   async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -60,7 +63,8 @@ class WebView {
     const url = new URL(req.url ?? "/", "http://web.invalid");
     const route = parseWebRoute(url.pathname);
     const method = req.method ?? "GET";
-    if (!WEB_METHODS[route.kind].includes(method)) throw new HttpError(405, "method_not_allowed", `${method} is not allowed here`);
+    const { methods } = WEB_ROUTES[route.kind];
+    if (!Object.hasOwn(methods, method)) throw new HttpError(405, "method_not_allowed", `${method} is not allowed here`);
     if (route.kind === "asset") {
       if (!sendAsset(res, route.path)) throw new HttpError(404, "not_found", "no such asset");
       return;
@@ -114,36 +118,29 @@ class WebView {
     if (route.kind === "projects") return projectsPage(visit, this.ctx);
     if (route.kind === "device") return devicePage(visit, this.ctx);
     if (!("projectId" in route)) throw new HttpError(404, "not_found", "no such page");
-    await this.checkProject(visit, route.projectId);
-    return this.showProject(visit, route);
+    // The API's door: 403 outside the token's projects before the project's existence is told.
+    const project = await this.door.open(visit.session.token, visit.principal, route.projectId, "read");
+    return this.showProject(visit, route, project);
   }
 
-  private showProject(visit: Visit, route: ProjectWebRoute): Promise<void> {
+  private showProject(visit: Visit, route: ProjectWebRoute, project: ProjectAccess): Promise<void> {
     const { ctx } = this;
     switch (route.kind) {
       case "tree":
-        return treePage(visit, ctx, route.projectId);
+        return treePage(visit, ctx, project);
       case "file":
-        return filePage(visit, ctx, route.projectId, route.path);
+        return filePage(visit, ctx, project, route.path);
       case "commits":
-        return commitsPage(visit, ctx, route.projectId);
+        return commitsPage(visit, ctx, project);
       case "commit":
-        return commitPage(visit, ctx, route.projectId, route.version);
+        return commitPage(visit, ctx, project, route.version);
       case "sessions":
-        return sessionsPage(visit, ctx, route.projectId);
+        return sessionsPage(visit, ctx, project);
       case "session":
-        return sessionPage(visit, ctx, route.projectId, route.sessionId);
+        return sessionPage(visit, ctx, project, route.sessionId);
       case "live":
-        return liveAnswer(visit, ctx, route.projectId);
+        return liveAnswer(visit, ctx, project);
     }
-  }
-
-  /** Outside the token's projects: 403 before the project's existence is told (as the API does). */
-  private async checkProject(visit: Visit, projectId: string): Promise<void> {
-    const bad = validateProjectId(projectId);
-    if (bad) throw new HttpError(400, "invalid_project_id", bad);
-    if (!mayAccess(visit.principal, projectId, "read")) throw new HttpError(403, "forbidden", "this token may not see this project");
-    if (!(await this.ctx.store.hasProject(projectId))) throw new ProjectNotFoundError(projectId);
   }
 }
 

@@ -4,7 +4,7 @@
 // costs a scan of the directory's own range of the sorted paths, never a read of the whole log.
 
 import type { CommitRecord } from "../../api/types.js";
-import type { ProjectStore } from "../store.js";
+import type { ProjectAccess } from "../access.js";
 
 export interface Change {
   version: number;
@@ -113,22 +113,21 @@ const FEED_PAGE = 1000;
 export class ProjectIndexes {
   private readonly byProject = new Map<string, Promise<ProjectIndex>>();
 
-  constructor(
-    private readonly store: ProjectStore,
-    private readonly maxFeedBytes: number,
-  ) {}
+  constructor(private readonly maxFeedBytes: number) {}
 
-  current(projectId: string): Promise<ProjectIndex> {
+  /** The index of the project `project` opens, caught up through it (the door's handle, never the store). */
+  current(project: ProjectAccess): Promise<ProjectIndex> {
+    const { projectId } = project;
     const previous = this.byProject.get(projectId) ?? Promise.resolve(new ProjectIndex());
     // A failed catch-up is not kept: the next page starts again from scratch.
-    const next = previous.catch(() => new ProjectIndex()).then((index) => this.catchUp(projectId, index));
+    const next = previous.catch(() => new ProjectIndex()).then((index) => this.catchUp(project, index));
     this.byProject.set(projectId, next);
     return next;
   }
 
-  private async catchUp(projectId: string, index: ProjectIndex): Promise<ProjectIndex> {
+  private async catchUp(project: ProjectAccess, index: ProjectIndex): Promise<ProjectIndex> {
     for (;;) {
-      const feed = await this.store.commits(projectId, { since: index.version, limit: FEED_PAGE, maxBytes: this.maxFeedBytes });
+      const feed = await project.commits({ since: index.version, limit: FEED_PAGE, maxBytes: this.maxFeedBytes });
       for (const commit of feed.commits) index.apply(commit);
       if (feed.commits.length === 0 || index.version >= feed.version) return index;
     }

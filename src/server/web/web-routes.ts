@@ -1,5 +1,8 @@
 // The URLs of the web view (docs/web-view.md#pages), parsed: every name in a path is one percent-decoded
-// segment, a file's path the segments after /f/.
+// segment, a file's path the segments after /f/. WEB_ROUTES is its route table, as API_ROUTES is
+// the API's: the authorization matrix test is generated from both.
+
+import type { RouteSpec } from "../routes.js";
 
 export type WebRoute =
   | { kind: "asset"; path: string }
@@ -55,19 +58,23 @@ function decodeSegments(pathname: string): string[] | undefined {
   }
 }
 
-/** Which methods each route answers (others: 405). */
-export const WEB_METHODS: Record<WebRoute["kind"], readonly string[]> = {
-  asset: ["GET", "HEAD"],
-  login: ["GET", "HEAD", "POST"],
-  logout: ["POST"],
-  device: ["GET", "HEAD", "POST"],
-  projects: ["GET", "HEAD", "POST"],
-  tree: ["GET", "HEAD"],
-  file: ["GET", "HEAD"],
-  commits: ["GET", "HEAD"],
-  commit: ["GET", "HEAD"],
-  sessions: ["GET", "HEAD"],
-  session: ["GET", "HEAD"],
-  live: ["GET"],
-  notFound: ["GET", "HEAD", "POST"],
+/**
+ * The web view's route table: the methods each route answers (others: 405) and what each needs
+ * ("token": any signed-in session; a project's pages are opened through the API's door, access.ts).
+ */
+export const WEB_ROUTES: Readonly<Record<WebRoute["kind"], RouteSpec>> = {
+  asset: { path: "/assets/{asset}", methods: { GET: "public", HEAD: "public" } },
+  login: { path: "/login", methods: { GET: "public", HEAD: "public", POST: "public" } },
+  logout: { path: "/logout", methods: { POST: "token" } },
+  device: { path: "/device", methods: { GET: "token", HEAD: "token", POST: "token" } },
+  projects: { path: "/", methods: { GET: "token", HEAD: "token", POST: "admin" } },
+  tree: { path: "/p/{project}", methods: { GET: "read", HEAD: "read" } },
+  file: { path: "/p/{project}/f/{path}", methods: { GET: "read", HEAD: "read" } },
+  commits: { path: "/p/{project}/commits", methods: { GET: "read", HEAD: "read" } },
+  commit: { path: "/p/{project}/commits/{version}", methods: { GET: "read", HEAD: "read" } },
+  sessions: { path: "/p/{project}/sessions", methods: { GET: "read", HEAD: "read" } },
+  session: { path: "/p/{project}/sessions/{session}", methods: { GET: "read", HEAD: "read" } },
+  live: { path: "/p/{project}/live", methods: { GET: "read" } },
+  // Answered 404 whoever asks (a client with a wrong --api-url path must hear 404, not "sign in").
+  notFound: { path: "/{anything else}", methods: { GET: "public", HEAD: "public", POST: "public" } },
 };

@@ -13,6 +13,15 @@ describe("WebSessions", () => {
     expect(sessions.find(cookieOf(signedIn.id))).toBe(signedIn);
   });
 
+  it("keeps the admin signed in however many sessions another token opens (the cap evicts the signer's own first)", () => {
+    const sessions = new WebSessions();
+    const admin = sessions.open("admin-token");
+    for (let i = 0; i < 10_050; i++) sessions.open("another-token");
+    expect(sessions.find(`${COOKIE_NAME}=${admin.id}`)).toBe(admin);
+    const latest = sessions.open("another-token");
+    expect(sessions.find(`${COOKIE_NAME}=${latest.id}`)).toBe(latest);
+  });
+
   it("forgets a session idle for 12 hours, and one closed", () => {
     let now = 0;
     const sessions = new WebSessions(() => now);

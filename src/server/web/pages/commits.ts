@@ -3,6 +3,7 @@
 // diffs with literal -/+ lines.
 
 import type { CommitRecord } from "../../../api/types.js";
+import type { ProjectAccess } from "../../access.js";
 import { HttpError } from "../../http.js";
 import { unifiedDiff } from "../../../text/unified-diff.js";
 import { looksLikeText, readBytes } from "../byte-pages.js";
@@ -17,11 +18,12 @@ export const DIFFS_PER_PAGE = 50;
 /** A side larger than this is not diffed, only its sizes said. */
 const MAX_DIFF_BYTES = 1024 * 1024;
 
-export async function commitsPage(visit: Visit, ctx: WebContext, projectId: string): Promise<void> {
-  const head = (await ctx.indexes.current(projectId)).version;
+export async function commitsPage(visit: Visit, ctx: WebContext, project: ProjectAccess): Promise<void> {
+  const { projectId } = project;
+  const head = (await ctx.indexes.current(project)).version;
   const before = Math.min(intParam(visit.url, "before", head + 1) || head + 1, head + 1);
   const since = Math.max(0, before - 1 - PAGE_COMMITS);
-  const commits = (await commitsBetween(ctx, projectId, since, before - 1)).reverse();
+  const commits = (await commitsBetween(ctx, project, since, before - 1)).reverse();
   const rows = commits.map((c) => html`<tr>
 <td class="num"><a href="${webPath("p", projectId, "commits", String(c.version))}">v${c.version}</a></td>
 <td>${formatTime(c.time)}</td>
@@ -49,10 +51,10 @@ function summary(commit: CommitRecord): Html {
 }
 
 /** The commits after `since` up to `last`, oldest first (several reads when the feed's byte limit cuts one short). */
-async function commitsBetween(ctx: WebContext, projectId: string, since: number, last: number): Promise<CommitRecord[]> {
+async function commitsBetween(ctx: WebContext, project: ProjectAccess, since: number, last: number): Promise<CommitRecord[]> {
   const commits: CommitRecord[] = [];
   for (let after = since; after < last; ) {
-    const feed = await ctx.store.commits(projectId, { since: after, limit: last - after, maxBytes: ctx.maxFeedBytes });
+    const feed = await project.commits({ since: after, limit: last - after, maxBytes: ctx.maxFeedBytes });
     if (feed.commits.length === 0) break;
     commits.push(...feed.commits);
     after = feed.commits.at(-1)!.version;
@@ -60,19 +62,20 @@ async function commitsBetween(ctx: WebContext, projectId: string, since: number,
   return commits;
 }
 
-export async function commitPage(visit: Visit, ctx: WebContext, projectId: string, version: number): Promise<void> {
-  const head = (await ctx.indexes.current(projectId)).version;
-  const [commit] = version <= head ? await commitsBetween(ctx, projectId, version - 1, version) : [];
+export async function commitPage(visit: Visit, ctx: WebContext, project: ProjectAccess, version: number): Promise<void> {
+  const { projectId } = project;
+  const head = (await ctx.indexes.current(project)).version;
+  const [commit] = version <= head ? await commitsBetween(ctx, project, version - 1, version) : [];
   if (!commit) throw new HttpError(404, "not_found", `${projectId} has no version ${version}`);
   const pages = Math.max(1, Math.ceil(commit.changes.length / DIFFS_PER_PAGE));
   const pageNo = Math.min(intParam(visit.url, "page", 1) || 1, pages);
   const changes = commit.changes.slice((pageNo - 1) * DIFFS_PER_PAGE, pageNo * DIFFS_PER_PAGE);
-  const before = version > 1 ? (await ctx.store.files(projectId, version - 1))?.files : [];
+  const before = version > 1 ? (await project.files(version - 1))?.files : [];
   const oldHashes = new Map((before ?? []).map((file) => [file.path, file.sha256]));
   const diffs: Html[] = [];
   for (const change of changes) {
     const newHash = change.op === "put" ? change.sha256 : undefined;
-    diffs.push(await changeDiff(ctx, change.path, oldHashes.get(change.path), newHash));
+    diffs.push(await changeDiff(project, change.path, oldHashes.get(change.path), newHash));
   }
   const here = (n: number) => withQuery(webPath("p", projectId, "commits", String(version)), { page: n });
   const session = commit.source?.sessionId;
@@ -89,8 +92,8 @@ ${diffs}`;
 }
 
 /** One change as a unified diff between the stored blobs (absent side: empty). */
-async function changeDiff(ctx: WebContext, path: string, oldHash: string | undefined, newHash: string | undefined): Promise<Html> {
-  const [oldText, newText] = await Promise.all([blobText(ctx, oldHash), blobText(ctx, newHash)]);
+async function changeDiff(project: ProjectAccess, path: string, oldHash: string | undefined, newHash: string | undefined): Promise<Html> {
+  const [oldText, newText] = await Promise.all([blobText(project, oldHash), blobText(project, newHash)]);
   const heading = html`<h2><code>${path}</code></h2>`;
   if (oldText === undefined || newText === undefined) {
     return html`${heading}<p class="muted">Binary or large file, not shown as a diff.</p>`;
@@ -110,9 +113,9 @@ function lineClass(line: string): string {
 }
 
 /** A blob's text, "" for no blob (an added or deleted file), undefined when it is binary, too large or missing. */
-async function blobText(ctx: WebContext, sha256: string | undefined): Promise<string | undefined> {
+async function blobText(project: ProjectAccess, sha256: string | undefined): Promise<string | undefined> {
   if (sha256 === undefined) return "";
-  const blob = await ctx.store.readBlob(sha256);
+  const blob = await project.readBlob(sha256);
   if (!blob) return undefined;
   if (blob.size > MAX_DIFF_BYTES) return undefined;
   const bytes = await readBytes(blob, 0, blob.size);

@@ -2,6 +2,7 @@
 // granting projects and access within what their own token may do (a read token grants read only).
 
 import { mayAccess, type Access, type Grant } from "../../authority.js";
+import { mayDeny } from "../../device.js";
 import type { Visit, WebContext } from "../context.js";
 import { html } from "../html.js";
 import { csrfField, page, sendPage } from "../layout.js";
@@ -32,7 +33,7 @@ ${projects.length === 0 ? noProject : projects.map((p, i) => html`<label><input 
 </fieldset>
 <label for="access">Access</label>
 <select id="access" name="access"><option value="read">read</option>${mayWrite ? html`<option value="write">read and write</option>` : ""}</select>
-<p><button type="submit" name="action" value="approve">Approve</button> <button type="submit" name="action" value="deny">Deny</button></p>
+<p><button type="submit" name="action" value="approve">Approve</button>${mayDeny(principal) ? html` <button type="submit" name="action" value="deny">Deny</button>` : ""}</p>
 </form>`;
   sendPage(visit.res, message?.error ? 400 : 200, page({ title: "Approve a device", session: visit.session, body }));
 }
@@ -45,7 +46,7 @@ export async function approveDevice(visit: Visit, ctx: WebContext, form: URLSear
   const failed = (text: string) => devicePage(visit, ctx, { message: { error: true, text }, code: userCode });
   if (!waiting) return failed("No login waits with that code: check it, or start uspark login again.");
   if (form.get("action") === "deny") {
-    await devices.deny(waiting.userCode);
+    if ((await devices.deny(waiting.userCode, visit.principal)) === "forbidden") return failed("Only the admin token may deny a login: leave it, it expires unanswered.");
     return devicePage(visit, ctx, { message: { error: false, text: `Denied: the login with code ${waiting.userCode} gets no token.` } });
   }
   const access: Access = form.get("access") === "write" ? "write" : "read";

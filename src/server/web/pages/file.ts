@@ -4,7 +4,9 @@
 
 import type { ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
+import type { ProjectAccess } from "../../access.js";
 import { HttpError } from "../../http.js";
+import { checkIdentifier } from "../../identifiers.js";
 import type { StoredBytes } from "../../store.js";
 import { lineNumberAt, looksLikeText, readBytes, readPage } from "../byte-pages.js";
 import type { Visit, WebContext } from "../context.js";
@@ -16,9 +18,10 @@ export const PAGE_BYTES = 256 * 1024;
 /** How much of a file's head decides text or binary. */
 const SNIFF_BYTES = 8192;
 
-export async function filePage(visit: Visit, ctx: WebContext, projectId: string, path: string): Promise<void> {
-  const row = (await ctx.indexes.current(projectId)).files.get(path);
-  const blob = row && (await ctx.store.readBlob(row.sha256));
+export async function filePage(visit: Visit, ctx: WebContext, project: ProjectAccess, path: string): Promise<void> {
+  const { projectId } = project;
+  const row = (await ctx.indexes.current(project)).files.get(checkIdentifier("path", path));
+  const blob = row && (await project.readBlob(row.sha256));
   if (!row || !blob) throw new HttpError(404, "not_found", `no file ${JSON.stringify(path)} in ${projectId}`);
   const name = path.slice(path.lastIndexOf("/") + 1);
   if (visit.url.searchParams.get("download") === "1") return download(visit.res, blob, name);

@@ -4,7 +4,7 @@
 // with the files each changed, and links to the session's commits. Its last page lives.
 
 import { createConversationReader, type ConversationReader, type Step } from "../../../agents/conversation/index.js";
-import { validateSessionId } from "../../../api/validate.js";
+import type { ProjectAccess } from "../../access.js";
 import { HttpError } from "../../http.js";
 import type { StoredBytes } from "../../store.js";
 import { readBytes, readPage } from "../byte-pages.js";
@@ -20,8 +20,9 @@ export const SESSIONS_PAGE = 100;
 /** The head of a transcript its format is told from (a page in its middle may hold no telling event). */
 const FORMAT_HEAD_BYTES = 256 * 1024;
 
-export async function sessionsPage(visit: Visit, ctx: WebContext, projectId: string): Promise<void> {
-  const [sessions, index] = await Promise.all([ctx.store.sessions(projectId), ctx.indexes.current(projectId)]);
+export async function sessionsPage(visit: Visit, ctx: WebContext, project: ProjectAccess): Promise<void> {
+  const { projectId } = project;
+  const [sessions, index] = await Promise.all([project.sessions(), ctx.indexes.current(project)]);
   const transcripts = new Map(sessions.map((s) => [s.id, s]));
   const ids = new Set([...transcripts.keys(), ...index.commitsBySession.keys()]);
   const listed = [...ids].map((id) => {
@@ -51,10 +52,9 @@ ${pager([
   sendPage(visit.res, 200, page({ title: `Sessions of ${projectId}`, session: visit.session, crumbs, live: liveUrl(projectId, index.version), body }));
 }
 
-export async function sessionPage(visit: Visit, ctx: WebContext, projectId: string, sessionId: string): Promise<void> {
-  const bad = validateSessionId(sessionId);
-  if (bad) throw new HttpError(400, "invalid_request", bad);
-  const [transcript, index] = await Promise.all([ctx.store.readEvents(projectId, sessionId), ctx.indexes.current(projectId)]);
+export async function sessionPage(visit: Visit, ctx: WebContext, project: ProjectAccess, sessionId: string): Promise<void> {
+  const { projectId } = project;
+  const [transcript, index] = await Promise.all([project.readEvents(sessionId), ctx.indexes.current(project)]);
   const commits = index.commitsBySession.get(sessionId) ?? [];
   if (!transcript && commits.length === 0) throw new HttpError(404, "not_found", `no session ${JSON.stringify(sessionId)} in ${projectId}`);
   const href = webPath("p", projectId, "sessions", sessionId);

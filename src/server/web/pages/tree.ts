@@ -1,7 +1,9 @@
 // /p/{id}: the file tree, one directory at a time (?dir=a/b), PAGE_ENTRIES entries a page
 // (?page=N): sizes and last change. Lives: a new commit shows without a reload.
 
+import type { ProjectAccess } from "../../access.js";
 import { HttpError } from "../../http.js";
+import { checkIdentifier } from "../../identifiers.js";
 import type { Visit, WebContext } from "../context.js";
 import { html, webPath, withQuery } from "../html.js";
 import { formatSize, formatTime, page, sendPage } from "../layout.js";
@@ -10,9 +12,11 @@ import { intParam, liveUrl, pager, projectCrumbs, projectTabs } from "./project-
 
 export const PAGE_ENTRIES = 200;
 
-export async function treePage(visit: Visit, ctx: WebContext, projectId: string): Promise<void> {
+export async function treePage(visit: Visit, ctx: WebContext, project: ProjectAccess): Promise<void> {
+  const { projectId } = project;
   const dir = (visit.url.searchParams.get("dir") ?? "").replace(/^\/+|\/+$/g, "");
-  const index = await ctx.indexes.current(projectId);
+  if (dir !== "") checkIdentifier("path", dir, "dir");
+  const index = await ctx.indexes.current(project);
   const entries = index.list(dir);
   if (!entries) throw new HttpError(404, "not_found", `no directory ${JSON.stringify(dir)} in ${projectId}`);
   const pages = Math.max(1, Math.ceil(entries.length / PAGE_ENTRIES));

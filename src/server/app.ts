@@ -6,6 +6,7 @@ import { getBlobs, postBlobs } from "./batch-routes.js";
 import type { Context } from "./context.js";
 import type { DeviceFlow } from "./device.js";
 import { postDeviceCode, postDeviceToken } from "./device-routes.js";
+import { isApiUrl } from "./host-check.js";
 import { HttpError, sendError, sendJson } from "./http.js";
 import { ALLOWED, isPublicRoute, parseRoute, type Route } from "./routes.js";
 import { getEvents, listSessions, putEvents } from "./session-routes.js";
@@ -53,7 +54,7 @@ class Api {
     const { options } = this;
     const url = req.url ?? "/";
     // The pages have their own sign-in (a session cookie), not the API's bearer token.
-    if (options.web && !/^\/(healthz|readyz|api)(\/|\?|$)/.test(url)) return options.web(req, res);
+    if (options.web && !isApiUrl(url)) return options.web(req, res);
     const isPublic = isPublicRoute(url);
     const principal = isPublic ? undefined : await options.authority.identify(bearerToken(req.headers.authorization));
     if (!isPublic && !principal) {

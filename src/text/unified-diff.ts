@@ -8,7 +8,8 @@
  */
 
 const CONTEXT = 3;
-const MAX_CELLS = 4_000_000;
+/** The largest LCS table (its cells: middle lines of one side + 1 times the other's), 16 MB. */
+export const MAX_CELLS = 4_000_000;
 const SAME = 0;
 const DEL = 1;
 const ADD = 2;
@@ -19,6 +20,15 @@ export interface DiffLines {
   lines: string[];
   /** The diff went on past `maxLines`: the lines shown are its start. */
   cut: boolean;
+  /** The cells of the LCS table it filled (0 when the middle was shown replaced whole): the work it did. */
+  cells: number;
+}
+
+export interface DiffCaps {
+  /** Lines of diff made at most (headers included). */
+  maxLines?: number;
+  /** The largest LCS table to fill; a larger middle is shown replaced whole (MAX_CELLS at most). */
+  maxCells?: number;
 }
 
 /** The common head and tail of `a` and `b` (`head`, `tail` lines) and the ops of the middle between them. */
@@ -28,6 +38,7 @@ interface Script {
   head: number;
   ops: Uint8Array;
   tail: number;
+  cells: number;
 }
 
 /** Where a walk over the script is: position k, line i of `a` and j of `b`. */
@@ -41,9 +52,11 @@ export function unifiedDiff(oldText: string, newText: string, oldName: string, n
   return diffLines(oldText, newText, oldName, newName).lines.map((line) => `${line}\n`).join("");
 }
 
-/** The diff as lines, at most `maxLines` of them (headers included); no lines when the texts are equal. */
-export function diffLines(oldText: string, newText: string, oldName: string, newName: string, maxLines = Infinity): DiffLines {
-  const script = editScript(splitLines(oldText), splitLines(newText));
+/** The diff as lines, within `caps`; no lines when the texts are equal. */
+export function diffLines(oldText: string, newText: string, oldName: string, newName: string, caps: DiffCaps = {}): DiffLines {
+  const { maxLines = Infinity, maxCells = MAX_CELLS } = caps;
+  const script = editScript(splitLines(oldText), splitLines(newText), Math.min(maxCells, MAX_CELLS));
+  const cells = script.cells;
   const lines: string[] = [];
   const cursor: Cursor = { k: 0, i: 0, j: 0 };
   for (const [from, to] of hunkRanges(script)) {
@@ -51,12 +64,12 @@ export function diffLines(oldText: string, newText: string, oldName: string, new
     advance(script, cursor, from);
     lines.push(hunkHeader(script, cursor, to));
     for (; cursor.k < to; step(script, cursor)) {
-      if (lines.length >= maxLines) return { lines, cut: true };
+      if (lines.length >= maxLines) return { lines, cut: true, cells };
       const op = opAt(script, cursor.k);
       lines.push(MARKS[op] + (op === ADD ? script.b[cursor.j] : script.a[cursor.i]));
     }
   }
-  return { lines, cut: false };
+  return { lines, cut: false, cells };
 }
 
 /** Lines without their ends; a last line without a newline is marked as diff marks it. */
@@ -68,19 +81,23 @@ function splitLines(text: string): string[] {
   return lines;
 }
 
-function editScript(a: string[], b: string[]): Script {
+function editScript(a: string[], b: string[], maxCells: number): Script {
   let head = 0;
   while (head < a.length && head < b.length && a[head] === b[head]) head++;
   let tail = 0;
   while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
-  return { a, b, head, tail, ops: middleOps(a.slice(head, a.length - tail), b.slice(head, b.length - tail)) };
+  const middle = [a.slice(head, a.length - tail), b.slice(head, b.length - tail)] as const;
+  const cells = (middle[0].length + 1) * (middle[1].length + 1);
+  if (middle[0].length === 0 || middle[1].length === 0 || cells > maxCells) return { a, b, head, tail, ops: replacedWhole(...middle), cells: 0 };
+  return { a, b, head, tail, ops: middleOps(...middle), cells };
+}
+
+/** Removals before additions, as diff -u shows a replaced block. */
+function replacedWhole(a: string[], b: string[]): Uint8Array {
+  return new Uint8Array(a.length + b.length).fill(DEL, 0, a.length).fill(ADD, a.length);
 }
 
 function middleOps(a: string[], b: string[]): Uint8Array {
-  if (a.length === 0 || b.length === 0 || (a.length + 1) * (b.length + 1) > MAX_CELLS) {
-    // Removals before additions, as diff -u shows a replaced block.
-    return new Uint8Array(a.length + b.length).fill(DEL, 0, a.length).fill(ADD, a.length);
-  }
   // lcs[i][j]: the longest common subsequence of a[i..] and b[j..], one flat array.
   const width = b.length + 1;
   const lcs = new Uint32Array((a.length + 1) * width);

@@ -55,15 +55,23 @@ describe("diffLines with a cap", () => {
     const whole = diffLines(a, b, "a/f", "b/f");
     expect(whole.cut).toBe(false);
     expect(whole.lines.map((l) => `${l}\n`).join("")).toBe(systemDiff(a, b));
-    const capped = diffLines(a, b, "a/f", "b/f", 50);
+    const capped = diffLines(a, b, "a/f", "b/f", { maxLines: 50 });
     expect(capped.cut).toBe(true);
     expect(capped.lines).toEqual(whole.lines.slice(0, 50));
   });
 
   it("a cap at the diff's length cuts nothing; equal texts give no lines", () => {
     const whole = diffLines(a, b, "a/f", "b/f");
-    expect(diffLines(a, b, "a/f", "b/f", whole.lines.length).cut).toBe(false);
-    expect(diffLines(a, a, "a/f", "b/f", 10)).toEqual({ lines: [], cut: false });
+    expect(diffLines(a, b, "a/f", "b/f", { maxLines: whole.lines.length }).cut).toBe(false);
+    expect(diffLines(a, a, "a/f", "b/f", { maxLines: 10 })).toEqual({ lines: [], cut: false, cells: 0 });
+  });
+
+  it("says the cells of the table it filled; a middle over maxCells is replaced whole and fills none", () => {
+    const one = lines(20, (i) => (i === 10 ? "x" : `line ${i}`));
+    expect(diffLines(lines(20), one, "a/f", "b/f").cells).toBe(4); // one line against one: 2 x 2
+    const capped = diffLines(a, b, "a/f", "b/f", { maxCells: 100 });
+    expect(capped.cells).toBe(0);
+    expect(capped.lines.filter((l) => l.startsWith("-") && !l.startsWith("---")).length).toBeGreaterThan(1000);
   });
 
   it("a middle too large for the table is shown replaced whole, still as diff -u reads it", () => {

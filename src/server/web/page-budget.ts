@@ -9,12 +9,14 @@ export interface Budget {
   lines: number;
   /** Bytes of diff text shown (before HTML escaping). */
   bytes: number;
+  /** Cells of LCS tables filled (src/text/unified-diff.ts); past them a change is shown replaced whole. */
+  cells: number;
 }
 
 /** A commit page in all: about 1 MiB of diff, whatever the commit. */
-export const COMMIT_PAGE_BUDGET: Readonly<Budget> = { readBytes: 8 * 1024 * 1024, lines: 5000, bytes: 1024 * 1024 };
+export const COMMIT_PAGE_BUDGET: Readonly<Budget> = { readBytes: 8 * 1024 * 1024, lines: 5000, bytes: 1024 * 1024, cells: 4_000_000 };
 /** One file's diff at most: a larger one is cut, with a link to the file. */
-export const FILE_DIFF_BUDGET: Readonly<Budget> = { readBytes: 512 * 1024, lines: 1000, bytes: 128 * 1024 };
+export const FILE_DIFF_BUDGET: Readonly<Budget> = { readBytes: 512 * 1024, lines: 1000, bytes: 128 * 1024, cells: 1_000_000 };
 /** A changed file (both sides) larger than this on either side is not diffed, only its sizes said. */
 export const MAX_DIFF_SIDE_BYTES = 256 * 1024;
 
@@ -35,9 +37,10 @@ export function planDiff(oldSize: number | undefined, newSize: number | undefine
   return { kind: "diff" };
 }
 
-/** The most one file's diff may show now: its own cap, or what the page has left. */
-export function fileShare(left: Budget): { lines: number; bytes: number } {
-  return { lines: Math.min(FILE_DIFF_BUDGET.lines, left.lines), bytes: Math.min(FILE_DIFF_BUDGET.bytes, left.bytes) };
+/** The most one file's diff may show and fill now: its own cap, or what the page has left. */
+export function fileShare(left: Budget): { lines: number; bytes: number; cells: number } {
+  const least = (name: "lines" | "bytes" | "cells") => Math.max(0, Math.min(FILE_DIFF_BUDGET[name], left[name]));
+  return { lines: least("lines"), bytes: least("bytes"), cells: least("cells") };
 }
 
 /** `lines` kept while their bytes (each with its newline) fit in `maxBytes`; a first line longer than that is cut to fit. */
@@ -61,4 +64,5 @@ export function spend(left: Budget, spent: Partial<Budget>): void {
   left.readBytes -= spent.readBytes ?? 0;
   left.lines -= spent.lines ?? 0;
   left.bytes -= spent.bytes ?? 0;
+  left.cells -= spent.cells ?? 0;
 }

@@ -25,8 +25,8 @@ describe("planDiff", () => {
 
 describe("fileShare, linesWithin and spend", () => {
   it("a file gets its own cap or what the page has left, whichever is less", () => {
-    expect(fileShare(full())).toEqual({ lines: FILE_DIFF_BUDGET.lines, bytes: FILE_DIFF_BUDGET.bytes });
-    expect(fileShare({ ...full(), lines: 7, bytes: 100 })).toEqual({ lines: 7, bytes: 100 });
+    expect(fileShare(full())).toEqual({ lines: FILE_DIFF_BUDGET.lines, bytes: FILE_DIFF_BUDGET.bytes, cells: FILE_DIFF_BUDGET.cells });
+    expect(fileShare({ ...full(), lines: 7, bytes: 100, cells: -5 })).toEqual({ lines: 7, bytes: 100, cells: 0 });
   });
 
   it("keeps whole lines within the bytes (each with its newline); a first line too long is cut to fit", () => {
@@ -38,7 +38,7 @@ describe("fileShare, linesWithin and spend", () => {
 
   it("spend takes what was spent off what is left", () => {
     const left = full();
-    spend(left, { readBytes: 10, lines: 2, bytes: 30 });
-    expect(left).toEqual({ readBytes: COMMIT_PAGE_BUDGET.readBytes - 10, lines: COMMIT_PAGE_BUDGET.lines - 2, bytes: COMMIT_PAGE_BUDGET.bytes - 30 });
+    spend(left, { readBytes: 10, lines: 2, bytes: 30, cells: 4 });
+    expect(left).toEqual({ readBytes: COMMIT_PAGE_BUDGET.readBytes - 10, lines: COMMIT_PAGE_BUDGET.lines - 2, bytes: COMMIT_PAGE_BUDGET.bytes - 30, cells: COMMIT_PAGE_BUDGET.cells - 4 });
   });
 });

@@ -41,10 +41,11 @@ async function changeDiff(ctx: WebContext, projectId: string, change: Change, ol
   if (!looksLikeText(oldBytes) || !looksLikeText(newBytes)) return html`${heading}<p class="muted">Binary file, not shown as a diff (${sizes}).</p>`;
   const partial = plan.kind === "head" && oldBytes.length + newBytes.length < (before ?? after)!.blob.size;
   const share = fileShare(left);
-  const diff = diffLines(textOf(oldBytes, partial), textOf(newBytes, partial), before ? `a/${change.path}` : "/dev/null", after ? `b/${change.path}` : "/dev/null", share.lines);
+  const names = [before ? `a/${change.path}` : "/dev/null", after ? `b/${change.path}` : "/dev/null"] as const;
+  const diff = diffLines(textOf(oldBytes, partial), textOf(newBytes, partial), ...names, { maxLines: share.lines, maxCells: share.cells });
   if (diff.lines.length === 0) return html`${heading}<p class="muted">No change in content.</p>`;
   const shown = linesWithin(diff.lines, share.bytes);
-  spend(left, { lines: shown.lines.length, bytes: shown.bytes });
+  spend(left, { lines: shown.lines.length, bytes: shown.bytes, cells: diff.cells });
   const cut = partial || diff.cut || shown.cut;
   const more = cut ? html`<p class="muted">Diff cut at ${shown.lines.length} lines (${sizes})${href ? html`: <a href="${href}">the whole file</a>` : ""}.</p>` : "";
   return html`${heading}${diffHtml(shown.lines)}${more}`;

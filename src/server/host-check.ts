@@ -73,11 +73,18 @@ export function refusalOf(asked: Asked, arrival: Arrival, names: ServedNames): H
     const shown = JSON.stringify((asked.host ?? "").slice(0, 100));
     return new HttpError(421, API_ERRORS.misdirectedRequest, `this server does not answer to the name ${shown}: it serves localhost and its own address; under another name (a proxy in front), start it with --public-url <url> or --allowed-host <name> (uspark serve --help)`);
   }
-  if (asked.method === "GET" || asked.method === "HEAD") return undefined;
-  const foreignOrigin = asked.origin !== undefined && !isServed(hostOfOrigin(asked.origin), arrival, names);
-  const foreignSite = asked.fetchSite !== undefined && !OWN_FETCH_SITES.has(asked.fetchSite.toLowerCase());
-  if (!foreignOrigin && !foreignSite) return undefined;
+  if (asked.method === "GET" || asked.method === "HEAD" || !isCrossSite(asked, arrival, names)) return undefined;
   return new HttpError(403, API_ERRORS.crossSiteRequest, "a request from another site may not change anything here: use this server's own pages, or a client that is not a browser");
+}
+
+/**
+ * Does a browser say this request comes from another site? Its Sec-Fetch-Site when it sends one
+ * (our own forms come with Origin "null": the pages' Referrer-Policy is no-referrer); else its
+ * Origin; neither: not a browser (the CLI).
+ */
+function isCrossSite({ origin, fetchSite }: Asked, arrival: Arrival, names: ServedNames): boolean {
+  if (fetchSite !== undefined) return !OWN_FETCH_SITES.has(fetchSite.toLowerCase());
+  return origin !== undefined && !isServed(hostOfOrigin(origin), arrival, names);
 }
 
 /** Is `host` (a Host header, or an Origin's host) a name this server answers to on this connection? */

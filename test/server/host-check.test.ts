@@ -77,6 +77,8 @@ describe("refusalOf: 421 before 403, and 403 only for a browser's cross-site cha
     ["POST", host, undefined, "cross-site", 403],
     ["POST", host, undefined, "same-site", 403],
     ["POST", host, "http://127.0.0.1:4400", "cross-site", 403],
+    ["POST", host, "null", "same-origin", undefined], // our own form: the pages' Referrer-Policy is no-referrer
+    ["POST", host, "null", "cross-site", 403], // a sandboxed frame
     ["GET", host, "http://attacker.example", "cross-site", undefined], // a read: no answer reaches the other site (no CORS)
     ["HEAD", host, undefined, "cross-site", undefined],
     ["GET", "attacker.example:4400", undefined, undefined, 421],

@@ -71,6 +71,7 @@ const VARIANTS: Variant[] = [
   { name: "foreign Origin", headers: (port) => ({ host: `127.0.0.1:${port}`, origin: "http://attacker.example" }), refused: "changes" },
   { name: "Origin of another local port", headers: (port) => ({ host: `127.0.0.1:${port}`, origin: "http://localhost:3000" }), refused: "changes" },
   { name: "Origin null", headers: (port) => ({ host: `127.0.0.1:${port}`, origin: "null" }), refused: "changes" },
+  { name: "Origin null, same-origin (a form of its own under no-referrer)", headers: (port) => ({ host: `127.0.0.1:${port}`, origin: "null", "sec-fetch-site": "same-origin" }), refused: "none" },
   { name: "Sec-Fetch-Site cross-site", headers: (port) => ({ host: `127.0.0.1:${port}`, "sec-fetch-site": "cross-site" }), refused: "changes" },
   { name: "Sec-Fetch-Site same-site", headers: (port) => ({ host: `127.0.0.1:${port}`, "sec-fetch-site": "same-site" }), refused: "changes" },
 ];

@@ -6,32 +6,29 @@ import type { Change } from "../../../api/types.js";
 import { diffLines } from "../../../text/unified-diff.js";
 import type { StoredBytes } from "../../store.js";
 import { looksLikeText, readBytes } from "../byte-pages.js";
-import type { WebContext } from "../context.js";
 import { html, webPath, type Html } from "../html.js";
 import { formatSize } from "../layout.js";
 import { COMMIT_PAGE_BUDGET, fileShare, linesWithin, planDiff, spend, type Budget } from "../page-budget.js";
 
-interface Side {
-  hash: string;
-  blob: StoredBytes;
-}
+/** The project's blobs, as the page may read them. */
+export type ReadBlob = (sha256: string) => Promise<StoredBytes | undefined>;
 
 /** Each change's part of the page, made when asked for: the page holds one at a time. */
-export async function* changeDiffs(ctx: WebContext, projectId: string, changes: readonly Change[], oldHashes: ReadonlyMap<string, string>): AsyncGenerator<Html> {
+export async function* changeDiffs(readBlob: ReadBlob, projectId: string, changes: readonly Change[], oldHashes: ReadonlyMap<string, string>): AsyncGenerator<Html> {
   const left: Budget = { ...COMMIT_PAGE_BUDGET };
   for (const change of changes) {
     const newHash = change.op === "put" ? change.sha256 : undefined;
-    yield await changeDiff(ctx, projectId, change, oldHashes.get(change.path), newHash, left);
+    yield await changeDiff(readBlob, projectId, change, oldHashes.get(change.path), newHash, left);
   }
 }
 
-async function changeDiff(ctx: WebContext, projectId: string, change: Change, oldHash: string | undefined, newHash: string | undefined, left: Budget): Promise<Html> {
+async function changeDiff(readBlob: ReadBlob, projectId: string, change: Change, oldHash: string | undefined, newHash: string | undefined, left: Budget): Promise<Html> {
   const href = change.op === "put" ? webPath("p", projectId, "f", ...change.path.split("/")) : undefined;
   const heading = html`<h2><code>${href ? html`<a href="${href}">${change.path}</a>` : change.path}</code></h2>`;
-  const [before, after] = await Promise.all([sideOf(ctx, oldHash), sideOf(ctx, newHash)]);
+  const [before, after] = await Promise.all([sideOf(readBlob, oldHash), sideOf(readBlob, newHash)]);
   if (before === null || after === null) return html`${heading}<p class="muted">Not shown: its content is missing from the store.</p>`;
-  const plan = planDiff(before?.blob.size, after?.blob.size, left);
-  const sizes = `${before ? formatSize(before.blob.size) : "added"} → ${after ? formatSize(after.blob.size) : "deleted"}`;
+  const plan = planDiff(before?.size, after?.size, left);
+  const sizes = `${before ? formatSize(before.size) : "added"} → ${after ? formatSize(after.size) : "deleted"}`;
   if (plan.kind === "summary") {
     const why = plan.reason === "large" ? "too large to diff here" : "not shown: this page has shown as much diff as it may";
     return html`${heading}<p class="muted">${sizes}, ${why}${href ? html`: <a href="${href}">open the file</a>` : ""}.</p>`;
@@ -39,7 +36,7 @@ async function changeDiff(ctx: WebContext, projectId: string, change: Change, ol
   const [oldBytes, newBytes] = await Promise.all([sideBytes(before, plan), sideBytes(after, plan)]);
   spend(left, { readBytes: oldBytes.length + newBytes.length });
   if (!looksLikeText(oldBytes) || !looksLikeText(newBytes)) return html`${heading}<p class="muted">Binary file, not shown as a diff (${sizes}).</p>`;
-  const partial = plan.kind === "head" && oldBytes.length + newBytes.length < (before ?? after)!.blob.size;
+  const partial = plan.kind === "head" && oldBytes.length + newBytes.length < (before ?? after)!.size;
   const share = fileShare(left);
   const names = [before ? `a/${change.path}` : "/dev/null", after ? `b/${change.path}` : "/dev/null"] as const;
   const diff = diffLines(textOf(oldBytes, partial), textOf(newBytes, partial), ...names, { maxLines: share.lines, maxCells: share.cells });
@@ -52,16 +49,15 @@ async function changeDiff(ctx: WebContext, projectId: string, change: Change, ol
 }
 
 /** A side of the change: undefined when there is none (added, deleted), null when its blob is missing. */
-async function sideOf(ctx: WebContext, hash: string | undefined): Promise<Side | undefined | null> {
+async function sideOf(readBlob: ReadBlob, hash: string | undefined): Promise<StoredBytes | undefined | null> {
   if (hash === undefined) return undefined;
-  const blob = await ctx.store.readBlob(hash);
-  return blob ? { hash, blob } : null;
+  return (await readBlob(hash)) ?? null;
 }
 
 /** The bytes the plan reads of a side: all of it for a diff, the head of an added or deleted file. */
-function sideBytes(side: Side | undefined, plan: { kind: "diff" } | { kind: "head"; readBytes: number }): Promise<Buffer> {
+function sideBytes(side: StoredBytes | undefined, plan: { kind: "diff" } | { kind: "head"; readBytes: number }): Promise<Buffer> {
   if (!side) return Promise.resolve(Buffer.alloc(0));
-  return readBytes(side.blob, 0, plan.kind === "head" ? plan.readBytes : side.blob.size);
+  return readBytes(side, 0, plan.kind === "head" ? plan.readBytes : side.size);
 }
 
 /** The text of read bytes; a head read short of the file ends at its last whole line (or its one cut line). */

@@ -76,7 +76,7 @@ ${pager([
   ["more changes", pageNo < pages ? here(pageNo + 1) : undefined],
 ])}`;
   const crumbs = projectCrumbs(projectId, ["commits", webPath("p", projectId, "commits")], [`v${version}`, webPath("p", projectId, "commits", String(version))]);
-  await streamPage(visit.req, visit.res, { title: `${projectId} v${version}`, session: visit.session, crumbs }, withFirst(intro, changeDiffs(ctx, projectId, changes, oldHashes)));
+  await streamPage(visit.req, visit.res, { title: `${projectId} v${version}`, session: visit.session, crumbs }, withFirst(intro, changeDiffs((sha256) => ctx.store.readBlob(sha256), projectId, changes, oldHashes)));
 }
 
 async function* withFirst<T>(first: T, rest: AsyncIterable<T>): AsyncGenerator<T> {

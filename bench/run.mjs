@@ -34,6 +34,7 @@ import { measureTransfer, measureTransferMemory } from "./lib/transfer.mjs";
 import { measureScanScale } from "./lib/scan-scale.mjs";
 import { measureTranscript } from "./lib/transcript-cost.mjs";
 import { measureWebView } from "./lib/web-view.mjs";
+import { measurePageMemory } from "./lib/page-memory.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
@@ -341,6 +342,22 @@ async function webView(session) {
     if (r.browser) figure("web", `${label}: Chromium load`, r.browser[key], shown(r.browser[key]), "<= 1000 ms", r.browser[key] <= 1000);
   }
   if (!r.browser) note(smoke ? "smoke run: Chromium not started, browser load times left out" : "no /usr/bin/chromium: browser load times left out");
+  await pageMemory();
+}
+
+/** The heaviest pages against the server's memory: blobs at the size limit, 50-path commits (bench/lib/page-memory.mjs). */
+async function pageMemory() {
+  // The smoke run keeps the blob small: its figures are not judged.
+  const blobMiB = smoke ? 2 : 100;
+  const r = await measurePageMemory({ bin, work, blobMiB });
+  results.pageMemory = r;
+  note(`heaviest pages: uspark serve (${mib(r.idleMiB * MiB)} idle), peak RSS over idle and the page's time`);
+  for (const row of r.rows) {
+    const shown = `${row.overIdleMiB.toFixed(1)} MiB, ${row.ms.toFixed(0)} ms`;
+    figure("web", `${row.name}`, row.overIdleMiB, shown, "<= 64 MiB over idle", row.overIdleMiB <= 64);
+  }
+  const heaviest = r.rows.reduce((a, b) => (b.overIdleMiB > a.overIdleMiB ? b : a));
+  figure("web", `  heaviest (${heaviest.name}): its time`, heaviest.ms, `${heaviest.ms.toFixed(0)} ms`, "info");
 }
 
 async function transcript(session) {

@@ -110,12 +110,19 @@ const SERVE_HELP = `
 Projects exist once created (\`uspark projects create <id>\`, or POST /api/projects); any route of
 another id answers 404.
 
+The server answers only requests addressed to localhost, 127.0.0.1, [::1] or the address it is
+bound to, at its port (others get 421: a web page cannot reach it through a DNS name it rebinds),
+and refuses a browser's cross-site request that would change something (403). Behind a proxy, or
+under another name, give the URL people use: --public-url https://uspark.example.com (and
+--allowed-host for more names, such as the one a proxy puts in Host if it sets its own).
+
 Examples:
   $ uspark serve --data ./uspark-data                 # on 127.0.0.1:4400, no token
   $ uspark projects create my-app                     # then create a project
   $ USPARK_SERVE_TOKEN="$TOKEN" uspark serve --data /srv/uspark --host 0.0.0.0   # the admin token, kept out of ps
   $ uspark serve token create --data ./uspark-data --project my-app --scope write   # a scoped token (uspark serve token --help)
-  $ uspark serve --db postgres://uspark:secret@db.internal/uspark --port 4401   # replicas may share it`;
+  $ uspark serve --db postgres://uspark:secret@db.internal/uspark --port 4401   # replicas may share it
+  $ USPARK_SERVE_TOKEN="$TOKEN" uspark serve --data /srv/uspark --public-url https://uspark.example.com   # behind a proxy`;
 
 const TOKEN_HELP = `
 A scoped token may use only its projects: read (GET, and fetching blobs) or write (also push). The
@@ -376,6 +383,8 @@ function addServeCommands(program: Command): void {
     .option("--db <postgres-url>", "keep everything in PostgreSQL instead (env USPARK_DATABASE_URL); replicas may share it")
     .option("--port <port>", "port to listen on (0: any free port)", int("--port"), 4400)
     .option("--host <host>", "address to bind; other than loopback only with --token", "127.0.0.1")
+    .option("--public-url <url>", "the URL clients and browsers use when it is not the bound address (a proxy in front): its name is served too")
+    .option("--allowed-host <name>", "another host name to serve, name (any port) or name:port (repeatable)", collect)
     .option("--token <token>", "the admin token, required on every request but those of scoped tokens (or USPARK_SERVE_TOKEN, which ps does not show)")
     .option("--quiet", "print errors only")
     .option("--verbose", "print every request")

@@ -68,7 +68,7 @@ async function appendTranscript(url, sessionId, sessionPath) {
 }
 
 /** Signs in through /login as a browser would; returns the session cookie. */
-async function signIn(url) {
+export async function signIn(url) {
   const form = await fetch(`${url}/login`);
   const cookie = form.headers.getSetCookie()[0].split(";")[0];
   const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())[1];

@@ -105,4 +105,8 @@ export const API_ERRORS = {
   idempotencyKeyReused: "idempotency_key_reused",
   gone: "gone",
   versionNotFound: "version_not_found",
+  /** 421: the Host is not a name the server serves (docs/api.md, "Host and Origin"). */
+  misdirectedRequest: "misdirected_request",
+  /** 403: a browser's request from another site that would change something. */
+  crossSiteRequest: "cross_site_request",
 } as const;

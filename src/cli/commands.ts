@@ -323,7 +323,7 @@ export async function runServeCommand(flags: ServeFlags): Promise<void> {
   try {
     // The environment keeps the admin token out of `ps`.
     const token = flags.token ?? (process.env.USPARK_SERVE_TOKEN || undefined);
-    await runServe({ ...storeOf(flags), port: flags.port, host: flags.host, token, quiet: flags.quiet, verbose: flags.verbose, maxBlobBytes: flags.maxBlobBytes, latencyMs: flags.latency });
+    await runServe({ ...storeOf(flags), port: flags.port, host: flags.host, publicUrl: flags.publicUrl, allowedHosts: flags.allowedHost, token, quiet: flags.quiet, verbose: flags.verbose, maxBlobBytes: flags.maxBlobBytes, latencyMs: flags.latency });
   } catch (error) {
     if (error instanceof UsageError) return usageFailure(new Reporter(), error);
     if ((error as NodeJS.ErrnoException).code === "EUSAGE") return usageFailure(new Reporter(), new UsageError((error as Error).message));

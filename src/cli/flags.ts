@@ -104,6 +104,8 @@ export interface TokenCreateFlags extends StoreFlags {
 export interface ServeFlags extends StoreFlags {
   port: number;
   host: string;
+  publicUrl?: string;
+  allowedHost?: string[];
   token?: string;
   quiet?: boolean;
   verbose?: boolean;

@@ -7,6 +7,7 @@ import { getBlobs, postBlobs } from "./batch-routes.js";
 import type { Context } from "./context.js";
 import type { DeviceFlow } from "./device.js";
 import { postDeviceCode, postDeviceToken } from "./device-routes.js";
+import { isApiUrl } from "./host-check.js";
 import { HttpError, sendError, sendJson } from "./http.js";
 import { isPublicRoute, needOf, parseRoute, type Route } from "./routes.js";
 import { getEvents, listSessions, putEvents } from "./session-routes.js";
@@ -57,7 +58,7 @@ class Api {
     const { options } = this;
     const url = req.url ?? "/";
     // The pages have their own sign-in (a session cookie), not the API's bearer token.
-    if (options.web && !/^\/(healthz|readyz|api)(\/|\?|$)/.test(url)) return options.web(req, res);
+    if (options.web && !isApiUrl(url)) return options.web(req, res);
     const method = req.method ?? "GET";
     // Every request but the public ones shows a credential first: unknown routes are 401 too.
     const credential = bearerToken(req.headers.authorization);

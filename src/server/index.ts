@@ -15,6 +15,7 @@ import { StoreSetupError, type ProjectStore } from "./store.js";
 import type { CredentialStore } from "./credentials.js";
 import { FileCredentials } from "./file/credentials.js";
 import { createWebHandler } from "./web/handler.js";
+import { guardRequests, servedNames, type ServedNames } from "./host-check.js";
 import { MAX_BATCH_BYTES, MAX_BATCH_PARTS } from "../api/validate.js";
 
 export { isLoopbackHost };
@@ -41,6 +42,13 @@ export interface ServerOptions {
   databaseUrl?: string;
   port: number;
   host?: string;
+  /**
+   * The URL browsers and clients use when it is not the bound address (a proxy in front): its
+   * host is served as well as the loopback names and the bound address (docs/api.md).
+   */
+  publicUrl?: string;
+  /** More host names served, `name` (any port) or `name:port`. */
+  allowedHosts?: string[];
   /** The admin token; none: every request without a known scoped token is the admin (loopback only). */
   token?: string;
   /** Seconds a device login is told to wait between polls (tests shorten it). */
@@ -76,6 +84,8 @@ export interface ServeOptions {
   databaseUrl?: string;
   port: number;
   host?: string;
+  publicUrl?: string;
+  allowedHosts?: string[];
   token?: string;
   maxBlobBytes?: number;
   latencyMs?: number;
@@ -90,12 +100,12 @@ function usageError(message: string): Error {
 
 /** Opens the data directory and listens. Port 0 picks a free port. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
-  const host = checkListenOptions(options);
+  const { host, names } = checkListenOptions(options);
   const store = await openStore(options);
   const closingSignal = new AbortController();
   // Each long poll listens on it while it waits (and stops after): as many as there are clients.
   setMaxListeners(0, closingSignal.signal);
-  const { handler, devices } = createHandlers(store, options, closingSignal.signal);
+  const { handler, devices } = createHandlers(store, options, closingSignal.signal, names);
   const http = httpServer(withLatency(options.latencyMs ?? 0, handler), options.onRequest);
   try {
     await listen(http.server, options.port, host);
@@ -117,19 +127,23 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   };
 }
 
-/** The host to listen on, once the port and token make sense for it. */
-function checkListenOptions({ port, token, host = "127.0.0.1" }: ServerOptions): string {
+/** The host to listen on and the names to serve, once the port and token make sense for them. */
+function checkListenOptions({ port, token, host = "127.0.0.1", publicUrl, allowedHosts }: ServerOptions): { host: string; names: ServedNames } {
   const bare = host.replace(/^\[(.*)\]$/, "$1");
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(`invalid port: ${port}`);
   if (token === "") throw usageError("the token must not be empty");
   if (token === undefined && !isLoopbackHost(bare)) {
     throw usageError(`refusing to listen on ${bare} without --token: only loopback hosts may go without one`);
   }
-  return bare;
+  try {
+    return { host: bare, names: servedNames(publicUrl, allowedHosts) };
+  } catch (error) {
+    throw usageError((error as Error).message);
+  }
 }
 
-/** The API's handler, the web view behind it, and the device logins both serve. */
-function createHandlers(store: ProjectStore, options: ServerOptions, closing: AbortSignal) {
+/** The API's handler, the web view behind it, and the device logins both serve; every request passes the Host and Origin check first. */
+function createHandlers(store: ProjectStore, options: ServerOptions, closing: AbortSignal, names: ServedNames) {
   const limits = { ...DEFAULT_LIMITS };
   for (const name of Object.keys(limits) as (keyof Limits)[]) limits[name] = options[name] ?? limits[name];
   const devices = new DeviceFlow(store.credentials, { interval: options.devicePollSeconds, maxWaiting: options.maxWaitingLogins });
@@ -137,7 +151,7 @@ function createHandlers(store: ProjectStore, options: ServerOptions, closing: Ab
   const { onCommit, onError } = options;
   const web = createWebHandler({ store, authority, maxFeedBytes: limits.maxJsonBytes, devices, closing, onError });
   const handler = createHandler({ store, authority, devices, limits, onCommit, onError, closing, web });
-  return { handler, devices };
+  return { handler: guardRequests(names, handler), devices };
 }
 
 /** The HTTP server: each answer told to `onRequest`; `close` lets every connection go as soon as it is idle. */

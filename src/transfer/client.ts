@@ -472,6 +472,10 @@ export class ApiClient {
       // The server says why (a read token, another project); else the likeliest reason.
       return new ApiError(`403 forbidden: ${message ?? `the token has no access to project ${project}`}`, { ...info, fatal: true });
     }
+    if (status === 421) {
+      // A server that does not serve this name (docs/api.md, "Host and Origin"): no retry helps.
+      return new ApiError(`421 misdirected: ${message ?? `the server does not answer to ${this.origin}`}`, { ...info, fatal: true });
+    }
     if (init.optional && (status === 405 || (status === 404 && code !== "project_not_found" && !Array.isArray(json?.missing)))) {
       return new ApiError(`${label}: ${status}, the server does not have this route (an API v1 server)`, { ...info, code: "unsupported" });
     }

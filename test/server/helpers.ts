@@ -29,12 +29,13 @@ export async function listFiles(dir: string): Promise<string[]> {
     .sort();
 }
 
-/** A request whose path is sent exactly as given (fetch() would normalize "." and ".."). */
+/** A request whose path and headers are sent exactly as given (fetch() would normalize "." and "..", and set its own Host). */
 export function rawRequest(
   url: string,
   method: string,
   path: string,
   headers: Record<string, string> = {},
+  body?: string,
 ): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method, path, headers }, (res) => {
@@ -44,7 +45,7 @@ export function rawRequest(
       res.on("error", reject);
     });
     req.on("error", reject);
-    req.end();
+    req.end(body);
   });
 }
 

@@ -15,7 +15,8 @@ const PROJECTS = ["alpha", "beta", "gamma", "delta"];
 
 async function serveReplica(databaseUrl: string) {
   // A little latency keeps requests in flight when the replica is killed.
-  const { child, result } = await startCli(["serve", "--db", databaseUrl, "--port", "0", "--quiet", "--latency", "20"], {
+  // The TCP proxy passes on the Host of its own port: a name the replica must be told to serve.
+  const { child, result } = await startCli(["serve", "--db", databaseUrl, "--port", "0", "--quiet", "--latency", "20", "--allowed-host", "127.0.0.1"], {
     timeoutMs: 170_000,
   });
   onTestFinished(() => {

@@ -1,7 +1,7 @@
 // The frame of every page and the headers of every web answer (docs/web-view.md#how-it-is-kept-safe): a strict CSP
 // (scripts and styles only from /assets/ of this server), no sniffing, no framing, no caching.
 
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { html, renderHtml, type Fragment, type Html } from "./html.js";
 import type { WebSession } from "./web-sessions.js";
 
@@ -79,6 +79,38 @@ export function sendPage(res: ServerResponse, status: number, content: Html, hea
     ...headers,
   });
   res.end(body);
+}
+
+/** Where streamPage puts the body: a comment no escaped value can spell. */
+const BODY_SLOT = html`<!--uspark:body-->`;
+
+/**
+ * Sends a page whose body is made part by part, each written as soon as it is made (chunked, no
+ * length): the server holds one part at a time, however long the page. Stops early when the
+ * visitor has gone. A HEAD request gets the headers only, nothing made.
+ */
+export async function streamPage(req: IncomingMessage, res: ServerResponse, frame: Omit<PageParts, "body">, body: AsyncIterable<Fragment>): Promise<void> {
+  const [before, after] = renderHtml(page({ ...frame, body: BODY_SLOT })).split(renderHtml(BODY_SLOT)) as [string, string];
+  res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/html; charset=utf-8" });
+  if (req.method === "HEAD") return void res.end();
+  await written(res, before);
+  for await (const part of body) {
+    if (res.destroyed) return;
+    await written(res, renderHtml(html`${part}`));
+  }
+  res.end(after);
+}
+
+/** Resolves once `text` is written or buffered below the high-water mark again (or the visitor has gone). */
+function written(res: ServerResponse, text: string): Promise<void> {
+  if (res.write(text)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done).off("close", done);
+      resolve();
+    };
+    res.on("drain", done).on("close", done);
+  });
 }
 
 export function redirect(res: ServerResponse, location: string, headers: Record<string, string> = {}): void {

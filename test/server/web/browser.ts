@@ -24,12 +24,13 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function launchBrowser(): Promise<Browser> {
+/** `extraArgs`: more Chromium flags (--host-resolver-rules for a name of the test's own). */
+export async function launchBrowser(extraArgs: string[] = []): Promise<Browser> {
   const profile = await mkdtemp(join(tmpdir(), "uspark-chromium-"));
   const context: BrowserContext = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", ...extraArgs],
     viewport: { width: 1200, height: 800 },
   });
   const dialogs: string[] = [];

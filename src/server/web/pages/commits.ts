@@ -1,22 +1,19 @@
 // /p/{id}/commits: the history, newest first, PAGE_COMMITS a page (?before=V); new commits show
 // on its first page without a reload. /p/{id}/commits/{version}: one commit's changes as unified
-// diffs with literal -/+ lines.
+// diffs (change-diff.ts), streamed as they are made.
 
 import type { CommitRecord } from "../../../api/types.js";
 import type { ProjectAccess } from "../../access.js";
 import { HttpError } from "../../http.js";
-import { unifiedDiff } from "../../../text/unified-diff.js";
-import { looksLikeText, readBytes } from "../byte-pages.js";
 import type { Visit, WebContext } from "../context.js";
 import { html, webPath, withQuery, type Html } from "../html.js";
-import { formatTime, page, sendPage } from "../layout.js";
+import { formatTime, page, sendPage, streamPage } from "../layout.js";
+import { changeDiffs } from "./change-diff.js";
 import { intParam, liveUrl, pager, projectCrumbs, projectTabs } from "./project-nav.js";
 
 export const PAGE_COMMITS = 50;
-/** Diffs on one page of a commit (?page=N). */
+/** Diffs on one page of a commit (?page=N); what they may cost in all: page-budget.ts. */
 export const DIFFS_PER_PAGE = 50;
-/** A side larger than this is not diffed, only its sizes said. */
-const MAX_DIFF_BYTES = 1024 * 1024;
 
 export async function commitsPage(visit: Visit, ctx: WebContext, project: ProjectAccess): Promise<void> {
   const { projectId } = project;
@@ -72,52 +69,20 @@ export async function commitPage(visit: Visit, ctx: WebContext, project: Project
   const changes = commit.changes.slice((pageNo - 1) * DIFFS_PER_PAGE, pageNo * DIFFS_PER_PAGE);
   const before = version > 1 ? (await project.files(version - 1))?.files : [];
   const oldHashes = new Map((before ?? []).map((file) => [file.path, file.sha256]));
-  const diffs: Html[] = [];
-  for (const change of changes) {
-    const newHash = change.op === "put" ? change.sha256 : undefined;
-    diffs.push(await changeDiff(project, change.path, oldHashes.get(change.path), newHash));
-  }
   const here = (n: number) => withQuery(webPath("p", projectId, "commits", String(version)), { page: n });
   const session = commit.source?.sessionId;
-  const body = html`<p class="muted">${formatTime(commit.time)}${commit.source?.agent ? html` · ${commit.source.agent}` : ""}${session ? html` · session <a href="${webPath("p", projectId, "sessions", session)}">${session}</a>` : ""} · ${commit.changes.length} change${commit.changes.length === 1 ? "" : "s"}</p>
+  const intro = html`<p class="muted">${formatTime(commit.time)}${commit.source?.agent ? html` · ${commit.source.agent}` : ""}${session ? html` · session <a href="${webPath("p", projectId, "sessions", session)}">${session}</a>` : ""} · ${commit.changes.length} change${commit.changes.length === 1 ? "" : "s"}</p>
 ${pager([
   ["← previous commit", version > 1 ? webPath("p", projectId, "commits", String(version - 1)) : undefined],
   ["next commit →", version < head ? webPath("p", projectId, "commits", String(version + 1)) : undefined],
   ["previous changes", pageNo > 1 ? here(pageNo - 1) : undefined],
   ["more changes", pageNo < pages ? here(pageNo + 1) : undefined],
-])}
-${diffs}`;
+])}`;
   const crumbs = projectCrumbs(projectId, ["commits", webPath("p", projectId, "commits")], [`v${version}`, webPath("p", projectId, "commits", String(version))]);
-  sendPage(visit.res, 200, page({ title: `${projectId} v${version}`, session: visit.session, crumbs, body }));
+  await streamPage(visit.req, visit.res, { title: `${projectId} v${version}`, session: visit.session, crumbs }, withFirst(intro, changeDiffs((sha256) => project.readBlob(sha256), projectId, changes, oldHashes)));
 }
 
-/** One change as a unified diff between the stored blobs (absent side: empty). */
-async function changeDiff(project: ProjectAccess, path: string, oldHash: string | undefined, newHash: string | undefined): Promise<Html> {
-  const [oldText, newText] = await Promise.all([blobText(project, oldHash), blobText(project, newHash)]);
-  const heading = html`<h2><code>${path}</code></h2>`;
-  if (oldText === undefined || newText === undefined) {
-    return html`${heading}<p class="muted">Binary or large file, not shown as a diff.</p>`;
-  }
-  const diff = unifiedDiff(oldText, newText, oldHash ? `a/${path}` : "/dev/null", newHash ? `b/${path}` : "/dev/null");
-  if (diff === "") return html`${heading}<p class="muted">No change in content.</p>`;
-  const lines = diff.replace(/\n$/, "").split("\n").map((line) => html`<span class="${lineClass(line)}">${line}\n</span>`);
-  return html`${heading}<pre class="diff"><code>${lines}</code></pre>`;
-}
-
-function lineClass(line: string): string {
-  if (line.startsWith("+++") || line.startsWith("---")) return "file";
-  if (line.startsWith("@@")) return "hunk";
-  if (line.startsWith("+")) return "add";
-  if (line.startsWith("-")) return "del";
-  return "same";
-}
-
-/** A blob's text, "" for no blob (an added or deleted file), undefined when it is binary, too large or missing. */
-async function blobText(project: ProjectAccess, sha256: string | undefined): Promise<string | undefined> {
-  if (sha256 === undefined) return "";
-  const blob = await project.readBlob(sha256);
-  if (!blob) return undefined;
-  if (blob.size > MAX_DIFF_BYTES) return undefined;
-  const bytes = await readBytes(blob, 0, blob.size);
-  return looksLikeText(bytes) ? bytes.toString("utf8") : undefined;
+async function* withFirst<T>(first: T, rest: AsyncIterable<T>): AsyncGenerator<T> {
+  yield first;
+  yield* rest;
 }

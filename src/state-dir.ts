@@ -303,13 +303,27 @@ export interface LockIdentity {
 
 function lockIdentity(root: string): LockIdentity {
   const stat = statSync(root);
-  let boot = "";
-  try {
-    boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
-  } catch {
-    // No boot id (macOS): the pid check alone.
+  return { pid: process.pid, root: realpathSync(root), dir: `${stat.dev}:${stat.ino}`, boot: thisBoot() };
+}
+
+let boot: string | undefined;
+
+/** The kernel's boot id (Linux), "" where there is none: a pid of another boot is no process of now. */
+export function thisBoot(): string {
+  if (boot === undefined) {
+    try {
+      boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    } catch {
+      boot = ""; // no boot id (macOS): the pid check alone
+    }
   }
-  return { pid: process.pid, root: realpathSync(root), dir: `${stat.dev}:${stat.ino}`, boot };
+  return boot;
+}
+
+/** Whether the process that wrote `pid` (in boot `bootId`) is gone: not this one, and not alive as a uspark now. */
+export function processGone(pid: number, bootId: string): boolean {
+  if (bootId !== "" && thisBoot() !== "" && bootId !== thisBoot()) return true;
+  return pid !== process.pid && !isUsparkProcess(pid);
 }
 
 /** The pid first (as older versions wrote it alone), then one `key value` line each. */

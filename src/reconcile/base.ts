@@ -169,3 +169,25 @@ export function lastProject(state: StateFile): BaseKey | undefined {
   const newest = [...state.projects].sort((a, b) => Date.parse(a.updatedAt) - Date.parse(b.updatedAt)).at(-1);
   return newest && { apiUrl: newest.apiUrl, projectId: newest.projectId, prefix: newest.prefix ?? "" };
 }
+
+/**
+ * `mine`'s entries for `paths` (files, conflicts, held deletes, sent commits: set, or removed
+ * where mine has none) over `stored`, the base as another process may have written it since this
+ * one read it; the version the higher of the two. What a save writes: its own changes, never a
+ * whole snapshot over someone else's.
+ */
+export function mergeBase(stored: Base | undefined, mine: Base, paths: Iterable<string>): Base {
+  const into: Base = stored
+    ? { ...stored, files: new Map(stored.files), conflicts: new Map(stored.conflicts), held: new Set(stored.held), sent: new Map(stored.sent ?? []) }
+    : { ...emptyBase(mine), sent: new Map() };
+  into.version = Math.max(into.version, mine.version);
+  const move = <V>(from: Map<string, V> | undefined, to: Map<string, V>, path: string) => (from?.has(path) ? to.set(path, from.get(path)!) : to.delete(path));
+  for (const path of paths) {
+    move(mine.files, into.files, path);
+    move(mine.conflicts, into.conflicts, path);
+    move(mine.sent, into.sent!, path);
+    if (mine.held.has(path)) into.held.add(path);
+    else into.held.delete(path);
+  }
+  return into;
+}

@@ -1,9 +1,9 @@
 import { BaseKeeper } from "../../../src/reconcile/base-keeper.js";
-import type { Base, BaseKey } from "../../../src/reconcile/base.js";
+import { mergeBase, type Base, type BaseKey } from "../../../src/reconcile/base.js";
 import type { Mode } from "../../../src/reconcile/reconcile.js";
 import { Reconciler, type RoundRequest } from "../../../src/reconcile/reconciler.js";
 import { RemoteView } from "../../../src/reconcile/remote-view.js";
-import type { StateStore } from "../../../src/reconcile/state-store.js";
+import type { Intent, StateStore } from "../../../src/reconcile/state-store.js";
 import { Reporter } from "../../../src/report.js";
 import { ApiError } from "../../../src/transfer/api-error.js";
 import { ProjectRemote } from "../../../src/transfer/project-remote.js";
@@ -38,10 +38,15 @@ const KEY: BaseKey = { apiUrl: "http://sim.invalid", projectId: "sim" };
 /** Warnings that a correct reconcile never gives against a correct server. */
 const NEVER = new Set(["commit-failed", "pull-failed", "pull-refused", "batch-failed", "state-write", "sync-error"]);
 
-/** The state file: what was saved survives a crash, with the file system's mtime of the save. */
+/**
+ * The state file and the intent files: what was made durable survives a crash, with the file
+ * system's mtime of the save. A save merges the process's own paths into what is stored, as the
+ * real one does under its lock; each step is one I/O step a crash may fall between.
+ */
 class MemoryStore implements StateStore {
   saved: Base | undefined;
   savedAt: number | undefined;
+  private readonly intents = new Map<string, { intent: Intent; owner: string }>();
   owner = "";
 
   constructor(
@@ -55,12 +60,30 @@ class MemoryStore implements StateStore {
     return { ...plainCopy(this.saved), savedMtimeMs: this.savedAt };
   }
 
-  async save(base: Base): Promise<number> {
+  async save(base: Base, paths: ReadonlySet<string>): Promise<number> {
     const snapshot = plainCopy(base);
     await this.scheduler.gate(this.owner, "save state");
-    this.saved = snapshot;
+    this.saved = mergeBase(this.saved, snapshot, paths);
     this.savedAt = this.tree.fsNow();
     return this.savedAt;
+  }
+
+  async writeIntent(intent: Intent): Promise<void> {
+    const copy = plainCopy(intent);
+    const owner = this.owner;
+    await this.scheduler.gate(owner, `write intent ${intent.key}`);
+    this.intents.set(intent.key, { intent: copy, owner });
+  }
+
+  async removeIntent(key: string): Promise<void> {
+    await this.scheduler.gate(this.owner, `remove intent ${key}`);
+    this.intents.delete(key);
+  }
+
+  /** Those of an earlier incarnation: gone, since one runs at a time. */
+  async openIntents(): Promise<Intent[]> {
+    await this.scheduler.gate(this.owner, "list intents");
+    return [...this.intents.values()].filter((i) => i.owner !== this.owner).map((i) => plainCopy(i.intent));
   }
 }
 

@@ -17,10 +17,30 @@ import type { Intent, StateStore } from "./state-store.js";
 
 export const SAVE_EVERY_MS = 500;
 
+/**
+ * A file's stat as the base keeps it, as git's index does: what a rewrite changes. A file
+ * replaced in place at the same size and mtime (`cp -p`, `rsync -a --inplace`, a reproducible
+ * build) keeps size, mtime and inode but not its ctime, which no one can set back. The times are
+ * Node's milliseconds with their fraction (to about half a microsecond). The optional fields are
+ * absent in a stat of an older state file (then it matches nothing and the file is hashed once).
+ */
 export interface LocalStat {
   size: number;
   mtimeMs: number;
   ino: number;
+  ctimeMs?: number;
+  dev?: number;
+  mode?: number;
+}
+
+/** The stat the base keeps of a file system stat. */
+export function localStatOf(stat: { size: number; mtimeMs: number; ino: number; ctimeMs: number; dev: number; mode: number }): LocalStat {
+  return { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, ctimeMs: stat.ctimeMs, dev: stat.dev, mode: stat.mode };
+}
+
+/** The same stat: nothing a write would change has changed. */
+export function sameStat(a: LocalStat, b: LocalStat): boolean {
+  return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.ctimeMs === b.ctimeMs && a.dev === b.dev && a.mode === b.mode;
 }
 
 /**
@@ -62,7 +82,7 @@ export class FileSystemMarks {
  */
 export function statMatches(entry: BaseEntry | undefined, stat: LocalStat, savedMtimeMs?: number): boolean {
   if (entry === undefined || entry.mtimeMs < 0 || (savedMtimeMs !== undefined && entry.mtimeMs >= savedMtimeMs)) return false;
-  return entry.size === stat.size && entry.mtimeMs === stat.mtimeMs && entry.ino === stat.ino;
+  return sameStat(entry, stat);
 }
 
 export interface BaseKeeperOptions {
@@ -178,10 +198,10 @@ export class BaseKeeper {
       this.release(path);
       return;
     }
-    const next = stat ? { sha256, size: stat.size, mtimeMs: this.marks.trusts(stat, readAt) ? stat.mtimeMs : -1, ino: stat.ino } : { sha256, size: -1, mtimeMs: -1, ino: -1 };
+    const next: BaseEntry = stat ? { ...stat, sha256, mtimeMs: this.marks.trusts(stat, readAt) ? stat.mtimeMs : -1 } : { sha256, size: -1, mtimeMs: -1, ino: -1 };
     const old = this.base.files.get(path);
     this.release(path);
-    if (old && old.sha256 === next.sha256 && old.size === next.size && old.mtimeMs === next.mtimeMs && old.ino === next.ino) return;
+    if (old && old.sha256 === next.sha256 && sameStat(old, next)) return;
     this.base.files.set(path, next);
     this.touch(path);
   }

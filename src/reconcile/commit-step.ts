@@ -5,7 +5,7 @@ import type { Reporter } from "../report.js";
 import { ApiError } from "../transfer/api-error.js";
 import type { ProjectRemote } from "../transfer/project-remote.js";
 import type { UploadItem } from "../transfer/blobs.js";
-import type { BaseKeeper } from "./base-keeper.js";
+import { sameStat, type BaseKeeper } from "./base-keeper.js";
 import type { Ledger } from "./ledger.js";
 import type { LocalTree } from "./local-tree.js";
 import type { Plan, Put, RemoteDelete } from "./plan.js";
@@ -244,7 +244,7 @@ async function applied(plan: Plan, changes: Change[], version: number, ctx: Comm
   for (const put of [...plan.puts, ...plan.copies]) {
     const now = await ctx.tree.stat(put.from);
     const was = put.local.stat;
-    if (now === undefined || now === "other" || now.size !== was.size || now.mtimeMs !== was.mtimeMs || now.ino !== was.ino) ctx.requeue.add(put.from);
+    if (now === undefined || now === "other" || !sameStat(now, was)) ctx.requeue.add(put.from);
   }
 }
 

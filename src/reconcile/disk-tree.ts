@@ -11,6 +11,7 @@ import { NOT_UTF8 } from "../fswatch/names.js";
 import { describeRule } from "../ignore/pattern.js";
 import { removeEmptiedParents, removeUnchanged, syncDirectories, writeAtomic } from "./disk-write.js";
 import { stillAsPlanned, type LocalExpectation, type LocalRead, type LocalStat, type LocalTree, type TreeListing, type Unrepresentable } from "./local-tree.js";
+import { localStatOf } from "./base-keeper.js";
 
 /**
  * The local tree on the disk: `<root>/<prefix>/<project path>`. Listing walks with the session's
@@ -56,7 +57,7 @@ export class DiskTree implements LocalTree {
   async stat(p: string): Promise<LocalStat | "other" | undefined> {
     const stat = await fsp.lstat(this.where(p)).catch(() => undefined);
     if (!stat || stat.isDirectory()) return undefined;
-    return stat.isFile() ? { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino } : "other";
+    return stat.isFile() ? localStatOf(stat) : "other";
   }
 
   async read(p: string, keepBytesUpTo = 0): Promise<LocalRead> {
@@ -64,7 +65,7 @@ export class DiskTree implements LocalTree {
     const { root, maxFileSize } = this.options;
     const read = await readLocal(this.where(p), { root, maxFileSize, keepBytesUpTo });
     if (read.kind !== "file") return read;
-    return { kind: "file", sha256: read.sha256, size: read.size, stat: { size: read.stat.size, mtimeMs: read.stat.mtimeMs, ino: read.stat.ino }, bytes: read.bytes };
+    return { kind: "file", sha256: read.sha256, size: read.size, stat: read.stat, bytes: read.bytes };
   }
 
   outOfScope(p: string): { reason: string; refused: boolean } | undefined {
@@ -78,8 +79,7 @@ export class DiskTree implements LocalTree {
     const abs = this.where(p);
     await writeAtomic(this.options.root, abs, bytes, this.unchanged(p, expected));
     this.touchedDirs.add(path.dirname(abs));
-    const stat = await fsp.lstat(abs);
-    return { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino };
+    return localStatOf(await fsp.lstat(abs));
   }
 
   async remove(p: string, expected: LocalExpectation): Promise<void> {
@@ -157,7 +157,7 @@ async function listTree(root: string, dir: string, prefix: string, ignore: Ignor
         continue;
       }
       const stat = lstatSync(file, { throwIfNoEntry: false });
-      if (stat?.isFile()) files.set(remote, { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino });
+      if (stat?.isFile()) files.set(remote, localStatOf(stat));
     }
   }
   return { files, unrepresentable };

@@ -2,7 +2,7 @@ import type { CommitSource } from "../api/types.js";
 import type { Reporter } from "../report.js";
 import { realTimers, type Timers } from "../timers.js";
 import type { ProjectRemote } from "../transfer/project-remote.js";
-import type { BaseKeeper } from "./base-keeper.js";
+import { sameStat, type BaseKeeper } from "./base-keeper.js";
 import { commitStep, type CommitStepContext } from "./commit-step.js";
 import { isConflictCopyOf } from "./conflict-copy.js";
 import { Ledger } from "./ledger.js";
@@ -209,7 +209,7 @@ export class Reconciler {
       const then = clean.get(state.path);
       const now = state.local!.stat;
       // Clean when git was asked, and not touched since.
-      if (!then || then.size !== now.size || then.mtimeMs !== now.mtimeMs || then.ino !== now.ino) continue;
+      if (!then || !sameStat(then, now)) continue;
       if (state.remote || (await this.remoteHadOnce(state.path, signal))) state.base = state.local!.sha256;
     }
   }

@@ -88,20 +88,36 @@ describe("restore records its base", () => {
 });
 
 describe("the stat base as git keeps it", () => {
-  it("a file replaced by `cp -p` at the same size and mtime is found by status and pushed", async () => {
+  /** a.txt pushed, then replaced in place by `cp -p` of a file of the same size and mtime. */
+  async function replacedInPlace(): Promise<void> {
     write("a.txt", "one\n");
     utimesSync(path.join(t.root, "a.txt"), 1_700_000_000, 1_700_000_000);
     expect((await uspark(["push"])).code).toBe(0);
-    const other = path.join(t.root, "..", `${path.basename(t.root)}-other.txt`);
+    const other = `${t.root}-other.txt`;
     writeFileSync(other, "two\n");
     utimesSync(other, 1_700_000_000, 1_700_000_000);
     execFileSync("cp", ["-p", other, path.join(t.root, "a.txt")]);
     expect(statSync(path.join(t.root, "a.txt")).mtimeMs).toBe(1_700_000_000_000);
+  }
+
+  it("a file replaced by `cp -p` at the same size and mtime is found by status and pushed", async () => {
+    await replacedInPlace();
     const status = await uspark(["status", "--short"]);
     expect(status.code, status.stdout.toString()).toBe(1);
     expect(status.stdout.toString()).toContain("a.txt");
     expect((await uspark(["push"])).code).toBe(0);
     expect(await remoteText("a.txt")).toBe("two\n");
+  });
+
+  it("a watch's start scan finds it too", async () => {
+    await replacedInPlace();
+    const watch = await startCli(["watch", "--no-stdin", "--api-url", t.server!.url, "--root", t.root, "--debounce", "50"], { env: env() });
+    try {
+      await waitFor(async () => (await remoteText("a.txt")) === "two\n", 10_000, "the watch to push a.txt");
+    } finally {
+      watch.child.kill("SIGTERM");
+      await watch.result;
+    }
   });
 });
 

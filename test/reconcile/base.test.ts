@@ -58,6 +58,18 @@ describe("the stat rules of the base", () => {
     expect(statMatches(entry, { size: 3, mtimeMs: 1000, ino: 8 })).toBe(false);
   });
 
+  it("matches only the whole stat git keeps: a rewrite in place at the same size and mtime changes the ctime", () => {
+    const full = { ...entry, ctimeMs: 1500.25, dev: 2049, mode: 0o100644 };
+    expect(statMatches(full, { size: 3, mtimeMs: 1000, ino: 7, ctimeMs: 1500.25, dev: 2049, mode: 0o100644 }, 2000)).toBe(true);
+    expect(statMatches(full, { size: 3, mtimeMs: 1000, ino: 7, ctimeMs: 1500.5, dev: 2049, mode: 0o100644 }, 2000)).toBe(false);
+    expect(statMatches(full, { size: 3, mtimeMs: 1000, ino: 7, ctimeMs: 1500.25, dev: 2050, mode: 0o100644 }, 2000)).toBe(false);
+    expect(statMatches(full, { size: 3, mtimeMs: 1000, ino: 7, ctimeMs: 1500.25, dev: 2049, mode: 0o100755 }, 2000)).toBe(false);
+    // An entry of an older state file (no ctime) is hashed once, then kept whole.
+    expect(statMatches(entry, { size: 3, mtimeMs: 1000, ino: 7, ctimeMs: 1500.25, dev: 2049, mode: 0o100644 }, 2000)).toBe(false);
+    const state = withBase(undefined, base("p", { a: full }), new Date());
+    expect(baseIn(parseState(JSON.stringify(state)), { apiUrl: API, projectId: "p" })?.files.get("a")).toEqual(full);
+  });
+
   it("does not trust an mtime not older than the state file it was loaded with", () => {
     expect(statMatches(entry, { size: 3, mtimeMs: 1000, ino: 7 }, 1000)).toBe(false);
     expect(statMatches(entry, { size: 3, mtimeMs: 1000, ino: 7 }, 1001)).toBe(true);

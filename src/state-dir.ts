@@ -243,6 +243,41 @@ export async function moveStateFileAside(root: string, name: string, asideName: 
   return aside;
 }
 
+const TEMP_DIR = "tmp";
+const OWN_TEMP = /^(\d+)-[0-9a-f]+\.tmp$/;
+
+/**
+ * `.uspark/tmp`, made if need be (a real directory, never a symlink): where a pulled file is
+ * written before it is renamed into place (disk-write.ts), out of every scan's sight.
+ */
+export async function ownTempDir(root: string): Promise<string> {
+  const dir = path.join(await ensureDir(root), TEMP_DIR);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  const stat = lstatSync(dir);
+  if (!stat.isDirectory()) throw new StateDirError(`${dir} is not a directory; refusing to use it`);
+  return dir;
+}
+
+/** Removes the temp files a process that is gone left in `.uspark/tmp` (a pull killed mid-write); a live one's stay. */
+export async function removeOwnTemps(root: string): Promise<void> {
+  if (!checkDir(root)) return;
+  const dir = path.join(stateDirPath(root), TEMP_DIR);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(OWN_TEMP.exec(name)?.[1]);
+    if (pid > 0 && processGone(pid, "")) unlinkIfThere(path.join(dir, name));
+  }
+}
+
 /** The root's watcher lock is held by another live process. */
 export class RootLockHeld extends Error {
   override readonly name = "RootLockHeld";

@@ -4,7 +4,7 @@ import type { IgnoreEngine } from "../ignore/engine.js";
 import type { Reporter } from "../report.js";
 import { MAX_PATH_BYTES, validateProjectPath } from "../api/validate.js";
 import { Breath } from "../breath.js";
-import { ensureDir, stateDirPath } from "../state-dir.js";
+import { ensureDir, ownTempDir, stateDirPath } from "../state-dir.js";
 import { readLocal } from "./local-read.js";
 import { joinAbs, joinRel, walkFiles } from "./walk.js";
 import { NOT_UTF8 } from "../fswatch/names.js";
@@ -39,6 +39,8 @@ export class DiskTree implements LocalTree {
   /** Directories where files were renamed in or unlinked since the last flushDirectories. */
   private readonly touchedDirs = new Set<string>();
   private readonly breath = new Breath();
+  /** `.uspark/tmp`, made at the first write. */
+  private tempDir: Promise<string> | undefined;
 
   constructor(private readonly options: DiskTreeOptions) {
     this.prefix = (options.prefix ?? "").split(/[\\/]+/).filter((s) => s !== "" && s !== ".").join("/");
@@ -77,7 +79,8 @@ export class DiskTree implements LocalTree {
 
   async write(p: string, bytes: Uint8Array, expected: LocalExpectation): Promise<LocalStat> {
     const abs = this.where(p);
-    await writeAtomic(this.options.root, abs, bytes, this.unchanged(p, expected));
+    this.tempDir ??= ownTempDir(this.options.root);
+    await writeAtomic(this.options.root, abs, bytes, this.unchanged(p, expected), await this.tempDir);
     this.touchedDirs.add(path.dirname(abs));
     return localStatOf(await fsp.lstat(abs));
   }

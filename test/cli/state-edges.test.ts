@@ -123,13 +123,15 @@ describe("the stat base as git keeps it", () => {
 
 describe("own temp files", () => {
   it("a pull SIGKILLed mid-write leaves nothing the next pull, status or push takes for the user's", async () => {
-    const big = Buffer.alloc(96 << 20, 7);
+    const big = Buffer.alloc(32 << 20, 7);
     await commitFiles(t.server!.url, "p", TOKEN, { "big.bin": big });
     const pull = await startCli(["pull", "--api-url", t.server!.url, "--root", t.root], { cwd: t.root, env: env(), input: "", timeoutMs: 60_000 });
     const temp = (dir: string) => existsSync(dir) && readdirSync(dir).some((name) => name.endsWith(".tmp"));
     await waitFor(() => temp(t.root) || temp(path.join(t.root, ".uspark", "tmp")), 30_000, "the pull's temp file");
     pull.child.kill("SIGKILL");
     await pull.result;
+    // Killed mid-write: the temp file is still there (32 MiB take far longer to write and fsync than the kill).
+    expect(temp(t.root) || temp(path.join(t.root, ".uspark", "tmp"))).toBe(true);
     const again = await uspark(["pull"]);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).not.toContain("changed here");

@@ -38,6 +38,14 @@ export function localStatOf(stat: { size: number; mtimeMs: number; ino: number; 
   return { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, ctimeMs: stat.ctimeMs, dev: stat.dev, mode: stat.mode };
 }
 
+/**
+ * When the file last changed, as far as its stat tells: its ctime too, since an mtime can be set
+ * back (`cp -p`) and a rewrite in place within the ctime's tick keeps the whole stat.
+ */
+function lastChange(stat: LocalStat): number {
+  return Math.max(stat.mtimeMs, stat.ctimeMs ?? stat.mtimeMs);
+}
+
 /** The same stat: nothing a write would change has changed. */
 export function sameStat(a: LocalStat, b: LocalStat): boolean {
   return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.ctimeMs === b.ctimeMs && a.dev === b.dev && a.mode === b.mode;
@@ -68,7 +76,7 @@ export class FileSystemMarks {
   trusts(stat: LocalStat, readAt: number): boolean {
     for (let i = this.marks.length - 1; i >= 0; i--) {
       const mark = this.marks[i]!;
-      if (mark.knownAt <= readAt) return stat.mtimeMs < mark.fsMtimeMs;
+      if (mark.knownAt <= readAt) return lastChange(stat) < mark.fsMtimeMs;
     }
     return false;
   }
@@ -76,12 +84,12 @@ export class FileSystemMarks {
 
 /**
  * Does the file still have the stat the base recorded (then its content is the base's, unhashed)?
- * Not when its mtime is not older than the state file's own (`savedMtimeMs`, the file system's
- * clock, so a skewed clock does not fool it): it may have been rewritten within the same tick
- * after it was read, as git's "racily clean" entries.
+ * Not when its mtime or ctime is not older than the state file's own (`savedMtimeMs`, the file
+ * system's clock, so a skewed clock does not fool it): it may have been rewritten within the same
+ * tick after it was read, as git's "racily clean" entries.
  */
 export function statMatches(entry: BaseEntry | undefined, stat: LocalStat, savedMtimeMs?: number): boolean {
-  if (entry === undefined || entry.mtimeMs < 0 || (savedMtimeMs !== undefined && entry.mtimeMs >= savedMtimeMs)) return false;
+  if (entry === undefined || entry.mtimeMs < 0 || (savedMtimeMs !== undefined && lastChange(entry) >= savedMtimeMs)) return false;
   return sameStat(entry, stat);
 }
 

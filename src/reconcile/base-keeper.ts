@@ -132,7 +132,7 @@ export class BaseKeeper {
     keeper.openIntents = await options.store.openIntents(keeper.key());
     for (const intent of keeper.openIntents) {
       for (const change of baseChanges(intent)) {
-        if (keeper.expectedBy(change)) (keeper.base.sent ??= new Map()).set(change.path, change.op === "put" ? change.sha256 : null);
+        if (keeper.unmovedSince(intent, change.path)) (keeper.base.sent ??= new Map()).set(change.path, change.op === "put" ? change.sha256 : null);
       }
     }
     return keeper;
@@ -143,9 +143,14 @@ export class BaseKeeper {
     return { apiUrl: this.base.apiUrl, projectId: this.base.projectId, prefix: this.base.prefix };
   }
 
-  /** Whether the base still holds what `change` expected (then an answer of its commit is the base's next step). */
-  private expectedBy(change: Change): boolean {
-    return change.expect === undefined || this.sha(change.path) === change.expect;
+  /**
+   * Whether the base of `path` has not moved on since the intent was written (then its commit's
+   * answer is the base's next step): it is as it was then, or none was ever saved (a pull just
+   * before the commit, lost with the process).
+   */
+  private unmovedSince(intent: Intent, path: string): boolean {
+    const now = this.sha(path);
+    return now === null || now === (intent.bases[path] ?? null);
   }
 
   /** The base's hash of `path`, `null` when it holds none. */
@@ -175,8 +180,9 @@ export class BaseKeeper {
    * A commit is about to go out: its intent is durable first (a crash after this can have applied
    * it), and until it is answered, what it sends may be on the remote.
    */
-  async sending(intent: Omit<Intent, "project">): Promise<void> {
-    await this.options.store.writeIntent({ ...intent, project: this.key() });
+  async sending(intent: Omit<Intent, "project" | "bases">): Promise<void> {
+    const bases = Object.fromEntries(intent.changes.map((c) => [c.path, this.sha(c.path)]));
+    await this.options.store.writeIntent({ ...intent, project: this.key(), bases });
     this.base.sent ??= new Map();
     for (const change of intent.changes) this.base.sent.set(change.path, change.op === "put" ? change.sha256 : null);
   }
@@ -188,7 +194,7 @@ export class BaseKeeper {
   settleIntent(intent: Intent, applied: boolean): void {
     this.openIntents = this.openIntents.filter((i) => i !== intent);
     for (const change of baseChanges(intent)) {
-      if (applied && this.expectedBy(change)) this.settle(change.path, change.op === "put" ? change.sha256 : null);
+      if (applied && this.unmovedSince(intent, change.path)) this.settle(change.path, change.op === "put" ? change.sha256 : null);
       else if (this.base.sent?.delete(change.path)) this.touch(change.path);
     }
     this.answered(intent.key, [], applied);

@@ -24,7 +24,9 @@ export interface StateStore {
 
 /**
  * A commit about to be sent (write-ahead): its Idempotency-Key, so that a replay returns the
- * first answer, and its body. `copies`: the changes that are conflict copies, not base paths.
+ * first answer, and its body. `copies`: the changes that are conflict copies, not base paths;
+ * `bases`: the base of each other path then (`null`: none), so that an answer moves only a base
+ * that has not moved since.
  */
 export interface Intent {
   key: string;
@@ -32,6 +34,7 @@ export interface Intent {
   source: CommitSource;
   changes: Change[];
   copies: string[];
+  bases: Record<string, string | null>;
 }
 
 const INTENT_PREFIX = "intent-";
@@ -97,7 +100,7 @@ function sameProject(a: BaseKey, b: BaseKey): boolean {
 async function readIntent(root: string, name: string): Promise<(Intent & { owner: IntentOwner }) | undefined> {
   try {
     const data = JSON.parse((await readStateFile(root, name)) ?? "") as Intent & { owner: IntentOwner };
-    const valid = typeof data.key === "string" && Array.isArray(data.changes) && Array.isArray(data.copies) && typeof data.project?.apiUrl === "string" && Number.isInteger(data.owner?.pid);
+    const valid = typeof data.key === "string" && Array.isArray(data.changes) && Array.isArray(data.copies) && typeof data.bases === "object" && data.bases !== null && typeof data.project?.apiUrl === "string" && Number.isInteger(data.owner?.pid);
     return valid ? data : undefined;
   } catch {
     return undefined;

@@ -177,7 +177,7 @@ describe("commits sent and never answered", () => {
     expect(st.saved?.files.get("a.txt")?.sha256).toBe(NEW);
     // An intent whose path moved on since (a later commit of ours was saved) leaves the base alone.
     const later = await BaseKeeper.load(KEY, { store: st, report: quiet });
-    later.settleIntent({ ...sent("k0"), project: KEY }, true);
+    later.settleIntent({ ...sent("k0"), project: KEY, bases: { "a.txt": SHA, "gone.txt": null } }, true);
     expect(later.sha("a.txt")).toBe(NEW);
   });
 });

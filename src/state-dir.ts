@@ -1,6 +1,6 @@
 import { fsyncDirQuietly } from "./fsync-dir.js";
 import { nodeCrypto } from "./lazy-builtins.js";
-import { closeSync, constants, lstatSync, mkdirSync, openSync, promises as fsp, readdirSync, readFileSync, rmdirSync, unlinkSync, writeSync, type Stats } from "node:fs";
+import { closeSync, constants, lstatSync, mkdirSync, openSync, promises as fsp, readdirSync, readFileSync, realpathSync, rmdirSync, statSync, unlinkSync, writeSync, type Stats } from "node:fs";
 import path from "node:path";
 
 /**
@@ -243,6 +243,41 @@ export async function moveStateFileAside(root: string, name: string, asideName: 
   return aside;
 }
 
+const TEMP_DIR = "tmp";
+const OWN_TEMP = /^(\d+)-[0-9a-f]+\.tmp$/;
+
+/**
+ * `.uspark/tmp`, made if need be (a real directory, never a symlink): where a pulled file is
+ * written before it is renamed into place (disk-write.ts), out of every scan's sight.
+ */
+export async function ownTempDir(root: string): Promise<string> {
+  const dir = path.join(await ensureDir(root), TEMP_DIR);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  const stat = lstatSync(dir);
+  if (!stat.isDirectory()) throw new StateDirError(`${dir} is not a directory; refusing to use it`);
+  return dir;
+}
+
+/** Removes the temp files a process that is gone left in `.uspark/tmp` (a pull killed mid-write); a live one's stay. */
+export async function removeOwnTemps(root: string): Promise<void> {
+  if (!checkDir(root)) return;
+  const dir = path.join(stateDirPath(root), TEMP_DIR);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(OWN_TEMP.exec(name)?.[1]);
+    if (pid > 0 && processGone(pid, "")) unlinkIfThere(path.join(dir, name));
+  }
+}
+
 /** The root's watcher lock is held by another live process. */
 export class RootLockHeld extends Error {
   override readonly name = "RootLockHeld";
@@ -262,25 +297,90 @@ export interface RootLock {
 const ROOT_LOCK = "lock";
 
 /**
- * `.uspark/lock`: one watcher (watch or run) per root, its pid inside. A lock whose process is
- * gone (or is no uspark: the pid was reused, a container restarted) is taken over; a live
- * holder is not waited for: throws RootLockHeld at once.
+ * `.uspark/lock`: one watcher (watch or run) per root. It names its holder's pid, the root (real
+ * path, device and inode) and the boot (Linux's boot_id): a lock copied with the tree (`cp -a`),
+ * or left by a boot before (a container restarted: its pids are reused), is not this root's now
+ * and is taken over, said by `onTakeOver`; so is one whose process is gone (or is no uspark). A
+ * live holder is not waited for: throws RootLockHeld at once.
  */
-export async function takeRootLock(root: string): Promise<RootLock> {
+export async function takeRootLock(root: string, onTakeOver: (why: string) => void = () => {}): Promise<RootLock> {
   const lock = path.join(await ensureDir(root), ROOT_LOCK);
+  const ours = lockIdentity(root);
   for (let attempt = 0; ; attempt++) {
     try {
-      createLockFile(lock);
+      writeNewFile(lock, lockText(ours), 0o600);
       return { release: () => releaseRootLock(lock) };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw refusedLink(lock, error);
-      const holder = await lockHolder(lock);
+      const found = parseLockText(await fsp.readFile(lock, "utf8").catch(() => ""));
+      const foreign = found && foreignLock(found, ours);
       // A half-written lock (its holder is starting this very moment) is given a moment.
-      if (holder === undefined && attempt < 20) await new Promise((resolve) => setTimeout(resolve, 10));
-      else if (holder !== undefined && holder !== process.pid && isUsparkProcess(holder)) throw new RootLockHeld(root, holder);
-      else unlinkIfThere(lock);
+      if (found === undefined && attempt < 20) await new Promise((resolve) => setTimeout(resolve, 10));
+      else if (found !== undefined && !foreign && found.pid !== process.pid && isUsparkProcess(found.pid)) throw new RootLockHeld(root, found.pid);
+      else {
+        if (foreign) onTakeOver(`took over ${lock}: pid ${found!.pid} holds it ${foreign}, not for this one`);
+        unlinkIfThere(lock);
+      }
     }
   }
+}
+
+/** Who holds a root lock: the process, the root it was taken for, and the boot it was taken in. */
+export interface LockIdentity {
+  pid: number;
+  /** The root's real path. */
+  root: string;
+  /** `<device>:<inode>` of the root directory. */
+  dir: string;
+  /** The kernel's boot id, "" where there is none (not Linux). */
+  boot: string;
+}
+
+function lockIdentity(root: string): LockIdentity {
+  const stat = statSync(root);
+  return { pid: process.pid, root: realpathSync(root), dir: `${stat.dev}:${stat.ino}`, boot: thisBoot() };
+}
+
+let boot: string | undefined;
+
+/** The kernel's boot id (Linux), "" where there is none: a pid of another boot is no process of now. */
+export function thisBoot(): string {
+  if (boot === undefined) {
+    try {
+      boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    } catch {
+      boot = ""; // no boot id (macOS): the pid check alone
+    }
+  }
+  return boot;
+}
+
+/** Whether the process that wrote `pid` (in boot `bootId`) is gone: not this one, and not alive as a uspark now. */
+export function processGone(pid: number, bootId: string): boolean {
+  if (bootId !== "" && thisBoot() !== "" && bootId !== thisBoot()) return true;
+  return pid !== process.pid && !isUsparkProcess(pid);
+}
+
+/** The pid first (as older versions wrote it alone), then one `key value` line each. */
+function lockText(id: LockIdentity): string {
+  return `${id.pid}\nroot ${id.root}\ndir ${id.dir}\nboot ${id.boot}\n`;
+}
+
+/** The lock's holder; undefined for a half-written or garbled lock. A lock of an older version (the pid alone) has no root or boot: only its pid is checked. */
+export function parseLockText(text: string): LockIdentity | undefined {
+  const [first, ...rest] = text.split("\n");
+  const pid = Number.parseInt(first ?? "", 10);
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  const field = (key: string) => rest.find((line) => line.startsWith(`${key} `))?.slice(key.length + 1) ?? "";
+  return { pid, root: field("root"), dir: field("dir"), boot: field("boot") };
+}
+
+/** Why a lock is not this root's in this boot (it is taken over), or undefined when it may be. */
+export function foreignLock(found: LockIdentity, ours: LockIdentity): string | undefined {
+  if (found.boot !== "" && ours.boot !== "" && found.boot !== ours.boot) return "from an earlier boot";
+  // The directory itself, not its path: a tree renamed while its watcher runs is still that watcher's.
+  if (found.dir !== "") return found.dir === ours.dir ? undefined : `for ${found.root}, another directory (this one is a copy of it?)`;
+  return undefined;
 }
 
 async function lockHolder(lock: string): Promise<number | undefined> {

@@ -2,7 +2,7 @@ import { mkdtemp, mkdir, readFile, readdir, rm, symlink, writeFile } from "node:
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readStateFile, StateDirError, withLock, writeStateFile } from "../src/state-dir.js";
+import { foreignLock, parseLockText, readStateFile, StateDirError, withLock, writeStateFile } from "../src/state-dir.js";
 import { readJournal, updateJournal, type JournalEntry } from "../src/sync/journal.js";
 
 let root: string;
@@ -72,5 +72,23 @@ describe("the lock", () => {
     await mkdir(path.join(root, ".uspark"));
     await writeFile(path.join(root, ".uspark", "pending.json.lock"), `${process.ppid}\n`);
     await expect(withLock(root, "pending.json", async () => "ran", { timeoutMs: 100 })).rejects.toThrow(/held by another uspark process/);
+  });
+});
+
+describe("whose root lock it is", () => {
+  const ours = { pid: 10, root: "/work/app", dir: "2049:77", boot: "b-now" };
+  it.each([
+    { why: "this root, this boot", lock: "99\nroot /work/app\ndir 2049:77\nboot b-now\n", foreign: undefined },
+    { why: "the same directory renamed", lock: "99\nroot /work/old-name\ndir 2049:77\nboot b-now\n", foreign: undefined },
+    { why: "a copy (another inode)", lock: "99\nroot /work/app\ndir 2049:78\nboot b-now\n", foreign: "for /work/app, another directory (this one is a copy of it?)" },
+    { why: "an earlier boot", lock: "99\nroot /work/app\ndir 2049:77\nboot b-then\n", foreign: "from an earlier boot" },
+    { why: "a lock of before (the pid alone)", lock: "99\n", foreign: undefined },
+  ])("$why", ({ lock, foreign }) => {
+    expect(foreignLock(parseLockText(lock)!, ours)).toBe(foreign);
+  });
+
+  it("a half-written lock names no one", () => {
+    expect(parseLockText("")).toBeUndefined();
+    expect(parseLockText("12")?.pid).toBe(12);
   });
 });

@@ -51,7 +51,7 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
   let lock: RootLock | undefined;
   try {
     // Before the pull: it writes the tree a watcher of the same root would be syncing.
-    lock = flags.dryRun ? undefined : await takeRootLock(rootOf(flags)).catch(lockFailure);
+    lock = flags.dryRun ? undefined : await takeRootLock(rootOf(flags), (why) => report.info("lock", why)).catch(lockFailure);
   } catch (error) {
     return usageFailure(report, error);
   }
@@ -110,7 +110,7 @@ async function startWatcher(flags: WatchFlags, extra: WatcherExtras, heldLock?: 
   const root = rootOf(flags);
   const { connection, prefix } = flags.dryRun ? { connection: undefined, prefix: flags.prefix } : await connect(flags, root, { dryRunNeedsNone: true });
   checkPrefix(root, prefix);
-  const lock = heldLock ?? (flags.dryRun ? undefined : await takeRootLock(root).catch(lockFailure));
+  const lock = heldLock ?? (flags.dryRun ? undefined : await takeRootLock(root, (why) => reporterFor(flags).info("lock", why)).catch(lockFailure));
   try {
     return { watcher: watcherFor({ ...flags, prefix }, root, connection, extra), root, connection, lock };
   } catch (error) {

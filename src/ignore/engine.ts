@@ -43,6 +43,15 @@ interface LevelFile extends RuleFile {
 
 const BUILTIN_NAMES = [".git", "node_modules", ".uspark"] as const;
 const BUILTIN_RULES: ReadonlyMap<string, IgnoreRule> = new Map(BUILTIN_NAMES.map((name, i) => [name, parseLine(`${name}/`, "built-in", i + 1)!]));
+/** A temp file of ours made beside its target (disk-write.ts): `.<name>.uspark-<12 hex>.tmp`. */
+const OWN_TEMP_NAME = /^\..*\.uspark-[0-9a-f]{12}\.tmp$/s;
+
+/** Whether a file name is one of our temp files made beside its target: never synced, whatever the rules say. */
+export function isOwnTempName(name: string): boolean {
+  return OWN_TEMP_NAME.test(name);
+}
+
+const OWN_TEMP_RULE = parseLine(".*.uspark-*.tmp", "built-in", BUILTIN_NAMES.length + 1)!;
 
 export class IgnoreEngine {
   readonly root: string;
@@ -93,6 +102,7 @@ export class IgnoreEngine {
   checkEntry(dirRel: string, name: string, isDir: boolean): IgnoreRule | undefined {
     const builtin = BUILTIN_RULES.get(name);
     if (builtin && (isDir || name === ".git")) return builtin;
+    if (!isDir && isOwnTempName(name)) return OWN_TEMP_RULE;
     const rel = dirRel === "" ? name : `${dirRel}/${name}`;
     const user = lastMatch(this.user, rel, name, isDir);
     if (user) return user.negative ? undefined : user;

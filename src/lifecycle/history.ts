@@ -22,9 +22,9 @@ export interface HistoryOptions extends InspectOptions {
 /** Thrown for what the user asked wrong (exit 2), said as is. */
 class HistoryUsage extends Error {}
 
-/** A workspace for one history command, its answer, closed after; failures said as `<command> failed`. */
-export async function withHistory(options: HistoryOptions, command: string, work: (ws: Workspace) => Promise<number>): Promise<number> {
-  const ws = await openInspection(options, command);
+/** A workspace for one history command, its answer, closed after; failures said as `<command> failed`. Only a restore `writes` (its base). */
+export async function withHistory(options: HistoryOptions, command: string, work: (ws: Workspace) => Promise<number>, writes = false): Promise<number> {
+  const ws = await openInspection(options, command, writes);
   if (typeof ws === "number") return ws;
   try {
     return await work(ws);

@@ -35,7 +35,7 @@ export async function runRestore(options: HistoryOptions & { paths: string[]; at
     if (version === undefined) return 1;
     options.report.info("restore", `restored ${plural(changes.length, "path")} as at version ${options.at} in version ${version}`, { at: options.at, version, paths: changes.map((c) => c.path) });
     return writeHere(ws, changes.map((c) => c.path), options);
-  });
+  }, true);
 }
 
 /** The changes that make `now` (the paths under the given ones) what it was `then`; each expects what is there now. */

@@ -34,9 +34,12 @@ export async function runStatus(options: StatusOptions): Promise<number> {
   }
 }
 
-/** A workspace that only reads: no file size limit (a large file is still a change), a few connections. */
-export function openInspection(options: InspectOptions, command: string): Promise<Workspace | 1 | 2> {
-  return openOrExit({ ...options, maxFileSize: options.maxFileSize ?? Number.MAX_SAFE_INTEGER, concurrency: 4, source: { agent: command }, dryRun: true }, command);
+/**
+ * A workspace for a command that looks: no file size limit (a large file is still a change), a few
+ * connections. It writes nothing unless `writes` (restore, which records what it wrote as the base).
+ */
+export function openInspection(options: InspectOptions, command: string, writes = false): Promise<Workspace | 1 | 2> {
+  return openOrExit({ ...options, maxFileSize: options.maxFileSize ?? Number.MAX_SAFE_INTEGER, concurrency: 4, source: { agent: command }, dryRun: !writes }, command);
 }
 
 export async function statusOf(ws: Workspace, options: { apiUrl: string; projectId: string; report: Reporter }): Promise<StatusReport> {

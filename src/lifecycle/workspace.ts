@@ -9,6 +9,7 @@ import type { TransferProgress } from "../reconcile/progress.js";
 import { Reconciler } from "../reconcile/reconciler.js";
 import { RemoteView } from "../reconcile/remote-view.js";
 import { fileStateStore } from "../reconcile/state-store.js";
+import { removeOwnTemps } from "../state-dir.js";
 import { gitCleanFiles } from "../reconcile/git-clean.js";
 import type { Reporter } from "../report.js";
 import { ApiClient } from "../transfer/client.js";
@@ -104,7 +105,10 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     await client.close();
     throw error;
   });
-  if (!options.dryRun) await base.markClock();
+  if (!options.dryRun) {
+    await base.markClock();
+    await removeOwnTemps(root); // what a pull killed mid-write left
+  }
   const reconciler = new Reconciler({ tree, remote, view, base, report, source: options.source, host: os.hostname(), maxFileSize: options.maxFileSize, gitClean: () => gitCleanFiles(tree.dir), onProgress });
   return {
     root,

@@ -1,21 +1,54 @@
+import type { Change } from "../api/types.js";
 import type { Reporter } from "../report.js";
 import { realTimers, type Timers } from "../timers.js";
 import { emptyBase, type Base, type BaseEntry, type BaseKey, type OpenConflict } from "./base.js";
-import type { StateStore } from "./state-store.js";
+import type { Intent, StateStore } from "./state-store.js";
 
 /**
  * The session's copy of the base. It moves per path only when both sides are acknowledged equal
- * at a hash (docs/sync.md#the-base), and is written back at most every `saveEveryMs` and once at the end:
- * a session of 1,000 commits must not rewrite a 50,000-entry file 1,000 times. A crash before a
- * save costs a re-check, never an edit: the base only ever records what both sides held.
+ * at a hash (docs/sync.md#the-base). Its changes are written back path by path (merged into the state
+ * file as it is then, so processes sharing the tree keep each other's entries), at most every
+ * `saveEveryMs` and once at the end: a session of 1,000 commits must not rewrite a 50,000-entry
+ * file 1,000 times. No durability hangs on that timer: a commit's intent is written (fsync)
+ * before it is sent and removed only once the base that records its answer is saved, so a crash
+ * anywhere leaves the intent to settle (intents.ts); a lost pull or settle costs a re-check by
+ * hash, never an edit: the base only ever records what both sides held.
  */
 
 export const SAVE_EVERY_MS = 500;
 
+/**
+ * A file's stat as the base keeps it, as git's index does: what a rewrite changes. A file
+ * replaced in place at the same size and mtime (`cp -p`, `rsync -a --inplace`, a reproducible
+ * build) keeps size, mtime and inode but not its ctime, which no one can set back. The times are
+ * Node's milliseconds with their fraction (to about half a microsecond). The optional fields are
+ * absent in a stat of an older state file (then it matches nothing and the file is hashed once).
+ */
 export interface LocalStat {
   size: number;
   mtimeMs: number;
   ino: number;
+  ctimeMs?: number;
+  dev?: number;
+  mode?: number;
+}
+
+/** The stat the base keeps of a file system stat. */
+export function localStatOf(stat: { size: number; mtimeMs: number; ino: number; ctimeMs: number; dev: number; mode: number }): LocalStat {
+  return { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, ctimeMs: stat.ctimeMs, dev: stat.dev, mode: stat.mode };
+}
+
+/**
+ * When the file last changed, as far as its stat tells: its ctime too, since an mtime can be set
+ * back (`cp -p`) and a rewrite in place within the ctime's tick keeps the whole stat.
+ */
+function lastChange(stat: LocalStat): number {
+  return Math.max(stat.mtimeMs, stat.ctimeMs ?? stat.mtimeMs);
+}
+
+/** The same stat: nothing a write would change has changed. */
+export function sameStat(a: LocalStat, b: LocalStat): boolean {
+  return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.ctimeMs === b.ctimeMs && a.dev === b.dev && a.mode === b.mode;
 }
 
 /**
@@ -43,7 +76,7 @@ export class FileSystemMarks {
   trusts(stat: LocalStat, readAt: number): boolean {
     for (let i = this.marks.length - 1; i >= 0; i--) {
       const mark = this.marks[i]!;
-      if (mark.knownAt <= readAt) return stat.mtimeMs < mark.fsMtimeMs;
+      if (mark.knownAt <= readAt) return lastChange(stat) < mark.fsMtimeMs;
     }
     return false;
   }
@@ -51,13 +84,13 @@ export class FileSystemMarks {
 
 /**
  * Does the file still have the stat the base recorded (then its content is the base's, unhashed)?
- * Not when its mtime is not older than the state file's own (`savedMtimeMs`, the file system's
- * clock, so a skewed clock does not fool it): it may have been rewritten within the same tick
- * after it was read, as git's "racily clean" entries.
+ * Not when its mtime or ctime is not older than the state file's own (`savedMtimeMs`, the file
+ * system's clock, so a skewed clock does not fool it): it may have been rewritten within the same
+ * tick after it was read, as git's "racily clean" entries.
  */
 export function statMatches(entry: BaseEntry | undefined, stat: LocalStat, savedMtimeMs?: number): boolean {
-  if (entry === undefined || entry.mtimeMs < 0 || (savedMtimeMs !== undefined && entry.mtimeMs >= savedMtimeMs)) return false;
-  return entry.size === stat.size && entry.mtimeMs === stat.mtimeMs && entry.ino === stat.ino;
+  if (entry === undefined || entry.mtimeMs < 0 || (savedMtimeMs !== undefined && lastChange(entry) >= savedMtimeMs)) return false;
+  return sameStat(entry, stat);
 }
 
 export interface BaseKeeperOptions {
@@ -69,6 +102,12 @@ export interface BaseKeeperOptions {
 
 export class BaseKeeper {
   private dirty = false;
+  /** Paths whose entries changed since the last save: what the next save merges into the state file. */
+  private touched = new Set<string>();
+  /** Intents whose commit was answered and applied: removed once a save has recorded the answer. */
+  private answeredKeys: string[] = [];
+  /** Intents left by a process that is gone, as found at load: to settle (intents.ts). */
+  openIntents: Intent[] = [];
   private timer: unknown;
   private saving: Promise<void> = Promise.resolve();
   /** The file system's clock, as the state file's mtimes tell it: which stats can be trusted. */
@@ -83,9 +122,35 @@ export class BaseKeeper {
     this.marks = new FileSystemMarks(base.savedMtimeMs);
   }
 
-  /** Loads the project's base (none, or an unusable one said once: starts empty). */
+  /**
+   * Loads the project's base (none, or an unusable one said once: starts empty), and the intents
+   * a process that is gone left: until they are settled, what each sent counts as the base once
+   * the remote shows it (where the base has not moved since).
+   */
   static async load(key: BaseKey, options: BaseKeeperOptions): Promise<BaseKeeper> {
-    return new BaseKeeper((await options.store.load(key)) ?? emptyBase(key), options);
+    const keeper = new BaseKeeper((await options.store.load(key)) ?? emptyBase(key), options);
+    keeper.openIntents = await options.store.openIntents(keeper.key());
+    for (const intent of keeper.openIntents) {
+      for (const change of baseChanges(intent)) {
+        if (keeper.unmovedSince(intent, change.path)) (keeper.base.sent ??= new Map()).set(change.path, change.op === "put" ? change.sha256 : null);
+      }
+    }
+    return keeper;
+  }
+
+  /** The project this base is of. */
+  key(): BaseKey {
+    return { apiUrl: this.base.apiUrl, projectId: this.base.projectId, prefix: this.base.prefix };
+  }
+
+  /**
+   * Whether the base of `path` has not moved on since the intent was written (then its commit's
+   * answer is the base's next step): it is as it was then, or none was ever saved (a pull just
+   * before the commit, lost with the process).
+   */
+  private unmovedSince(intent: Intent, path: string): boolean {
+    const now = this.sha(path);
+    return now === null || now === (intent.bases[path] ?? null);
   }
 
   /** The base's hash of `path`, `null` when it holds none. */
@@ -99,16 +164,40 @@ export class BaseKeeper {
     return sent !== undefined && sent === remote ? remote : this.sha(path);
   }
 
-  /** The commit was answered (applied, or refused with nothing applied): what it sent is known. */
-  answered(paths: readonly string[]): void {
-    for (const path of paths) if (this.base.sent?.delete(path)) this.changed();
+  /**
+   * The commit of `key` was answered: applied (its intent goes once the base that records the
+   * answer is saved), or refused with nothing applied (its intent goes now).
+   */
+  answered(key: string, paths: readonly string[], applied: boolean): void {
+    for (const path of paths) if (this.base.sent?.delete(path)) this.touch(path);
+    if (applied) {
+      this.answeredKeys.push(key);
+      this.changed();
+    } else this.afterSaves(() => this.options.store.removeIntent(key));
   }
 
-  /** A commit is about to go out: until it is answered, what it sends may be on the remote. */
-  sending(changes: readonly { path: string; sha256: string | null }[]): void {
+  /**
+   * A commit is about to go out: its intent is durable first (a crash after this can have applied
+   * it), and until it is answered, what it sends may be on the remote.
+   */
+  async sending(intent: Omit<Intent, "project" | "bases">): Promise<void> {
+    const bases = Object.fromEntries(intent.changes.map((c) => [c.path, this.sha(c.path)]));
+    await this.options.store.writeIntent({ ...intent, project: this.key(), bases });
     this.base.sent ??= new Map();
-    for (const { path, sha256 } of changes) this.base.sent.set(path, sha256);
-    this.changed();
+    for (const change of intent.changes) this.base.sent.set(change.path, change.op === "put" ? change.sha256 : null);
+  }
+
+  /**
+   * A replay of an open intent's key answered: applied at some version (now or before), so its
+   * paths hold what it sent wherever the base had not moved since; or refused, nothing applied.
+   */
+  settleIntent(intent: Intent, applied: boolean): void {
+    this.openIntents = this.openIntents.filter((i) => i !== intent);
+    for (const change of baseChanges(intent)) {
+      if (applied && this.unmovedSince(intent, change.path)) this.settle(change.path, change.op === "put" ? change.sha256 : null);
+      else if (this.base.sent?.delete(change.path)) this.touch(change.path);
+    }
+    this.answered(intent.key, [], applied);
   }
 
   entry(path: string): BaseEntry | undefined {
@@ -117,18 +206,18 @@ export class BaseKeeper {
 
   /** Both sides hold `sha256` at `path` (`null`: neither holds it); `stat` is the local file's then. */
   settle(path: string, sha256: string | null, stat?: LocalStat, readAt = this.now()): void {
-    if (this.base.sent?.delete(path)) this.changed();
+    if (this.base.sent?.delete(path)) this.touch(path);
     if (sha256 === null) {
-      if (this.base.files.delete(path)) this.changed();
+      if (this.base.files.delete(path)) this.touch(path);
       this.release(path);
       return;
     }
-    const next = stat ? { sha256, size: stat.size, mtimeMs: this.marks.trusts(stat, readAt) ? stat.mtimeMs : -1, ino: stat.ino } : { sha256, size: -1, mtimeMs: -1, ino: -1 };
+    const next: BaseEntry = stat ? { ...stat, sha256, mtimeMs: this.marks.trusts(stat, readAt) ? stat.mtimeMs : -1 } : { sha256, size: -1, mtimeMs: -1, ino: -1 };
     const old = this.base.files.get(path);
     this.release(path);
-    if (old && old.sha256 === next.sha256 && old.size === next.size && old.mtimeMs === next.mtimeMs && old.ino === next.ino) return;
+    if (old && old.sha256 === next.sha256 && sameStat(old, next)) return;
     this.base.files.set(path, next);
-    this.changed();
+    this.touch(path);
   }
 
   /** The file was hashed and still holds the base's content: remember its stat, so it is not hashed again. */
@@ -143,12 +232,12 @@ export class BaseKeeper {
 
   openConflict(path: string, conflict: OpenConflict): void {
     this.base.conflicts.set(path, conflict);
-    this.changed();
+    this.touch(path);
   }
 
   closeConflict(path: string): boolean {
     if (!this.base.conflicts.delete(path)) return false;
-    this.changed();
+    this.touch(path);
     return true;
   }
 
@@ -162,11 +251,11 @@ export class BaseKeeper {
   }
 
   hold(paths: Iterable<string>): void {
-    for (const path of paths) if (!this.base.held.has(path)) (this.base.held.add(path), this.changed());
+    for (const path of paths) if (!this.base.held.has(path)) (this.base.held.add(path), this.touch(path));
   }
 
   release(path: string): void {
-    if (this.base.held.delete(path)) this.changed();
+    if (this.base.held.delete(path)) this.touch(path);
   }
 
   /** The remote version the base is now up to. */
@@ -203,6 +292,16 @@ export class BaseKeeper {
     await this.saving;
   }
 
+  private touch(path: string): void {
+    this.touched.add(path);
+    this.changed();
+  }
+
+  /** Runs `work` after the saves started so far (a failure is the next run's to redo). */
+  private afterSaves(work: () => Promise<void>): void {
+    this.saving = this.saving.then(work).catch(() => undefined);
+  }
+
   private changed(): void {
     this.dirty = true;
     this.timer ??= this.timers().setTimeout(() => {
@@ -217,12 +316,20 @@ export class BaseKeeper {
     this.dirty = false;
     this.saves++;
     const snapshot: Base = { ...this.base, files: new Map(this.base.files), conflicts: new Map(this.base.conflicts), held: new Set(this.base.held), sent: new Map(this.base.sent ?? []) };
+    const paths = this.touched;
+    const keys = this.answeredKeys;
+    this.touched = new Set();
+    this.answeredKeys = [];
     this.saving = this.saving
-      .then(() => this.options.store.save(snapshot))
-      .then((fsMtimeMs) => {
+      .then(() => this.options.store.save(snapshot, paths))
+      .then(async (fsMtimeMs) => {
         if (typeof fsMtimeMs === "number") this.marks.add(this.now(), fsMtimeMs);
+        for (const key of keys) await this.options.store.removeIntent(key);
       })
       .catch((error: unknown) => {
+        // Not written: the next save tries these paths again, and the intents stay until then.
+        for (const path of paths) this.touched.add(path);
+        this.answeredKeys.push(...keys);
         this.options.report.warn("state-write", `could not write the base to .uspark/state.json: ${(error as Error).message}; the next run re-checks by hash`);
       });
   }
@@ -234,4 +341,10 @@ export class BaseKeeper {
   private timers(): Timers {
     return this.options.timers ?? realTimers;
   }
+}
+
+/** An intent's changes of base paths (its conflict copies are not). */
+function baseChanges(intent: Intent): Change[] {
+  const copies = new Set(intent.copies);
+  return intent.changes.filter((change) => !copies.has(change.path));
 }

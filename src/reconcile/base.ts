@@ -14,6 +14,10 @@ export interface BaseEntry {
   /** -1: not to be trusted (written too close to when it was read, or from an old state file): hash again. */
   mtimeMs: number;
   ino: number;
+  /** The rest of the stat git keeps (base-keeper.ts LocalStat); absent when read from an older state file. */
+  ctimeMs?: number;
+  dev?: number;
+  mode?: number;
 }
 
 /** A conflict kept open until the two sides are made equal or one is forced (docs/sync.md#conflicts). */
@@ -65,8 +69,8 @@ export function emptyBase(key: BaseKey): Base {
 
 const FORMAT = 2;
 
-/** A file entry as stored: `[sha256, size, mtimeMs, ino]` (50,000 of them must stay small). */
-type StoredEntry = [string, number, number, number];
+/** A file entry as stored: `[sha256, size, mtimeMs, ino, ctimeMs, dev, mode]`, or its first four of before (50,000 of them must stay small). */
+type StoredEntry = [string, number, number, number] | [string, number, number, number, number, number, number];
 
 interface StoredProject {
   apiUrl: string;
@@ -116,7 +120,12 @@ function storedProjectProblem(p: Partial<StoredProject> | null): string | undefi
 }
 
 function isStoredEntry(value: unknown): value is StoredEntry {
-  return Array.isArray(value) && value.length === 4 && typeof value[0] === "string" && typeof value[1] === "number" && typeof value[2] === "number" && typeof value[3] === "number";
+  return Array.isArray(value) && (value.length === 4 || value.length === 7) && typeof value[0] === "string" && value.slice(1).every((n) => typeof n === "number");
+}
+
+function entryOf(value: StoredEntry): BaseEntry {
+  const [sha256, size, mtimeMs, ino, ctimeMs, dev, mode] = value;
+  return ctimeMs === undefined ? { sha256, size, mtimeMs, ino } : { sha256, size, mtimeMs, ino, ctimeMs, dev, mode };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -134,7 +143,7 @@ export function baseIn(state: StateFile, key: BaseKey): Base | undefined {
   const files = new Map<string, BaseEntry>();
   for (const path in stored.files) {
     const value = stored.files[path]!;
-    files.set(path, typeof value === "string" ? { sha256: value, size: -1, mtimeMs: -1, ino: -1 } : { sha256: value[0], size: value[1], mtimeMs: value[2], ino: value[3] });
+    files.set(path, typeof value === "string" ? { sha256: value, size: -1, mtimeMs: -1, ino: -1 } : entryOf(value));
   }
   return {
     apiUrl: normalizeApiUrl(stored.apiUrl),
@@ -155,7 +164,7 @@ export function withBase(state: StateFile | undefined, base: Base, now: Date): S
   const files: Record<string, StoredEntry> = {};
   for (const path of [...base.files.keys()].sort()) {
     const e = base.files.get(path)!;
-    files[path] = [e.sha256, e.size, e.mtimeMs, e.ino];
+    files[path] = e.ctimeMs === undefined || e.dev === undefined || e.mode === undefined ? [e.sha256, e.size, e.mtimeMs, e.ino] : [e.sha256, e.size, e.mtimeMs, e.ino, e.ctimeMs, e.dev, e.mode];
   }
   const stored: StoredProject = { apiUrl: normalizeApiUrl(base.apiUrl), projectId: base.projectId, prefix: base.prefix, version: base.version, updatedAt: now.toISOString(), files };
   if (base.conflicts.size > 0) stored.conflicts = Object.fromEntries(base.conflicts);
@@ -168,4 +177,26 @@ export function withBase(state: StateFile | undefined, base: Base, now: Date): S
 export function lastProject(state: StateFile): BaseKey | undefined {
   const newest = [...state.projects].sort((a, b) => Date.parse(a.updatedAt) - Date.parse(b.updatedAt)).at(-1);
   return newest && { apiUrl: newest.apiUrl, projectId: newest.projectId, prefix: newest.prefix ?? "" };
+}
+
+/**
+ * `mine`'s entries for `paths` (files, conflicts, held deletes, sent commits: set, or removed
+ * where mine has none) over `stored`, the base as another process may have written it since this
+ * one read it; the version the higher of the two. What a save writes: its own changes, never a
+ * whole snapshot over someone else's.
+ */
+export function mergeBase(stored: Base | undefined, mine: Base, paths: Iterable<string>): Base {
+  const into: Base = stored
+    ? { ...stored, files: new Map(stored.files), conflicts: new Map(stored.conflicts), held: new Set(stored.held), sent: new Map(stored.sent ?? []) }
+    : { ...emptyBase(mine), sent: new Map() };
+  into.version = Math.max(into.version, mine.version);
+  const move = <V>(from: Map<string, V> | undefined, to: Map<string, V>, path: string) => (from?.has(path) ? to.set(path, from.get(path)!) : to.delete(path));
+  for (const path of paths) {
+    move(mine.files, into.files, path);
+    move(mine.conflicts, into.conflicts, path);
+    move(mine.sent, into.sent!, path);
+    if (mine.held.has(path)) into.held.add(path);
+    else into.held.delete(path);
+  }
+  return into;
 }

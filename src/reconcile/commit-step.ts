@@ -5,7 +5,7 @@ import type { Reporter } from "../report.js";
 import { ApiError } from "../transfer/api-error.js";
 import type { ProjectRemote } from "../transfer/project-remote.js";
 import type { UploadItem } from "../transfer/blobs.js";
-import type { BaseKeeper } from "./base-keeper.js";
+import { sameStat, type BaseKeeper } from "./base-keeper.js";
 import type { Ledger } from "./ledger.js";
 import type { LocalTree } from "./local-tree.js";
 import type { Plan, Put, RemoteDelete } from "./plan.js";
@@ -53,15 +53,16 @@ export async function commitStep(plan: Plan, ctx: CommitStepContext, signal: Abo
     if (ctx.view.api !== "1.2") await decideOnFreshListing(plan, ctx, signal);
     const changes = changesOf(plan);
     if (changes.length === 0) return;
+    const paths = changes.map((c) => c.path);
     try {
-      ctx.base.sending(changes.map((c) => ({ path: c.path, sha256: c.op === "put" ? c.sha256 : null })));
+      await ctx.base.sending({ key, source: ctx.source, changes, copies: plan.copies.map((c) => c.path) });
       const { version } = await ctx.remote.commit(changes, ctx.source, key, signal);
-      ctx.base.answered(changes.map((c) => c.path));
+      ctx.base.answered(key, paths, true);
       return void (await applied(plan, changes, version, ctx));
     } catch (error) {
       if (!(error instanceof ApiError) || error.fatal || signal.aborted) throw error;
-      // A refusal (4xx) applied nothing; a lost answer or a 5xx from a proxy may have applied it all.
-      if (error.status !== undefined && error.status >= 400 && error.status < 500) ctx.base.answered(changes.map((c) => c.path));
+      // A refusal (4xx) applied nothing; a lost answer or a 5xx from a proxy may have applied it all: its intent stays.
+      if (error.status !== undefined && error.status >= 400 && error.status < 500) ctx.base.answered(key, paths, false);
       if (error.code === "conflict" && conflictRounds++ < MAX_CONFLICT_ROUNDS) {
         await redecide(plan, conflictsOf(error, changes), ctx, signal);
         await uploadBlobs(plan, ctx, signal);
@@ -243,7 +244,7 @@ async function applied(plan: Plan, changes: Change[], version: number, ctx: Comm
   for (const put of [...plan.puts, ...plan.copies]) {
     const now = await ctx.tree.stat(put.from);
     const was = put.local.stat;
-    if (now === undefined || now === "other" || now.size !== was.size || now.mtimeMs !== was.mtimeMs || now.ino !== was.ino) ctx.requeue.add(put.from);
+    if (now === undefined || now === "other" || !sameStat(now, was)) ctx.requeue.add(put.from);
   }
 }
 

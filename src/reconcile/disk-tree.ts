@@ -4,13 +4,14 @@ import type { IgnoreEngine } from "../ignore/engine.js";
 import type { Reporter } from "../report.js";
 import { MAX_PATH_BYTES, validateProjectPath } from "../api/validate.js";
 import { Breath } from "../breath.js";
-import { ensureDir, stateDirPath } from "../state-dir.js";
+import { ensureDir, ownTempDir, stateDirPath } from "../state-dir.js";
 import { readLocal } from "./local-read.js";
 import { joinAbs, joinRel, walkFiles } from "./walk.js";
 import { NOT_UTF8 } from "../fswatch/names.js";
 import { describeRule } from "../ignore/pattern.js";
 import { removeEmptiedParents, removeUnchanged, syncDirectories, writeAtomic } from "./disk-write.js";
 import { stillAsPlanned, type LocalExpectation, type LocalRead, type LocalStat, type LocalTree, type TreeListing, type Unrepresentable } from "./local-tree.js";
+import { localStatOf } from "./base-keeper.js";
 
 /**
  * The local tree on the disk: `<root>/<prefix>/<project path>`. Listing walks with the session's
@@ -38,6 +39,8 @@ export class DiskTree implements LocalTree {
   /** Directories where files were renamed in or unlinked since the last flushDirectories. */
   private readonly touchedDirs = new Set<string>();
   private readonly breath = new Breath();
+  /** `.uspark/tmp`, made at the first write. */
+  private tempDir: Promise<string> | undefined;
 
   constructor(private readonly options: DiskTreeOptions) {
     this.prefix = (options.prefix ?? "").split(/[\\/]+/).filter((s) => s !== "" && s !== ".").join("/");
@@ -56,7 +59,7 @@ export class DiskTree implements LocalTree {
   async stat(p: string): Promise<LocalStat | "other" | undefined> {
     const stat = await fsp.lstat(this.where(p)).catch(() => undefined);
     if (!stat || stat.isDirectory()) return undefined;
-    return stat.isFile() ? { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino } : "other";
+    return stat.isFile() ? localStatOf(stat) : "other";
   }
 
   async read(p: string, keepBytesUpTo = 0): Promise<LocalRead> {
@@ -64,7 +67,7 @@ export class DiskTree implements LocalTree {
     const { root, maxFileSize } = this.options;
     const read = await readLocal(this.where(p), { root, maxFileSize, keepBytesUpTo });
     if (read.kind !== "file") return read;
-    return { kind: "file", sha256: read.sha256, size: read.size, stat: { size: read.stat.size, mtimeMs: read.stat.mtimeMs, ino: read.stat.ino }, bytes: read.bytes };
+    return { kind: "file", sha256: read.sha256, size: read.size, stat: read.stat, bytes: read.bytes };
   }
 
   outOfScope(p: string): { reason: string; refused: boolean } | undefined {
@@ -76,10 +79,10 @@ export class DiskTree implements LocalTree {
 
   async write(p: string, bytes: Uint8Array, expected: LocalExpectation): Promise<LocalStat> {
     const abs = this.where(p);
-    await writeAtomic(this.options.root, abs, bytes, this.unchanged(p, expected));
+    this.tempDir ??= ownTempDir(this.options.root);
+    await writeAtomic(this.options.root, abs, bytes, this.unchanged(p, expected), await this.tempDir);
     this.touchedDirs.add(path.dirname(abs));
-    const stat = await fsp.lstat(abs);
-    return { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino };
+    return localStatOf(await fsp.lstat(abs));
   }
 
   async remove(p: string, expected: LocalExpectation): Promise<void> {
@@ -157,7 +160,7 @@ async function listTree(root: string, dir: string, prefix: string, ignore: Ignor
         continue;
       }
       const stat = lstatSync(file, { throwIfNoEntry: false });
-      if (stat?.isFile()) files.set(remote, { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino });
+      if (stat?.isFile()) files.set(remote, localStatOf(stat));
     }
   }
   return { files, unrepresentable };

@@ -3,15 +3,18 @@ import { constants, promises as fsp, type Stats } from "node:fs";
 import path from "node:path";
 import { isInside } from "../paths.js";
 import { fsyncDirQuietly } from "../fsync-dir.js";
-import { descriptorPath } from "./local-read.js";
 import { LocalChanged, WriteRefused } from "./local-tree.js";
 
 /**
  * Writing a pulled file without ever leaving the root: directories are created one by one, each
- * checked with lstat (a symlink is never followed); the bytes go to a temp file in the same
- * directory, opened with O_EXCL|O_NOFOLLOW, fsynced, checked to be inside the root by the kernel's
- * own path of the descriptor, and renamed into place. The caller fsyncs the directories once
- * all is written (syncDirectories), before it records the pull as done.
+ * checked with lstat (a symlink is never followed); the bytes go to a temp file of ours, opened
+ * with O_EXCL|O_NOFOLLOW and fsynced, and are renamed into place once the directory they go to is
+ * checked, right before, to be inside the root by its real path. The temp file lives under `.uspark/tmp` (`tempDir`), where
+ * no scan looks, so that one a killed pull leaves is never taken for the user's file; it is
+ * removed at the next start (removeOwnTemps). Where the rename cannot cross (a mount point under
+ * the root: EXDEV), the temp file is made beside its target instead, under a name the ignore
+ * engine always excludes (engine.ts isOwnTempName). The caller fsyncs the directories once all is written
+ * (syncDirectories), before it records the pull as done.
  */
 
 const { O_WRONLY, O_CREAT, O_EXCL } = constants;
@@ -20,27 +23,44 @@ const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 /** Does the local file still hold what was planned on? Asked right before the rename or unlink. */
 export type Precondition = () => Promise<boolean>;
 
-/** Writes `bytes` at `abs` (under `root`) if `unchanged()` still holds right before the rename. */
-export async function writeAtomic(root: string, abs: string, bytes: Uint8Array, unchanged: Precondition): Promise<void> {
+/** Writes `bytes` at `abs` (under `root`) if `unchanged()` still holds right before the rename; the temp file goes in `tempDir` (default: beside `abs`). */
+export async function writeAtomic(root: string, abs: string, bytes: Uint8Array, unchanged: Precondition, tempDir?: string): Promise<void> {
   const problem = await parentProblem(root, abs, true);
   if (problem) throw new WriteRefused(problem);
-  const dir = path.dirname(abs);
   const existing = await fsp.lstat(abs).catch(() => undefined);
   if (existing && !existing.isFile()) throw new WriteRefused(existing.isDirectory() ? "a directory is in its place here" : "something other than a regular file is in its place here");
-  const temp = path.join(dir, `.${path.basename(abs).slice(0, 200)}.uspark-${randomBytes(6).toString("hex")}.tmp`);
+  const mode = existing?.isFile() ? existing.mode & 0o7777 : undefined;
+  const crossed = tempDir !== undefined && (await writeThrough(root, abs, bytes, unchanged, path.join(tempDir, `${process.pid}-${hex()}.tmp`), mode));
+  if (tempDir === undefined || crossed === "other-device") {
+    await writeThrough(root, abs, bytes, unchanged, path.join(path.dirname(abs), `.${path.basename(abs).slice(0, 200)}.uspark-${hex()}.tmp`), mode);
+  }
+}
+
+function hex(): string {
+  return randomBytes(6).toString("hex");
+}
+
+/** The write through one temp file; "other-device" when the rename cannot reach `abs` from there (nothing written). */
+async function writeThrough(root: string, abs: string, bytes: Uint8Array, unchanged: Precondition, temp: string, mode: number | undefined): Promise<true | "other-device"> {
   const handle = await fsp.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o666);
   let renamed = false;
   try {
-    if (existing?.isFile()) await handle.chmod(existing.mode & 0o7777);
+    if (mode !== undefined) await handle.chmod(mode);
     await handle.writeFile(bytes);
     await handle.sync();
-    // The kernel's own path of what was opened (or, without /proc, its real path with the same inode).
-    const where = await descriptorPath(handle.fd, temp);
-    if (where === undefined || !isInside(root, where)) throw new WriteRefused(`it would be written outside the project root (${where ?? "its real path cannot be told"})`);
     await handle.close();
+    // The real path of the directory it goes to, as late as can be: a directory swapped for a symlink is seen here.
+    const dir = await fsp.realpath(path.dirname(abs)).catch(() => undefined);
+    if (dir === undefined || !isInside(root, dir)) throw new WriteRefused(`it would be written outside the project root (${dir ?? "its real path cannot be told"})`);
     if (!(await unchanged())) throw new LocalChanged("it changed here meanwhile: kept");
-    await fsp.rename(temp, abs);
+    try {
+      await fsp.rename(temp, abs);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EXDEV") return "other-device";
+      throw error;
+    }
     renamed = true;
+    return true;
   } finally {
     await handle.close().catch(() => undefined);
     if (!renamed) await fsp.unlink(temp).catch(() => undefined);

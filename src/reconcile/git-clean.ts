@@ -3,7 +3,7 @@ import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { mapLimit } from "../map-limit.js";
 import { selfAndAncestors } from "../paths.js";
-import type { LocalStat } from "./local-tree.js";
+import { localStatOf, type LocalStat } from "./base-keeper.js";
 
 /**
  * The files of a git checkout that git reports clean (tracked, unchanged since the checkout):
@@ -32,7 +32,7 @@ export async function gitCleanFiles(dir: string): Promise<Map<string, LocalStat>
     const clean = new Map<string, LocalStat>();
     tracked.forEach((file, i) => {
       const stat = stats[i];
-      if (stat?.isFile() && !changed.has(file)) clean.set(file.slice(strip), { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino });
+      if (stat?.isFile() && !changed.has(file)) clean.set(file.slice(strip), localStatOf(stat));
     });
     return clean;
   } catch {

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { closeSync, constants, fstat, fstatSync, lstatSync, openSync, promises as fsp, read, readlinkSync, readSync, realpathSync, type Stats } from "node:fs";
 import path from "node:path";
 import { isInside } from "../paths.js";
+import { localStatOf, sameStat, type LocalStat } from "./base-keeper.js";
 
 /**
  * Reading a local file for upload, safely: the file is opened without following a final symlink
@@ -11,12 +12,8 @@ import { isInside } from "../paths.js";
  * cannot smuggle a file from outside the root. Everything is read from that descriptor.
  */
 
-export interface FileSnapshot {
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
-  ino: number;
-}
+/** The stat the base keeps (base-keeper.ts), all of it known. */
+export type FileSnapshot = Required<LocalStat>;
 
 export type LocalRead =
   | { kind: "file"; sha256: string; size: number; stat: FileSnapshot; /** kept when small enough */ bytes?: Buffer }
@@ -144,12 +141,8 @@ async function readOpen(fd: number, before: Stats, options: ReadOptions, calls: 
   return result;
 }
 
-function sameStat(a: FileSnapshot, b: FileSnapshot): boolean {
-  return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.ino === b.ino;
-}
-
 function snapshot(stat: Stats): FileSnapshot {
-  return { size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino };
+  return localStatOf(stat) as FileSnapshot;
 }
 
 /**

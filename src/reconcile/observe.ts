@@ -1,6 +1,6 @@
 import { mapLimit } from "../map-limit.js";
 import { realTimers, type Timers } from "../timers.js";
-import { statMatches, type BaseKeeper, type LocalStat } from "./base-keeper.js";
+import { sameStat, statMatches, type BaseKeeper, type LocalStat } from "./base-keeper.js";
 import type { LocalRead, LocalTree } from "./local-tree.js";
 import type { LocalFile } from "./plan.js";
 import type { Tally, TransferProgress } from "./progress.js";
@@ -106,7 +106,7 @@ export class Observer {
     if (statMatches(entry, stat, this.options.base.base.savedMtimeMs)) return { sha256: entry!.sha256, size: stat.size, stat, readAt: this.now() };
     const seen = this.hashed.get(path);
     // Read within its mtime tick: it may have been rewritten since, keeping the stat (base-keeper.ts).
-    if (seen && seen.stat.size === stat.size && seen.stat.mtimeMs === stat.mtimeMs && seen.stat.ino === stat.ino && this.options.base.marks.trusts(stat, seen.readAt)) {
+    if (seen && sameStat(seen.stat, stat) && this.options.base.marks.trusts(stat, seen.readAt)) {
       return { sha256: seen.sha256, size: stat.size, stat, readAt: seen.readAt };
     }
     return undefined;

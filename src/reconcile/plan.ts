@@ -1,5 +1,6 @@
 import { isMassDelete } from "../mass-delete.js";
 import type { OpenConflict } from "./base.js";
+import type { LocalStat } from "./base-keeper.js";
 import { conflictCopyPath } from "./conflict-copy.js";
 import { acts, reconcile, type Decision, type Mode, type Sha } from "./reconcile.js";
 
@@ -15,7 +16,7 @@ import { acts, reconcile, type Decision, type Mode, type Sha } from "./reconcile
 export interface LocalFile {
   sha256: string;
   size: number;
-  stat: { size: number; mtimeMs: number; ino: number };
+  stat: LocalStat;
   /** When it was read (ms), for the base's racy-stat rule. */
   readAt: number;
 }

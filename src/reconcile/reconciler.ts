@@ -2,7 +2,7 @@ import type { CommitSource } from "../api/types.js";
 import type { Reporter } from "../report.js";
 import { realTimers, type Timers } from "../timers.js";
 import type { ProjectRemote } from "../transfer/project-remote.js";
-import type { BaseKeeper } from "./base-keeper.js";
+import { sameStat, type BaseKeeper } from "./base-keeper.js";
 import { commitStep, type CommitStepContext } from "./commit-step.js";
 import { isConflictCopyOf } from "./conflict-copy.js";
 import { Ledger } from "./ledger.js";
@@ -14,6 +14,7 @@ import type { Mode } from "./reconcile.js";
 import type { TransferProgress } from "./progress.js";
 import type { RemoteView } from "./remote-view.js";
 import { scanTree, type ScanFindings } from "./scan.js";
+import { settleIntents } from "./intents.js";
 
 /**
  * One round of the reconcile (docs/sync.md#the-reconcile), the same for push, pull, every scan, the watch and
@@ -89,6 +90,8 @@ export class Reconciler {
   }
 
   async round(request: RoundRequest, signal: AbortSignal): Promise<RoundResult> {
+    // An earlier run's commits first: their answers are the base this round decides on.
+    if (!request.dryRun && this.deps.base.openIntents.length > 0) await settleIntents(this.deps.base, this.deps.remote, this.deps.view, this.deps.report, signal);
     const seen = this.deps.view.generation;
     const copiesBefore = this.deps.base.conflictCopies();
     const { paths, listed, unrepresentable, outOfScope } = await this.pathsOf(request, signal);
@@ -206,7 +209,7 @@ export class Reconciler {
       const then = clean.get(state.path);
       const now = state.local!.stat;
       // Clean when git was asked, and not touched since.
-      if (!then || then.size !== now.size || then.mtimeMs !== now.mtimeMs || then.ino !== now.ino) continue;
+      if (!then || !sameStat(then, now)) continue;
       if (state.remote || (await this.remoteHadOnce(state.path, signal))) state.base = state.local!.sha256;
     }
   }

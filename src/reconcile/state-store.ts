@@ -1,17 +1,43 @@
+import type { Change, CommitSource } from "../api/types.js";
+import { normalizeApiUrl } from "../config.js";
 import type { Reporter } from "../report.js";
-import { readStateFile, stateFilePath, stateFileStat, withLock, writeStateFile } from "../state-dir.js";
-import { baseIn, lastProject, parseState, withBase, type Base, type BaseKey, type StateFile } from "./base.js";
+import { listStateFiles, processGone, readStateFile, removeStateFile, stateFilePath, stateFileStat, thisBoot, withLock, writeStateFile } from "../state-dir.js";
+import { baseIn, lastProject, mergeBase, parseState, withBase, type Base, type BaseKey, type StateFile } from "./base.js";
 
 /**
- * Where a base is kept between sessions. The real one is `<root>/.uspark/state.json`, written
- * atomically under its lock (through state-dir.ts, which refuses symlinks); the simulation keeps
- * it in memory and can lose what was not saved yet, as a crash would.
+ * Where a base is kept between sessions. The real one is `<root>/.uspark/state.json`, changed
+ * path by path under its lock (re-read, merged, written atomically, through state-dir.ts, which
+ * refuses symlinks), so that processes sharing a tree keep each other's entries; and an intent
+ * file per commit in flight. The simulation keeps them in memory and loses what was not durable
+ * yet, as a crash would.
  */
 export interface StateStore {
   load(key: BaseKey): Promise<Base | undefined>;
-  /** Resolves to the saved file's mtime (the file system's clock) when it can tell. */
-  save(base: Base): Promise<number | void>;
+  /** Writes `base`'s entries for `paths` over the stored base; resolves to the saved file's mtime (the file system's clock) when it can tell. */
+  save(base: Base, paths: ReadonlySet<string>): Promise<number | void>;
+  /** Makes the intent durable: resolves only once a crash cannot lose it. */
+  writeIntent(intent: Intent): Promise<void>;
+  removeIntent(key: string): Promise<void>;
+  /** The project's intents whose process is gone (a live one's are its own). */
+  openIntents(project: BaseKey): Promise<Intent[]>;
 }
+
+/**
+ * A commit about to be sent (write-ahead): its Idempotency-Key, so that a replay returns the
+ * first answer, and its body. `copies`: the changes that are conflict copies, not base paths;
+ * `bases`: the base of each other path then (`null`: none), so that an answer moves only a base
+ * that has not moved since.
+ */
+export interface Intent {
+  key: string;
+  project: BaseKey;
+  source: CommitSource;
+  changes: Change[];
+  copies: string[];
+  bases: Record<string, string | null>;
+}
+
+const INTENT_PREFIX = "intent-";
 
 export const STATE_NAME = "state.json";
 
@@ -29,14 +55,56 @@ export function fileStateStore(root: string, report?: Reporter): StateStore {
       if (base && stat) base.savedMtimeMs = stat.mtimeMs;
       return base;
     },
-    async save(base) {
+    async save(base, paths) {
       await withLock(root, STATE_NAME, async () => {
         const state = await readState(root);
-        await writeStateFile(root, STATE_NAME, JSON.stringify(withBase(state, base, new Date())) + "\n");
+        const merged = mergeBase(state && baseIn(state, base), base, paths);
+        await writeStateFile(root, STATE_NAME, JSON.stringify(withBase(state, merged, new Date())) + "\n");
       });
       return (await stateFileStat(root, STATE_NAME))?.mtimeMs;
     },
+    async writeIntent(intent) {
+      const owner: IntentOwner = { pid: process.pid, boot: thisBoot() };
+      await writeStateFile(root, `${INTENT_PREFIX}${safeName(intent.key)}.json`, JSON.stringify({ ...intent, owner }) + "\n");
+    },
+    async removeIntent(key) {
+      await removeStateFile(root, `${INTENT_PREFIX}${safeName(key)}.json`);
+    },
+    async openIntents(project) {
+      const open: Intent[] = [];
+      for (const name of await listStateFiles(root, INTENT_PREFIX)) {
+        if (!name.endsWith(".json")) continue; // a temp file of a write cut short
+        const stored = await readIntent(root, name);
+        if (stored && processGone(stored.owner.pid, stored.owner.boot) && sameProject(stored.project, project)) open.push(stored);
+      }
+      return open;
+    },
   };
+}
+
+interface IntentOwner {
+  pid: number;
+  boot: string;
+}
+
+/** An Idempotency-Key as a file name: ours are UUIDs; anything else is hex-escaped. */
+function safeName(key: string): string {
+  return /^[A-Za-z0-9-]{1,100}$/.test(key) ? key : Buffer.from(key).toString("hex").slice(0, 200);
+}
+
+function sameProject(a: BaseKey, b: BaseKey): boolean {
+  return normalizeApiUrl(a.apiUrl) === normalizeApiUrl(b.apiUrl) && a.projectId === b.projectId && (a.prefix ?? "") === (b.prefix ?? "");
+}
+
+/** An intent file, or undefined when it is not one (garbled: written by no one we know). */
+async function readIntent(root: string, name: string): Promise<(Intent & { owner: IntentOwner }) | undefined> {
+  try {
+    const data = JSON.parse((await readStateFile(root, name)) ?? "") as Intent & { owner: IntentOwner };
+    const valid = typeof data.key === "string" && Array.isArray(data.changes) && Array.isArray(data.copies) && typeof data.bases === "object" && data.bases !== null && typeof data.project?.apiUrl === "string" && Number.isInteger(data.owner?.pid);
+    return valid ? data : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The project `root` was last synced with, as its state file says (undefined: none, or unreadable). */

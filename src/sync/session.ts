@@ -3,6 +3,7 @@ import type { CommitSource } from "../api/types.js";
 import type { IgnoreEngine } from "../ignore/engine.js";
 import { BaseKeeper } from "../reconcile/base-keeper.js";
 import { DiskTree } from "../reconcile/disk-tree.js";
+import { removeOwnTemps } from "../state-dir.js";
 import { gitCleanFiles } from "../reconcile/git-clean.js";
 import type { LocalTree } from "../reconcile/local-tree.js";
 import { UsageError } from "../config.js";
@@ -149,6 +150,8 @@ export class SyncSession {
     const o = this.options;
     const store = o.store ?? fileStateStore(o.root, o.report);
     const base = await BaseKeeper.load({ apiUrl: o.apiUrl, projectId: o.projectId, prefix: o.prefix }, { store, report: o.report, timers: o.timers });
+    // What a pull killed mid-write left (the simulation's tree is in memory).
+    if (!o.tree) await removeOwnTemps(o.root);
     const tree = this.tree;
     const gitClean = o.tree ? undefined : () => gitCleanFiles((tree as DiskTree).dir);
     const reconciler = new Reconciler({ tree, remote: this.remote, view: this.view, base, report: o.report, source: o.source, host: o.host ?? os.hostname(), maxFileSize: o.maxFileSize, timers: o.timers, gitClean });

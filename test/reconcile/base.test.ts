@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Reporter } from "../../src/report.js";
-import { baseIn, emptyBase, lastProject, parseState, withBase, type Base } from "../../src/reconcile/base.js";
+import { baseIn, emptyBase, lastProject, mergeBase, parseState, withBase, type Base } from "../../src/reconcile/base.js";
 import { BaseKeeper, FileSystemMarks, statMatches } from "../../src/reconcile/base-keeper.js";
-import { fileStateStore, statePath, type StateStore } from "../../src/reconcile/state-store.js";
+import { fileStateStore, statePath, type Intent, type StateStore } from "../../src/reconcile/state-store.js";
 
 const API = "http://127.0.0.1:4400";
 const SHA = "ab".repeat(32);
@@ -56,6 +56,18 @@ describe("the stat rules of the base", () => {
     expect(statMatches(entry, { size: 4, mtimeMs: 1000, ino: 7 })).toBe(false);
     expect(statMatches(entry, { size: 3, mtimeMs: 1001, ino: 7 })).toBe(false);
     expect(statMatches(entry, { size: 3, mtimeMs: 1000, ino: 8 })).toBe(false);
+  });
+
+  it("matches only the whole stat git keeps: a rewrite in place at the same size and mtime changes the ctime", () => {
+    const full = { ...entry, ctimeMs: 1500.25, dev: 2049, mode: 0o100644 };
+    expect(statMatches(full, { size: 3, mtimeMs: 1000, ino: 7, ctimeMs: 1500.25, dev: 2049, mode: 0o100644 }, 2000)).toBe(true);
+    expect(statMatches(full, { size: 3, mtimeMs: 1000, ino: 7, ctimeMs: 1500.5, dev: 2049, mode: 0o100644 }, 2000)).toBe(false);
+    expect(statMatches(full, { size: 3, mtimeMs: 1000, ino: 7, ctimeMs: 1500.25, dev: 2050, mode: 0o100644 }, 2000)).toBe(false);
+    expect(statMatches(full, { size: 3, mtimeMs: 1000, ino: 7, ctimeMs: 1500.25, dev: 2049, mode: 0o100755 }, 2000)).toBe(false);
+    // An entry of an older state file (no ctime) is hashed once, then kept whole.
+    expect(statMatches(entry, { size: 3, mtimeMs: 1000, ino: 7, ctimeMs: 1500.25, dev: 2049, mode: 0o100644 }, 2000)).toBe(false);
+    const state = withBase(undefined, base("p", { a: full }), new Date());
+    expect(baseIn(parseState(JSON.stringify(state)), { apiUrl: API, projectId: "p" })?.files.get("a")).toEqual(full);
   });
 
   it("does not trust an mtime not older than the state file it was loaded with", () => {
@@ -116,24 +128,78 @@ describe("state file on disk", () => {
 
 describe("commits sent and never answered", () => {
   const quiet = new Reporter({ stream: { write: () => true } });
-  const store = (): StateStore & { saved?: Base } => {
-    // Through the file format, as a restart reads it.
-    const s: StateStore & { saved?: Base } = { load: async (key) => s.saved && baseIn(withBase(undefined, s.saved, new Date()), key), save: async (b) => void (s.saved = b) };
+  /** A store kept through the file format, as a restart reads it; every intent counts as an earlier process's. */
+  const store = () => {
+    const intents = new Map<string, Intent>();
+    const s: StateStore & { saved?: Base; intents: Map<string, Intent> } = {
+      intents,
+      load: async (key) => s.saved && baseIn(withBase(undefined, s.saved, new Date()), key),
+      save: async (b, paths) => void (s.saved = mergeBase(s.saved, b, paths)),
+      writeIntent: async (intent) => void intents.set(intent.key, intent),
+      removeIntent: async (key) => void intents.delete(key),
+      openIntents: async () => [...intents.values()],
+    };
     return s;
   };
   const NEW = "b".repeat(64);
+  const KEY = { apiUrl: API, projectId: "p" };
+  const sent = (key: string) => ({ key, source: { agent: "test" }, copies: [], changes: [{ op: "put" as const, path: "a.txt", sha256: NEW, size: 1, expect: SHA }, { op: "delete" as const, path: "gone.txt", expect: null }] });
 
   it("count as the base once the remote shows what they sent, across a restart; an answer forgets them", async () => {
     const st = store();
-    const keeper = await BaseKeeper.load({ apiUrl: API, projectId: "p" }, { store: st, report: quiet });
+    const keeper = await BaseKeeper.load(KEY, { store: st, report: quiet });
     keeper.settle("a.txt", SHA);
-    keeper.sending([{ path: "a.txt", sha256: NEW }, { path: "gone.txt", sha256: null }]);
+    await keeper.sending(sent("k1"));
+    expect([...st.intents.keys()]).toEqual(["k1"]); // durable before the commit goes
     await keeper.close();
-    const again = await BaseKeeper.load({ apiUrl: API, projectId: "p" }, { store: st, report: quiet });
+    const again = await BaseKeeper.load(KEY, { store: st, report: quiet });
     expect(again.baseFor("a.txt", NEW)).toBe(NEW); // it went through: our own commit, no conflict
     expect(again.baseFor("a.txt", "c".repeat(64))).toBe(SHA); // someone else's: the base as it was
     expect(again.baseFor("gone.txt", null)).toBe(null);
-    again.answered(["a.txt"]);
+    again.settleIntent(again.openIntents[0]!, false);
     expect(again.baseFor("a.txt", NEW)).toBe(SHA);
+    await again.close();
+    expect(st.intents.size).toBe(0);
+  });
+
+  it("a replay's answer is the base where the base had not moved since; the intent goes once that is saved", async () => {
+    const st = store();
+    const keeper = await BaseKeeper.load(KEY, { store: st, report: quiet });
+    keeper.settle("a.txt", SHA);
+    await keeper.sending(sent("k1"));
+    await keeper.close();
+    const again = await BaseKeeper.load(KEY, { store: st, report: quiet });
+    again.settleIntent(again.openIntents[0]!, true);
+    expect(again.sha("a.txt")).toBe(NEW);
+    expect(st.intents.size).toBe(1);
+    await again.close();
+    expect(st.intents.size).toBe(0);
+    expect(st.saved?.files.get("a.txt")?.sha256).toBe(NEW);
+    // An intent whose path moved on since (a later commit of ours was saved) leaves the base alone.
+    const later = await BaseKeeper.load(KEY, { store: st, report: quiet });
+    later.settleIntent({ ...sent("k0"), project: KEY, bases: { "a.txt": SHA, "gone.txt": null } }, true);
+    expect(later.sha("a.txt")).toBe(NEW);
+  });
+});
+
+describe("two processes on one state file", () => {
+  it("each save merges its own paths: neither drops the other's entries", async () => {
+    const root = await mkdtemp(path.join(tmpdir(), "uspark-base-"));
+    try {
+      const quiet = new Reporter({ stream: { write: () => true } });
+      const key = { apiUrl: API, projectId: "p" };
+      const one = await BaseKeeper.load(key, { store: fileStateStore(root), report: quiet });
+      const two = await BaseKeeper.load(key, { store: fileStateStore(root), report: quiet });
+      one.settle("a.txt", SHA);
+      two.settle("b.txt", SHA);
+      two.reachVersion(3);
+      await two.close();
+      await one.close();
+      const stored = await fileStateStore(root).load(key);
+      expect([...stored!.files.keys()].sort()).toEqual(["a.txt", "b.txt"]);
+      expect(stored!.version).toBe(3);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

@@ -1,9 +1,11 @@
-import { mkdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { IgnoreEngine } from "../../src/ignore/engine.js";
 import { DiskTree, pathRefusal } from "../../src/reconcile/disk-tree.js";
 import { LocalChanged } from "../../src/reconcile/local-tree.js";
+import { removeOwnTemps } from "../../src/state-dir.js";
 import { sha256, tempDir } from "../sync/helpers.js";
 
 let root: string;
@@ -29,6 +31,27 @@ describe("the disk tree's writes and deletes", () => {
     await expect(tree.write("a.txt", new TextEncoder().encode("remote"), expected)).rejects.toBeInstanceOf(LocalChanged);
     await expect(tree.remove("a.txt", expected)).rejects.toBeInstanceOf(LocalChanged);
     expect(await readFile(file, "utf8")).toBe("two");
+  });
+
+  it("write through .uspark/tmp, leaving nothing beside the file; a temp file of ours beside one (another file system) is never listed", async () => {
+    const tree = new DiskTree({ root, ignore: new IgnoreEngine({ root }), maxFileSize: 1 << 20 });
+    await tree.write("a.txt", new TextEncoder().encode("remote"), null);
+    expect(await readFile(path.join(root, "a.txt"), "utf8")).toBe("remote");
+    expect(await readdir(root)).toEqual([".uspark", "a.txt"]);
+    expect(await readdir(path.join(root, ".uspark", "tmp"))).toEqual([]);
+    await writeFile(path.join(root, ".b.txt.uspark-0123456789ab.tmp"), "half");
+    await writeFile(path.join(root, ".b.txt.uspark-notours.tmp"), "a user's");
+    expect([...(await tree.list()).files.keys()].sort()).toEqual([".b.txt.uspark-notours.tmp", "a.txt"]);
+  });
+
+  it("leftovers of a process that is gone are removed at the next start; a live one's stay", async () => {
+    const tmp = path.join(root, ".uspark", "tmp");
+    await mkdir(tmp, { recursive: true });
+    const gone = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout;
+    await writeFile(path.join(tmp, `${gone}-0a1b.tmp`), "half");
+    await writeFile(path.join(tmp, `${process.pid}-0a1b.tmp`), "mine");
+    await removeOwnTemps(root);
+    expect(await readdir(tmp)).toEqual([`${process.pid}-0a1b.tmp`]);
   });
 
   it("a delete takes the directories it emptied with it, up to the synced directory; one holding anything else stays", async () => {

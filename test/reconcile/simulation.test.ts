@@ -31,6 +31,7 @@ const FOUND = [
   { seed: 330, defect: "a round that adopted a copy found on the remote as its own also pulled it as a file, and edits of it here were never synced" },
   { seed: 906, scale: 4, defect: "the same, when the copy was adopted while deciding again after a 409" },
   { seed: 1006, scale: 4, defect: "a two-way watch never pulled its own conflict copy once the conflict was resolved: nothing named the path again" },
+  { seed: 590, defect: "a process killed after its commit was applied, before the base was saved: the next one made a conflict copy against its own commit (no write-ahead intent)" },
 ];
 
 describe("the simulation of many writers", () => {

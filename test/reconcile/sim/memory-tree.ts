@@ -14,6 +14,8 @@ export interface MemoryFile {
   bytes: Uint8Array;
   sha256: string;
   mtimeMs: number;
+  /** Set by every change, and never back (the file system's clock): what `cp -p` over a file cannot hide. */
+  ctimeMs: number;
   ino: number;
 }
 
@@ -55,7 +57,19 @@ export class MemoryTree {
   edit(path: string, text: string): void {
     const bytes = UTF8.encode(text);
     const old = this.files.get(path);
-    this.files.set(path, { bytes, sha256: sha256(bytes), mtimeMs: this.fsNow(), ino: old?.ino ?? this.nextIno++ });
+    this.files.set(path, { bytes, sha256: sha256(bytes), mtimeMs: this.fsNow(), ctimeMs: this.fsNow(), ino: old?.ino ?? this.nextIno++ });
+  }
+
+  /**
+   * `cp -p other path` over an existing file, `rsync -a --inplace`, a reproducible build: new
+   * content of the same size written in place, the old mtime set back; only the ctime moves.
+   */
+  replaceKeepingTimes(path: string, text: string): void {
+    const old = this.files.get(path);
+    if (!old) return;
+    const bytes = UTF8.encode(text.slice(0, old.bytes.length).padEnd(old.bytes.length, "~"));
+    if (bytes.length !== old.bytes.length) return; // not one byte a character: leave it
+    this.files.set(path, { ...old, bytes, sha256: sha256(bytes), ctimeMs: this.fsNow() });
   }
 
   delete(path: string): void {
@@ -67,13 +81,13 @@ export class MemoryTree {
     const file = this.files.get(from);
     if (!file) return;
     this.files.delete(from);
-    this.files.set(to, file);
+    this.files.set(to, { ...file, ctimeMs: this.fsNow() });
   }
 
   /** `cp -p from to`: a new inode with the old mtime. */
   copyPreserving(from: string, to: string): void {
     const file = this.files.get(from);
-    if (file) this.files.set(to, { ...file, ino: this.nextIno++ });
+    if (file) this.files.set(to, { ...file, ctimeMs: this.fsNow(), ino: this.nextIno++ });
   }
 
   private refusal(path: string): string | undefined {
@@ -84,7 +98,7 @@ export class MemoryTree {
   // LocalTree, as the reconcile sees the tree.
 
   api(gate: (label: string) => Promise<void>): LocalTree {
-    const stat = (file: MemoryFile): LocalStat => ({ size: file.bytes.length, mtimeMs: file.mtimeMs, ino: file.ino });
+    const stat = (file: MemoryFile): LocalStat => ({ size: file.bytes.length, mtimeMs: file.mtimeMs, ctimeMs: file.ctimeMs, ino: file.ino });
     const check = async (path: string, expected: LocalExpectation) => {
       const now = this.files.get(path);
       if (!(await stillAsPlanned(expected, now !== undefined, async () => now?.sha256))) throw new LocalChanged("it changed here meanwhile: kept");
@@ -114,7 +128,7 @@ export class MemoryTree {
         await gate(`write ${path}`);
         await check(path, expected);
         // Written to a temp file and renamed into place: a new inode.
-        const file = { bytes: new Uint8Array(bytes), sha256: sha256(bytes), mtimeMs: this.fsNow(), ino: this.nextIno++ };
+        const file = { bytes: new Uint8Array(bytes), sha256: sha256(bytes), mtimeMs: this.fsNow(), ctimeMs: this.fsNow(), ino: this.nextIno++ };
         this.files.set(path, file);
         return stat(file);
       },

@@ -74,6 +74,11 @@ export class Scheduler {
     this.timers = this.timers.filter((t) => t.owner !== owner);
   }
 
+  /** Whether the owner was killed (its intents are left for the next process to settle). */
+  isDead(owner: string): boolean {
+    return this.dead.has(owner);
+  }
+
   log(line: () => string): void {
     if (!this.tracing) return;
     this.trace.push(`[${this.steps} +${this.clock - SIM_EPOCH}ms] ${line()}`);

@@ -1,9 +1,9 @@
 import { BaseKeeper } from "../../../src/reconcile/base-keeper.js";
-import type { Base, BaseKey } from "../../../src/reconcile/base.js";
+import { mergeBase, type Base, type BaseKey } from "../../../src/reconcile/base.js";
 import type { Mode } from "../../../src/reconcile/reconcile.js";
 import { Reconciler, type RoundRequest } from "../../../src/reconcile/reconciler.js";
 import { RemoteView } from "../../../src/reconcile/remote-view.js";
-import type { StateStore } from "../../../src/reconcile/state-store.js";
+import type { Intent, StateStore } from "../../../src/reconcile/state-store.js";
 import { Reporter } from "../../../src/report.js";
 import { ApiError } from "../../../src/transfer/api-error.js";
 import { ProjectRemote } from "../../../src/transfer/project-remote.js";
@@ -38,29 +38,51 @@ const KEY: BaseKey = { apiUrl: "http://sim.invalid", projectId: "sim" };
 /** Warnings that a correct reconcile never gives against a correct server. */
 const NEVER = new Set(["commit-failed", "pull-failed", "pull-refused", "batch-failed", "state-write", "sync-error"]);
 
-/** The state file: what was saved survives a crash, with the file system's mtime of the save. */
-class MemoryStore implements StateStore {
+/**
+ * A tree's state file and intent files: what was made durable survives a crash, with the file
+ * system's mtime of the save. Several processes may share them (`storeFor` each): a save merges
+ * the process's own paths into what is stored, as the real one does under its lock; each step is
+ * one I/O step a crash may fall between.
+ */
+export class MemoryState {
   saved: Base | undefined;
   savedAt: number | undefined;
-  owner = "";
+  readonly intents = new Map<string, { intent: Intent; owner: string }>();
 
   constructor(
     private readonly tree: MemoryTree,
     private readonly scheduler: Scheduler,
   ) {}
 
-  async load(): Promise<Base | undefined> {
-    await this.scheduler.gate(this.owner, "load state");
-    if (!this.saved) return undefined;
-    return { ...plainCopy(this.saved), savedMtimeMs: this.savedAt };
-  }
-
-  async save(base: Base): Promise<number> {
-    const snapshot = plainCopy(base);
-    await this.scheduler.gate(this.owner, "save state");
-    this.saved = snapshot;
-    this.savedAt = this.tree.fsNow();
-    return this.savedAt;
+  /** The state as the process `owner` reads and writes it. */
+  storeFor(owner: string): StateStore {
+    const { scheduler } = this;
+    return {
+      load: async () => {
+        await scheduler.gate(owner, "load state");
+        return this.saved && { ...plainCopy(this.saved), savedMtimeMs: this.savedAt };
+      },
+      save: async (base, paths) => {
+        const snapshot = plainCopy(base);
+        await scheduler.gate(owner, "save state");
+        this.saved = mergeBase(this.saved, snapshot, paths);
+        this.savedAt = this.tree.fsNow();
+        return this.savedAt;
+      },
+      writeIntent: async (intent) => {
+        const copy = plainCopy(intent);
+        await scheduler.gate(owner, `write intent ${intent.key}`);
+        this.intents.set(intent.key, { intent: copy, owner });
+      },
+      removeIntent: async (key) => {
+        await scheduler.gate(owner, `remove intent ${key}`);
+        this.intents.delete(key);
+      },
+      openIntents: async () => {
+        await scheduler.gate(owner, "list intents");
+        return [...this.intents.values()].filter((i) => scheduler.isDead(i.owner)).map((i) => plainCopy(i.intent));
+      },
+    };
   }
 }
 
@@ -74,7 +96,9 @@ interface Process {
 export class Writer {
   /** Paths the user touched since the last round: what the file events would name. */
   readonly events = new Set<string>();
-  private readonly store: MemoryStore;
+  /** The tree's state file and intents: this writer's own, or those of the writer whose tree it shares. */
+  readonly state: MemoryState;
+  private owner = "";
   private incarnation = 0;
   private process: Promise<Process> | undefined;
   private loop: Promise<void> | undefined;
@@ -85,22 +109,24 @@ export class Writer {
     readonly tree: MemoryTree,
     readonly twoWay: boolean,
     private readonly world: WorldParts,
+    /** Another process on the tree of `sharing` (pushes now and then beside its watch: one watcher a root): one state file for both. */
+    private readonly sharing?: Writer,
   ) {
-    this.store = new MemoryStore(tree, world.scheduler);
+    this.state = sharing?.state ?? new MemoryState(tree, world.scheduler);
   }
 
   /** Starts a process (the first, or the one after a crash) and its watch loop. */
   start(): void {
-    const owner = `${this.name}#${++this.incarnation}`;
-    this.store.owner = owner;
-    this.process = this.boot(owner);
+    this.owner = `${this.name}#${++this.incarnation}`;
+    this.process = this.boot(this.owner);
     this.loop = this.watch();
   }
 
   /** Kills the process where it stands: nothing of it runs again; the tree and the saved state stay. */
   crash(): void {
-    this.world.scheduler.kill(this.store.owner);
-    this.world.scheduler.log(() => `${this.store.owner} crashed`);
+    const owner = this.owner;
+    this.world.scheduler.kill(owner);
+    this.world.scheduler.log(() => `${owner} crashed`);
     this.start();
   }
 
@@ -138,20 +164,20 @@ export class Writer {
     const api = simulatedApi({ server, scheduler, random, faults, acknowledged, owner, writer: this.name });
     const remote = new ProjectRemote(api, caller, { concurrency: 2, report });
     const view = new RemoteView(remote, report);
-    const base = await BaseKeeper.load(KEY, { store: this.store, report, timers, saveEveryMs: random.int(0, 400) });
+    const base = await BaseKeeper.load(KEY, { store: this.state.storeFor(owner), report, timers, saveEveryMs: random.int(0, 400) });
     const tree = this.tree.api((label) => scheduler.gate(owner, label));
     const reconciler = new Reconciler({ tree, remote, view, base, report, source: { agent: "sim", sessionId: owner }, host: this.name, maxFileSize: 1 << 20, timers });
     return { owner, reconciler, view, base };
   }
 
   private async watch(): Promise<void> {
-    const owner = this.store.owner;
+    const owner = this.owner;
     const { scheduler, random } = this.world;
     let first = true;
     const timers = scheduler.timersFor(owner);
     while (!this.stopping) {
       // The watch's debounce: a round now and then, not back to back.
-      await new Promise<void>((resolve) => timers.setTimeout(resolve, first ? 0 : random.int(0, 300)));
+      await new Promise<void>((resolve) => timers.setTimeout(resolve, first ? 0 : random.int(0, this.sharing ? 1500 : 300)));
       const action = first ? "all" : random.weighted({ all: 2, events: 4, scan: 2, pull: this.twoWay ? 0 : 1 });
       first = false;
       try {

@@ -13,9 +13,9 @@ import { Reporter } from "./report.js";
 import { requireCjs } from "./cjs.js";
 import { DEFAULTS } from "./watcher.js";
 import { isPipeForm } from "./cli/pipe-form.js";
-import { checkWorkingDirectory, copyStdinThrough, exit, printToStdout, runCatCommand, runDiffCommand, runLogCommand, runLsCommand, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runRestoreCommand, runRunCommand, runServeCommand, runStatusCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
+import { checkWorkingDirectory, copyStdinThrough, exit, printToStdout, runCatCommand, runDiffCommand, runLogCommand, runLsCommand, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runResolveCommand, runRestoreCommand, runRunCommand, runServeCommand, runStatusCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
 import { completionCommands, completionScript, SHELLS, type Shell } from "./cli/completion.js";
-import type { DiffFlags, HistoryFlags, ProjectsFlags, PullFlags, PushFlags, RunFlags, LoginFlags, ServeFlags, StatusFlags, StoreFlags, TokenCreateFlags, WatchFlags } from "./cli/flags.js";
+import type { DiffFlags, HistoryFlags, ProjectsFlags, PullFlags, PushFlags, ResolveFlags, RunFlags, LoginFlags, ServeFlags, StatusFlags, StoreFlags, TokenCreateFlags, WatchFlags } from "./cli/flags.js";
 
 const { Argument, Command, CommanderError, Help, Option } = requireCjs("commander") as typeof Commander;
 type Command = Commander.Command;
@@ -58,10 +58,23 @@ stdout is stdin, unchanged; progress, warnings and the summary go to stderr.`;
 const CONFLICTS_HELP = `
 Conflicts: a file changed here and remotely since the last sync (or, with no sync yet, a file that
 differs on both sides and that git does not report clean) keeps both versions: the remote one stays
-at its path, yours stays here and is committed next to it as
-<name>.conflict-<YYYYMMDD-HHMMSS>-<host>-<sha6>.<ext>; it is said once and the exit code is 1.
-Resolve it by making the two equal, with \`uspark push --force <path>\` (yours wins) or
-\`uspark pull --force <path>\` (theirs wins; yours is kept in .uspark/backup/<time>/ first).`;
+at its path, yours stays here and a command that writes (push, watch, run; never pull) commits
+it next to it as <name>.conflict-<YYYYMMDD-HHMMSS>-<host>-<sha6>.<ext>; it is said once and the
+exit code is 1. Resolve it with \`uspark resolve <path> --mine | --theirs | --both\`, which removes
+the copy on every machine (or \`uspark push --force <path>\` / \`uspark pull --force <path>\`, which
+leave the copy).`;
+
+const RESOLVE_HELP = `
+--mine commits yours over the remote's version as it is now; --theirs writes the remote's version
+here (yours kept in .uspark/backup/<time>/ first); each deletes the conflict copy remotely, so
+every other machine loses it at its next pull or two-way watch (a copy someone edited since is
+kept, and said). --both takes the remote's version at the path and keeps yours as a file of its
+own, the copy. Exit 0 resolved, 1 not (the remote moved meanwhile: look again), 2 no conflict there.
+
+Examples:
+  $ uspark status                          # the open conflicts, with their copies
+  $ uspark diff --remote src/app.ts        # yours, then the remote's
+  $ uspark resolve src/app.ts --mine`;
 
 const PULL_HELP = `
 Writes the remote's changes over files that did not change here since the last sync, and deletes
@@ -207,6 +220,7 @@ const COMMANDS: readonly (readonly [name: string, add: (program: Command) => voi
   ["run", addRunCommand],
   ["push", addPushCommand],
   ["pull", addPullCommand],
+  ["resolve", addResolveCommand],
   ["projects", addProjectsCommands],
   ["status", addStatusCommand],
   ["diff", addDiffCommand],
@@ -347,6 +361,25 @@ function addPullCommand(program: Command): void {
   )
     .addHelpText("after", PULL_HELP)
     .action((paths: string[], flags: PullFlags) => runPullCommand(paths, flags));
+}
+
+function addResolveCommand(program: Command): void {
+  addLogOptions(
+    addTreeOptions(
+      addConnectionOptions(
+        program
+          .command("resolve")
+          .description("end a conflict, on every machine: yours, theirs, or both kept (the conflict copy goes)")
+          .argument("<path>", "the file in conflict, relative to the current directory")
+          .option("--mine", "yours wins: committed over the remote's version, the conflict copy deleted")
+          .option("--theirs", "the remote's wins: written here (yours kept in .uspark/backup/ first), the conflict copy deleted")
+          .option("--both", "the remote's at the path, yours kept as a file of its own (the copy)")
+          .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs),
+      ),
+    ),
+  )
+    .addHelpText("after", RESOLVE_HELP)
+    .action((path: string, flags: ResolveFlags) => runResolveCommand(path, flags));
 }
 
 /** `projects` and `projects create`. */

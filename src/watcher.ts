@@ -5,6 +5,7 @@ import { createPathPolicy, type PathPolicy } from "./paths.js";
 import { plural, pushedFiles, Reporter, reportNotSynced } from "./report.js";
 import type { SyncOptions, SyncResult, SyncSession } from "./sync/index.js";
 import { allSynced } from "./sync/outcome.js";
+import { RESOLVE_HINT } from "./reconcile/conflict-copy.js";
 import { createTranscript, type Transcript, type TranscriptOptions, type TranscriptResult } from "./transcript/recorder.js";
 import { ChangeIntake } from "./watcher/intake.js";
 import { StreamReader } from "./watcher/stream-reader.js";
@@ -308,8 +309,8 @@ function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: num
   }
   reportNotSynced(report, notListed);
   if (conflicts.length > 0) {
-    const shown = conflicts.slice(0, 5).map((c) => `${c.remote} (yours in ${c.copy})`).join(", ");
-    report.error("conflicts", `${plural(conflicts.length, "conflict")} open: ${shown}${conflicts.length > 5 ? ", …" : ""}; resolve with uspark push --force <path> (yours) or uspark pull --force <path> (theirs)`, { conflicts });
+    const shown = conflicts.slice(0, 5).map((c) => (c.copy ? `${c.remote} (yours in ${c.copy})` : c.remote)).join(", ");
+    report.error("conflicts", `${plural(conflicts.length, "conflict")} open: ${shown}${conflicts.length > 5 ? ", …" : ""}; resolve each with ${RESOLVE_HINT}`, { conflicts });
   }
   const journal = summary.sync.journaled
     ? ` ${plural(summary.sync.journaled, "entry")} written to .uspark/pending.json: run \`uspark push --pending\` to retry.`

@@ -10,7 +10,7 @@ import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../sta
 import { passthroughOf } from "../stream/early-copy.js";
 import { agentStdin } from "../stream/stdin.js";
 import { createWatcher, type Watcher, type WatcherOptions } from "../watcher.js";
-import { timeoutOf, type ConnectionOptionFlags, type DiffFlags, type HistoryFlags, type InspectFlags, type LogFlags, type ProjectsFlags, type PullFlags, type PushFlags, type RunFlags, type ServeFlags, type StatusFlags, type StoreFlags, type TreeFlags, type WatchFlags } from "./flags.js";
+import { timeoutOf, type ConnectionOptionFlags, type DiffFlags, type HistoryFlags, type InspectFlags, type LogFlags, type ProjectsFlags, type PullFlags, type PushFlags, type ResolveFlags, type RunFlags, type ServeFlags, type StatusFlags, type StoreFlags, type TreeFlags, type WatchFlags } from "./flags.js";
 import { ApiClient, ApiError } from "../transfer/client.js";
 import { listProjects } from "../transfer/projects.js";
 import { validateProjectId } from "../api/validate.js";
@@ -224,6 +224,24 @@ async function pull(flags: PullFlags, paths: string[] = []): Promise<number> {
     concurrency: flags.concurrency,
     report: reporterFor(flags, connection.token),
   });
+}
+
+export async function runResolveCommand(path: string, flags: ResolveFlags): Promise<void> {
+  exit(await resolve(flags, path));
+}
+
+async function resolve(flags: ResolveFlags, path: string): Promise<number> {
+  const report = reporterFor(flags);
+  const choices = (["mine", "theirs", "both"] as const).filter((c) => flags[c] === true);
+  if (choices.length > 1) {
+    report.error("usage", `choose one of --mine, --theirs, --both (got --${choices.join(", --")})`);
+    return EXIT.usage;
+  }
+  const target = await rootAndConnection(flags, { prefixMustExist: false });
+  if (!target) return EXIT.usage;
+  const { root, connection, prefix } = target;
+  const { runResolve } = await import("../lifecycle/resolve.js");
+  return runResolve({ ...connection, root, ignore: flags.ignore ?? [], prefix, path, choice: choices[0], requestTimeoutMs: flags.requestTimeout, report: reporterFor(flags, connection.token) });
 }
 
 /** The workspace options of status, diff, log, ls, cat and restore; undefined after a usage error was said. */

@@ -79,6 +79,13 @@ export interface PullFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
   concurrency: number;
 }
 
+export interface ResolveFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
+  mine?: boolean;
+  theirs?: boolean;
+  both?: boolean;
+  requestTimeout: number;
+}
+
 export interface ProjectsFlags extends LogFlags, ConnectionOptionFlags {
   json?: boolean;
 }

@@ -1,5 +1,6 @@
 import type { RoundRequest, RoundResult } from "../reconcile/reconciler.js";
 import { pathRefusal } from "../reconcile/disk-tree.js";
+import { RESOLVE_HINT } from "../reconcile/conflict-copy.js";
 import { plural, type Reporter } from "../report.js";
 import type { BackoffPolicy } from "../transfer/retry.js";
 import { openConflicts, reportHeld, reportPlan, reportRefusedPaths, reportUnsynced } from "./round-report.js";
@@ -101,7 +102,7 @@ function summarize(report: Reporter, ws: Workspace, result: RoundResult, kept: n
   reportHeld(report, result.plan, ws.base.base.files.size, "pull");
   const failed = reportUnsynced(report, ledger, result);
   const conflicts = openConflicts(ledger);
-  if (conflicts.length > 0) report.error("conflicts", `${plural(conflicts.length, "conflict")} open (${conflicts.slice(0, 5).join(", ")}${conflicts.length > 5 ? ", …" : ""}): your versions are kept here and committed as conflict copies; resolve with uspark pull --force <path> (theirs) or uspark push --force <path> (yours)`, { paths: conflicts });
+  if (conflicts.length > 0) report.error("conflicts", `${plural(conflicts.length, "conflict")} open (${conflicts.slice(0, 5).join(", ")}${conflicts.length > 5 ? ", …" : ""}): your versions are kept here, the remote's left as they are; resolve each with ${RESOLVE_HINT}`, { paths: conflicts });
   const ignored = result.outOfScope.filter((o) => !o.refused).length;
   const held = result.plan.held.local.length;
   const parts = [`pulled ${plural(ledger.pulled, "file")}`, `${ledger.unchanged} unchanged`];

@@ -1,6 +1,7 @@
 import type { CommitSource } from "../api/types.js";
 import { isInside } from "../paths.js";
 import { pathRefusal } from "../reconcile/disk-tree.js";
+import { RESOLVE_HINT } from "../reconcile/conflict-copy.js";
 import type { RoundRequest, RoundResult } from "../reconcile/reconciler.js";
 import { plural, pushedFiles, type Reporter } from "../report.js";
 import { entriesFor, readJournal, updateJournal, type JournalEntry } from "../sync/journal.js";
@@ -141,7 +142,7 @@ function summarize(report: Reporter, ws: Workspace, result: RoundResult): boolea
   if (result.refused) report.error("mass-delete", "nothing was committed: a push is all or nothing when the mass-delete guard refuses");
   const unsynced = reportUnsynced(report, ledger, result);
   const conflicts = openConflicts(ledger);
-  if (conflicts.length > 0) report.error("conflicts", `${plural(conflicts.length, "conflict")} open (${conflicts.slice(0, 5).join(", ")}${conflicts.length > 5 ? ", …" : ""}): resolve with uspark push --force <path> (yours) or uspark pull --force <path> (theirs)`, { paths: conflicts });
+  if (conflicts.length > 0) report.error("conflicts", `${plural(conflicts.length, "conflict")} open (${conflicts.slice(0, 5).join(", ")}${conflicts.length > 5 ? ", …" : ""}): resolve each with ${RESOLVE_HINT}`, { paths: conflicts });
   const parts = [`${pushedFiles(ledger.pushed, ledger.copies)} in ${plural(ledger.commits, "commit")}`];
   if (ledger.deleted > 0) parts.push(`${ledger.deleted} deleted`);
   parts.push(`${ledger.unchanged} unchanged`);

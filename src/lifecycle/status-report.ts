@@ -1,4 +1,5 @@
 import type { OpenConflict } from "../reconcile/base.js";
+import { RESOLVE_HINT } from "../reconcile/conflict-copy.js";
 import type { Plan } from "../reconcile/plan.js";
 
 /**
@@ -84,7 +85,7 @@ export function shortStatus(report: StatusReport): string {
 const SECTIONS: { title: string; states: Partial<Record<PathStatus, string>> }[] = [
   { title: "Changes here (uspark push sends them):", states: { "modified-here": "modified", "added-here": "new", "deleted-here": "deleted" } },
   { title: "Changes remotely (uspark pull takes them):", states: { "modified-remotely": "modified", "added-remotely": "new", "deleted-remotely": "deleted" } },
-  { title: "Conflicts (uspark push --force <path>: yours; uspark pull --force <path>: theirs):", states: { conflict: "both changed" } },
+  { title: `Conflicts (${RESOLVE_HINT}):`, states: { conflict: "both changed" } },
   { title: "Deletes held by the mass-delete guard (push or pull --force carries them out):", states: { "held-delete": "held" } },
   { title: "Journaled by an earlier run (uspark push --pending retries them):", states: { pending: "pending" } },
 ];

@@ -243,7 +243,7 @@ export class BaseKeeper {
 
   /** The copy paths of the open conflicts: never reconciled while their conflict is open. */
   conflictCopies(): Set<string> {
-    return new Set([...this.base.conflicts.values()].map((c) => c.copy));
+    return new Set([...this.base.conflicts.values()].flatMap((c) => (c.copy === undefined ? [] : [c.copy])));
   }
 
   isHeld(path: string): boolean {

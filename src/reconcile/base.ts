@@ -26,10 +26,10 @@ export interface OpenConflict {
   local: string;
   /** The remote version then (`null`: deleted). */
   remote: string | null;
-  /** The conflict copy's remote path. */
-  copy: string;
+  /** The conflict copy's remote path; absent until a command that writes commits it (a pull never does). */
+  copy?: string;
   /** What the copy holds: the last local version committed there. */
-  copySha: string;
+  copySha?: string;
   /** ISO time it was found. */
   at: string;
 }

@@ -253,7 +253,7 @@ function recordCopy(copy: Put, plan: Plan, ctx: CommitStepContext): void {
   const found = plan.conflicts.find((c) => c.path === copy.from);
   const open = ctx.base.conflict(copy.from);
   const record = open ?? { local: copy.sha256, remote: found?.remote ?? null, copy: copy.path, copySha: copy.sha256, at: new Date(ctx.now()).toISOString() };
-  ctx.base.openConflict(copy.from, { ...record, copySha: copy.sha256 });
+  ctx.base.openConflict(copy.from, { ...record, copy: copy.path, copySha: copy.sha256 });
   ctx.ledger.set(copy.from, { status: "conflict", copy: copy.path, local: ctx.tree.where(copy.from) });
   if (!found) return;
   const why = found.unsynced ? "differs from the remote and was never synced here (nothing tells which is newer)" : "changed here and remotely";

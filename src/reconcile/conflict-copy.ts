@@ -9,6 +9,9 @@ import { MAX_PATH_BYTES } from "../api/validate.js";
 
 const MARK = ".conflict-";
 
+/** How a conflict is ended (docs/sync.md, Conflicts): said wherever one is. */
+export const RESOLVE_HINT = "uspark resolve <path> --mine | --theirs | --both";
+
 export function conflictCopyPath(path: string, at: Date, host: string, sha256: string): string {
   const { dir, stem, ext } = splitName(path);
   const tag = `${MARK}${stamp(at)}-${hostLabel(host)}-${sha256.slice(0, 6)}`;

@@ -8,8 +8,8 @@ export type PathOutcome =
   | { status: "synced"; /** when the synced content was read (ms) */ at: number }
   | { status: "skipped"; reason: string; journal: boolean; local: string }
   | { status: "failed"; reason: string; local: string }
-  /** A conflict: both versions kept (the local one in `copy`), said once; exit code 1. */
-  | { status: "conflict"; copy: string; local: string }
+  /** A conflict: both versions kept (the local one in `copy`, once a command that writes committed it), said once; exit code 1. */
+  | { status: "conflict"; copy?: string; local: string }
   /** A delete the mass-delete guard refused: kept until --force; exit code 1. */
   | { status: "held"; reason: string; local: string };
 

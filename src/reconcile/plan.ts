@@ -51,7 +51,17 @@ export interface PlanContext {
   host: string;
   /** Paths the remote holds: a new copy is never named over one. */
   taken?: (path: string) => boolean;
+  /** Conflicts to end as asked (uspark resolve): mine, theirs or both. */
+  resolve?: (path: string) => Resolution | undefined;
 }
+
+/**
+ * How `uspark resolve` ends a conflict: `mine` commits the local version over the remote's,
+ * `theirs` writes the remote's here (the local one backed up), each deleting the copy remotely
+ * (expecting what it held: a copy someone edited is kept); `both` takes theirs at the path and
+ * keeps yours as a file of its own, the copy.
+ */
+export type Resolution = "mine" | "theirs" | "both";
 
 export interface Put {
   path: string;
@@ -87,7 +97,8 @@ export interface NewConflict {
   path: string;
   local: string;
   remote: string | null;
-  copy: string;
+  /** Where the local version is committed; none in a pull, which never commits. */
+  copy?: string;
   /** No base: the path was never synced here, so neither side can be said to have changed. */
   unsynced: boolean;
 }
@@ -128,6 +139,8 @@ function planPath(state: PathState, context: PlanContext, out: Plan): void {
   const { path, base, local, remote } = state;
   const decision = reconcile(base, local?.sha256 ?? null, remote?.sha256 ?? null);
   const open = context.open.get(path);
+  const choice = context.resolve?.(path);
+  if (choice && (open || decision.kind === "conflict")) return planResolution(state, choice, open, context, out);
   if (open && decision.kind !== "conflict") out.resolved.push(path);
   if (decision.kind === "in-sync") return void out.settles.push({ path, sha256: local?.sha256 ?? null, local });
   if (decision.kind === "conflict") return planConflict(state, context, out);
@@ -155,15 +168,49 @@ function planConflict(state: PathState, context: PlanContext, out: Plan): void {
     return;
   }
   const open = context.open.get(path);
-  if (open) {
+  // A pull never commits: a conflict it meets is recorded without a copy, for a command that writes.
+  if (open && (open.copy !== undefined || context.mode === "pull")) {
     out.stillOpen.push({ path, remote: theirs.sha256 });
     // Later local edits update the same copy: never a copy per edit.
-    if (open.copySha !== mine.sha256) out.copies.push({ path: open.copy, sha256: mine.sha256, size: mine.size, expect: open.copySha, from: path, local: mine });
+    if (open.copy !== undefined && open.copySha !== mine.sha256 && context.mode !== "pull") {
+      out.copies.push({ path: open.copy, sha256: mine.sha256, size: mine.size, expect: open.copySha ?? null, from: path, local: mine });
+    }
     return;
   }
+  const unsynced = state.base === null;
+  if (context.mode === "pull") return void out.conflicts.push({ path, local: mine.sha256, remote: theirs.sha256, unsynced });
   const copy = freeCopyPath(path, mine.sha256, context);
-  out.conflicts.push({ path, local: mine.sha256, remote: theirs.sha256, copy, unsynced: state.base === null });
+  out.conflicts.push({ path, local: mine.sha256, remote: theirs.sha256, copy, unsynced });
   out.copies.push({ path: copy, sha256: mine.sha256, size: mine.size, expect: null, from: path, local: mine });
+}
+
+/** A conflict ended as asked, whatever the table says of the path now (see Resolution). */
+function planResolution(state: PathState, choice: Resolution, open: OpenConflict | undefined, context: PlanContext, out: Plan): void {
+  const { path, local, remote } = state;
+  if (open) out.resolved.push(path);
+  if (choice === "both") {
+    if (local) keepMineAside(state, local, open, context, out);
+  } else if (open?.copy !== undefined) {
+    out.deletes.push({ path: open.copy, expect: open.copySha ?? null });
+  }
+  const sha = (choice === "mine" ? local : remote)?.sha256 ?? null;
+  if (sha === (local?.sha256 ?? null) && sha === (remote?.sha256 ?? null)) return void out.settles.push({ path, sha256: sha, local });
+  if (choice === "mine") {
+    if (local) out.puts.push({ path, sha256: local.sha256, size: local.size, expect: remote?.sha256 ?? null, from: path, local });
+    else out.deletes.push({ path, expect: remote!.sha256 });
+  } else if (remote) {
+    out.writes.push({ path, sha256: remote.sha256, size: remote.size, expectLocal: local, backup: local !== null });
+  } else if (local) {
+    out.removes.push({ path, expectLocal: local });
+  }
+}
+
+/** Both: the local version as a file of its own at the copy's path, committed there (unless it holds it already) and written here. */
+function keepMineAside(state: PathState, mine: LocalFile, open: OpenConflict | undefined, context: PlanContext, out: Plan): void {
+  const copy = open?.copy ?? freeCopyPath(state.path, mine.sha256, context);
+  const held = open?.copy === undefined ? null : (open.copySha ?? null);
+  if (held !== mine.sha256) out.puts.push({ path: copy, sha256: mine.sha256, size: mine.size, expect: held, from: state.path, local: mine });
+  out.writes.push({ path: copy, sha256: mine.sha256, size: mine.size, expectLocal: null, backup: false });
 }
 
 /**

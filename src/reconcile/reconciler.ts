@@ -4,12 +4,12 @@ import { realTimers, type Timers } from "../timers.js";
 import type { ProjectRemote } from "../transfer/project-remote.js";
 import { sameStat, type BaseKeeper } from "./base-keeper.js";
 import { commitStep, type CommitStepContext } from "./commit-step.js";
-import { isConflictCopyOf } from "./conflict-copy.js";
+import { isConflictCopyOf, RESOLVE_HINT } from "./conflict-copy.js";
 import { Ledger } from "./ledger.js";
 import { localStep, type LocalChanges, type LocalStepContext } from "./local-step.js";
 import type { LocalStat, LocalTree, Unrepresentable } from "./local-tree.js";
 import { Observer, type Observation } from "./observe.js";
-import { emptyPlan, plan, type PathState, type Plan } from "./plan.js";
+import { emptyPlan, plan, type NewConflict, type PathState, type Plan, type Resolution } from "./plan.js";
 import type { Mode } from "./reconcile.js";
 import type { TransferProgress } from "./progress.js";
 import type { RemoteView } from "./remote-view.js";
@@ -53,6 +53,8 @@ export interface RoundRequest {
   evidence?: ReadonlySet<string>;
   /** Conflicts and held deletes to force through (push --force: mine; pull --force: theirs). */
   force?: (path: string) => boolean;
+  /** Conflicts to end as asked (uspark resolve). */
+  resolve?: (path: string) => Resolution | undefined;
   /** Plan, report nothing, change nothing (status, --dry-run). */
   dryRun?: boolean;
   /** A tripped mass-delete guard stops the whole commit (push: all or nothing). */
@@ -230,7 +232,7 @@ export class Reconciler {
   private context(request: RoundRequest) {
     const { base } = this.deps;
     const taken = (path: string) => this.deps.view.files.has(path);
-    return { mode: request.mode, open: base.base.conflicts, held: base.base.held, baseFiles: base.base.files.size, force: request.force, now: new Date(this.now()), host: this.deps.host, taken };
+    return { mode: request.mode, open: base.base.conflicts, held: base.base.held, baseFiles: base.base.files.size, force: request.force, resolve: request.resolve, now: new Date(this.now()), host: this.deps.host, taken };
   }
 
   /** What the plan settles without a request: equal paths, conflicts now gone or still open, held deletes. */
@@ -248,6 +250,7 @@ export class Reconciler {
       this.ledger.set(path, { status: "conflict", copy: open.copy, local: tree.where(path) });
     }
     this.adoptExistingCopies(planned);
+    for (const found of planned.conflicts) if (found.copy === undefined) this.openWithoutCopy(found);
     const held = [...planned.held.remote, ...planned.held.local];
     base.hold(held);
     for (const path of held) this.ledger.set(path, { status: "held", reason: "a delete held by the mass-delete guard", local: tree.where(path) });
@@ -260,6 +263,15 @@ export class Reconciler {
       else if (!u.failed) this.deps.report.debug("skipped", `not synced ${path}: ${u.reason}`, { path, reason: u.reason });
       this.ledger.set(path, u.failed ? { status: "failed", reason: u.reason, local: tree.where(path) } : { status: "skipped", reason: u.reason, journal: u.journal, local: tree.where(path) });
     }
+  }
+
+  /** A conflict a pull met: recorded and said, nothing committed (a command that writes commits its copy). */
+  private openWithoutCopy(found: NewConflict): void {
+    const { path } = found;
+    this.deps.base.openConflict(path, { local: found.local, remote: found.remote, at: new Date(this.now()).toISOString() });
+    this.ledger.set(path, { status: "conflict", local: this.deps.tree.where(path) });
+    const why = found.unsynced ? "differs from the remote and was never synced here (nothing tells which is newer)" : "changed here and remotely";
+    this.deps.report.warn("conflict", `conflict ${path}: ${why}; both kept as they are (yours here, theirs remotely): ${RESOLVE_HINT.replace("<path>", path)}`, { path, local: found.local, remote: found.remote });
   }
 
   /**

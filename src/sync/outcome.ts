@@ -22,7 +22,7 @@ export interface SyncResult {
   /** Not synced because something went wrong, or time ran out. Final state per path. */
   failed: { remote: string; reason: string }[];
   /** Open conflicts this session met: both versions kept, the local one in `copy`. */
-  conflicts: { remote: string; copy: string }[];
+  conflicts: { remote: string; copy?: string }[];
   /** Deletes the mass-delete guard holds (until --force). */
   held: { remote: string; reason: string }[];
   /** Entries this session wrote to the journal. */

@@ -82,7 +82,7 @@ describe.each(["v1.1", "v1"] as const)("uspark pull (API %s)", (api) => {
 });
 
 describe("uspark pull: local changes", () => {
-  it("a file changed on both sides is a conflict: kept here, committed as a conflict copy, said once; --force <path> takes theirs with a backup", async () => {
+  it("a file changed on both sides is a conflict: kept here, nothing committed (a pull never writes to the remote), said once; --force <path> takes theirs with a backup", async () => {
     await commitFiles(server.url, PROJECT, token, { "a.txt": "v1\n", "b.txt": "b1\n" });
     await pullInWorker(ws.root, server.url, PROJECT, token);
     await writeFile(path.join(ws.root, "a.txt"), "my local edit\n");
@@ -95,15 +95,15 @@ describe("uspark pull: local changes", () => {
     const conflict = events(kept.stderr, "conflict");
     expect(conflict.map((r) => r.path)).toEqual(["a.txt"]);
     expect(events(kept.stderr, "summary")[0]!.message).toBe("pulled 1 file, 0 unchanged, 1 conflict");
-    const copy = (conflict[0] as unknown as { copy: string }).copy;
-    expect(copy).toMatch(/^a\.conflict-\d{8}-\d{6}-.+-[0-9a-f]{6}\.txt$/);
-    expect((await remoteFiles(server.url, PROJECT, token)).get(copy)?.toString()).toBe("my local edit\n");
+    expect(conflict[0]!.message).toContain("uspark resolve a.txt --mine | --theirs | --both");
+    const copies = async () => [...(await remoteFiles(server.url, PROJECT, token)).keys()].filter((p) => p.startsWith("a.conflict-"));
+    expect(await copies()).toEqual([]);
 
-    // Still open the next time, not said again, no second copy.
+    // Still open the next time, not said again, still nothing committed.
     const again = await pull(server.url);
     expect(again.code).toBe(1);
     expect(events(again.stderr, "conflict")).toEqual([]);
-    expect([...(await remoteFiles(server.url, PROJECT, token)).keys()].filter((p) => p.startsWith("a.conflict-"))).toHaveLength(1);
+    expect(await copies()).toEqual([]);
 
     const forced = await pull(server.url, "--force", "a.txt");
     expect(forced.code, forced.stderr).toBe(0);
@@ -120,7 +120,7 @@ describe("uspark pull: local changes", () => {
     expect(await readFile(path.join(ws.root, "a.txt"), "utf8")).toBe("local\n");
     expect(events(result.stderr, "conflict").map((r) => r.path)).toEqual(["a.txt"]);
     // Not "changed here and remotely": nothing was ever synced here to have changed from.
-    expect(events(result.stderr, "conflict")[0]!.message).toMatch(/^conflict a\.txt: differs from the remote and was never synced here \(nothing tells which is newer\); the remote version stays, yours is kept here and committed as a\.conflict-/);
+    expect(events(result.stderr, "conflict")[0]!.message).toMatch(/^conflict a\.txt: differs from the remote and was never synced here \(nothing tells which is newer\); both kept as they are/);
   });
 
   it("deletes what the remote deleted, but an edit here beats the remote's delete", async () => {

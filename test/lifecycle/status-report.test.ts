@@ -82,7 +82,7 @@ describe("the text forms", () => {
         "  modified:     a",
         "Changes remotely (uspark pull takes them):",
         "  deleted:      b",
-        "Conflicts (uspark push --force <path>: yours; uspark pull --force <path>: theirs):",
+        "Conflicts (uspark resolve <path> --mine | --theirs | --both):",
         "  both changed: c (yours: c.conflict-z)",
         "3 not in sync",
         "",

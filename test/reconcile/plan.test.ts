@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { OpenConflict } from "../../src/reconcile/base.js";
-import { plan, type LocalFile, type PathState, type PlanContext } from "../../src/reconcile/plan.js";
+import { plan, type LocalFile, type PathState, type PlanContext, type Resolution } from "../../src/reconcile/plan.js";
 
 const NOW = new Date("2026-11-25T10:15:00Z");
 const file = (sha: string): LocalFile => ({ sha256: sha, size: sha.length, stat: { size: sha.length, mtimeMs: 1, ino: 1 }, readAt: 10_000 });
@@ -59,13 +59,31 @@ describe("plan: conflicts keep both", () => {
     expect(p.copies.map((c) => [c.path, c.expect])).toEqual([["src/app.conflict-20261125-101502-ci-7-bbbbbb.ts", null]]);
   });
 
-  it("every mode keeps both: a pull commits the copy too and never writes over the local file", () => {
-    const p = plan([state("a.txt", null, SHA_B, "c")], context({ mode: "pull" }));
-    expect(p.copies).toHaveLength(1);
-    expect(p.writes).toEqual([]);
+  const open: OpenConflict = { local: SHA_B, remote: "c", copy: "a.conflict-x.txt", copySha: SHA_B, at: NOW.toISOString() };
+  const uncopied: OpenConflict = { local: SHA_B, remote: "c", at: NOW.toISOString() };
+
+  it("a pull never commits: a conflict it meets keeps both as they are, with no copy, new or open", () => {
+    // [open record, local] → conflicts (copy), stillOpen, copies
+    const rows: [OpenConflict | undefined, string, { copy?: string }[], number, number][] = [
+      [undefined, SHA_B, [{ copy: undefined }], 0, 0],
+      [uncopied, SHA_B, [], 1, 0],
+      [open, SHA_B, [], 1, 0],
+      [open, "d", [], 1, 0], // an edit of the local version does not move the copy either
+    ];
+    for (const [record, local, conflicts, stillOpen, copies] of rows) {
+      const p = plan([state("a.txt", "a", local, "c")], context({ mode: "pull", open: new Map(record ? [["a.txt", record]] : []) }));
+      expect(p.conflicts.map((c) => ({ copy: c.copy }))).toEqual(conflicts);
+      expect([p.stillOpen.length, p.copies.length, p.puts.length, p.deletes.length, p.writes.length]).toEqual([stillOpen, copies, 0, 0, 0]);
+    }
   });
 
-  const open: OpenConflict = { local: SHA_B, remote: "c", copy: "a.conflict-x.txt", copySha: SHA_B, at: NOW.toISOString() };
+  it("a command that writes commits the copy of a conflict a pull recorded, and says it then", () => {
+    for (const mode of ["push", "two-way"] as const) {
+      const p = plan([state("a.txt", "a", SHA_B, "c")], context({ mode, open: new Map([["a.txt", uncopied]]) }));
+      expect(p.conflicts.map((c) => c.copy)).toEqual(["a.conflict-20261125-101500-ci-7-bbbbbb.txt"]);
+      expect(p.copies.map((c) => [c.path, c.expect])).toEqual([["a.conflict-20261125-101500-ci-7-bbbbbb.txt", null]]);
+    }
+  });
   it("an open conflict is not said again, and its copy moves only when the local version does", () => {
     const same = plan([state("a.txt", "a", SHA_B, "c")], context({ open: new Map([["a.txt", open]]) }));
     expect(same.conflicts).toEqual([]);
@@ -88,6 +106,42 @@ describe("plan: conflicts keep both", () => {
     expect(mine.copies).toEqual([]);
     const theirs = plan([state("a.txt", "a", "b", "c")], context({ mode: "pull", force }));
     expect(theirs.writes.map((w) => [w.sha256, w.backup, w.expectLocal?.sha256])).toEqual([["c", true, "b"]]);
+  });
+});
+
+describe("plan: uspark resolve ends a conflict as asked", () => {
+  const COPY = "a.conflict-x.txt";
+  const withCopy: OpenConflict = { local: SHA_B, remote: "c", copy: COPY, copySha: SHA_B, at: NOW.toISOString() };
+  const noCopy: OpenConflict = { local: SHA_B, remote: "c", at: NOW.toISOString() };
+  const resolved = (choice: Resolution, record: OpenConflict | undefined, local: string | null = SHA_B, rem: string | null = "c") => {
+    const p = plan([state("a.txt", "a", local, rem)], context({ mode: "push", open: new Map(record ? [["a.txt", record]] : []), resolve: (path) => (path === "a.txt" ? choice : undefined) }));
+    return {
+      puts: p.puts.map((x) => [x.path, x.sha256, x.expect]),
+      deletes: p.deletes.map((d) => [d.path, d.expect]),
+      writes: p.writes.map((w) => [w.path, w.sha256, w.expectLocal?.sha256 ?? null, w.backup]),
+      resolved: p.resolved,
+      copies: p.copies.length + p.conflicts.length,
+    };
+  };
+  const C1 = "a.conflict-20261125-101500-ci-7-bbbbbb.txt";
+  // [choice, open record, local, remote] → what is done
+  const table: [Resolution, OpenConflict | undefined, string | null, string | null, ReturnType<typeof resolved>][] = [
+    ["mine", withCopy, SHA_B, "c", { puts: [["a.txt", SHA_B, "c"]], deletes: [[COPY, SHA_B]], writes: [], resolved: ["a.txt"], copies: 0 }],
+    ["mine", noCopy, SHA_B, "c", { puts: [["a.txt", SHA_B, "c"]], deletes: [], writes: [], resolved: ["a.txt"], copies: 0 }],
+    ["mine", undefined, SHA_B, "c", { puts: [["a.txt", SHA_B, "c"]], deletes: [], writes: [], resolved: [], copies: 0 }],
+    ["mine", withCopy, null, "c", { puts: [], deletes: [[COPY, SHA_B], ["a.txt", "c"]], writes: [], resolved: ["a.txt"], copies: 0 }],
+    ["theirs", withCopy, SHA_B, "c", { puts: [], deletes: [[COPY, SHA_B]], writes: [["a.txt", "c", SHA_B, true]], resolved: ["a.txt"], copies: 0 }],
+    ["theirs", withCopy, "c", "c", { puts: [], deletes: [[COPY, SHA_B]], writes: [], resolved: ["a.txt"], copies: 0 }],
+    ["both", withCopy, SHA_B, "c", { puts: [], deletes: [], writes: [[COPY, SHA_B, null, false], ["a.txt", "c", SHA_B, true]], resolved: ["a.txt"], copies: 0 }],
+    ["both", withCopy, "d", "c", { puts: [[COPY, "d", SHA_B]], deletes: [], writes: [[COPY, "d", null, false], ["a.txt", "c", "d", true]], resolved: ["a.txt"], copies: 0 }],
+    ["both", noCopy, SHA_B, "c", { puts: [[C1, SHA_B, null]], deletes: [], writes: [[C1, SHA_B, null, false], ["a.txt", "c", SHA_B, true]], resolved: ["a.txt"], copies: 0 }],
+  ];
+  it.each(table)("%s with %o, local %s, remote %s", (choice, record, local, rem, expected) => {
+    expect(resolved(choice, record, local, rem)).toEqual(expected);
+  });
+
+  it("a path in sync with no open conflict is not the resolution's business", () => {
+    expect(resolved("mine", undefined, "c", "c")).toEqual({ puts: [], deletes: [], writes: [], resolved: [], copies: 0 });
   });
 });
 

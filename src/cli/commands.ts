@@ -31,7 +31,7 @@ export async function runWatchCommand(flags: WatchFlags): Promise<void> {
   try {
     if (!stdin && !flags.fsWatch) throw new UsageError("--no-stdin with --no-fs-watch would see no change at all", "drop --no-fs-watch");
     // A daemon ends when syncing stops for good (a revoked token): its supervisor must see that.
-    started = await startWatcher(flags, stdin ? {} : { onSyncStopped: sessionStopped.resolve, commitAgent: "watch" });
+    started = await startWatcher(flags, stdin ? {} : { onSyncStopped: sessionStopped.resolve, commitAgent: "watch" }, undefined, stdin);
   } catch (error) {
     if (stdin) return pipeUsageFailure(report, error);
     return usageFailure(report, error);
@@ -48,10 +48,10 @@ export async function runWatchCommand(flags: WatchFlags): Promise<void> {
 
 export async function runRunCommand([command, ...args]: string[], flags: RunFlags): Promise<void> {
   const report = reporterFor(flags);
-  let lock: RootLock | undefined;
+  let lock: SessionLock | undefined;
   try {
     // Before the pull: it writes the tree a watcher of the same root would be syncing.
-    lock = flags.dryRun ? undefined : await takeRootLock(rootOf(flags), (why) => report.info("lock", why)).catch(lockFailure);
+    lock = flags.dryRun ? undefined : await lockRoot(rootOf(flags), flags, true);
   } catch (error) {
     return usageFailure(report, error);
   }
@@ -59,7 +59,7 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
   if (flags.pull) {
     const code = await pullBeforeRun(flags);
     if (code !== EXIT.ok) {
-      await lock?.release();
+      await release(lock);
       return exit(code);
     }
   }
@@ -72,7 +72,7 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
     // A missing stream flag is named below; the no-JSON warning would say it a second time.
     started = await startWatcher({ ...flags, agent }, { warnNoJson: missing === undefined, listener: view?.listener, commitAgent: "run" }, lock);
   } catch (error) {
-    await lock?.release();
+    await release(lock);
     return usageFailure(report, error);
   }
   if (missing) {
@@ -81,7 +81,7 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
   if (printsNoFileEvents(command!)) noFileEventsNotice(report, commandName(command!), flags.fsWatch);
   const { runAgent } = await import("../lifecycle/agent-process.js");
   const code = await runAgent({ command: command!, args, watcher: started.watcher, report, exitGraceMs: flags.exitGrace, view: view?.view, format: agent });
-  await lock?.release();
+  await release(lock);
   exit(code);
 }
 
@@ -105,18 +105,48 @@ interface Started {
   lock: RootLock | undefined;
 }
 
-/** The root's lock (unless given, or a dry run), then the watcher; throws a UsageError for bad flags or a held lock. */
-async function startWatcher(flags: WatchFlags, extra: WatcherExtras, heldLock?: RootLock): Promise<Started> {
+/**
+ * The root's lock (unless given, or a dry run), then the watcher; throws a UsageError for bad flags
+ * or a held lock. `mayShare` (the pipe form): beside a live uspark holding the lock, see lockRoot.
+ */
+async function startWatcher(flags: WatchFlags, extra: WatcherExtras, heldLock?: SessionLock, mayShare = false): Promise<Started> {
   const root = rootOf(flags);
   const { connection, prefix } = flags.dryRun ? { connection: undefined, prefix: flags.prefix } : await connect(flags, root, { dryRunNeedsNone: true });
   checkPrefix(root, prefix);
-  const lock = heldLock ?? (flags.dryRun ? undefined : await takeRootLock(root, (why) => reporterFor(flags).info("lock", why)).catch(lockFailure));
+  const lock = heldLock ?? (flags.dryRun ? undefined : await lockRoot(root, flags, mayShare));
+  // Beside: the other uspark's file watcher sees the tree and its two-way watch writes it.
+  const own = lock === "beside" ? { ...flags, prefix, fsWatch: false, twoWay: false } : { ...flags, prefix };
   try {
-    return { watcher: watcherFor({ ...flags, prefix }, root, connection, extra), root, connection, lock };
+    return { watcher: watcherFor(own, root, connection, extra), root, connection, lock: lock === "beside" ? undefined : lock };
   } catch (error) {
-    if (!heldLock) await lock?.release();
+    if (!heldLock) await release(lock);
     throw error;
   }
+}
+
+/** The root's lock, or "beside": a session that runs beside the live uspark holding it. */
+type SessionLock = RootLock | "beside";
+
+/**
+ * The root's lock. With `mayShare` (the pipe form, run), a live uspark holding it (the daemon of
+ * the dev-container recipe) is no error: the session runs beside it, with no lock and no file
+ * watcher of its own, syncing what its agent's events name through conditional commits and the
+ * transactional state file, as two pushes at once do (docs/sync.md, Many writers); said in one line.
+ */
+async function lockRoot(root: string, flags: LogFlags, mayShare: boolean): Promise<SessionLock> {
+  const report = reporterFor(flags);
+  try {
+    return await takeRootLock(root, (why) => report.info("lock", why));
+  } catch (error) {
+    if (!mayShare || !(error instanceof RootLockHeld)) return lockFailure(error);
+    const line = `beside the uspark (pid ${error.pid}) that watches ${root}: this session syncs what its agent's events name, with no file watcher of its own (that uspark's sees the rest)`;
+    report.info("beside", line, { pid: error.pid, root });
+    return "beside";
+  }
+}
+
+async function release(lock: SessionLock | undefined): Promise<void> {
+  if (lock !== "beside") await lock?.release();
 }
 
 /** What a command adds to a watcher's options: a warning's switch, the daemon's stop, the run view's listener. */

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { startCli, waitForOutput } from "../helpers/cli.js";
@@ -10,8 +10,8 @@ import { startMemoryRef, startProxy, waitFor } from "../sync/helpers.js";
 /**
  * The daemon behaviour of docs/commands.md#one-watcher-per-root: one watcher per root
  * (`.uspark/lock`; a second one exits 2 within a second naming the first's pid; a stale lock is
- * taken over), one start line unless --quiet, and a 401/403 at start or mid-session journals, says
- * so and exits 1 instead of idling.
+ * taken over; a pipe or a run beside a daemon is test/cli/beside-daemon.test.ts), one start line
+ * unless --quiet, and a 401/403 at start or mid-session journals, says so and exits 1 instead of idling.
  */
 const t = perTest("uspark-daemon-", { server: true });
 
@@ -38,19 +38,6 @@ describe("one watcher per root", () => {
     first.child.kill("SIGTERM");
     expect((await first.result).code).toBe(0);
     expect(readFileSync(path.join(t.root, ".uspark", ".gitignore"), "utf8")).toMatch(/^\*$/m);
-  });
-
-  it("should not start the agent of a uspark run on a root a watcher holds: exit 2", async () => {
-    const daemon = await startCli(daemonArgs());
-    await started(daemon.child);
-    const marker = path.join(t.root, "agent-started");
-    const agent = ["--", process.execPath, "-e", `require("fs").writeFileSync(${JSON.stringify(marker)}, "")`];
-    const run = await (await startCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, ...agent], { timeoutMs: 5000 })).result;
-    expect(run.code).toBe(2);
-    expect(run.stderr).toContain(`pid ${daemon.child.pid}`);
-    expect(existsSync(marker)).toBe(false);
-    daemon.child.kill("SIGTERM");
-    expect((await daemon.result).code).toBe(0);
   });
 
   it("should take over a stale lock, whose process is gone", async () => {

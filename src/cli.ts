@@ -375,6 +375,7 @@ function addResolveCommand(program: Command): void {
           .option("--theirs", "the remote's wins: written here (yours kept in .uspark/backup/ first), the conflict copy deleted")
           .option("--both", "the remote's at the path, yours kept as a file of its own (the copy)")
           .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs),
+        { create: false },
       ),
     ),
   )

@@ -29,6 +29,8 @@ export interface WatcherOptions {
   dryRun?: boolean;
   /** Also watch the file system for changes no tool event announces. Default true. */
   fsWatch?: boolean;
+  /** Another uspark's file watcher sees the tree (a session beside a daemon): what the warnings say of changes no event names. */
+  watchedBeside?: boolean;
   /** Poll the file system every this many ms instead of using native events. */
   poll?: number;
   maxLineLength?: number;
@@ -166,7 +168,7 @@ class WatchSession implements Watcher {
       report,
       onChange: this.intake.take,
       onAgent: (name) => (this.agentName = this.source.agent = name),
-      fsWatch,
+      fsWatch: fsWatch || options.watchedBeside === true,
       warnNoJson: options.warnNoJson !== false,
       maxLineLength: options.maxLineLength,
     });

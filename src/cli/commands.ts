@@ -115,9 +115,10 @@ async function startWatcher(flags: WatchFlags, extra: WatcherExtras, heldLock?: 
   checkPrefix(root, prefix);
   const lock = heldLock ?? (flags.dryRun ? undefined : await lockRoot(root, flags, mayShare));
   // Beside: the other uspark's file watcher sees the tree and its two-way watch writes it.
-  const own = lock === "beside" ? { ...flags, prefix, fsWatch: false, twoWay: false } : { ...flags, prefix };
+  const beside = lock === "beside";
+  const own = beside ? { ...flags, prefix, fsWatch: false, twoWay: false } : { ...flags, prefix };
   try {
-    return { watcher: watcherFor(own, root, connection, extra), root, connection, lock: lock === "beside" ? undefined : lock };
+    return { watcher: watcherFor(own, root, connection, { ...extra, watchedBeside: beside }), root, connection, lock: beside ? undefined : lock };
   } catch (error) {
     if (!heldLock) await release(lock);
     throw error;
@@ -150,7 +151,7 @@ async function release(lock: SessionLock | undefined): Promise<void> {
 }
 
 /** What a command adds to a watcher's options: a warning's switch, the daemon's stop, the run view's listener. */
-type WatcherExtras = Pick<WatcherOptions, "warnNoJson" | "onSyncStopped" | "commitAgent"> & { listener?: ReporterOptions["listener"] };
+type WatcherExtras = Pick<WatcherOptions, "warnNoJson" | "onSyncStopped" | "commitAgent" | "watchedBeside"> & { listener?: ReporterOptions["listener"] };
 
 /** A live watcher of the same root is a configuration error (exit 2); anything else goes on up. */
 function lockFailure(error: unknown): never {

@@ -53,6 +53,15 @@ describe("a pipe beside a daemon", () => {
     expect([...(await remote()).keys()].filter((p) => p.includes(".conflict-"))).toEqual([]);
   });
 
+  it("beside a daemon, a stream with no JSON is said to leave the changes to the daemon's file watcher, not to nobody", async () => {
+    const daemon = await startDaemon();
+    const piped = await runCli(["watch-claude", ...connection()], { input: "plain text, no stream flag\n", timeoutMs: 30_000 });
+    expect(piped.stderr).toContain("no JSON event in the agent's output so far");
+    expect(piped.stderr).toContain("Only the file watcher sees its changes");
+    daemon.child.kill("SIGTERM");
+    expect((await daemon.result).code).toBe(0);
+  });
+
   it("uspark run beside a daemon runs its agent and syncs what it wrote", async () => {
     const daemon = await startDaemon();
     const file = path.join(t.root, "made-by-run.txt");

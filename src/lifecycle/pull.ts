@@ -11,8 +11,9 @@ import { openOrExit, type Workspace } from "./workspace.js";
  * `uspark pull [paths...]` (docs/sync.md#pull): rounds of the reconcile in pull mode. Remote changes
  * are written over local files that did not change since the base (each re-checked right before
  * the write), remote deletes are carried out here (only of paths the base held, through the
- * mass-delete guard), a file changed on both sides keeps both (the local version committed as a
- * conflict copy, the local file left alone, exit 1), and local changes are left alone (a push's
+ * mass-delete guard), a file changed on both sides keeps both as they are (a pull never commits:
+ * the conflict is said and recorded, its copy left to a command that writes, exit 1), and local
+ * changes are left alone (a push's
  * business). A listed path that could land outside the root, in .git/ or .uspark/, or through a
  * symlink is refused. Exit code: 0 all pulled, 1 something refused, in conflict or failed, 2 bad usage.
  *

@@ -17,7 +17,7 @@ export function reportPlan(report: Reporter, plan: Plan, event: "push-plan" | "p
   for (const d of plan.deletes) line("delete", d.path, `would delete ${d.path} remotely`);
   for (const w of plan.writes) line("pull", w.path, `would pull ${w.path}${w.backup ? " (your version kept in .uspark/backup/)" : ""}`);
   for (const r of plan.removes) line("remove", r.path, `would delete ${r.path} here (the remote deleted it)`);
-  for (const c of plan.conflicts) line("conflict", c.path, `conflict ${c.path}: would keep both (yours committed as ${c.copy})`);
+  for (const c of plan.conflicts) line("conflict", c.path, `conflict ${c.path}: would keep both ${c.copy ? `(yours committed as ${c.copy})` : "as they are (a pull never commits)"}`);
   for (const c of plan.copies) if (!plan.conflicts.some((n) => n.copy === c.path)) line("copy", c.path, `would update the conflict copy ${c.path} with your version of ${c.from}`);
 }
 

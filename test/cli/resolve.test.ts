@@ -65,6 +65,8 @@ describe("a pull never commits", () => {
   it("a conflict met by pull keeps the local file, leaves the remote alone, says how to resolve, is open in status (exit 1)", async () => {
     const b = await staleEdit();
     const versionBefore = (await remote()).size;
+    const dry = await uspark(b, "pull", "--dry-run");
+    expect(dry.stderr).toContain("conflict x.txt: would keep both as they are (a pull never commits)");
     const pulled = await uspark(b, "pull");
     expect(pulled.code).toBe(1);
     expect(copies((await remote()).keys())).toEqual([]);

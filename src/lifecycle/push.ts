@@ -49,6 +49,8 @@ export interface PushOptions {
   backoff?: BackoffPolicy;
   /** Create the project if the server does not have it. */
   create?: boolean;
+  /** A server whose history does not extend this tree's: commit this tree's files onto it and take its history. */
+  ontoRewound?: boolean;
 }
 
 export async function runPush(options: PushOptions): Promise<number> {
@@ -65,8 +67,10 @@ export async function runPush(options: PushOptions): Promise<number> {
     const journal = options.pending ? await pendingEntries(ws, options) : undefined;
     const pending = journal?.entries;
     const request = pushRequest(options, scope, pending);
+    request.onto = ws.rewound;
     const result = await ws.reconciler.round(request, ws.signal);
     if (options.dryRun) return dryRun(report, result);
+    if (ws.rewound) return ontoRewound(report, ws, result);
     const unsentTranscripts = options.pending ? await sendTranscripts(ws, options) : 0;
     if (pending) await settleJournal(ws, options, pending);
     return summarize(report, ws, result) || unsentTranscripts + (journal?.refused ?? 0) > 0 ? 1 : 0;
@@ -132,6 +136,22 @@ function dryRun(report: Reporter, result: RoundResult): 0 | 1 {
     held,
   });
   return plan.conflicts.length + held + result.unrepresentable.length > 0 ? 1 : 0;
+}
+
+/**
+ * After a push onto a rewound server: its history is taken (the base's version and chain hash are
+ * the server's now) only when every file of this tree made it; else the next command refuses the
+ * server again, and this push can be run again.
+ */
+function ontoRewound(report: Reporter, ws: Workspace, result: RoundResult): 0 | 1 {
+  const bad = summarize(report, ws, result);
+  if (bad) {
+    report.error("rewound", "not everything was committed onto the rewound server: its history is not taken yet; run uspark push --onto-rewound again");
+    return 1;
+  }
+  ws.base.accept(ws.view.version, ws.view.chain);
+  report.info("rewound", `this tree's files are committed onto the server's history at v${ws.view.version}; it is the history synced from now on`, { version: ws.view.version });
+  return 0;
 }
 
 /** The summary line; returns whether anything is not synced. */

@@ -258,10 +258,17 @@ export class BaseKeeper {
     if (this.base.held.delete(path)) this.touch(path);
   }
 
-  /** The remote version the base is now up to. */
-  reachVersion(version: number): void {
-    if (version <= this.base.version) return;
+  /** The remote version the base is now up to, with the server's chain hash there when it told it (v1.3). */
+  reachVersion(version: number, chain?: string): void {
+    if (version < this.base.version || (version === this.base.version && (chain === undefined || chain === this.base.chain))) return;
+    if (version > this.base.version || this.base.chain === undefined) this.accept(version, chain);
+  }
+
+  /** Takes the server's history as it is now: its head and chain hash (uspark push --onto-rewound), or a newer one. */
+  accept(version: number, chain: string | undefined): void {
     this.base.version = version;
+    if (chain === undefined) delete this.base.chain;
+    else this.base.chain = chain;
     this.changed();
   }
 

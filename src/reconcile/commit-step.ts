@@ -56,9 +56,9 @@ export async function commitStep(plan: Plan, ctx: CommitStepContext, signal: Abo
     const paths = changes.map((c) => c.path);
     try {
       await ctx.base.sending({ key, source: ctx.source, changes, copies: plan.copies.map((c) => c.path) });
-      const { version } = await ctx.remote.commit(changes, ctx.source, key, signal);
+      const { version, chain } = await ctx.remote.commit(changes, ctx.source, key, signal);
       ctx.base.answered(key, paths, true);
-      return void (await applied(plan, changes, version, ctx));
+      return void (await applied(plan, changes, version, ctx, chain));
     } catch (error) {
       if (!(error instanceof ApiError) || error.fatal || signal.aborted) throw error;
       // A refusal (4xx) applied nothing; a lost answer or a 5xx from a proxy may have applied it all: its intent stays.
@@ -218,8 +218,8 @@ function giveUp(plan: Plan, reason: string, ctx: CommitStepContext): void {
 }
 
 /** The commit went through at `version`: the view, the base, the conflicts and the ledger follow. */
-async function applied(plan: Plan, changes: Change[], version: number, ctx: CommitStepContext): Promise<void> {
-  ctx.view.committed(version, changes);
+async function applied(plan: Plan, changes: Change[], version: number, ctx: CommitStepContext, chain?: string): Promise<void> {
+  ctx.view.committed(version, changes, chain);
   const { base, ledger } = ctx;
   for (const put of plan.puts) {
     base.settle(put.path, put.sha256, put.local.stat, put.local.readAt);

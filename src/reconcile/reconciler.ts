@@ -59,6 +59,11 @@ export interface RoundRequest {
   allOrNothing?: boolean;
   /** With "all": only paths this accepts (push <paths>: the directories given). */
   within?: (path: string) => boolean;
+  /**
+   * The server was rewound (push --onto-rewound): what it holds now is the base of every path this
+   * tree holds or last synced, so this tree's files are committed over it (src/reconcile/lineage.ts).
+   */
+  onto?: boolean;
 }
 
 export interface RoundResult {
@@ -119,7 +124,7 @@ export class Reconciler {
     withoutOwnCopies(planned, this.deps.base.conflictCopies());
     result.local = await localStep(planned, this.localContext(requeue), signal);
     await (this.deps.tree as { flushDirectories?: () => Promise<void> }).flushDirectories?.();
-    this.deps.base.reachVersion(this.deps.view.version);
+    this.deps.base.reachVersion(this.deps.view.version, this.deps.view.chain);
     result.version = this.deps.view.version;
     // A conflict closed: its copy is a path like any other again, to decide (a two-way watch pulls it).
     const copiesAfter = this.deps.base.conflictCopies();
@@ -188,8 +193,10 @@ export class Reconciler {
       }
       const local = seen.kind === "file" ? seen.file : null;
       const remote = this.deps.view.get(path);
-      const state: PathState = { path, base: this.deps.base.baseFor(path, remote?.sha256 ?? null), local, remote, evidence: request.evidence?.has(path) };
-      if (state.base === null && local) noBase.push(state);
+      const onto = request.onto === true && (local !== null || this.deps.base.sha(path) !== null);
+      const base = onto ? (remote?.sha256 ?? null) : this.deps.base.baseFor(path, remote?.sha256 ?? null);
+      const state: PathState = { path, base, local, remote, evidence: request.evidence?.has(path) };
+      if (state.base === null && local && !onto) noBase.push(state);
       states.push(state);
     }
     if (noBase.length > 0) await this.assumeCleanBases(noBase, signal);

@@ -1,3 +1,4 @@
+import { chainHash } from "../api/chain.js";
 import type { ApiVersion, Change, ConflictEntry, Listing } from "../api/types.js";
 import type { Reporter } from "../report.js";
 import { contradiction } from "../transfer/api-error.js";
@@ -18,6 +19,8 @@ export class RemoteView {
   readonly files = new Map<string, RemoteEntry>();
   /** The version the whole picture is known to be at (paths may be known newer: see `ours`). */
   version = 0;
+  /** The server's chain hash at `version` (API v1.3), when it told it. */
+  chain: string | undefined;
   api: ApiVersion = "1";
   /** Counts the listings and feeds taken in: a round knows whether its picture is newer than its local look. */
   generation = 0;
@@ -71,17 +74,26 @@ export class RemoteView {
       for (const commit of feed.commits) {
         this.checkOurs(commit.version, commit.changes);
         for (const change of commit.changes) if (this.apply(change)) changed.add(change.path);
-        this.version = commit.version;
+        this.follow(commit.version, commit.changes, commit.chain);
       }
       if (feed.commits.length === 0 || this.version >= feed.version) return changed;
     }
   }
 
-  /** Our commit was applied at `version`: its changes are the truth for those paths now. */
-  committed(version: number, changes: readonly Change[]): void {
+  /** Our commit was applied at `version` (with this chain hash, v1.3): its changes are the truth for those paths now. */
+  committed(version: number, changes: readonly Change[], chain?: string): void {
     for (const change of changes) this.apply(change);
-    if (version === this.version + 1) this.version = version;
+    if (version === this.version + 1) this.follow(version, changes, chain);
     else this.ours.set(version, [...changes]);
+  }
+
+  /** The next version, whose chain hash must be the one of its changes after ours (when both are known). */
+  private follow(version: number, changes: readonly Change[], chain: string | undefined): void {
+    if (chain !== undefined && this.chain !== undefined && chainHash(this.chain, changes) !== chain) {
+      throw contradiction(`the chain hash of v${version} is not the one of its changes after v${this.version}`);
+    }
+    this.version = version;
+    this.chain = chain;
   }
 
   /** A 409 named the current state of these paths (as of `version`). */
@@ -104,6 +116,7 @@ export class RemoteView {
     this.files.clear();
     for (const [path, entry] of next) this.files.set(path, entry);
     this.version = listing.version;
+    this.chain = listing.chain;
     this.api = listing.api ?? "1";
     this.generation++;
     if (!this.loaded) this.report.debug("remote", `project is at v${listing.version} with ${listing.files.length} files (API ${this.api})`, { version: listing.version, files: listing.files.length, api: this.api });

@@ -1,6 +1,6 @@
 import { hash } from "node:crypto";
 import type { Change, CommitFeed, CommitRecord, CommitRequest, CommitSource, Listing } from "../../../src/api/types.js";
-import { blobsNamed, checkCommit, requestFingerprint, touchesPath } from "../../../src/server/commit-check.js";
+import { blobsNamed, checkCommit, filesUnder, pathsPut, requestFingerprint, touchesPath } from "../../../src/server/commit-check.js";
 import { ApiError } from "../../../src/transfer/api-error.js";
 import { plainCopy } from "./plain-data.js";
 
@@ -45,7 +45,7 @@ export class MemoryServer {
       throw new ApiError("POST /commits: 422 idempotency_key_reused", { status: 422, code: "idempotency_key_reused", body: { error: "idempotency_key_reused" } });
     }
     const sizes = new Map(blobsNamed(request.changes).flatMap((sha) => (this.blobs.has(sha) ? [[sha, this.blobs.get(sha)!.length] as const] : [])));
-    const refused = checkCommit(request.changes, { sizes, current: this.files, version: this.version });
+    const refused = checkCommit(request.changes, { sizes, current: this.files, under: filesUnder(this.files, pathsPut(request.changes)), version: this.version });
     if (refused?.kind === "conflict") {
       throw new ApiError("POST /commits: 409 conflict", { status: 409, code: "conflict", body: { error: "conflict", conflicts: refused.conflicts, version: refused.version } });
     }

@@ -111,6 +111,11 @@ export interface Plan {
   held: { remote: string[]; local: string[]; tripped: boolean };
   /** Decisions this mode leaves to another (a push leaves a remote change alone): status, dry runs. */
   leftAlone: { path: string; decision: Decision }[];
+  /**
+   * Deleted here with evidence (an event), but never synced here (no base) while the remote has
+   * it: not a delete this tree can send (nothing says which version it deleted); said, not dropped.
+   */
+  unsyncedDeletes: string[];
 }
 
 export function plan(states: readonly PathState[], context: PlanContext): Plan {
@@ -121,7 +126,7 @@ export function plan(states: readonly PathState[], context: PlanContext): Plan {
 }
 
 export function emptyPlan(): Plan {
-  return { puts: [], deletes: [], copies: [], writes: [], removes: [], settles: [], conflicts: [], stillOpen: [], resolved: [], held: { remote: [], local: [], tripped: false }, leftAlone: [] };
+  return { puts: [], deletes: [], copies: [], writes: [], removes: [], settles: [], conflicts: [], stillOpen: [], resolved: [], held: { remote: [], local: [], tripped: false }, leftAlone: [], unsyncedDeletes: [] };
 }
 
 function planPath(state: PathState, context: PlanContext, out: Plan): void {
@@ -131,7 +136,10 @@ function planPath(state: PathState, context: PlanContext, out: Plan): void {
   if (open && decision.kind !== "conflict") out.resolved.push(path);
   if (decision.kind === "in-sync") return void out.settles.push({ path, sha256: local?.sha256 ?? null, local });
   if (decision.kind === "conflict") return planConflict(state, context, out);
-  if (!acts(context.mode, decision)) return void out.leftAlone.push({ path, decision });
+  if (!acts(context.mode, decision)) {
+    if (state.evidence && local === null && base === null && remote !== null) out.unsyncedDeletes.push(path);
+    return void out.leftAlone.push({ path, decision });
+  }
   if (decision.kind === "push") {
     if (local) out.puts.push({ path, sha256: local.sha256, size: local.size, expect: decision.expect, from: path, local });
     else out.deletes.push({ path, expect: decision.expect });

@@ -255,6 +255,11 @@ export class Reconciler {
       this.ledger.set(path, { status: "conflict", copy: open.copy, local: tree.where(path) });
     }
     this.adoptExistingCopies(planned);
+    for (const path of planned.unsyncedDeletes) {
+      const reason = "deleted here before this tree ever synced it: the remote keeps it";
+      this.deps.report.warnOnce(tree.where(path), "delete-unsynced", `not deleted remotely ${path}: ${reason} (to delete it there: uspark pull ${path}, delete it, uspark push)`, { path });
+      this.ledger.set(path, { status: "skipped", reason, journal: false, local: tree.where(path) });
+    }
     const held = [...planned.held.remote, ...planned.held.local];
     base.hold(held);
     for (const path of held) this.ledger.set(path, { status: "held", reason: "a delete held by the mass-delete guard", local: tree.where(path) });

@@ -125,3 +125,13 @@ describe("plan: the mass-delete guard", () => {
     expect(p.removes).toEqual([]);
   });
 });
+
+describe("plan: a delete of a path never synced here", () => {
+  it("is listed to be said (with an event, in a push; never found by a scan), and the remote file left alone", () => {
+    const p = plan([state("gone.txt", null, null, "r", true), state("scanned.txt", null, null, "r"), state("synced.txt", "r", null, "r", true)], context());
+    expect(p.unsyncedDeletes).toEqual(["gone.txt"]);
+    expect(p.deletes.map((d) => d.path)).toEqual(["synced.txt"]);
+    expect(p.leftAlone.map((l) => l.path)).toEqual(["gone.txt", "scanned.txt"]);
+    expect(plan([state("gone.txt", null, null, "r", true)], context({ mode: "two-way" })).unsyncedDeletes).toEqual([]);
+  });
+});

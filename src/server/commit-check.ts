@@ -75,7 +75,7 @@ export function fileDirClashes(changes: readonly Change[], current: CurrentFiles
   const clashes: ConflictEntry[] = [];
   for (const [path, change] of last) {
     if (change.op !== "put") continue;
-    const other = ancestorsOf(path).find(isFileAfter) ?? putUnder.get(path) ?? under.get(path)?.find(isFileAfter);
+    const other = ancestorsOf(path).find(isFileAfter) ?? putUnder.get(path) ?? under.get(path)?.find((file) => last.get(file)?.op !== "delete");
     if (other === undefined) continue;
     const now = current.get(path);
     clashes.push({ path, sha256: now?.sha256 ?? null, size: now?.size ?? null, clash: other });

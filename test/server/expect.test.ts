@@ -96,6 +96,27 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     });
   });
 
+  describe("a file and a directory under one name (v1.3)", () => {
+    it("refuses a file under a file, and a file over a directory, across versions: 409 conflict naming both paths, nothing applied", async () => {
+      const { t, fresh, before } = await seeded();
+      const under = await answer(await t.commit({ changes: [{ op: "put", path: "keep.txt/y", ...fresh, expect: null }] }));
+      expect(under).toMatchObject({ status: 409, error: "conflict", version: 2, conflicts: [{ path: "keep.txt/y", sha256: null, size: null, clash: "keep.txt" }] });
+      expect(under.message).toContain("keep.txt/y and keep.txt");
+      await t.write("dir/a.txt", "a");
+      const over = await answer(await t.commit({ changes: [{ op: "put", path: "dir", ...fresh }] }));
+      expect(over).toMatchObject({ status: 409, conflicts: [{ path: "dir", sha256: null, clash: "dir/a.txt" }] });
+      expect((await t.files()).files.map((f) => f.path)).toEqual([...before.files.map((f) => f.path), "dir/a.txt"].sort());
+    });
+
+    it("refuses both in one commit, and takes a file replaced by a directory in one commit", async () => {
+      const { t, fresh, keep } = await seeded();
+      const both = await answer(await t.commit({ changes: [{ op: "put", path: "x", ...fresh }, { op: "put", path: "x/y", ...fresh }] }));
+      expect(both).toMatchObject({ status: 409, conflicts: [{ path: "x", clash: "x/y" }, { path: "x/y", clash: "x" }] });
+      const replaced = await t.commit({ changes: [{ op: "delete", path: "keep.txt", expect: keep.sha256 }, { op: "put", path: "keep.txt/y", ...fresh, expect: null }] });
+      expect(replaced.status).toBe(200);
+    });
+  });
+
   describe("the order of the checks: key replay, 400s, 409 conflict, 422 missing_blobs", () => {
     it("answers a replayed key with its first version even though its expectations no longer hold", async () => {
       const t = await projectServer();

@@ -6,7 +6,7 @@ import { plural, pushedFiles, type Reporter } from "../report.js";
 import { entriesFor, readJournal, updateJournal, type JournalEntry } from "../sync/journal.js";
 import { pendingTranscripts, sendPendingTranscripts } from "../transcript/pending.js";
 import type { BackoffPolicy } from "../transfer/retry.js";
-import { openConflicts, reportHeld, reportPlan, reportUnsynced } from "./round-report.js";
+import { openConflicts, reportHeld, reportPlan, reportRefusedPaths, reportUnsynced } from "./round-report.js";
 import { openOrExit, type Workspace } from "./workspace.js";
 import { resolvePaths, type PathScope } from "./scope.js";
 
@@ -159,7 +159,7 @@ function summarize(report: Reporter, ws: Workspace, result: RoundResult): boolea
   const { ledger } = ws.reconciler;
   reportHeld(report, result.plan, ws.base.base.files.size, "push");
   if (result.refused) report.error("mass-delete", "nothing was committed: a push is all or nothing when the mass-delete guard refuses");
-  const unsynced = reportUnsynced(report, ledger, result);
+  const unsynced = reportUnsynced(report, ledger, result) + reportRefusedPaths(report, result, "push");
   const conflicts = openConflicts(ledger);
   if (conflicts.length > 0) report.error("conflicts", `${plural(conflicts.length, "conflict")} open (${conflicts.slice(0, 5).join(", ")}${conflicts.length > 5 ? ", …" : ""}): resolve with uspark push --force <path> (yours) or uspark pull --force <path> (theirs)`, { paths: conflicts });
   const parts = [`${pushedFiles(ledger.pushed, ledger.copies)} in ${plural(ledger.commits, "commit")}`];

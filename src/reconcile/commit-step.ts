@@ -121,6 +121,8 @@ function conflictsOf(error: ApiError, changes: readonly Change[]): ConflictEntry
 /** The remote moved under these paths: take its word for them and decide them again. */
 async function redecide(plan: Plan, entries: readonly ConflictEntry[], ctx: CommitStepContext, signal: AbortSignal): Promise<void> {
   ctx.view.conflicted(entries);
+  // A file/directory clash (v1.3) names the other path, not what it holds: the view learns it from the feed.
+  if (entries.some((entry) => entry.clash !== undefined)) await ctx.view.refresh(signal);
   const copyOwners = new Map(plan.copies.map((c) => [c.path, c.from]));
   const paths = new Set<string>();
   for (const entry of entries) {
@@ -256,7 +258,12 @@ function recordCopy(copy: Put, plan: Plan, ctx: CommitStepContext): void {
   ctx.base.openConflict(copy.from, { ...record, copySha: copy.sha256 });
   ctx.ledger.set(copy.from, { status: "conflict", copy: copy.path, local: ctx.tree.where(copy.from) });
   if (!found) return;
-  const why = found.unsynced ? "differs from the remote and was never synced here (nothing tells which is newer)" : "changed here and remotely";
+  const why =
+    found.clash !== undefined
+      ? `a file and a directory under one name: ${found.clash} is ${found.clash.startsWith(`${copy.from}/`) ? "under it" : "a file"} on the remote, and the server refuses both`
+      : found.unsynced
+        ? "differs from the remote and was never synced here (nothing tells which is newer)"
+        : "changed here and remotely";
   ctx.report.warn("conflict", `conflict ${copy.from}: ${why}; the remote version stays, yours is kept here and committed as ${copy.path}`, {
     path: copy.from,
     local: found.local,

@@ -51,6 +51,8 @@ export interface PlanContext {
   host: string;
   /** Paths the remote holds: a new copy is never named over one. */
   taken?: (path: string) => boolean;
+  /** The remote file a local file at this path would clash with (a file and a directory under one name; see RemoteView.clash). */
+  clash?: (path: string) => string | undefined;
 }
 
 export interface Put {
@@ -90,6 +92,8 @@ export interface NewConflict {
   copy: string;
   /** No base: the path was never synced here, so neither side can be said to have changed. */
   unsynced: boolean;
+  /** A file here where the remote has a directory, or the other way round: the remote path it clashes with. */
+  clash?: string;
 }
 
 export interface Plan {
@@ -131,6 +135,8 @@ export function emptyPlan(): Plan {
 
 function planPath(state: PathState, context: PlanContext, out: Plan): void {
   const { path, base, local, remote } = state;
+  const clash = local && !remote ? context.clash?.(path) : undefined;
+  if (clash !== undefined) return planClash(state, clash, context, out);
   const decision = reconcile(base, local?.sha256 ?? null, remote?.sha256 ?? null);
   const open = context.open.get(path);
   if (open && decision.kind !== "conflict") out.resolved.push(path);
@@ -171,6 +177,27 @@ function planConflict(state: PathState, context: PlanContext, out: Plan): void {
   }
   const copy = freeCopyPath(path, mine.sha256, context);
   out.conflicts.push({ path, local: mine.sha256, remote: theirs.sha256, copy, unsynced: state.base === null });
+  out.copies.push({ path: copy, sha256: mine.sha256, size: mine.size, expect: null, from: path, local: mine });
+}
+
+/**
+ * A local file where the remote holds a directory of that name, or a file above it: the server
+ * would refuse it (409), so it is a conflict whose copy goes where it clashes with nothing: beside
+ * the remote file above it (`x.conflict-…/y` for `x/y`), or beside the directory (`x.conflict-…`).
+ * It stays open while the clash does; resolved as any conflict once the remote side gives way.
+ */
+function planClash(state: PathState, clash: string, context: PlanContext, out: Plan): void {
+  const { path } = state;
+  const mine = state.local!;
+  const open = context.open.get(path);
+  if (open) {
+    out.stillOpen.push({ path, remote: null });
+    if (open.copySha !== mine.sha256) out.copies.push({ path: open.copy, sha256: mine.sha256, size: mine.size, expect: open.copySha, from: path, local: mine });
+    return;
+  }
+  const above = path.startsWith(`${clash}/`);
+  const copy = above ? freeCopyPath(clash, mine.sha256, context) + path.slice(clash.length) : freeCopyPath(path, mine.sha256, context);
+  out.conflicts.push({ path, local: mine.sha256, remote: null, copy, unsynced: state.base === null, clash });
   out.copies.push({ path: copy, sha256: mine.sha256, size: mine.size, expect: null, from: path, local: mine });
 }
 

@@ -237,7 +237,8 @@ export class Reconciler {
   private context(request: RoundRequest) {
     const { base } = this.deps;
     const taken = (path: string) => this.deps.view.files.has(path);
-    return { mode: request.mode, open: base.base.conflicts, held: base.base.held, baseFiles: base.base.files.size, force: request.force, now: new Date(this.now()), host: this.deps.host, taken };
+    const clash = (path: string) => this.deps.view.clash(path);
+    return { mode: request.mode, open: base.base.conflicts, held: base.base.held, baseFiles: base.base.files.size, force: request.force, now: new Date(this.now()), host: this.deps.host, taken, clash };
   }
 
   /** What the plan settles without a request: equal paths, conflicts now gone or still open, held deletes. */

@@ -2,6 +2,9 @@
 
 import { createHash } from "node:crypto";
 import type { Change, CommitRequest, ConflictEntry } from "../api/types.js";
+import { ancestorsOf } from "../api/validate.js";
+
+export { ancestorsOf };
 import type { CommitOutcome } from "./store.js";
 
 /** What a path holds now (absent paths are not in the map). */
@@ -31,13 +34,6 @@ export function checkExpectations(changes: readonly Change[], current: CurrentFi
     conflicts.set(change.path, { path: change.path, sha256: now?.sha256 ?? null, size: now?.size ?? null });
   }
   return [...conflicts.values()];
-}
-
-/** The strict ancestors of a path, shortest first: `a/b/c` → `a`, `a/b`. */
-export function ancestorsOf(path: string): string[] {
-  const out: string[] = [];
-  for (let slash = path.indexOf("/"); slash !== -1; slash = path.indexOf("/", slash + 1)) out.push(path.slice(0, slash));
-  return out;
 }
 
 /** The paths a commit puts, each once. */

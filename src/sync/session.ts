@@ -299,6 +299,8 @@ export class SyncSession {
       const round = await reconciler.round({ mode: this.options.mode ?? "push", paths: targets.map((t) => t.remote), evidence }, this.controller.signal);
       if (this.settled) return;
       this.sayPulled(round);
+      // A remote path this client refuses (a file and a directory under one name): never synced, so not left unsaid.
+      for (const { path, reason } of round.outOfScope.filter((o) => o.refused)) this.markUnsynced(path, reason);
       // Unless a newer change of the same path is already waiting, try again in the next batch; a
       // scan's finding waiting meanwhile does not take the place of an event's (its evidence: a
       // symlink swapped in under an event's path is then said, not passed over).

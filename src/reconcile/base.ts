@@ -46,6 +46,8 @@ export interface Base {
    * history does not extend (version, chain) is refused (src/reconcile/lineage.ts).
    */
   chain?: string;
+  /** Set (never stored) when this process took the server's history as it is (push --onto-rewound): its version and chain replace the stored ones. */
+  historyTaken?: true;
   files: Map<string, BaseEntry>;
   conflicts: Map<string, OpenConflict>;
   /** Deletes the mass-delete guard refused: they stay refused until `--force`. */
@@ -199,7 +201,12 @@ export function mergeBase(stored: Base | undefined, mine: Base, paths: Iterable<
   const into: Base = stored
     ? { ...stored, files: new Map(stored.files), conflicts: new Map(stored.conflicts), held: new Set(stored.held), sent: new Map(stored.sent ?? []) }
     : { ...emptyBase(mine), sent: new Map() };
-  into.version = Math.max(into.version, mine.version);
+  // The version and the chain hash at it go together: the newer one, or a history taken on purpose.
+  if (mine.historyTaken || mine.version > into.version || (mine.version === into.version && into.chain === undefined)) {
+    into.version = mine.version;
+    if (mine.chain === undefined) delete into.chain;
+    else into.chain = mine.chain;
+  }
   const move = <V>(from: Map<string, V> | undefined, to: Map<string, V>, path: string) => (from?.has(path) ? to.set(path, from.get(path)!) : to.delete(path));
   for (const path of paths) {
     move(mine.files, into.files, path);

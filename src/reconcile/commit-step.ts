@@ -223,6 +223,7 @@ function giveUp(plan: Plan, reason: string, ctx: CommitStepContext): void {
 async function applied(plan: Plan, changes: Change[], version: number, ctx: CommitStepContext, chain?: string): Promise<void> {
   ctx.view.committed(version, changes, chain);
   const { base, ledger } = ctx;
+  base.reachVersion(version, chain); // before the entries it made (see Reconciler.record)
   for (const put of plan.puts) {
     base.settle(put.path, put.sha256, put.local.stat, put.local.readAt);
     base.closeConflict(put.path);

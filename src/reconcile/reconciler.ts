@@ -243,7 +243,11 @@ export class Reconciler {
 
   /** What the plan settles without a request: equal paths, conflicts now gone or still open, held deletes. */
   private record(planned: Plan, unreadable: ReadonlyMap<string, Extract<Observation, { kind: "unreadable" }>>, evidence?: ReadonlySet<string>): void {
-    const { base, tree } = this.deps;
+    const { base, tree, view } = this.deps;
+    // The version (and chain hash) first, then the entries that reflect it: a save in between must
+    // never keep entries of a version newer than the one recorded (a server restored to a backup
+    // between the two would not be refused, src/reconcile/lineage.ts; simulation, rewind).
+    base.reachVersion(view.version, view.chain);
     for (const { path, sha256, local } of planned.settles) {
       base.settle(path, sha256, local?.stat, local?.readAt);
       this.ledger.unchanged++;

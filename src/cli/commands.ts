@@ -92,7 +92,7 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
 }
 
 /** How long a run waits for the server to be asked about its history before the agent starts anyway (its rounds ask again). */
-const HISTORY_CHECK_MS = 5000;
+const HISTORY_CHECK_MS = 2000;
 
 /** Whether the sync session refuses the server (a rewound history); a server that does not answer soon does not hold the agent back. */
 async function historyRefused(watcher: Watcher): Promise<boolean> {

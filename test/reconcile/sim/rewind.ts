@@ -7,7 +7,7 @@ import type { Writer } from "./writer.js";
  * The server restored from a backup (docs/api.md, v1.3), after the writers settled: each writer
  * starts again from its state file, and one that last synced past the backup must refuse the
  * server before doing anything; then each takes the way out (uspark push --onto-rewound), all
- * settle, and nothing a writer held before the restore may be lost.
+ * settle, and no file a writer held as the remote held it before the restore may be lost.
  */
 
 type Settle = (writers: Writer[], scheduler: Scheduler, server: MemoryServer, violations: string[]) => Promise<void>;
@@ -16,7 +16,9 @@ type Check = (run: { writers: Writer[]; held: { writer: Writer; files: Map<strin
 export async function rewindPhase(run: { writers: Writer[]; server: MemoryServer; scheduler: Scheduler; backup: ServerSnapshot; violations: string[]; settle: Settle; check: Check }): Promise<void> {
   const { writers, server, scheduler, backup, violations } = run;
   if (backup.log.length === server.version) return;
-  const held = writers.map((writer) => ({ writer, files: writer.tree.contents() }));
+  // What the backup must not cost: each file a writer holds as the remote held it then (a stale
+  // file a one-way writer keeps was replaced knowingly before, as the first check found).
+  const held = writers.map((writer) => ({ writer, files: new Map([...writer.tree.contents()].filter(([path, sha]) => server.files.get(path)?.sha256 === sha)) }));
   const lost = server.version;
   server.restore(backup);
   scheduler.log(() => `the server is restored from its backup: v${lost} → v${server.version}`);

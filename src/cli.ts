@@ -329,6 +329,7 @@ function addPushCommand(program: Command): void {
           .option("--delete", "accepted for compatibility: deletes made here are always pushed (see --help)")
           .option("--force", `yours wins: conflicts (of the given paths, or all) are committed over the remote's, and deletes of more than ${MASS_DELETE_TEXT} of the project are carried out`)
           .option("--dry-run", "list what would be pushed and deleted; send nothing")
+          .option("--onto-rewound", "the server was restored from an older backup (every command refuses it): commit this tree's files onto it as it is now, and sync with its history from then on")
           .addOption(timeoutOption("give up when the server has not answered for this long"))
           .addOption(flushTimeoutAlias())
           .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs)

@@ -102,6 +102,8 @@ export interface Watcher {
   end(): Promise<WatchSummary>;
   /** Stop now: journal whatever is pending without waiting for the server. */
   abort(): Promise<WatchSummary>;
+  /** Why the server is refused: its history does not extend this tree's (undefined: it does, or it could not be asked). */
+  historyRefusal(): Promise<string | undefined>;
 }
 
 export const DEFAULTS = {
@@ -195,6 +197,10 @@ class WatchSession implements Watcher {
     const line = Buffer.from(JSON.stringify(event));
     void this.transcript?.write(Buffer.concat([line, NEWLINE])); // one event: the hard limit bounds a caller that never waits
     this.reader.line(line);
+  }
+
+  historyRefusal(): Promise<string | undefined> {
+    return this.tree.historyRefusal();
   }
 
   end(): Promise<WatchSummary> {

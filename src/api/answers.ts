@@ -41,12 +41,14 @@ export function parseFeed(json: Record<string, unknown> | undefined, since: numb
     // A path filter lists only the commits that touched the path: versions skip, never go back.
     if (options.filtered ? commit.version < expected : commit.version !== expected) throw fail(`commit versions go back, repeat or skip (v${commit.version} where v${expected} was due)`, "contradiction");
     if (!commit.changes.every(isChange)) throw fail(`commit v${commit.version} holds a change that is not a put or a delete`, "malformed");
-    commits.push({ version: commit.version, time: typeof commit.time === "string" ? commit.time : "", source: commit.source, changes: commit.changes });
+    const record: CommitRecord = { version: commit.version, time: typeof commit.time === "string" ? commit.time : "", source: commit.source, changes: commit.changes };
+    if (isSha256(commit.chain)) record.chain = commit.chain;
+    commits.push(record);
     expected = commit.version + 1;
   }
   if (commits.length === 0 && json.version < since) throw fail(`the head went back from v${since} to v${json.version}`, "contradiction");
   if (json.version < expected - 1) throw fail(`the head v${json.version} is older than the commits listed (up to v${expected - 1})`, "contradiction");
-  return { version: json.version, commits };
+  return isSha256(json.chain) ? { version: json.version, commits, chain: json.chain } : { version: json.version, commits };
 }
 
 function isChange(value: unknown): value is Change {

@@ -1,10 +1,17 @@
 /**
- * The project API (docs/api.md: v1 to v1.2) as both sides speak it: the client (src/sync/) and the
+ * The project API (docs/api.md: v1 to v1.3) as both sides speak it: the client (src/sync/) and the
  * reference server (src/server/) import these types from here and nowhere else.
  */
 
-/** The API version a server says it speaks in `GET /files` (`"api": "1.2"`); older servers say nothing. */
-export type ApiVersion = "1" | "1.1" | "1.2";
+/**
+ * The API version a server says it speaks in `GET /files` (`"api": "1.3"`); v1 servers say
+ * nothing. The client reads a 1.3 server as "1.2" with a `chain` (every 1.2 feature, and a history
+ * it can check).
+ */
+export type ApiVersion = "1" | "1.1" | "1.2" | "1.3";
+
+/** What the reference server speaks. */
+export const API_VERSION = "1.3" satisfies ApiVersion;
 
 export interface RemoteFile {
   path: string;
@@ -18,6 +25,8 @@ export interface Listing {
   files: RemoteFile[];
   /** "1.2" from a v1.2 server; absent from older ones. */
   api?: ApiVersion;
+  /** v1.3: the chain hash at `version` (src/api/chain.ts). */
+  chain?: string;
 }
 
 /**
@@ -46,6 +55,11 @@ export interface ConflictEntry {
   path: string;
   sha256: string | null;
   size: number | null;
+  /**
+   * v1.3: the commit would leave this path a file and a directory at once: the other path of the
+   * clash (the file above it, or a file under it). Its `sha256` and `size` are the path's own.
+   */
+  clash?: string;
 }
 
 /** The body of a 409 `conflict` answer to `POST /commits`: nothing was applied. */
@@ -64,12 +78,25 @@ export interface CommitRecord {
   time: string;
   source?: CommitSource;
   changes: Change[];
+  /** v1.3: the chain hash at this version. */
+  chain?: string;
 }
 
 /** `GET /commits?since=N&limit=M[&path=P][&wait=ms]`: `version` is the head, commits oldest first. */
 export interface CommitFeed {
   version: number;
   commits: CommitRecord[];
+  /** v1.3: the head's chain hash. */
+  chain?: string;
+  api?: ApiVersion;
+}
+
+/** The answer to an applied (or replayed) `POST /commits`. */
+export interface CommitAnswer {
+  version: number;
+  /** v1.3: the chain hash at `version`. */
+  chain?: string;
+  api?: ApiVersion;
 }
 
 /** One project in `GET /api/projects`. */

@@ -131,3 +131,10 @@ function utf8Length(text: string): number {
   }
   return bytes;
 }
+
+/** The strict ancestors of a project path, shortest first: `a/b/c` → `a`, `a/b`. */
+export function ancestorsOf(path: string): string[] {
+  const out: string[] = [];
+  for (let slash = path.indexOf("/"); slash !== -1; slash = path.indexOf("/", slash + 1)) out.push(path.slice(0, slash));
+  return out;
+}

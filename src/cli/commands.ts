@@ -75,6 +75,12 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
     await release(lock);
     return usageFailure(report, error);
   }
+  if (await historyRefused(started.watcher)) {
+    await started.watcher.abort();
+    await release(lock);
+    report.error("run", "the agent was not started: the server's history does not extend this tree's (said above)");
+    return exit(EXIT.notSynced);
+  }
   if (missing) {
     report.warn("stream-flag", `${commandName(command!)} was started without ${missing}: its tool events cannot be read, only the file watcher syncs (uspark never changes the agent's arguments)`);
   }
@@ -83,6 +89,20 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
   const code = await runAgent({ command: command!, args, watcher: started.watcher, report, exitGraceMs: flags.exitGrace, view: view?.view, format: agent });
   await release(lock);
   exit(code);
+}
+
+/** How long a run waits for the server to be asked about its history before the agent starts anyway (its rounds ask again). */
+const HISTORY_CHECK_MS = 2000;
+
+/** Whether the sync session refuses the server (a rewound history); a server that does not answer soon does not hold the agent back. */
+async function historyRefused(watcher: Watcher): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), HISTORY_CHECK_MS)));
+  try {
+    return (await Promise.race([watcher.historyRefusal(), late])) !== undefined;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -219,6 +239,7 @@ export async function runPushCommand(paths: string[], flags: PushFlags): Promise
     pending: flags.pending === true,
     force: flags.force === true,
     dryRun: flags.dryRun === true,
+    ontoRewound: flags.ontoRewound === true,
     ignore: flags.ignore ?? [],
     prefix,
     flushTimeoutMs: timeoutOf(flags),

@@ -60,6 +60,7 @@ export interface PushFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
   delete?: boolean;
   force?: boolean;
   dryRun?: boolean;
+  ontoRewound?: boolean;
   timeout: number;
   /** The older name of --timeout (timeoutOf). */
   flushTimeout?: number;

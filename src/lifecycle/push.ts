@@ -7,7 +7,7 @@ import { plural, pushedFiles, type Reporter } from "../report.js";
 import { entriesFor, readJournal, updateJournal, type JournalEntry } from "../sync/journal.js";
 import { pendingTranscripts, sendPendingTranscripts } from "../transcript/pending.js";
 import type { BackoffPolicy } from "../transfer/retry.js";
-import { openConflicts, reportHeld, reportPlan, reportUnsynced } from "./round-report.js";
+import { openConflicts, reportHeld, reportPlan, reportRefusedPaths, reportUnsynced } from "./round-report.js";
 import { openOrExit, type Workspace } from "./workspace.js";
 import { resolvePaths, type PathScope } from "./scope.js";
 
@@ -50,6 +50,8 @@ export interface PushOptions {
   backoff?: BackoffPolicy;
   /** Create the project if the server does not have it. */
   create?: boolean;
+  /** A server whose history does not extend this tree's: commit this tree's files onto it and take its history. */
+  ontoRewound?: boolean;
 }
 
 export async function runPush(options: PushOptions): Promise<number> {
@@ -66,8 +68,10 @@ export async function runPush(options: PushOptions): Promise<number> {
     const journal = options.pending ? await pendingEntries(ws, options) : undefined;
     const pending = journal?.entries;
     const request = pushRequest(options, scope, pending);
+    request.onto = ws.rewound;
     const result = await ws.reconciler.round(request, ws.signal);
     if (options.dryRun) return dryRun(report, result);
+    if (ws.rewound) return ontoRewound(report, ws, result);
     const unsentTranscripts = options.pending ? await sendTranscripts(ws, options) : 0;
     if (pending) await settleJournal(ws, options, pending);
     return summarize(report, ws, result) || unsentTranscripts + (journal?.refused ?? 0) > 0 ? 1 : 0;
@@ -135,12 +139,28 @@ function dryRun(report: Reporter, result: RoundResult): 0 | 1 {
   return plan.conflicts.length + held + result.unrepresentable.length > 0 ? 1 : 0;
 }
 
+/**
+ * After a push onto a rewound server: its history is taken (the base's version and chain hash are
+ * the server's now) only when every file of this tree made it; else the next command refuses the
+ * server again, and this push can be run again.
+ */
+function ontoRewound(report: Reporter, ws: Workspace, result: RoundResult): 0 | 1 {
+  const bad = summarize(report, ws, result);
+  if (bad) {
+    report.error("rewound", "not everything was committed onto the rewound server: its history is not taken yet; run uspark push --onto-rewound again");
+    return 1;
+  }
+  ws.base.accept(ws.view.version, ws.view.chain);
+  report.info("rewound", `this tree's files are committed onto the server's history at v${ws.view.version}; it is the history synced from now on`, { version: ws.view.version });
+  return 0;
+}
+
 /** The summary line; returns whether anything is not synced. */
 function summarize(report: Reporter, ws: Workspace, result: RoundResult): boolean {
   const { ledger } = ws.reconciler;
   reportHeld(report, result.plan, ws.base.base.files.size, "push");
   if (result.refused) report.error("mass-delete", "nothing was committed: a push is all or nothing when the mass-delete guard refuses");
-  const unsynced = reportUnsynced(report, ledger, result);
+  const unsynced = reportUnsynced(report, ledger, result) + reportRefusedPaths(report, result, "push");
   const conflicts = openConflicts(ledger);
   if (conflicts.length > 0) report.error("conflicts", `${plural(conflicts.length, "conflict")} open (${conflicts.slice(0, 5).join(", ")}${conflicts.length > 5 ? ", …" : ""}): resolve each with ${RESOLVE_HINT}`, { paths: conflicts });
   const parts = [`${pushedFiles(ledger.pushed, ledger.copies)} in ${plural(ledger.commits, "commit")}`];

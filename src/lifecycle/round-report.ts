@@ -35,10 +35,14 @@ export function reportHeld(report: Reporter, plan: Plan, baseFiles: number, side
   );
 }
 
-/** Remote paths never written here (invalid, reserved, a hostile listing): one warning each. */
-export function reportRefusedPaths(report: Reporter, result: RoundResult): number {
+/**
+ * Remote paths never written here nor pushed (invalid, reserved, a hostile listing, a file and a
+ * directory under one name): one warning each.
+ */
+export function reportRefusedPaths(report: Reporter, result: RoundResult, side: "push" | "pull" = "pull"): number {
   const refused = result.outOfScope.filter((o) => o.refused);
-  for (const { path, reason } of refused) report.warn("pull-refused", `refused ${JSON.stringify(path)}: ${reason}; not written`, { path, reason });
+  const left = side === "pull" ? "not written" : "not pushed; the local file is kept";
+  for (const { path, reason } of refused) report.warn(`${side}-refused`, `refused ${JSON.stringify(path)}: ${reason}; ${left}`, { path, reason });
   return refused.length;
 }
 

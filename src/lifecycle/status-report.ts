@@ -16,7 +16,9 @@ export type PathStatus =
   | "deleted-remotely"
   | "conflict"
   | "held-delete"
-  | "pending";
+  | "pending"
+  /** A remote path this client refuses (a file and a directory under one name, a hostile listing): never synced. */
+  | "refused";
 
 export interface StatusEntry {
   path: string;
@@ -44,14 +46,17 @@ export interface StatusFacts {
   openConflicts: ReadonlyMap<string, OpenConflict>;
   /** Paths journaled by an earlier run and not synced since. */
   pending: readonly string[];
+  /** Remote paths refused (see RemoteView.refused). */
+  refused?: readonly string[];
 }
 
 /** One entry per path that is not in sync, sorted by path; a path is listed once, its strongest state winning. */
-export function statusEntries({ plan, inBase, openConflicts, pending }: StatusFacts): StatusEntry[] {
+export function statusEntries({ plan, inBase, openConflicts, pending, refused = [] }: StatusFacts): StatusEntry[] {
   const byPath = new Map<string, StatusEntry>();
   const add = (entry: StatusEntry) => {
     if (!byPath.has(entry.path)) byPath.set(entry.path, entry);
   };
+  for (const path of refused) add({ path, status: "refused" });
   for (const c of plan.conflicts) add({ path: c.path, status: "conflict", copy: c.copy });
   for (const { path } of plan.stillOpen) add({ path, status: "conflict", copy: openConflicts.get(path)?.copy });
   for (const path of [...plan.held.remote, ...plan.held.local]) add({ path, status: "held-delete" });
@@ -76,6 +81,7 @@ const SHORT: Record<PathStatus, string> = {
   conflict: "UU",
   "held-delete": "H ",
   pending: "P ",
+  refused: "! ",
 };
 
 export function shortStatus(report: StatusReport): string {
@@ -88,6 +94,7 @@ const SECTIONS: { title: string; states: Partial<Record<PathStatus, string>> }[]
   { title: `Conflicts (${RESOLVE_HINT}):`, states: { conflict: "both changed" } },
   { title: "Deletes held by the mass-delete guard (push or pull --force carries them out):", states: { "held-delete": "held" } },
   { title: "Journaled by an earlier run (uspark push --pending retries them):", states: { pending: "pending" } },
+  { title: "Refused: never synced (a file and a directory under one name on the remote: remove one there):", states: { refused: "refused" } },
 ];
 
 export function longStatus(report: StatusReport): string {

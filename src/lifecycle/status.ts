@@ -46,6 +46,7 @@ export async function statusOf(ws: Workspace, options: { apiUrl: string; project
   const result = await ws.reconciler.round({ mode: "push", paths: "all", dryRun: true }, ws.signal);
   const journal = entriesFor(await readJournal(ws.root, options.report), options.apiUrl, options.projectId);
   const { base } = ws.base;
-  const paths = statusEntries({ plan: result.plan, inBase: (p) => base.files.has(p), openConflicts: base.conflicts, pending: journal.map((e) => e.path) });
+  const refused = result.outOfScope.filter((o) => o.refused).map((o) => o.path);
+  const paths = statusEntries({ plan: result.plan, inBase: (p) => base.files.has(p), openConflicts: base.conflicts, pending: journal.map((e) => e.path), refused });
   return { format: 1, projectId: options.projectId, apiUrl: options.apiUrl, root: ws.root, baseVersion: base.version, remoteVersion: ws.view.version, inSync: paths.length === 0, paths };
 }

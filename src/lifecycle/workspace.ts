@@ -8,6 +8,7 @@ import { DiskTree } from "../reconcile/disk-tree.js";
 import type { TransferProgress } from "../reconcile/progress.js";
 import { Reconciler } from "../reconcile/reconciler.js";
 import { RemoteView } from "../reconcile/remote-view.js";
+import { checkLineage, RewoundError } from "../reconcile/lineage.js";
 import { fileStateStore } from "../reconcile/state-store.js";
 import { removeOwnTemps } from "../state-dir.js";
 import { gitCleanFiles } from "../reconcile/git-clean.js";
@@ -45,6 +46,8 @@ export interface WorkspaceOptions {
   create?: boolean;
   /** Nothing is written, .uspark/state.json included. */
   dryRun?: boolean;
+  /** A server whose history does not extend this tree's is taken as it is (push --onto-rewound), not refused. */
+  ontoRewound?: boolean;
 }
 
 export interface Workspace {
@@ -55,6 +58,8 @@ export interface Workspace {
   base: BaseKeeper;
   reconciler: Reconciler;
   tree: DiskTree;
+  /** The server's history does not extend this tree's, and ontoRewound took it as it is. */
+  rewound: boolean;
   signal: AbortSignal;
   /** Writes the base, closes the connections. */
   close(): Promise<void>;
@@ -71,6 +76,10 @@ export async function openOrExit(options: WorkspaceOptions, command: string): Pr
     if (error instanceof UsageError) {
       options.report.error("usage", error.hint ? `${error.message} (${error.hint})` : error.message);
       return 2;
+    }
+    if (error instanceof RewoundError) {
+      options.report.error("rewound", error.message);
+      return 1;
     }
     options.report.error(`${command}-failed`, `${command} failed: ${(error as Error).message}`);
     return 1;
@@ -99,12 +108,17 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   const base = await BaseKeeper.load({ apiUrl: options.apiUrl, projectId: options.projectId, prefix }, { store: fileStateStore(root, report), report });
   const progress = new ProgressLine(report);
   const onProgress: TransferProgress = (what, done, total) => progress.update(what, done, total);
-  // The first listing: a project that does not exist is said now (exit 2), or created (--create).
-  await withProject(client, options.projectId, options.create === true, report, () => view.ensure(controller.signal)).catch(async (error: unknown) => {
+  // The first listing: a project that does not exist is said now (exit 2), or created (--create);
+  // then a server whose history does not extend this tree's is refused before anything is done.
+  let rewound = false;
+  try {
+    await withProject(client, options.projectId, options.create === true, report, () => view.ensure(controller.signal));
+    rewound = await checkLineage(base.base, { view, remote, report }, controller.signal, options.ontoRewound === true);
+  } catch (error) {
     deadline.stop();
     await client.close();
     throw error;
-  });
+  }
   if (!options.dryRun) {
     await base.markClock();
     await removeOwnTemps(root); // what a pull killed mid-write left
@@ -117,6 +131,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     base,
     reconciler,
     tree,
+    rewound,
     signal: controller.signal,
     async close() {
       progress.clear();

@@ -258,10 +258,22 @@ export class BaseKeeper {
     if (this.base.held.delete(path)) this.touch(path);
   }
 
-  /** The remote version the base is now up to. */
-  reachVersion(version: number): void {
-    if (version <= this.base.version) return;
+  /** The remote version the base is now up to, with the server's chain hash there when it told it (v1.3). */
+  reachVersion(version: number, chain?: string): void {
+    if (version < this.base.version || (version === this.base.version && (chain === undefined || chain === this.base.chain))) return;
+    if (version > this.base.version || this.base.chain === undefined) this.setHead(version, chain);
+  }
+
+  /** Takes the server's history as it is now (uspark push --onto-rewound): its head and chain hash replace what the state file holds. */
+  accept(version: number, chain: string | undefined): void {
+    this.base.historyTaken = true;
+    this.setHead(version, chain);
+  }
+
+  private setHead(version: number, chain: string | undefined): void {
     this.base.version = version;
+    if (chain === undefined) delete this.base.chain;
+    else this.base.chain = chain;
     this.changed();
   }
 

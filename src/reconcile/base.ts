@@ -41,6 +41,13 @@ export interface Base {
   prefix: string;
   /** The remote version the base was last brought up to. */
   version: number;
+  /**
+   * The server's chain hash at `version` (API v1.3, docs/api.md), when it told it: a server whose
+   * history does not extend (version, chain) is refused (src/reconcile/lineage.ts).
+   */
+  chain?: string;
+  /** Set (never stored) when this process took the server's history as it is (push --onto-rewound): its version and chain replace the stored ones. */
+  historyTaken?: true;
   files: Map<string, BaseEntry>;
   conflicts: Map<string, OpenConflict>;
   /** Deletes the mass-delete guard refused: they stay refused until `--force`. */
@@ -77,6 +84,8 @@ interface StoredProject {
   projectId: string;
   prefix?: string;
   version: number;
+  /** The chain hash at `version` (v1.3 servers). */
+  chain?: string;
   updatedAt: string;
   /** Format 2: `[sha, size, mtimeMs, ino]`; format 1: the sha alone. */
   files: Record<string, StoredEntry | string>;
@@ -113,6 +122,7 @@ function storedProjectProblem(p: Partial<StoredProject> | null): string | undefi
     if (typeof value !== "string" && !isStoredEntry(value)) return "a file entry is not [sha256, size, mtimeMs, ino]";
   }
   if (p.prefix !== undefined && typeof p.prefix !== "string") return "prefix is not a string";
+  if (p.chain !== undefined && typeof p.chain !== "string") return "chain is not a string";
   if (p.conflicts !== undefined && !isRecord(p.conflicts)) return "conflicts is not an object";
   if (p.held !== undefined && !(Array.isArray(p.held) && p.held.every((h) => typeof h === "string"))) return "held is not a list of paths";
   if (p.sent !== undefined && !(isRecord(p.sent) && Object.values(p.sent).every((v) => v === null || typeof v === "string"))) return "sent is not an object of hashes";
@@ -150,6 +160,7 @@ export function baseIn(state: StateFile, key: BaseKey): Base | undefined {
     projectId: stored.projectId,
     prefix: key.prefix ?? "",
     version: stored.version,
+    ...(stored.chain === undefined ? {} : { chain: stored.chain }),
     files,
     conflicts: new Map(Object.entries(stored.conflicts ?? {})),
     held: new Set(stored.held ?? []),
@@ -170,6 +181,7 @@ export function withBase(state: StateFile | undefined, base: Base, now: Date): S
   if (base.conflicts.size > 0) stored.conflicts = Object.fromEntries(base.conflicts);
   if (base.held.size > 0) stored.held = [...base.held].sort();
   if (base.sent && base.sent.size > 0) stored.sent = Object.fromEntries(base.sent);
+  if (base.chain !== undefined) stored.chain = base.chain;
   return { format: FORMAT, projects: [...others, stored] };
 }
 
@@ -189,7 +201,12 @@ export function mergeBase(stored: Base | undefined, mine: Base, paths: Iterable<
   const into: Base = stored
     ? { ...stored, files: new Map(stored.files), conflicts: new Map(stored.conflicts), held: new Set(stored.held), sent: new Map(stored.sent ?? []) }
     : { ...emptyBase(mine), sent: new Map() };
-  into.version = Math.max(into.version, mine.version);
+  // The version and the chain hash at it go together: the newer one, or a history taken on purpose.
+  if (mine.historyTaken || mine.version > into.version || (mine.version === into.version && into.chain === undefined)) {
+    into.version = mine.version;
+    if (mine.chain === undefined) delete into.chain;
+    else into.chain = mine.chain;
+  }
   const move = <V>(from: Map<string, V> | undefined, to: Map<string, V>, path: string) => (from?.has(path) ? to.set(path, from.get(path)!) : to.delete(path));
   for (const path of paths) {
     move(mine.files, into.files, path);

@@ -56,9 +56,9 @@ export async function commitStep(plan: Plan, ctx: CommitStepContext, signal: Abo
     const paths = changes.map((c) => c.path);
     try {
       await ctx.base.sending({ key, source: ctx.source, changes, copies: plan.copies.map((c) => c.path) });
-      const { version } = await ctx.remote.commit(changes, ctx.source, key, signal);
+      const { version, chain } = await ctx.remote.commit(changes, ctx.source, key, signal);
       ctx.base.answered(key, paths, true);
-      return void (await applied(plan, changes, version, ctx));
+      return void (await applied(plan, changes, version, ctx, chain));
     } catch (error) {
       if (!(error instanceof ApiError) || error.fatal || signal.aborted) throw error;
       // A refusal (4xx) applied nothing; a lost answer or a 5xx from a proxy may have applied it all: its intent stays.
@@ -121,6 +121,8 @@ function conflictsOf(error: ApiError, changes: readonly Change[]): ConflictEntry
 /** The remote moved under these paths: take its word for them and decide them again. */
 async function redecide(plan: Plan, entries: readonly ConflictEntry[], ctx: CommitStepContext, signal: AbortSignal): Promise<void> {
   ctx.view.conflicted(entries);
+  // A file/directory clash (v1.3) names the other path, not what it holds: the view learns it from the feed.
+  if (entries.some((entry) => entry.clash !== undefined)) await ctx.view.refresh(signal);
   const copyOwners = new Map(plan.copies.map((c) => [c.path, c.from]));
   const paths = new Set<string>();
   for (const entry of entries) {
@@ -218,9 +220,10 @@ function giveUp(plan: Plan, reason: string, ctx: CommitStepContext): void {
 }
 
 /** The commit went through at `version`: the view, the base, the conflicts and the ledger follow. */
-async function applied(plan: Plan, changes: Change[], version: number, ctx: CommitStepContext): Promise<void> {
-  ctx.view.committed(version, changes);
+async function applied(plan: Plan, changes: Change[], version: number, ctx: CommitStepContext, chain?: string): Promise<void> {
+  ctx.view.committed(version, changes, chain);
   const { base, ledger } = ctx;
+  base.reachVersion(version, chain); // before the entries it made (see Reconciler.record)
   for (const put of plan.puts) {
     base.settle(put.path, put.sha256, put.local.stat, put.local.readAt);
     base.closeConflict(put.path);
@@ -256,7 +259,12 @@ function recordCopy(copy: Put, plan: Plan, ctx: CommitStepContext): void {
   ctx.base.openConflict(copy.from, { ...record, copy: copy.path, copySha: copy.sha256 });
   ctx.ledger.set(copy.from, { status: "conflict", copy: copy.path, local: ctx.tree.where(copy.from) });
   if (!found) return;
-  const why = found.unsynced ? "differs from the remote and was never synced here (nothing tells which is newer)" : "changed here and remotely";
+  const why =
+    found.clash !== undefined
+      ? `a file and a directory under one name: ${found.clash} is ${found.clash.startsWith(`${copy.from}/`) ? "under it" : "a file"} on the remote, and the server refuses both`
+      : found.unsynced
+        ? "differs from the remote and was never synced here (nothing tells which is newer)"
+        : "changed here and remotely";
   ctx.report.warn("conflict", `conflict ${copy.from}: ${why}; the remote version stays, yours is kept here and committed as ${copy.path}`, {
     path: copy.from,
     local: found.local,

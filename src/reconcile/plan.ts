@@ -53,6 +53,8 @@ export interface PlanContext {
   taken?: (path: string) => boolean;
   /** Conflicts to end as asked (uspark resolve): mine, theirs or both. */
   resolve?: (path: string) => Resolution | undefined;
+  /** The remote file a local file at this path would clash with (a file and a directory under one name; see RemoteView.clash). */
+  clash?: (path: string) => string | undefined;
 }
 
 /**
@@ -101,6 +103,8 @@ export interface NewConflict {
   copy?: string;
   /** No base: the path was never synced here, so neither side can be said to have changed. */
   unsynced: boolean;
+  /** A file here where the remote has a directory, or the other way round: the remote path it clashes with. */
+  clash?: string;
 }
 
 export interface Plan {
@@ -122,6 +126,11 @@ export interface Plan {
   held: { remote: string[]; local: string[]; tripped: boolean };
   /** Decisions this mode leaves to another (a push leaves a remote change alone): status, dry runs. */
   leftAlone: { path: string; decision: Decision }[];
+  /**
+   * Deleted here with evidence (an event), but never synced here (no base) while the remote has
+   * it: not a delete this tree can send (nothing says which version it deleted); said, not dropped.
+   */
+  unsyncedDeletes: string[];
 }
 
 export function plan(states: readonly PathState[], context: PlanContext): Plan {
@@ -132,11 +141,13 @@ export function plan(states: readonly PathState[], context: PlanContext): Plan {
 }
 
 export function emptyPlan(): Plan {
-  return { puts: [], deletes: [], copies: [], writes: [], removes: [], settles: [], conflicts: [], stillOpen: [], resolved: [], held: { remote: [], local: [], tripped: false }, leftAlone: [] };
+  return { puts: [], deletes: [], copies: [], writes: [], removes: [], settles: [], conflicts: [], stillOpen: [], resolved: [], held: { remote: [], local: [], tripped: false }, leftAlone: [], unsyncedDeletes: [] };
 }
 
 function planPath(state: PathState, context: PlanContext, out: Plan): void {
   const { path, base, local, remote } = state;
+  const clash = local && !remote ? context.clash?.(path) : undefined;
+  if (clash !== undefined) return planClash(state, clash, context, out);
   const decision = reconcile(base, local?.sha256 ?? null, remote?.sha256 ?? null);
   const open = context.open.get(path);
   const choice = context.resolve?.(path);
@@ -144,7 +155,10 @@ function planPath(state: PathState, context: PlanContext, out: Plan): void {
   if (open && decision.kind !== "conflict") out.resolved.push(path);
   if (decision.kind === "in-sync") return void out.settles.push({ path, sha256: local?.sha256 ?? null, local });
   if (decision.kind === "conflict") return planConflict(state, context, out);
-  if (!acts(context.mode, decision)) return void out.leftAlone.push({ path, decision });
+  if (!acts(context.mode, decision)) {
+    if (state.evidence && local === null && base === null && remote !== null) out.unsyncedDeletes.push(path);
+    return void out.leftAlone.push({ path, decision });
+  }
   if (decision.kind === "push") {
     if (local) out.puts.push({ path, sha256: local.sha256, size: local.size, expect: decision.expect, from: path, local });
     else out.deletes.push({ path, expect: decision.expect });
@@ -211,6 +225,32 @@ function keepMineAside(state: PathState, mine: LocalFile, open: OpenConflict | u
   const held = open?.copy === undefined ? null : (open.copySha ?? null);
   if (held !== mine.sha256) out.puts.push({ path: copy, sha256: mine.sha256, size: mine.size, expect: held, from: state.path, local: mine });
   out.writes.push({ path: copy, sha256: mine.sha256, size: mine.size, expectLocal: null, backup: false });
+}
+
+/**
+ * A local file where the remote holds a directory of that name, or a file above it: the server
+ * would refuse it (409), so it is a conflict whose copy goes where it clashes with nothing: beside
+ * the remote file above it (`x.conflict-…/y` for `x/y`), or beside the directory (`x.conflict-…`).
+ * It stays open while the clash does; resolved as any conflict once the remote side gives way.
+ */
+function planClash(state: PathState, clash: string, context: PlanContext, out: Plan): void {
+  const { path } = state;
+  const mine = state.local!;
+  const open = context.open.get(path);
+  // A pull never commits: the clash is recorded without a copy, for a command that writes (as planConflict).
+  if (open && (open.copy !== undefined || context.mode === "pull")) {
+    out.stillOpen.push({ path, remote: null });
+    if (open.copy !== undefined && open.copySha !== mine.sha256 && context.mode !== "pull") {
+      out.copies.push({ path: open.copy, sha256: mine.sha256, size: mine.size, expect: open.copySha ?? null, from: path, local: mine });
+    }
+    return;
+  }
+  const unsynced = state.base === null;
+  if (context.mode === "pull") return void out.conflicts.push({ path, local: mine.sha256, remote: null, unsynced, clash });
+  const above = path.startsWith(`${clash}/`);
+  const copy = above ? freeCopyPath(clash, mine.sha256, context) + path.slice(clash.length) : freeCopyPath(path, mine.sha256, context);
+  out.conflicts.push({ path, local: mine.sha256, remote: null, copy, unsynced, clash });
+  out.copies.push({ path: copy, sha256: mine.sha256, size: mine.size, expect: null, from: path, local: mine });
 }
 
 /**

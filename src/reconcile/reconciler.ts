@@ -61,6 +61,11 @@ export interface RoundRequest {
   allOrNothing?: boolean;
   /** With "all": only paths this accepts (push <paths>: the directories given). */
   within?: (path: string) => boolean;
+  /**
+   * The server was rewound (push --onto-rewound): what it holds now is the base of every path this
+   * tree holds or last synced, so this tree's files are committed over it (src/reconcile/lineage.ts).
+   */
+  onto?: boolean;
 }
 
 export interface RoundResult {
@@ -121,7 +126,7 @@ export class Reconciler {
     withoutOwnCopies(planned, this.deps.base.conflictCopies());
     result.local = await localStep(planned, this.localContext(requeue), signal);
     await (this.deps.tree as { flushDirectories?: () => Promise<void> }).flushDirectories?.();
-    this.deps.base.reachVersion(this.deps.view.version);
+    this.deps.base.reachVersion(this.deps.view.version, this.deps.view.chain);
     result.version = this.deps.view.version;
     // A conflict closed: its copy is a path like any other again, to decide (a two-way watch pulls it).
     const copiesAfter = this.deps.base.conflictCopies();
@@ -190,8 +195,10 @@ export class Reconciler {
       }
       const local = seen.kind === "file" ? seen.file : null;
       const remote = this.deps.view.get(path);
-      const state: PathState = { path, base: this.deps.base.baseFor(path, remote?.sha256 ?? null), local, remote, evidence: request.evidence?.has(path) };
-      if (state.base === null && local) noBase.push(state);
+      const onto = request.onto === true && (local !== null || this.deps.base.sha(path) !== null);
+      const base = onto ? (remote?.sha256 ?? null) : this.deps.base.baseFor(path, remote?.sha256 ?? null);
+      const state: PathState = { path, base, local, remote, evidence: request.evidence?.has(path) };
+      if (state.base === null && local && !onto) noBase.push(state);
       states.push(state);
     }
     if (noBase.length > 0) await this.assumeCleanBases(noBase, signal);
@@ -232,12 +239,17 @@ export class Reconciler {
   private context(request: RoundRequest) {
     const { base } = this.deps;
     const taken = (path: string) => this.deps.view.files.has(path);
-    return { mode: request.mode, open: base.base.conflicts, held: base.base.held, baseFiles: base.base.files.size, force: request.force, resolve: request.resolve, now: new Date(this.now()), host: this.deps.host, taken };
+    const clash = (path: string) => this.deps.view.clash(path);
+    return { mode: request.mode, open: base.base.conflicts, held: base.base.held, baseFiles: base.base.files.size, force: request.force, resolve: request.resolve, now: new Date(this.now()), host: this.deps.host, taken, clash };
   }
 
   /** What the plan settles without a request: equal paths, conflicts now gone or still open, held deletes. */
   private record(planned: Plan, unreadable: ReadonlyMap<string, Extract<Observation, { kind: "unreadable" }>>, evidence?: ReadonlySet<string>): void {
-    const { base, tree } = this.deps;
+    const { base, tree, view } = this.deps;
+    // The version (and chain hash) first, then the entries that reflect it: a save in between must
+    // never keep entries of a version newer than the one recorded (a server restored to a backup
+    // between the two would not be refused, src/reconcile/lineage.ts; simulation, rewind).
+    base.reachVersion(view.version, view.chain);
     for (const { path, sha256, local } of planned.settles) {
       base.settle(path, sha256, local?.stat, local?.readAt);
       this.ledger.unchanged++;
@@ -251,6 +263,11 @@ export class Reconciler {
     }
     this.adoptExistingCopies(planned);
     for (const found of planned.conflicts) if (found.copy === undefined) this.openWithoutCopy(found);
+    for (const path of planned.unsyncedDeletes) {
+      const reason = "deleted here before this tree ever synced it: the remote keeps it";
+      this.deps.report.warnOnce(tree.where(path), "delete-unsynced", `not deleted remotely ${path}: ${reason} (to delete it there: uspark pull ${path}, delete it, uspark push)`, { path });
+      this.ledger.set(path, { status: "skipped", reason, journal: false, local: tree.where(path) });
+    }
     const held = [...planned.held.remote, ...planned.held.local];
     base.hold(held);
     for (const path of held) this.ledger.set(path, { status: "held", reason: "a delete held by the mass-delete guard", local: tree.where(path) });

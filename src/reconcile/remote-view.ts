@@ -1,4 +1,6 @@
+import { chainHash } from "../api/chain.js";
 import type { ApiVersion, Change, ConflictEntry, Listing } from "../api/types.js";
+import { ancestorsOf } from "../api/validate.js";
 import type { Reporter } from "../report.js";
 import { contradiction } from "../transfer/api-error.js";
 import type { ProjectRemote } from "../transfer/project-remote.js";
@@ -18,6 +20,8 @@ export class RemoteView {
   readonly files = new Map<string, RemoteEntry>();
   /** The version the whole picture is known to be at (paths may be known newer: see `ours`). */
   version = 0;
+  /** The server's chain hash at `version` (API v1.3), when it told it. */
+  chain: string | undefined;
   api: ApiVersion = "1";
   /** Counts the listings and feeds taken in: a round knows whether its picture is newer than its local look. */
   generation = 0;
@@ -25,6 +29,8 @@ export class RemoteView {
   private loaded = false;
   /** Listed paths that are never written or decided: the same path twice, a file that is also a directory. */
   readonly refused = new Map<string, string>();
+  /** Each directory of the remote files, with one file under it (built when a clash is looked for). */
+  private dirIndex: Map<string, string> | undefined;
   /** Our acknowledged commits not yet seen in a feed or listing: what the server must show for them. */
   private readonly ours = new Map<number, Change[]>();
 
@@ -39,6 +45,20 @@ export class RemoteView {
 
   get(path: string): RemoteEntry | null {
     return this.files.get(path) ?? null;
+  }
+
+  /**
+   * The remote file a file at `path` would clash with (a file and a directory under one name):
+   * a file at one of its ancestors, or a file under it. Undefined when none.
+   */
+  clash(path: string): string | undefined {
+    const above = ancestorsOf(path).find((dir) => this.files.has(dir));
+    if (above !== undefined) return above;
+    if (!this.dirIndex) {
+      this.dirIndex = new Map();
+      for (const file of this.files.keys()) for (const dir of ancestorsOf(file)) if (!this.dirIndex.has(dir)) this.dirIndex.set(dir, file);
+    }
+    return this.dirIndex.get(path);
   }
 
   /** The first listing, once. */
@@ -71,21 +91,37 @@ export class RemoteView {
       for (const commit of feed.commits) {
         this.checkOurs(commit.version, commit.changes);
         for (const change of commit.changes) if (this.apply(change)) changed.add(change.path);
-        this.version = commit.version;
+        this.follow(commit.version, commit.changes, commit.chain);
       }
       if (feed.commits.length === 0 || this.version >= feed.version) return changed;
     }
   }
 
-  /** Our commit was applied at `version`: its changes are the truth for those paths now. */
-  committed(version: number, changes: readonly Change[]): void {
+  /** Our commit was applied at `version` (with this chain hash, v1.3): its changes are the truth for those paths now. */
+  committed(version: number, changes: readonly Change[], chain?: string): void {
+    this.dirIndex = undefined;
     for (const change of changes) this.apply(change);
-    if (version === this.version + 1) this.version = version;
+    if (version === this.version + 1) this.follow(version, changes, chain);
     else this.ours.set(version, [...changes]);
+  }
+
+  /**
+   * The picture is at `version` now. The chain hash of the next version must be the one of its
+   * changes after ours, and that of our version again (a feed under way while our commit was
+   * answered) the one we know, when both are known.
+   */
+  private follow(version: number, changes: readonly Change[], chain: string | undefined): void {
+    const due = version === this.version + 1 && this.chain !== undefined ? chainHash(this.chain, changes) : version === this.version ? this.chain : undefined;
+    if (chain !== undefined && due !== undefined && due !== chain) {
+      throw contradiction(`the chain hash of v${version} is not the one of its changes after v${version - 1}`);
+    }
+    this.version = version;
+    this.chain = chain;
   }
 
   /** A 409 named the current state of these paths (as of `version`). */
   conflicted(entries: readonly ConflictEntry[]): void {
+    this.dirIndex = undefined;
     for (const entry of entries) {
       if (entry.sha256 === null) this.files.delete(entry.path);
       else this.files.set(entry.path, { sha256: entry.sha256, size: entry.size ?? 0 });
@@ -102,8 +138,10 @@ export class RemoteView {
     this.refused.clear();
     for (const [path, why] of listingRefusals(listing.files.map((f) => f.path))) this.refused.set(path, why);
     this.files.clear();
+    this.dirIndex = undefined;
     for (const [path, entry] of next) this.files.set(path, entry);
     this.version = listing.version;
+    this.chain = listing.chain;
     this.api = listing.api ?? "1";
     this.generation++;
     if (!this.loaded) this.report.debug("remote", `project is at v${listing.version} with ${listing.files.length} files (API ${this.api})`, { version: listing.version, files: listing.files.length, api: this.api });
@@ -113,6 +151,7 @@ export class RemoteView {
 
   /** True when the path's content changed. */
   private apply(change: Change): boolean {
+    this.dirIndex = undefined;
     const before = this.files.get(change.path)?.sha256 ?? null;
     if (change.op === "delete") this.files.delete(change.path);
     else this.files.set(change.path, { sha256: change.sha256, size: change.size });
@@ -149,8 +188,9 @@ export function listingRefusals(paths: readonly string[]): Map<string, string> {
     for (let slash = path.indexOf("/"); slash > 0; slash = path.indexOf("/", slash + 1)) {
       const dir = path.slice(0, slash);
       if (!count.has(dir)) continue;
-      refused.set(path, `${dir} is listed as a file and as a directory`);
-      refused.set(dir, `${dir} is listed as a file and as a directory`);
+      const why = `${dir} is listed as a file and as a directory (a file and a directory under one name, which a server older than API 1.3 let in): neither is synced until one of them goes from the remote`;
+      refused.set(path, why);
+      refused.set(dir, why);
     }
   }
   return refused;

@@ -58,7 +58,7 @@ export class ProjectAccess {
     private readonly expires: number | undefined,
   ) {}
 
-  files(version?: number): Promise<{ version: number; files: FileEntry[] } | undefined> {
+  files(version?: number): Promise<{ version: number; files: FileEntry[]; chain: string } | undefined> {
     return this.store.files(this.projectId, version);
   }
 

@@ -2,6 +2,9 @@
 
 import { createHash } from "node:crypto";
 import type { Change, CommitRequest, ConflictEntry } from "../api/types.js";
+import { ancestorsOf } from "../api/validate.js";
+
+export { ancestorsOf };
 import type { CommitOutcome } from "./store.js";
 
 /** What a path holds now (absent paths are not in the map). */
@@ -33,15 +36,59 @@ export function checkExpectations(changes: readonly Change[], current: CurrentFi
   return [...conflicts.values()];
 }
 
+/** The paths a commit puts, each once. */
+export function pathsPut(changes: readonly Change[]): string[] {
+  return [...new Set(changes.flatMap((change) => (change.op === "put" ? [change.path] : [])))];
+}
+
+/** The paths whose current state checkCommit needs: those expected, those put, and their ancestors. */
+export function pathsToCheck(changes: readonly Change[]): string[] {
+  const puts = pathsPut(changes);
+  return [...new Set([...pathsExpected(changes), ...puts, ...puts.flatMap(ancestorsOf)])];
+}
+
+/** Of `dirs`, those with files under them in `current` (a map of every file), with those files: checkCommit's `under`. */
+export function filesUnder(current: CurrentFiles, dirs: readonly string[]): Map<string, string[]> {
+  const wanted = new Set(dirs);
+  const under = new Map<string, string[]>();
+  for (const path of current.keys()) {
+    for (const dir of ancestorsOf(path)) if (wanted.has(dir)) under.set(dir, [...(under.get(dir) ?? []), path]);
+  }
+  return under;
+}
+
+/**
+ * The puts that would leave a path both a file and a directory (docs/api.md, v1.3), one entry each
+ * with the other path of the clash: a file above it, or a file under it, after the commit. `under`
+ * lists the files under each put path now (at least one more than the commit deletes there, when
+ * there are that many); `current` holds at least the put paths and their ancestors.
+ */
+export function fileDirClashes(changes: readonly Change[], current: CurrentFiles, under: ReadonlyMap<string, readonly string[]>): ConflictEntry[] {
+  const last = new Map(changes.map((change) => [change.path, change]));
+  const isFileAfter = (path: string) => (last.has(path) ? last.get(path)!.op === "put" : current.has(path));
+  const putUnder = new Map<string, string>();
+  for (const [path, change] of last) if (change.op === "put") for (const dir of ancestorsOf(path)) putUnder.set(dir, path);
+  const clashes: ConflictEntry[] = [];
+  for (const [path, change] of last) {
+    if (change.op !== "put") continue;
+    const other = ancestorsOf(path).find(isFileAfter) ?? putUnder.get(path) ?? under.get(path)?.find((file) => last.get(file)?.op !== "delete");
+    if (other === undefined) continue;
+    const now = current.get(path);
+    clashes.push({ path, sha256: now?.sha256 ?? null, size: now?.size ?? null, clash: other });
+  }
+  return clashes;
+}
+
 /**
  * The commit's refusal, or undefined when it may be applied, in the order of docs/api.md: a put
- * whose size differs from its blob's (400), failed expectations (409), missing blobs (422).
- * `sizes` holds the stored sizes of the blobs named (see blobsNamed), `current` at least the
- * paths expected (see pathsExpected), `version` the project's head.
+ * whose size differs from its blob's (400), failed expectations and file/directory clashes (409),
+ * missing blobs (422). `sizes` holds the stored sizes of the blobs named (see blobsNamed),
+ * `current` at least the paths of pathsToCheck, `under` what fileDirClashes needs, `version` the
+ * project's head.
  */
 export function checkCommit(
   changes: readonly Change[],
-  stored: { sizes: ReadonlyMap<string, number>; current: CurrentFiles; version: number },
+  stored: { sizes: ReadonlyMap<string, number>; current: CurrentFiles; under: ReadonlyMap<string, readonly string[]>; version: number },
 ): CommitOutcome | undefined {
   for (const change of changes) {
     if (change.op !== "put") continue;
@@ -51,6 +98,8 @@ export function checkCommit(
     }
   }
   const conflicts = checkExpectations(changes, stored.current);
+  const failed = new Set(conflicts.map((c) => c.path));
+  conflicts.push(...fileDirClashes(changes, stored.current, stored.under).filter((c) => !failed.has(c.path)));
   if (conflicts.length > 0) return { kind: "conflict", conflicts, version: stored.version };
   const missing = blobsNamed(changes).filter((sha256) => !stored.sizes.has(sha256));
   return missing.length > 0 ? { kind: "missing_blobs", missing } : undefined;

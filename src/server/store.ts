@@ -7,8 +7,8 @@ import type { CommitFeed, CommitRequest, ConflictEntry, ProjectSummary, RemoteFi
 export type FileEntry = RemoteFile;
 
 export type CommitOutcome =
-  | { kind: "committed"; version: number }
-  | { kind: "replayed"; version: number }
+  | { kind: "committed"; version: number; chain: string }
+  | { kind: "replayed"; version: number; chain: string }
   /** The Idempotency-Key was bound to another body by an applied commit. */
   | { kind: "key_reused" }
   | { kind: "conflict"; conflicts: ConflictEntry[]; version: number }
@@ -74,8 +74,8 @@ export interface ProjectStore {
    * The files of a project now, or as of `version` (undefined when `version` is past the head).
    * Throws ProjectNotFoundError for a project never created.
    */
-  files(projectId: string, version?: number): Promise<{ version: number; files: FileEntry[] } | undefined>;
-  /** The commits after `query.since`, oldest first, with the head version. */
+  files(projectId: string, version?: number): Promise<{ version: number; files: FileEntry[]; chain: string } | undefined>;
+  /** The commits after `query.since`, oldest first (each with its chain hash), with the head version and its chain hash. */
   commits(projectId: string, query: FeedQuery): Promise<CommitFeed>;
   /**
    * Resolves once the project's head is past `since` (on any replica of a shared store: true),

@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
-import { API_ERRORS, type Listing } from "../api/types.js";
+import { API_ERRORS, API_VERSION, type CommitAnswer, type ConflictEntry, type Listing } from "../api/types.js";
 import type { ProjectAccess } from "./access.js";
 import type { RouteContext } from "./context.js";
 import { HttpError, readBody, readJson, sendJson } from "./http.js";
@@ -21,7 +21,7 @@ export async function getFiles(req: IncomingMessage, res: ServerResponse, projec
   if (!listing) {
     throw new HttpError(404, API_ERRORS.versionNotFound, `version ${version} is past the project's head`);
   }
-  const answer: Listing = { ...listing, api: "1.2" };
+  const answer: Listing = { ...listing, api: API_VERSION };
   sendJson(res, 200, answer);
 }
 
@@ -70,15 +70,15 @@ export async function commit(req: IncomingMessage, res: ServerResponse, ctx: Rou
   switch (outcome.kind) {
     case "committed":
       ctx.onCommit?.({ projectId, version: outcome.version, changes: parsed.value.changes.length });
-      return sendJson(res, 200, { version: outcome.version });
+      return sendJson(res, 200, commitAnswer(outcome));
     case "replayed":
-      return sendJson(res, 200, { version: outcome.version }, { "idempotent-replayed": "true" });
+      return sendJson(res, 200, commitAnswer(outcome), { "idempotent-replayed": "true" });
     case "key_reused": {
       const message = "this Idempotency-Key was used by an applied commit with another body: use a new key for a new commit";
       throw new HttpError(422, API_ERRORS.idempotencyKeyReused, message);
     }
     case "conflict": {
-      const message = `${outcome.conflicts.length} path(s) do not hold what the commit expects: nothing was applied`;
+      const message = conflictMessage(outcome.conflicts);
       throw new HttpError(409, API_ERRORS.conflict, message, { conflicts: outcome.conflicts, version: outcome.version });
     }
     case "missing_blobs":
@@ -90,6 +90,19 @@ export async function commit(req: IncomingMessage, res: ServerResponse, ctx: Rou
       throw new HttpError(400, API_ERRORS.invalidRequest, message, { path: outcome.path });
     }
   }
+}
+
+function commitAnswer(outcome: { version: number; chain: string }): CommitAnswer {
+  return { version: outcome.version, chain: outcome.chain, api: API_VERSION };
+}
+
+/** What a 409 says: the paths whose expectation failed, and each file/directory clash by both its paths. */
+function conflictMessage(conflicts: readonly ConflictEntry[]): string {
+  const clashes = conflicts.filter((c) => c.clash !== undefined).map((c) => `${c.path} and ${c.clash}`);
+  const expected = conflicts.length - clashes.length;
+  const parts = expected > 0 ? [`${expected} path(s) do not hold what the commit expects`] : [];
+  if (clashes.length > 0) parts.push(`a file and a directory under one name: ${clashes.join("; ")}`);
+  return `${parts.join("; ")}: nothing was applied`;
 }
 
 /**

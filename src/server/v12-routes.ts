@@ -2,7 +2,7 @@
 // GET and POST /api/projects.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { API_ERRORS } from "../api/types.js";
+import { API_ERRORS, API_VERSION } from "../api/types.js";
 import type { ProjectAccess } from "./access.js";
 import type { Context, RouteContext } from "./context.js";
 import { HttpError, readJson, sendJson } from "./http.js";
@@ -37,7 +37,7 @@ export async function getCommits(req: IncomingMessage, res: ServerResponse, ctx:
     if (gone) return;
   }
   const { since, limit, path } = query;
-  sendJson(res, 200, await project.commits({ since, limit, path, maxBytes: ctx.limits.maxJsonBytes }));
+  sendJson(res, 200, { ...(await project.commits({ since, limit, path, maxBytes: ctx.limits.maxJsonBytes })), api: API_VERSION });
 }
 
 /** `GET /api/projects`: the projects `visible` lets the caller see. */

@@ -12,6 +12,7 @@ import { Ledger } from "../reconcile/ledger.js";
 import { Reconciler, type RoundResult } from "../reconcile/reconciler.js";
 import { versionLine } from "../reconcile/commit-step.js";
 import { RemoteView } from "../reconcile/remote-view.js";
+import { checkLineage, RewoundError } from "../reconcile/lineage.js";
 import { fileStateStore, type StateStore } from "../reconcile/state-store.js";
 import type { Reporter } from "../report.js";
 import { ApiClient, ApiError } from "../transfer/client.js";
@@ -107,6 +108,7 @@ export class SyncSession {
   private settled: Promise<SyncResult> | undefined;
   private finishing: Promise<SyncResult> | undefined;
   private usageError = false;
+  private lineage: Promise<void> | undefined;
   private readonly follower: RemoteFollower | undefined;
 
   constructor(private readonly options: SyncOptions) {
@@ -166,11 +168,39 @@ export class SyncSession {
       // Only for a project that exists (the state file would remember a mistyped id), and without
       // holding the session up while a server does not answer.
       await (await this.parts).base.markClock();
+      await this.historyChecked();
     } catch (error) {
       if (error instanceof ApiError && error.fatal) return this.stop(error.message); // 401, 403, a redirect: no round asks again
       if (!(error instanceof UsageError)) return; // the rounds retry and say it
       this.usageError = true;
       this.stop(error.hint ? `${error.message} (${error.hint})` : error.message);
+    }
+  }
+
+  /**
+   * Before the first round: a server whose history does not extend this tree's is refused (a
+   * fatal RewoundError: the session stops, its changes go to the journal). Asked again after a
+   * failure to ask.
+   */
+  private historyChecked(): Promise<void> {
+    this.lineage ??= (async () => {
+      const { base } = await this.parts;
+      await this.view.ensure(this.controller.signal);
+      await checkLineage(base.base, { view: this.view, remote: this.remote, report: this.options.report }, this.controller.signal);
+    })().catch((error: unknown) => {
+      this.lineage = undefined;
+      throw error;
+    });
+    return this.lineage;
+  }
+
+  /** The refusal of a server whose history does not extend this tree's, once asked; undefined when it does, or when it could not be asked. */
+  async historyRefusal(): Promise<string | undefined> {
+    try {
+      await this.historyChecked();
+      return undefined;
+    } catch (error) {
+      return error instanceof RewoundError ? error.message : undefined;
     }
   }
 
@@ -264,10 +294,13 @@ export class SyncSession {
     }
     try {
       const { reconciler } = await this.parts;
+      await this.historyChecked();
       const evidence = new Set(targets.filter((t) => t.cause !== "scan").map((t) => t.remote));
       const round = await reconciler.round({ mode: this.options.mode ?? "push", paths: targets.map((t) => t.remote), evidence }, this.controller.signal);
       if (this.settled) return;
       this.sayPulled(round);
+      // A remote path this client refuses (a file and a directory under one name): never synced, so not left unsaid.
+      for (const { path, reason } of round.outOfScope.filter((o) => o.refused)) this.markUnsynced(path, reason);
       // Unless a newer change of the same path is already waiting, try again in the next batch; a
       // scan's finding waiting meanwhile does not take the place of an event's (its evidence: a
       // symlink swapped in under an event's path is then said, not passed over).

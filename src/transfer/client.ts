@@ -130,8 +130,9 @@ export class ApiClient {
       }
       files.push({ path: file.path, sha256: file.sha256, size: file.size });
     }
-    const api: ApiVersion = json.api === "1.2" ? "1.2" : "1";
-    return { version: json.version, files, api };
+    // A 1.3 server is a 1.2 one with a history the client can check (its chain hash).
+    const api: ApiVersion = json.api === "1.2" || json.api === "1.3" ? "1.2" : "1";
+    return isSha256(json.chain) ? { version: json.version, files, api, chain: json.chain } : { version: json.version, files, api };
   }
 
   /**
@@ -236,7 +237,7 @@ export class ApiClient {
    * POST /commits. Errors: 409 `conflict` (v1.2: body.conflicts, body.version: nothing applied),
    * 422 `missing_blobs` (body.missing), 400 `invalid_path` (body.path), 422 `idempotency_key_reused`.
    */
-  async commit(changes: Change[], source: CommitSource, idempotencyKey: string, signal?: AbortSignal): Promise<{ version: number }> {
+  async commit(changes: Change[], source: CommitSource, idempotencyKey: string, signal?: AbortSignal): Promise<{ version: number; chain?: string }> {
     const answer = await this.request("POST", "/commits", {
       signal,
       ok: [200],
@@ -245,7 +246,8 @@ export class ApiClient {
     });
     const version = answer.json?.version;
     if (typeof version !== "number") throw this.protocolError("POST /commits", "the answer has no version");
-    return { version };
+    const chain = answer.json?.chain;
+    return isSha256(chain) ? { version, chain } : { version };
   }
 
   /**

@@ -42,7 +42,7 @@ export class ProjectRemote {
     return feed;
   }
 
-  commit(changes: Change[], source: CommitSource, key: string, signal: AbortSignal): Promise<{ version: number }> {
+  commit(changes: Change[], source: CommitSource, key: string, signal: AbortSignal): Promise<{ version: number; chain?: string }> {
     return this.caller.call(() => this.api.commit(changes, source, key, signal), signal, { answerExpectedWithinMs: 0 });
   }
 }

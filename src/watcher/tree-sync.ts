@@ -91,6 +91,11 @@ export class TreeSync {
     });
   }
 
+  /** The sync session's refusal of a rewound server (src/reconcile/lineage.ts); undefined in a dry run. */
+  async historyRefusal(): Promise<string | undefined> {
+    return (await this.session)?.historyRefusal();
+  }
+
   /** A path to sync (there is a session: not a dry run). */
   add(remote: string, cause: string): void {
     void this.session!.then((session) => session.add({ remote, cause }));

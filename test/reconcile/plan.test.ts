@@ -179,3 +179,36 @@ describe("plan: the mass-delete guard", () => {
     expect(p.removes).toEqual([]);
   });
 });
+
+describe("plan: a delete of a path never synced here", () => {
+  it("is listed to be said (with an event, in a push; never found by a scan), and the remote file left alone", () => {
+    const p = plan([state("gone.txt", null, null, "r", true), state("scanned.txt", null, null, "r"), state("synced.txt", "r", null, "r", true)], context());
+    expect(p.unsyncedDeletes).toEqual(["gone.txt"]);
+    expect(p.deletes.map((d) => d.path)).toEqual(["synced.txt"]);
+    expect(p.leftAlone.map((l) => l.path)).toEqual(["gone.txt", "scanned.txt"]);
+    expect(plan([state("gone.txt", null, null, "r", true)], context({ mode: "two-way" })).unsyncedDeletes).toEqual([]);
+  });
+});
+
+describe("plan: a file and a directory under one name", () => {
+  const clashes = new Map([["x/y", "x"], ["d", "d/a.txt"]]);
+  const clash = (path: string) => clashes.get(path);
+
+  it("is a conflict whose copy clashes with nothing: beside the file above, or beside the directory", () => {
+    const p = plan([state("x/y", null, "m", null), state("d", "b", "m", null)], context({ clash }));
+    expect(p.conflicts.map((c) => [c.path, c.clash, c.copy])).toEqual([
+      ["x/y", "x", expect.stringMatching(/^x\.conflict-20261125-101500-ci-7-m\/y$/)],
+      ["d", "d/a.txt", expect.stringMatching(/^d\.conflict-20261125-101500-ci-7-/)],
+    ]);
+    expect(p.puts).toEqual([]);
+    expect(p.copies.map((c) => c.from)).toEqual(["x/y", "d"]);
+  });
+
+  it("stays open while the clash does, its copy following local edits; a path the remote holds is no clash", () => {
+    const open = new Map([["x/y", { local: "m", remote: null, copy: "x.conflict-1/y", copySha: "m", at: "" }]]);
+    const still = plan([state("x/y", null, "m2", null)], context({ clash, open }));
+    expect(still.stillOpen).toEqual([{ path: "x/y", remote: null }]);
+    expect(still.copies.map((c) => [c.path, c.sha256])).toEqual([["x.conflict-1/y", "m2"]]);
+    expect(plan([state("x/y", "r", "m", "r")], context({ clash })).puts.map((p) => p.path)).toEqual(["x/y"]);
+  });
+});

@@ -3,6 +3,7 @@ import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
 import { rawRequest, sendUntilAnswered, sha256, storeCases } from "./helpers.js";
 import { usePgCluster } from "./pg-cluster.js";
+import { ZERO_CHAIN } from "../../src/api/chain.js";
 
 const pg = usePgCluster();
 
@@ -24,7 +25,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       const t = await projectServer();
       const res = await t.request("/files");
       expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ version: 0, files: [], api: "1.2" });
+      expect(await res.json()).toEqual({ version: 0, files: [], api: "1.3", chain: ZERO_CHAIN });
     });
 
     it("lists the committed files sorted by path, with sha256 and size", async () => {
@@ -225,21 +226,21 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
         source: { agent: "claude", sessionId: "s-1" },
       });
       expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ version: 1 });
+      expect(await res.json()).toMatchObject({ version: 1 });
       res = await t.commit({
         changes: [
           { op: "put", path: "a.txt", ...two },
           { op: "delete", path: "old.txt" },
         ],
       });
-      expect(await res.json()).toEqual({ version: 2 });
+      expect(await res.json()).toMatchObject({ version: 2 });
       expect(await t.files()).toEqual({ version: 2, files: [{ path: "a.txt", ...two }] });
     });
 
     it("accepts deleting a path that does not exist", async () => {
       const t = await projectServer();
       const res = await t.commit({ changes: [{ op: "delete", path: "ghost.txt" }] });
-      expect(await res.json()).toEqual({ version: 1 });
+      expect(await res.json()).toMatchObject({ version: 1 });
     });
 
     it("applies the changes of one commit in order, so the last one for a path wins", async () => {
@@ -262,11 +263,11 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       const key = randomUUID();
       const body = { changes: [{ op: "put", path: "a.txt", ...blob }] };
       const first = await t.commit(body, key);
-      expect(await first.json()).toEqual({ version: 1 });
+      expect(await first.json()).toMatchObject({ version: 1 });
 
       const again = await t.commit(body, key);
       expect(again.status).toBe(200);
-      expect(await again.json()).toEqual({ version: 1 });
+      expect(await again.json()).toMatchObject({ version: 1 });
       expect(again.headers.get("idempotent-replayed")).toBe("true");
 
       // A different body under the same key is refused: it would be lost silently otherwise.
@@ -282,7 +283,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       const answers = await Promise.all(
         Array.from({ length: 8 }, () => t.commit({ changes: [{ op: "put", path: "a.txt", ...blob }] }, key)),
       );
-      for (const res of answers) expect(await res.json()).toEqual({ version: 1 });
+      for (const res of answers) expect(await res.json()).toMatchObject({ version: 1 });
       expect((await t.files()).version).toBe(1);
     });
 
@@ -291,8 +292,8 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       const two = `${t.project}-two`;
       await t.createProject(two);
       const key = randomUUID();
-      expect(await (await t.commit({ changes: [] }, key)).json()).toEqual({ version: 1 });
-      expect(await (await t.commit({ changes: [] }, key, two)).json()).toEqual({ version: 1 });
+      expect(await (await t.commit({ changes: [] }, key)).json()).toMatchObject({ version: 1 });
+      expect(await (await t.commit({ changes: [] }, key, two)).json()).toMatchObject({ version: 1 });
       expect((await t.files(two)).version).toBe(1);
     });
 
@@ -317,7 +318,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       await t.upload("absent a");
       await t.upload("absent b");
       const accepted = await t.commit(body, key);
-      expect(await accepted.json()).toEqual({ version: 1 });
+      expect(await accepted.json()).toMatchObject({ version: 1 });
       expect((await t.files()).files).toHaveLength(4);
     });
 

@@ -1,9 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { canonicalChanges, chainHash, ZERO_CHAIN } from "../../src/api/chain.js";
 import type { Change } from "../../src/api/types.js";
 import {
   canonicalJson,
   checkCommit,
   checkExpectations,
+  fileDirClashes,
+  filesUnder,
   pathsExpected,
   requestFingerprint,
   touchesPath,
@@ -77,7 +80,7 @@ describe("pathsExpected", () => {
 
 describe("checkCommit", () => {
   const sizes = new Map([[A, 1]]);
-  const stored = { sizes, current, version: 7 };
+  const stored = { sizes, current, under: new Map<string, string[]>(), version: 7 };
 
   it("refuses a wrong size (400) before a failed expectation (409) before a missing blob (422)", () => {
     const wrongSize: Change = { op: "put", path: "x", sha256: A, size: 5 };
@@ -132,5 +135,43 @@ describe("touchesPath", () => {
     ["another path", "docs", false],
   ])("matches %s: %s", (_name, path, matches) => {
     expect(touchesPath(changes, path)).toBe(matches);
+  });
+});
+
+describe("fileDirClashes (a file and a directory under one name, docs/api.md v1.3)", () => {
+  const put = (path: string): Change => ({ op: "put", path, sha256: A, size: 1 });
+  const del = (path: string): Change => ({ op: "delete", path });
+  const files = (...paths: string[]) => new Map(paths.map((p) => [p, { sha256: B, size: 2 }]));
+  const clashes = (changes: Change[], now: Map<string, { sha256: string; size: number }>) =>
+    fileDirClashes(changes, now, filesUnder(now, changes.flatMap((c) => (c.op === "put" ? [c.path] : [])))).map((c) => [c.path, c.clash]);
+
+  it.each<[string, Change[], string[], (string | undefined)[][]]>([
+    ["a file under a file", [put("x/y")], ["x"], [["x/y", "x"]]],
+    ["a file under a file deeper up", [put("x/y/z")], ["x"], [["x/y/z", "x"]]],
+    ["a file over a directory", [put("x")], ["x/y"], [["x", "x/y"]]],
+    ["both in one commit", [put("x"), put("x/y")], [], [["x", "x/y"], ["x/y", "x"]]],
+    ["the file deleted in the same commit", [del("x"), put("x/y")], ["x"], []],
+    ["the directory emptied in the same commit", [del("x/y"), del("x/z"), put("x")], ["x/y", "x/z"], []],
+    ["the directory not quite emptied", [del("x/y"), put("x")], ["x/y", "x/z"], [["x", "x/z"]]],
+    ["a sibling with the same prefix", [put("x.txt/y"), put("xy")], ["x", "x-1/a"], []],
+    ["a put of a file that stays a file", [put("x")], ["x", "xy/z"], []],
+    ["a delete never clashes", [del("x")], ["x", "x/y"], []],
+  ])("%s", (_name, changes, now, expected) => {
+    expect(clashes(changes, files(...now))).toEqual(expected);
+  });
+
+  it("is a 409 conflict in checkCommit, each clashing put named once with what it holds now", () => {
+    const outcome = checkCommit([put("here.txt/y")], { sizes: new Map([[A, 1]]), current, under: new Map(), version: 7 });
+    expect(outcome).toEqual({ kind: "conflict", version: 7, conflicts: [{ path: "here.txt/y", sha256: null, size: null, clash: "here.txt" }] });
+  });
+});
+
+describe("chainHash (docs/api.md v1.3)", () => {
+  it("hashes the previous chain hash and the changes as canonical JSON, without expect", () => {
+    const changes: Change[] = [{ op: "put", path: "ä/a", sha256: A, size: 1, expect: B }, { op: "delete", path: "b", expect: null }];
+    expect(canonicalChanges(changes)).toBe(`[{"op":"put","path":"ä/a","sha256":"${A}","size":1},{"op":"delete","path":"b"}]`);
+    expect(chainHash(ZERO_CHAIN, changes)).toBe(chainHash(ZERO_CHAIN, changes.map(({ expect: _, ...c }) => c as Change)));
+    expect(chainHash(ZERO_CHAIN, changes)).not.toBe(chainHash(chainHash(ZERO_CHAIN, []), changes));
+    expect(chainHash(ZERO_CHAIN, changes)).toMatch(/^[0-9a-f]{64}$/);
   });
 });

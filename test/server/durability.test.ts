@@ -24,7 +24,7 @@ describe("restart", () => {
 
     expect(await t.files()).toEqual(before);
     const replay = await t.commit(first, key);
-    expect(await replay.json()).toEqual({ version: 1 });
+    expect(await replay.json()).toMatchObject({ version: 1 });
     expect(await t.files()).toEqual(before);
     expect(await t.write("d.txt", "four")).toBe(4);
   });
@@ -86,6 +86,28 @@ describe("restart", () => {
     const res = await t.request("/files");
     expect(res.status).toBe(500);
     expect(await res.json()).toMatchObject({ error: "project_unavailable" });
+  });
+
+  it("computes the chain hash of records written before API v1.3, and refuses a record whose chain hash is not its own", async () => {
+    const t = await testServer({ projects: ["demo", "healthy"] });
+    await t.write("a.txt", "one");
+    await t.write("b.txt", "two");
+    await t.write("c.txt", "three", "healthy");
+    const chainOf = async (project: string) => ((await (await t.request("/files", {}, project)).json()) as { chain: string }).chain;
+    const [demo, healthy] = [await chainOf("demo"), await chainOf("healthy")];
+    await t.close();
+    const strip = async (project: string, edit: (record: { chain?: string }, i: number) => void) => {
+      const lines = (await readFile(logOf(t.dataDir, project), "utf8")).trimEnd().split("\n").map((line) => JSON.parse(line) as { chain?: string });
+      lines.forEach(edit);
+      await writeFile(logOf(t.dataDir, project), lines.map((line) => JSON.stringify(line) + "\n").join(""));
+    };
+    await strip("demo", (record) => delete record.chain);
+    await strip("healthy", (record) => (record.chain = "0".repeat(64)));
+    const warnings: string[] = [];
+    await t.restart({ onWarning: (w) => warnings.push(w) });
+    expect(await chainOf("demo")).toBe(demo);
+    expect(healthy).toMatch(/^[0-9a-f]{64}$/);
+    expect(warnings).toEqual([expect.stringMatching(/^project healthy is unavailable: .*commits\.ndjson:1: corrupt commit log \(the chain hash of version 1/)]);
   });
 
   it("refuses commits to a project whose log versions do not follow each other, keeping its log as it was", async () => {
@@ -184,7 +206,7 @@ describe("crash", () => {
       for (const ack of acknowledged) {
         expect(byPath.get(ack.path), ack.path).toBe(ack.sha256);
         const replay = await fetch(`${api}/commits`, { method: "POST", headers: { "idempotency-key": ack.key }, body: ack.body });
-        expect(await replay.json()).toEqual({ version: ack.version });
+        expect(await replay.json()).toMatchObject({ version: ack.version });
       }
     } finally {
       await server.close();

@@ -37,7 +37,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       ["a delete of an absent path expecting it absent", () => ({ op: "delete", path: "ghost.txt", expect: null })],
     ])("applies %s", async (_name, change) => {
       const { t, ...blobs } = await seeded();
-      expect(await answer(await t.commit({ changes: [change(blobs)] }))).toEqual({ status: 200, version: 3 });
+      expect(await answer(await t.commit({ changes: [change(blobs)] }))).toMatchObject({ status: 200, version: 3 });
     });
 
     it.each([
@@ -96,16 +96,37 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     });
   });
 
+  describe("a file and a directory under one name (v1.3)", () => {
+    it("refuses a file under a file, and a file over a directory, across versions: 409 conflict naming both paths, nothing applied", async () => {
+      const { t, fresh, before } = await seeded();
+      const under = await answer(await t.commit({ changes: [{ op: "put", path: "keep.txt/y", ...fresh, expect: null }] }));
+      expect(under).toMatchObject({ status: 409, error: "conflict", version: 2, conflicts: [{ path: "keep.txt/y", sha256: null, size: null, clash: "keep.txt" }] });
+      expect(under.message).toContain("keep.txt/y and keep.txt");
+      await t.write("dir/a.txt", "a");
+      const over = await answer(await t.commit({ changes: [{ op: "put", path: "dir", ...fresh }] }));
+      expect(over).toMatchObject({ status: 409, conflicts: [{ path: "dir", sha256: null, clash: "dir/a.txt" }] });
+      expect((await t.files()).files.map((f) => f.path)).toEqual([...before.files.map((f) => f.path), "dir/a.txt"].sort());
+    });
+
+    it("refuses both in one commit, and takes a file replaced by a directory in one commit", async () => {
+      const { t, fresh, keep } = await seeded();
+      const both = await answer(await t.commit({ changes: [{ op: "put", path: "x", ...fresh }, { op: "put", path: "x/y", ...fresh }] }));
+      expect(both).toMatchObject({ status: 409, conflicts: [{ path: "x", clash: "x/y" }, { path: "x/y", clash: "x" }] });
+      const replaced = await t.commit({ changes: [{ op: "delete", path: "keep.txt", expect: keep.sha256 }, { op: "put", path: "keep.txt/y", ...fresh, expect: null }] });
+      expect(replaced.status).toBe(200);
+    });
+  });
+
   describe("the order of the checks: key replay, 400s, 409 conflict, 422 missing_blobs", () => {
     it("answers a replayed key with its first version even though its expectations no longer hold", async () => {
       const t = await projectServer();
       const blob = await t.upload("first");
       const key = randomUUID();
       const body = { changes: [{ op: "put", path: "a.txt", ...blob, expect: null }] };
-      expect(await answer(await t.commit(body, key))).toEqual({ status: 200, version: 1 });
+      expect(await answer(await t.commit(body, key))).toMatchObject({ status: 200, version: 1 });
       const again = await t.commit(body, key);
       expect(again.headers.get("idempotent-replayed")).toBe("true");
-      expect(await answer(again)).toEqual({ status: 200, version: 1 });
+      expect(await answer(again)).toMatchObject({ status: 200, version: 1 });
     });
 
     it("answers 400 before 409: a wrong size, or a bad path, next to a conflict", async () => {
@@ -150,8 +171,8 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       const key = randomUUID();
       const first = `{"changes":[{"op":"put","path":"a.txt","sha256":"${blob.sha256}","size":${blob.size},"expect":null}],"source":{"agent":"a","sessionId":"s"}}`;
       const reordered = `{"source":{"sessionId":"s","agent":"a"},"note":"ignored","changes":[{"expect":null,"size":${blob.size},"sha256":"${blob.sha256}","path":"a.txt","op":"put"}]}`;
-      expect(await answer(await t.commit(first, key))).toEqual({ status: 200, version: 1 });
-      expect(await answer(await t.commit(reordered, key))).toEqual({ status: 200, version: 1 });
+      expect(await answer(await t.commit(first, key))).toMatchObject({ status: 200, version: 1 });
+      expect(await answer(await t.commit(reordered, key))).toMatchObject({ status: 200, version: 1 });
     });
 
     it.each([
@@ -168,8 +189,8 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       }[refusal];
       expect((await t.commit({ changes: [refused] }, key)).status).toBeGreaterThanOrEqual(400);
       const other = { changes: [{ op: "put", path: "edit.txt", ...fresh, expect: edit.sha256 }] };
-      expect(await answer(await t.commit(other, key))).toEqual({ status: 200, version: 3 });
-      expect(await answer(await t.commit(other, key))).toEqual({ status: 200, version: 3 });
+      expect(await answer(await t.commit(other, key))).toMatchObject({ status: 200, version: 3 });
+      expect(await answer(await t.commit(other, key))).toMatchObject({ status: 200, version: 3 });
     });
 
     it("remembers which body each key was bound to across a restart", async () => {
@@ -179,7 +200,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       const body = { changes: [{ op: "put", path: "a.txt", ...blob, expect: null }], source: { agent: "claude", sessionId: "s-1" } };
       await t.commit(body, key);
       await t.restart();
-      expect(await answer(await t.commit(body, key))).toEqual({ status: 200, version: 1 });
+      expect(await answer(await t.commit(body, key))).toMatchObject({ status: 200, version: 1 });
       expect(await answer(await t.commit({ ...body, source: { agent: "codex" } }, key))).toMatchObject({ status: 422 });
     });
   });

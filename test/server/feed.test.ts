@@ -84,8 +84,8 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       const { t } = await history(projectServer);
       expect((await feed(t, "?limit=2")).commits.map((c) => c.version)).toEqual([1, 2]);
       expect(await feed(t, "?since=2&limit=1")).toMatchObject({ version: 4, commits: [{ version: 3 }] });
-      expect(await feed(t, "?since=4")).toEqual({ version: 4, commits: [] });
-      expect(await feed(t, "?since=9")).toEqual({ version: 4, commits: [] });
+      expect(await feed(t, "?since=4")).toMatchObject({ version: 4, commits: [] });
+      expect(await feed(t, "?since=9")).toMatchObject({ version: 4, commits: [] });
     });
 
     it.each([
@@ -164,14 +164,14 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       const waiting = feed(t, "?wait=1500");
       await eventually(async () => t.waiting() === 1);
       await t.write("a.txt", "elsewhere", other);
-      expect(await waiting).toEqual({ version: 0, commits: [] });
+      expect(await waiting).toMatchObject({ version: 0, commits: [] });
     });
 
     it("answers empty with the head at the end of a wait with no commit", async () => {
       const t = await projectServer();
       await t.write("a.txt", "one");
       const started = performance.now();
-      expect(await feed(t, "?since=1&wait=300")).toEqual({ version: 1, commits: [] });
+      expect(await feed(t, "?since=1&wait=300")).toMatchObject({ version: 1, commits: [] });
       expect(performance.now() - started).toBeGreaterThanOrEqual(290);
       expect(t.waiting()).toBe(0);
     });
@@ -181,7 +181,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       const waiting = feed(t, "?path=src&wait=60000");
       await eventually(async () => t.waiting() === 1);
       await t.write("docs/x.md", "x");
-      expect(await waiting).toEqual({ version: 1, commits: [] });
+      expect(await waiting).toMatchObject({ version: 1, commits: [] });
     });
 
     it("releases the waiter of a client that goes away", async () => {
@@ -202,7 +202,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       await t.close();
       const res = await waiting;
       expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ version: 0, commits: [] });
+      expect(await res.json()).toMatchObject({ version: 0, commits: [] });
     });
 
     it("wakes many waiters of one project with one commit", async () => {

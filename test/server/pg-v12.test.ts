@@ -6,6 +6,8 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { QueryResult, QueryResultRow } from "pg";
 import { startServer, type RunningServer } from "../../src/server/index.js";
+import { chainHash, ZERO_CHAIN } from "../../src/api/chain.js";
+import type { Change } from "../../src/api/types.js";
 import { MIGRATIONS } from "../../src/server/pg/migrations.js";
 import { PgStore } from "../../src/server/pg/store.js";
 import { eventually, sha256, testServer } from "./helpers.js";
@@ -45,7 +47,7 @@ describe("long polls across replicas", () => {
     const listing = await fetch(`${b.url}/api/projects/demo/files`);
     expect(listing.status).toBe(200);
     await a.write("a.txt", "from A");
-    for (const answered of await Promise.all(waits)) expect(answered).toEqual({ version: 1, commits: [expect.objectContaining({ version: 1 })] });
+    for (const answered of await Promise.all(waits)) expect(answered).toMatchObject({ version: 1, commits: [expect.objectContaining({ version: 1 })] });
     expect(b.waiting()).toBe(0);
   });
 
@@ -142,7 +144,11 @@ describe("a database of an older version", () => {
     expect(await at(1)).toEqual([{ path: "a", ...two }, { path: "b", ...one }]);
     expect(await at(2)).toEqual([{ path: "a", ...two }, { path: "c", ...one }]);
     expect(await at(3)).toEqual([{ path: "a", ...one }, { path: "b", ...two }, { path: "c", ...one }]);
-    expect(await (await fetch(`${api}/old/files`)).json()).toEqual({ version: 3, files: await at(3), api: "1.2" });
+    // Commits from before the chain hash (API v1.3) get theirs at the migration, each after the one before.
+    const chains = (commits as Change[][]).reduce((acc, changes) => [...acc, chainHash(acc.at(-1)!, changes)], [ZERO_CHAIN]);
+    expect(await (await fetch(`${api}/old/files`)).json()).toEqual({ version: 3, files: await at(3), api: "1.3", chain: chains[3] });
+    const feed = (await (await fetch(`${api}/old/commits`)).json()) as { chain: string; commits: { chain: string }[] };
+    expect([feed.chain, ...feed.commits.map((c) => c.chain)]).toEqual([chains[3], ...chains.slice(1)]);
     expect(await (await fetch(`${api}/talk-only/sessions/s-1/events`)).text()).toBe("abc");
     // The blobs its commits name stay visible to it (migration 5), to no other project.
     for (const blob of [one, two]) {
@@ -150,13 +156,13 @@ describe("a database of an older version", () => {
       expect((await fetch(`${api}/talk-only/blobs/${blob.sha256}`, { method: "HEAD" })).status).toBe(404);
     }
     const replay = await fetch(`${api}/old/commits`, { method: "POST", headers: { "idempotency-key": "k2" }, body: JSON.stringify({ changes: commits[1] }) });
-    expect(await replay.json()).toEqual({ version: 2 });
+    expect(await replay.json()).toEqual({ version: 2, chain: chains[2], api: "1.3" });
     const next = await fetch(`${api}/old/commits`, {
       method: "POST",
       headers: { "idempotency-key": "k4" },
       body: JSON.stringify({ changes: [{ op: "delete", path: "c", expect: one.sha256 }] }),
     });
-    expect(await next.json()).toEqual({ version: 4 });
+    expect(await next.json()).toMatchObject({ version: 4, chain: chainHash(chains[3]!, [{ op: "delete", path: "c" }]) });
     expect(await at(3)).toHaveLength(3);
     expect(await at(4)).toEqual([{ path: "a", ...one }, { path: "b", ...two }]);
   });

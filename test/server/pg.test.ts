@@ -9,6 +9,7 @@ import { MIGRATIONS } from "../../src/server/pg/migrations.js";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
 import { createProject, eventually, sha256, testServer } from "./helpers.js";
 import { usePgCluster } from "./pg-cluster.js";
+import { ZERO_CHAIN } from "../../src/api/chain.js";
 
 const pg = usePgCluster();
 
@@ -85,8 +86,8 @@ describe("several replicas on one database", () => {
     const blob = await t.upload("once");
     const key = randomUUID();
     const answers = await Promise.all([commit(t.url, "a.txt", blob, key), commit(other.url, "a.txt", blob, key)]);
-    expect(await Promise.all(answers.map((res) => res.json()))).toEqual([{ version: 1 }, { version: 1 }]);
-    expect(await (await commit(other.url, "a.txt", blob, key)).json()).toEqual({ version: 1 });
+    expect(await Promise.all(answers.map((res) => res.json()))).toMatchObject([{ version: 1 }, { version: 1 }]);
+    expect(await (await commit(other.url, "a.txt", blob, key)).json()).toMatchObject({ version: 1 });
     expect((await t.files()).version).toBe(1);
   });
 
@@ -172,7 +173,7 @@ describe("a database that goes away", () => {
     expect(warnings.join("\n")).toMatch(/database unreachable/);
     await eventually(async () => (await fetch(`${server!.url}/readyz`)).status === 200);
     await createProject(server!.url, "demo");
-    expect(await (await fetch(`${server!.url}/api/projects/demo/files`)).json()).toEqual({ version: 0, files: [], api: "1.2" });
+    expect(await (await fetch(`${server!.url}/api/projects/demo/files`)).json()).toEqual({ version: 0, files: [], api: "1.3", chain: ZERO_CHAIN });
   });
 });
 
@@ -213,7 +214,7 @@ describe("uspark serve --db", () => {
     await expect(fetch(`${url}/healthz`)).rejects.toThrow(); // no longer accepting
     await lock.release();
     const res = await inFlight;
-    expect(await res.json()).toEqual({ version: 2 });
+    expect(await res.json()).toMatchObject({ version: 2 });
     expect((await result).code).toBe(0);
   });
 

@@ -6,8 +6,9 @@
 import { createReadStream } from "node:fs";
 import { open, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { chainHash, ZERO_CHAIN } from "../../api/chain.js";
 import type { Change, CommitSource } from "../../api/types.js";
-import { requestFingerprint } from "../commit-check.js";
+import { ancestorsOf, requestFingerprint } from "../commit-check.js";
 import { fsyncDir, isCode, writeAll } from "../fsutil.js";
 
 export const LOG_FILE = "commits.ndjson";
@@ -18,6 +19,8 @@ export interface LogRecord {
   at: string;
   changes: Change[];
   source?: CommitSource;
+  /** v1.3: the chain hash at `version`; computed on load for records written before it. */
+  chain?: string;
 }
 
 export interface Project {
@@ -28,10 +31,14 @@ export interface Project {
   files: Map<string, { sha256: string; size: number }>;
   /** The blobs the project may see: named by its commits, or uploaded to it (visible-blobs.ts). */
   visible: Set<string>;
+  /** How many files each directory holds (at any depth): a commit's file/directory clashes are found without a scan. */
+  dirs: Map<string, number>;
   /** Idempotency-Key → the version it was answered with and the fingerprint of its request. */
   keys: Map<string, { version: number; fingerprint: string }>;
   /** Where each version's record starts in the log: offsets[version - 1]. */
   offsets: number[];
+  /** The chain hash at each version: chains[version] (chains[0] is ZERO_CHAIN). */
+  chains: string[];
   /** Bytes of the log that hold complete records. */
   logBytes: number;
   /** ISO time of the last commit, or of the creation. */
@@ -41,17 +48,39 @@ export interface Project {
 }
 
 export function emptyProject(id: string, dir: string, created: string): Project {
-  return { id, dir, version: 0, files: new Map(), visible: new Set(), keys: new Map(), offsets: [], logBytes: 0, updated: created };
+  return { id, dir, version: 0, files: new Map(), visible: new Set(), dirs: new Map(), keys: new Map(), offsets: [], chains: [ZERO_CHAIN], logBytes: 0, updated: created };
 }
 
-/** Applies the record found at byte `offset` of the log. */
+/** The chain hash of the record that follows the project's head. */
+export function nextChain(project: Project, changes: readonly Change[]): string {
+  return chainHash(project.chains[project.version]!, changes);
+}
+
+/** Applies the record found at byte `offset` of the log; one whose chain hash is not its own is damage. */
 export function applyRecord(project: Project, record: LogRecord, offset: number): void {
-  applyChanges(project.files, record.changes);
+  const chain = nextChain(project, record.changes);
+  if (record.chain !== undefined && record.chain !== chain) throw new Error(`the chain hash of version ${record.version} is not the one of its changes`);
+  project.chains.push(chain);
+  for (const change of record.changes) {
+    countDirs(project, change);
+    applyChanges(project.files, [change]);
+  }
   for (const change of record.changes) if (change.op === "put") project.visible.add(change.sha256);
   project.version = record.version;
   project.keys.set(record.key, { version: record.version, fingerprint: requestFingerprint(requestOf(record)) });
   project.offsets.push(offset);
   project.updated = record.at;
+}
+
+/** Before `change` is applied: the directories above a file it adds or removes count it. */
+function countDirs(project: Project, change: Change): void {
+  const step = change.op === "put" ? (project.files.has(change.path) ? 0 : 1) : project.files.has(change.path) ? -1 : 0;
+  if (step === 0) return;
+  for (const dir of ancestorsOf(change.path)) {
+    const count = (project.dirs.get(dir) ?? 0) + step;
+    if (count === 0) project.dirs.delete(dir);
+    else project.dirs.set(dir, count);
+  }
 }
 
 /** The changes, in order, applied to a files map: the last change of a path wins. */
@@ -95,7 +124,11 @@ export async function loadLog(project: Project, warn: (message: string) => void)
     if (record?.version !== project.version + 1 || typeof record.key !== "string" || !Array.isArray(record.changes)) {
       throw new Error(`${file}:${line}: corrupt commit log (expected version ${project.version + 1})`);
     }
-    applyRecord(project, record, offset);
+    try {
+      applyRecord(project, record, offset);
+    } catch (error) {
+      throw new Error(`${file}:${line}: corrupt commit log (${(error as Error).message})`);
+    }
     offset = end + 1;
   }
 

@@ -7,7 +7,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { CommitFeed, CommitRecord, CommitRequest, ProjectSummary } from "../../api/types.js";
-import { blobsNamed, checkCommit, requestFingerprint, touchesPath } from "../commit-check.js";
+import { blobsNamed, checkCommit, filesUnder, pathsPut, requestFingerprint, touchesPath } from "../commit-check.js";
 import { fsyncDir } from "../fsutil.js";
 import { SerialTasks } from "../serial.js";
 import {
@@ -27,7 +27,7 @@ import { CommitWaiters } from "../waiters.js";
 import { mapLimit } from "../../map-limit.js";
 import { BlobFiles } from "./blobs.js";
 import { FileCredentials } from "./credentials.js";
-import { appendLog, applyChanges, emptyProject, loadLog, readRecords, type LogRecord, type Project } from "./log.js";
+import { appendLog, applyChanges, emptyProject, loadLog, nextChain, readRecords, type LogRecord, type Project } from "./log.js";
 import { createProjectDir, findProjects, type FoundProject } from "./projects.js";
 import { TranscriptFiles } from "./sessions.js";
 import { loadUploaded, recordUploaded } from "./visible-blobs.js";
@@ -100,14 +100,14 @@ export class FileStore implements ProjectStore {
     return this.projectsById.has(projectId);
   }
 
-  async files(projectId: string, version?: number): Promise<{ version: number; files: FileEntry[] } | undefined> {
+  async files(projectId: string, version?: number): Promise<{ version: number; files: FileEntry[]; chain: string } | undefined> {
     const project = this.usable(projectId);
     if (version !== undefined && version > project.version) return undefined;
-    if (version === undefined || version === project.version) return { version: project.version, files: listed(project.files) };
+    if (version === undefined || version === project.version) return { version: project.version, files: listed(project.files), chain: project.chains[project.version]! };
     // An older version: the log replayed up to it (read from disk, held as one files map).
     const files = new Map<string, { sha256: string; size: number }>();
     for await (const { record } of readRecords(project, 1, version)) applyChanges(files, record.changes);
-    return { version, files: listed(files) };
+    return { version, files: listed(files), chain: project.chains[version]! };
   }
 
   async commits(projectId: string, query: FeedQuery): Promise<CommitFeed> {
@@ -119,9 +119,9 @@ export class FileStore implements ProjectStore {
       if (query.path !== undefined && !touchesPath(record.changes, query.path)) continue;
       if (commits.length === query.limit || (commits.length > 0 && bytes + size > query.maxBytes)) break;
       bytes += size;
-      commits.push(commitRecordOf(record));
+      commits.push({ ...commitRecordOf(record), chain: project.chains[record.version]! });
     }
-    return { version: head, commits };
+    return { version: head, commits, chain: project.chains[head]! };
   }
 
   waitForCommit(projectId: string, since: number, ms: number, signal: AbortSignal): Promise<boolean> {
@@ -162,19 +162,21 @@ export class FileStore implements ProjectStore {
       const project = this.project(projectId);
       const fingerprint = requestFingerprint(request);
       const answered = project.keys.get(key);
-      if (answered) return answered.fingerprint === fingerprint ? { kind: "replayed", version: answered.version } : { kind: "key_reused" };
+      if (answered) return answered.fingerprint === fingerprint ? { kind: "replayed", version: answered.version, chain: project.chains[answered.version]! } : { kind: "key_reused" };
       if (project.broken) throw unavailable(projectId);
 
       const { changes, source } = request;
       const sizes = await this.blobSizes(projectId, blobsNamed(changes));
-      const refused = checkCommit(changes, { sizes, current: project.files, version: project.version });
+      // Only a put over a directory needs the files under it, and only then are they looked for.
+      const under = filesUnder(project.files, pathsPut(changes).filter((path) => project.dirs.has(path)));
+      const refused = checkCommit(changes, { sizes, current: project.files, under, version: project.version });
       if (refused) return refused;
 
-      const record: LogRecord = { version: project.version + 1, key, at: new Date().toISOString(), changes };
+      const record: LogRecord = { version: project.version + 1, key, at: new Date().toISOString(), changes, chain: nextChain(project, changes) };
       if (source) record.source = source;
       await appendLog(project, record);
       this.waiters.committed(projectId, record.version);
-      return { kind: "committed", version: record.version };
+      return { kind: "committed", version: record.version, chain: record.chain! };
     });
   }
 

@@ -2,6 +2,7 @@
 // together apply each migration once. Applied versions are recorded in schema_migrations.
 
 import type { Pool } from "pg";
+import { fillChains } from "./chains.js";
 import { inTransaction, withClient } from "./db.js";
 
 export const MIGRATIONS: readonly string[] = [
@@ -120,6 +121,13 @@ export const MIGRATIONS: readonly string[] = [
   INSERT INTO project_blobs (project, sha256) SELECT DISTINCT project, sha256 FROM file_history;
   ALTER TABLE tokens ADD COLUMN parent_id text, ADD COLUMN parent_sha256 text;
   `,
+  // v1.3 (migration 6): each commit's chain hash (src/api/chain.ts), computed for the commits already there
+  // right after (fillChains: the hash is SHA-256 over canonical JSON, done in JavaScript); an index
+  // that finds the files under a directory (a commit's file/directory clashes).
+  `
+  ALTER TABLE commits ADD COLUMN chain text;
+  CREATE INDEX file_history_current_prefix ON file_history (project, path text_pattern_ops) WHERE until_version IS NULL;
+  `,
 ];
 
 /** Any constant: the lock only has to be the same for every replica of one database. */
@@ -141,6 +149,8 @@ export function migrate(pool: Pool): Promise<number> {
           await client.query("INSERT INTO schema_migrations (version) VALUES ($1)", [version]);
         });
       }
+      // Commits written before the chain column, or meanwhile by a replica of an older release.
+      await fillChains(client);
       return MIGRATIONS.length - done;
     } finally {
       await client.query("SELECT pg_advisory_unlock($1)", [LOCK_KEY]).catch(() => {});

@@ -5,6 +5,7 @@
 import type { ClientBase, Pool } from "pg";
 import type { Change, CommitFeed, CommitRecord, CommitSource, ProjectSummary } from "../../api/types.js";
 import { ProjectNotFoundError, type FeedQuery, type FileEntry } from "../store.js";
+import { chainAt } from "./chains.js";
 import { guarded } from "./db.js";
 
 type Db = Pool | ClientBase;
@@ -80,6 +81,23 @@ export async function currentFiles(db: Db, projectId: string, paths: string[]): 
   return new Map(rows.map((r) => [r.path, { sha256: r.sha256, size: Number(r.size) }]));
 }
 
+/**
+ * Current files under each of `dirs`, at most `limit` per directory (checkCommit's `under`: the
+ * commit's deletes there and one more). Bytewise ranges, so the pattern index finds them.
+ */
+export async function filesUnderDirs(db: Db, projectId: string, dirs: string[], limit: number): Promise<Map<string, string[]>> {
+  if (dirs.length === 0) return new Map();
+  const { rows } = await db.query<{ dir: string; path: string }>(
+    `SELECT d.dir, f.path FROM unnest($2::text[]) AS d(dir)
+     CROSS JOIN LATERAL (SELECT path FROM file_history
+       WHERE project = $1 AND until_version IS NULL AND path ~>=~ (d.dir || '/') AND path ~<~ (d.dir || '0') LIMIT $3) f`,
+    [projectId, dirs, limit],
+  );
+  const under = new Map<string, string[]>();
+  for (const { dir, path } of rows) under.set(dir, [...(under.get(dir) ?? []), path]);
+  return under;
+}
+
 /** The net effect of the changes of commit `version`, in order: the last change of a path wins. */
 export async function applyChanges(db: ClientBase, projectId: string, version: number, changes: readonly Change[]): Promise<void> {
   const last = new Map(changes.map((change) => [change.path, change]));
@@ -104,11 +122,12 @@ export async function applyChanges(db: ClientBase, projectId: string, version: n
  */
 export async function commitFeed(db: Db, projectId: string, query: FeedQuery): Promise<CommitFeed> {
   const head = await headOf(db, projectId);
+  const chain = await chainAt(db, projectId, head); // fills in any chain missing up to the head
   const { rows } = await guarded(() =>
-    db.query<{ version: string; at: Date; changes: Change[]; source: CommitSource | null }>(
-      `SELECT version, at, changes, source FROM (
+    db.query<CommitRow>(
+      `SELECT version, at, changes, source, chain FROM (
          SELECT *, sum(octet_length(changes::text)) OVER (ORDER BY version) - octet_length(changes::text) AS before
-         FROM (SELECT version, at, changes, source FROM commits
+         FROM (SELECT version, at, changes, source, chain FROM commits
                WHERE project = $1 AND version > $2 AND version <= $3
                  AND ($4::text IS NULL OR EXISTS (
                    SELECT 1 FROM jsonb_array_elements(changes) c WHERE c->>'path' = $4 OR starts_with(c->>'path', $4 || '/')))
@@ -118,9 +137,11 @@ export async function commitFeed(db: Db, projectId: string, query: FeedQuery): P
       [projectId, query.since, head, query.path ?? null, query.limit, query.maxBytes],
     ),
   );
-  return { version: head, commits: rows.map(recordOf) };
+  return { version: head, commits: rows.map(recordOf), chain };
 }
 
-function recordOf(row: { version: string; at: Date; changes: Change[]; source: CommitSource | null }): CommitRecord {
-  return { version: Number(row.version), time: row.at.toISOString(), ...(row.source ? { source: row.source } : {}), changes: row.changes };
+type CommitRow = { version: string; at: Date; changes: Change[]; source: CommitSource | null; chain: string };
+
+function recordOf(row: CommitRow): CommitRecord {
+  return { version: Number(row.version), time: row.at.toISOString(), ...(row.source ? { source: row.source } : {}), changes: row.changes, chain: row.chain };
 }

@@ -4,7 +4,8 @@
 
 import type { Pool } from "pg";
 import type { Change, CommitFeed, CommitRequest, CommitSource, ProjectSummary } from "../../api/types.js";
-import { blobsNamed, checkCommit, pathsExpected, requestFingerprint } from "../commit-check.js";
+import { chainHash } from "../../api/chain.js";
+import { blobsNamed, checkCommit, pathsPut, pathsToCheck, requestFingerprint } from "../commit-check.js";
 import {
   ProjectNotFoundError,
   StoreUnavailableError,
@@ -23,6 +24,7 @@ import { redactCredentials } from "../../report.js";
 import { createPool, guarded, transaction } from "./db.js";
 import { PgCredentials } from "./credentials.js";
 import { migrate, pendingMigrations } from "./migrations.js";
+import { chainAt } from "./chains.js";
 import { CommitListener, notifyCommit } from "./notify.js";
 import {
   applyChanges,
@@ -31,6 +33,7 @@ import {
   currentFiles,
   currentListing,
   filesAt,
+  filesUnderDirs,
   headOf,
   headsOf,
   listProjects,
@@ -118,11 +121,14 @@ export class PgStore implements ProjectStore {
     return exists;
   }
 
-  async files(projectId: string, version?: number): Promise<{ version: number; files: FileEntry[] } | undefined> {
+  async files(projectId: string, version?: number): Promise<{ version: number; files: FileEntry[]; chain: string } | undefined> {
     this.ready();
-    if (version === undefined) return currentListing(this.pool, projectId);
+    if (version === undefined) {
+      const listing = await currentListing(this.pool, projectId);
+      return { ...listing, chain: await guarded(() => chainAt(this.pool, projectId, listing.version)) };
+    }
     if (version > (await headOf(this.pool, projectId))) return undefined;
-    return { version, files: await filesAt(this.pool, projectId, version) };
+    return { version, files: await filesAt(this.pool, projectId, version), chain: await guarded(() => chainAt(this.pool, projectId, version)) };
   }
 
   async commits(projectId: string, query: FeedQuery): Promise<CommitFeed> {
@@ -165,29 +171,33 @@ export class PgStore implements ProjectStore {
         "SELECT version, changes, source FROM commits WHERE project = $1 AND key = $2",
         [projectId, key],
       );
-      if (earlier.rows[0]) return replayOrReuse(earlier.rows[0], request);
+      if (earlier.rows[0]) return replayOrReuse(earlier.rows[0], request, await chainAt(client, projectId, Number(earlier.rows[0].version)));
 
       const { changes, source } = request;
       const version = Number(locked.rows[0].version);
+      const deletes = changes.filter((change) => change.op === "delete").length;
       const stored = {
         sizes: await blobSizes(client, projectId, blobsNamed(changes)),
-        current: await currentFiles(client, projectId, pathsExpected(changes)),
+        current: await currentFiles(client, projectId, pathsToCheck(changes)),
+        under: await filesUnderDirs(client, projectId, pathsPut(changes), deletes + 1),
         version,
       };
       const refused = checkCommit(changes, stored);
       if (refused) return refused; // nothing written
 
+      const chain = chainHash(await chainAt(client, projectId, version), changes);
       await applyChanges(client, projectId, version + 1, changes);
-      await client.query("INSERT INTO commits (project, version, key, changes, source) VALUES ($1, $2, $3, $4, $5)", [
+      await client.query("INSERT INTO commits (project, version, key, changes, source, chain) VALUES ($1, $2, $3, $4, $5, $6)", [
         projectId,
         version + 1,
         key,
         JSON.stringify(changes),
         source ? JSON.stringify(source) : null,
+        chain,
       ]);
       await client.query("UPDATE projects SET version = $2 WHERE id = $1", [projectId, version + 1]);
       await notifyCommit(client, projectId, version + 1);
-      return { kind: "committed", version: version + 1 };
+      return { kind: "committed", version: version + 1, chain };
     });
   }
 
@@ -231,7 +241,7 @@ export class PgStore implements ProjectStore {
 }
 
 /** The answer to a known Idempotency-Key: the first version for the same request, else a refusal. */
-function replayOrReuse(earlier: { version: string; changes: Change[]; source: CommitSource | null }, request: CommitRequest): CommitOutcome {
+function replayOrReuse(earlier: { version: string; changes: Change[]; source: CommitSource | null }, request: CommitRequest, chain: string): CommitOutcome {
   const first: CommitRequest = earlier.source === null ? { changes: earlier.changes } : { changes: earlier.changes, source: earlier.source };
-  return requestFingerprint(first) === requestFingerprint(request) ? { kind: "replayed", version: Number(earlier.version) } : { kind: "key_reused" };
+  return requestFingerprint(first) === requestFingerprint(request) ? { kind: "replayed", version: Number(earlier.version), chain } : { kind: "key_reused" };
 }

@@ -1,11 +1,19 @@
 import { hash } from "node:crypto";
+import { chainHash, ZERO_CHAIN } from "../../../src/api/chain.js";
 import type { Change, CommitFeed, CommitRecord, CommitRequest, CommitSource, Listing } from "../../../src/api/types.js";
-import { blobsNamed, checkCommit, requestFingerprint, touchesPath } from "../../../src/server/commit-check.js";
+import { blobsNamed, checkCommit, filesUnder, pathsPut, requestFingerprint, touchesPath } from "../../../src/server/commit-check.js";
 import { ApiError } from "../../../src/transfer/api-error.js";
 import { plainCopy } from "./plain-data.js";
 
+/** What a backup of the server holds: its files, history and keys at one version (see restore). */
+export interface ServerSnapshot {
+  files: Map<string, { sha256: string; size: number }>;
+  log: CommitRecord[];
+  keys: Map<string, { version: number; request: CommitRequest }>;
+}
+
 /**
- * The project API v1.2 in memory, one project, deciding every commit with the reference server's
+ * The project API v1.3 in memory (its listing says "1.2" with a chain hash, as the HTTP client reads a 1.3 server), one project, deciding every commit with the reference server's
  * own pure checks (src/server/commit-check.ts: key replay, 409 before 422, all or nothing). Its
  * answers are the client's: values, or the ApiError the HTTP client would make of the status.
  */
@@ -16,9 +24,11 @@ export const sha256 = (bytes: Uint8Array | string) => hash("sha256", bytes, "hex
 export class MemoryServer {
   readonly files = new Map<string, { sha256: string; size: number }>();
   readonly log: CommitRecord[] = [];
+  /** The chain hash at each version (docs/api.md, v1.3). */
+  private readonly chains: string[] = [ZERO_CHAIN];
   readonly blobs = new Map<string, Uint8Array>();
   /** Idempotency-Key → the version it was answered with and its request (fingerprinted only when the key comes again). */
-  private readonly keys = new Map<string, { version: number; request: CommitRequest }>();
+  private keys = new Map<string, { version: number; request: CommitRequest }>();
 
   constructor(private readonly now: () => number) {}
 
@@ -29,23 +39,24 @@ export class MemoryServer {
   listFiles(version?: number): Listing {
     if (version !== undefined) throw new ApiError("GET /files?version: not simulated", { status: 410, code: "gone" });
     const files = [...this.files].map(([path, f]) => ({ path, ...f })).sort((a, b) => (a.path < b.path ? -1 : 1));
-    return { version: this.version, files, api: "1.2" };
+    return { version: this.version, files, api: "1.2", chain: this.chains[this.version]! };
   }
 
   commitFeed(since: number, options: { limit?: number; path?: string }): CommitFeed {
     const picked = this.log.slice(since).filter((c) => options.path === undefined || touchesPath(c.changes, options.path));
-    return { version: this.version, commits: plainCopy(picked.slice(0, options.limit ?? 100)) };
+    const commits = plainCopy(picked.slice(0, options.limit ?? 100)).map((c) => ({ ...c, chain: this.chains[c.version]! }));
+    return { version: this.version, commits, chain: this.chains[this.version]! };
   }
 
-  commit(changes: Change[], source: CommitSource, key: string): { version: number } {
+  commit(changes: Change[], source: CommitSource, key: string): { version: number; chain: string } {
     const request: CommitRequest = plainCopy({ changes, source });
     const answered = this.keys.get(key);
     if (answered) {
-      if (requestFingerprint(answered.request) === requestFingerprint(request)) return { version: answered.version };
+      if (requestFingerprint(answered.request) === requestFingerprint(request)) return { version: answered.version, chain: this.chains[answered.version]! };
       throw new ApiError("POST /commits: 422 idempotency_key_reused", { status: 422, code: "idempotency_key_reused", body: { error: "idempotency_key_reused" } });
     }
     const sizes = new Map(blobsNamed(request.changes).flatMap((sha) => (this.blobs.has(sha) ? [[sha, this.blobs.get(sha)!.length] as const] : [])));
-    const refused = checkCommit(request.changes, { sizes, current: this.files, version: this.version });
+    const refused = checkCommit(request.changes, { sizes, current: this.files, under: filesUnder(this.files, pathsPut(request.changes)), version: this.version });
     if (refused?.kind === "conflict") {
       throw new ApiError("POST /commits: 409 conflict", { status: 409, code: "conflict", body: { error: "conflict", conflicts: refused.conflicts, version: refused.version } });
     }
@@ -60,7 +71,23 @@ export class MemoryServer {
     const version = this.version + 1;
     this.log.push({ version, time: new Date(this.now()).toISOString(), source: request.source, changes: request.changes });
     this.keys.set(key, { version, request });
-    return { version };
+    this.chains.push(chainHash(this.chains[version - 1]!, request.changes));
+    return { version, chain: this.chains[version]! };
+  }
+
+  /** A backup of the server as it is now. */
+  snapshot(): ServerSnapshot {
+    return { files: new Map(this.files), log: [...this.log], keys: new Map(this.keys) };
+  }
+
+  /** The server restored from a backup: every commit after it is gone (the blobs stay). */
+  restore(backup: ServerSnapshot): void {
+    this.files.clear();
+    for (const [path, file] of backup.files) this.files.set(path, file);
+    this.log.length = 0;
+    this.log.push(...backup.log);
+    this.chains.length = backup.log.length + 1;
+    this.keys = new Map(backup.keys);
   }
 
   putBlob(sha: string, bytes: Uint8Array): "created" | "present" {

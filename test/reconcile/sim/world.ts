@@ -6,6 +6,8 @@ import { Random } from "./random.js";
 import { Scheduler } from "./scheduler.js";
 import { NO_FAULTS, type Acknowledged, type Faults } from "./transport.js";
 import { Writer } from "./writer.js";
+import { rewindPhase } from "./rewind.js";
+import type { ServerSnapshot } from "./memory-server.js";
 
 /**
  * One seeded run (docs/sync.md#many-writers, issue 19): N writers on one project edit, delete, rename, copy
@@ -32,6 +34,8 @@ export interface SimOptions {
   scale?: number;
   /** Keep the story of the run, to tell why it failed. */
   trace?: boolean;
+  /** Back the server up halfway through the edits; after the check, restore it and check again (rewind.ts). */
+  rewind?: boolean;
 }
 
 export interface SimResult {
@@ -74,7 +78,9 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
 
   const steps = Math.round(random.int(60, 300) * (options.scale ?? 1));
   const crashRate = random.pick([0, 0.003, 0.01]);
+  let backup: ServerSnapshot | undefined;
   for (let i = 0; i < steps && violations.length === 0; i++) {
+    if (options.rewind && i === Math.floor(steps / 2)) backup = server.snapshot();
     const r = random.next();
     if (r < 0.12) editor.edit(random.pick(writers), scheduler);
     else if (r < 0.12 + crashRate) random.pick(writers).crash();
@@ -86,6 +92,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   if (violations.length === 0) await settle(writers, scheduler, server, violations);
   if (violations.length === 0) await check({ writers, held, server, acknowledged, violations });
   if (violations.length === 0) noConflictWithOwnCommit(writers, server, editor.shared, violations);
+  if (violations.length === 0 && backup) await rewindPhase({ writers, server, scheduler, backup, violations, settle, check });
   return { seed, violations, commits: server.version, steps: scheduler.steps, trace: scheduler.trace };
 }
 

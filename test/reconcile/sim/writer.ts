@@ -1,5 +1,6 @@
 import { BaseKeeper } from "../../../src/reconcile/base-keeper.js";
 import { mergeBase, type Base, type BaseKey } from "../../../src/reconcile/base.js";
+import { checkLineage } from "../../../src/reconcile/lineage.js";
 import type { Mode } from "../../../src/reconcile/reconcile.js";
 import { Reconciler, type RoundRequest } from "../../../src/reconcile/reconciler.js";
 import { RemoteView } from "../../../src/reconcile/remote-view.js";
@@ -91,6 +92,8 @@ interface Process {
   reconciler: Reconciler;
   view: RemoteView;
   base: BaseKeeper;
+  remote: ProjectRemote;
+  report: Reporter;
 }
 
 export class Writer {
@@ -151,6 +154,27 @@ export class Writer {
     return { paths: new Set(p.base.base.conflicts.keys()), copies: p.base.conflictCopies(), held: new Set(p.base.base.held) };
   }
 
+  /** The remote version the state file last saved. */
+  get savedVersion(): number {
+    return this.state.saved?.version ?? 0;
+  }
+
+  /** What every command does first (src/reconcile/lineage.ts): throws RewoundError unless `accept`; true when rewound. */
+  async lineage(accept: boolean): Promise<boolean> {
+    const p = await this.process!;
+    await p.view.ensure(this.world.signal);
+    return checkLineage(p.base.base, p, this.world.signal, accept);
+  }
+
+  /** `uspark push --onto-rewound`: this tree's files onto the rewound server; its history taken once all of them are. */
+  async ontoRewound(): Promise<void> {
+    const p = await this.process!;
+    if (!(await this.lineage(true))) return;
+    await p.reconciler.round({ mode: "push", paths: "all", onto: true }, this.world.signal);
+    if (p.reconciler.ledger.unsettled().some(([, outcome]) => outcome.status === "failed")) return;
+    p.base.accept(p.view.version, p.view.chain);
+  }
+
   private get mode(): Mode {
     return this.twoWay ? "two-way" : "push";
   }
@@ -167,7 +191,7 @@ export class Writer {
     const base = await BaseKeeper.load(KEY, { store: this.state.storeFor(owner), report, timers, saveEveryMs: random.int(0, 400) });
     const tree = this.tree.api((label) => scheduler.gate(owner, label));
     const reconciler = new Reconciler({ tree, remote, view, base, report, source: { agent: "sim", sessionId: owner }, host: this.name, maxFileSize: 1 << 20, timers });
-    return { owner, reconciler, view, base };
+    return { owner, reconciler, view, base, remote, report };
   }
 
   private async watch(): Promise<void> {

@@ -91,8 +91,12 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
   exit(code);
 }
 
-/** How long a run waits for the server to be asked about its history before the agent starts anyway (its rounds ask again). */
-const HISTORY_CHECK_MS = 2000;
+/**
+ * How long a run waits for the server to be asked about its history before the agent starts anyway
+ * (its rounds ask again, and refuse a rewound server then): the agent's start is never held back
+ * longer, even by a server that is down (2 s held every run of a CI loop whose server was away).
+ */
+const HISTORY_CHECK_MS = 300;
 
 /** Whether the sync session refuses the server (a rewound history); a server that does not answer soon does not hold the agent back. */
 async function historyRefused(watcher: Watcher): Promise<boolean> {

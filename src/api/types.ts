@@ -4,14 +4,14 @@
  */
 
 /**
- * The API version a server says it speaks in `GET /files` (`"api": "1.3"`); v1 servers say
- * nothing. The client reads a 1.3 server as "1.2" with a `chain` (every 1.2 feature, and a history
- * it can check).
+ * The API version a server says it speaks in `GET /files` (`"api": "1.2"`); v1 servers say
+ * nothing. A v1.3 server says "1.2" too and is told by its `chain` field (docs/api.md#v13-additions-a-history-the-client-can-check-filedirectory-clashes-refused):
+ * uspark 0.3 compares the field with "1.2" exactly and would take "1.3" for a v1 server.
  */
 export type ApiVersion = "1" | "1.1" | "1.2" | "1.3";
 
-/** What the reference server speaks. */
-export const API_VERSION = "1.3" satisfies ApiVersion;
+/** What the reference server says in `"api"`: it speaks v1.3, told by its chain hashes. */
+export const API_VERSION = "1.2" satisfies ApiVersion;
 
 export interface RemoteFile {
   path: string;

@@ -25,7 +25,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       const t = await projectServer();
       const res = await t.request("/files");
       expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ version: 0, files: [], api: "1.3", chain: ZERO_CHAIN });
+      expect(await res.json()).toEqual({ version: 0, files: [], api: "1.2", chain: ZERO_CHAIN });
     });
 
     it("lists the committed files sorted by path, with sha256 and size", async () => {

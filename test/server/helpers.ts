@@ -138,12 +138,12 @@ function projectApi(server: () => RunningServer, auth: Record<string, string>, d
         headers: { ...auth, ...(init.headers as Record<string, string> | undefined) },
       });
     },
-    /** GET /files (or ?version=N), checking that it says `"api": "1.3"` with a chain hash; answered without those fields. */
+    /** GET /files (or ?version=N), checking that it says `"api": "1.2"` with a chain hash (a v1.3 server); answered without those fields. */
     async files(project = defaultProject, version?: number): Promise<{ version: number; files: { path: string; sha256: string; size: number }[] }> {
       const res = await t.request(`/files${version === undefined ? "" : `?version=${version}`}`, {}, project);
       if (res.status !== 200) throw new Error(`GET /files answered ${res.status}`);
       const { api, chain, ...listing } = (await res.json()) as { api?: string; chain?: string };
-      if (api !== "1.3" || !/^[0-9a-f]{64}$/.test(chain ?? "")) throw new Error(`GET /files answered api ${api} with chain ${chain}`);
+      if (api !== "1.2" || !/^[0-9a-f]{64}$/.test(chain ?? "")) throw new Error(`GET /files answered api ${api} with chain ${chain}`);
       return listing as never;
     },
     async upload(content: string | Uint8Array, project = defaultProject): Promise<{ sha256: string; size: number }> {

@@ -146,7 +146,7 @@ describe("a database of an older version", () => {
     expect(await at(3)).toEqual([{ path: "a", ...one }, { path: "b", ...two }, { path: "c", ...one }]);
     // Commits from before the chain hash (API v1.3) get theirs at the migration, each after the one before.
     const chains = (commits as Change[][]).reduce((acc, changes) => [...acc, chainHash(acc.at(-1)!, changes)], [ZERO_CHAIN]);
-    expect(await (await fetch(`${api}/old/files`)).json()).toEqual({ version: 3, files: await at(3), api: "1.3", chain: chains[3] });
+    expect(await (await fetch(`${api}/old/files`)).json()).toEqual({ version: 3, files: await at(3), api: "1.2", chain: chains[3] });
     const feed = (await (await fetch(`${api}/old/commits`)).json()) as { chain: string; commits: { chain: string }[] };
     expect([feed.chain, ...feed.commits.map((c) => c.chain)]).toEqual([chains[3], ...chains.slice(1)]);
     expect(await (await fetch(`${api}/talk-only/sessions/s-1/events`)).text()).toBe("abc");
@@ -156,7 +156,7 @@ describe("a database of an older version", () => {
       expect((await fetch(`${api}/talk-only/blobs/${blob.sha256}`, { method: "HEAD" })).status).toBe(404);
     }
     const replay = await fetch(`${api}/old/commits`, { method: "POST", headers: { "idempotency-key": "k2" }, body: JSON.stringify({ changes: commits[1] }) });
-    expect(await replay.json()).toEqual({ version: 2, chain: chains[2], api: "1.3" });
+    expect(await replay.json()).toEqual({ version: 2, chain: chains[2], api: "1.2" });
     const next = await fetch(`${api}/old/commits`, {
       method: "POST",
       headers: { "idempotency-key": "k4" },

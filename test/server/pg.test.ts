@@ -173,7 +173,7 @@ describe("a database that goes away", () => {
     expect(warnings.join("\n")).toMatch(/database unreachable/);
     await eventually(async () => (await fetch(`${server!.url}/readyz`)).status === 200);
     await createProject(server!.url, "demo");
-    expect(await (await fetch(`${server!.url}/api/projects/demo/files`)).json()).toEqual({ version: 0, files: [], api: "1.3", chain: ZERO_CHAIN });
+    expect(await (await fetch(`${server!.url}/api/projects/demo/files`)).json()).toEqual({ version: 0, files: [], api: "1.2", chain: ZERO_CHAIN });
   });
 });
 

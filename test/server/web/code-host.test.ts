@@ -79,6 +79,12 @@ describe("the commit list", () => {
     expect(list).toMatch(/<time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC">just now<\/time>/);
   });
 
+  it("the tree and the projects list say their times the same way", async () => {
+    const { t, web } = await openServer();
+    await commit(t, { "a.txt": "1\n" });
+    for (const page of ["/", "/p/demo"]) expect((await web.get(page)).text).toMatch(/<time datetime="[^"]+" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC">just now<\/time>/);
+  });
+
   it("knows a path's state from before the page: a modification on the second page of history is M", async () => {
     const { t, web } = await openServer();
     await commit(t, { "a.txt": "1\n" });

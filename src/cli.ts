@@ -158,8 +158,11 @@ the default server if none is set). The token then goes with every request to th
 --token or USPARK_TOKEN say otherwise. logout removes it from the file (uspark serve token revoke
 refuses it on the server).
 
+--project and --scope say what to ask for: the approval page ticks those projects and that access
+and names this machine (its host name); the person approving may still change them.
+
 Examples:
-  $ uspark login --api-url https://uspark.example.com
+  $ uspark login --api-url https://uspark.example.com --project my-app --scope write
   $ uspark push --project-id my-app                  # now with the saved token
   $ uspark logout --api-url https://uspark.example.com`;
 
@@ -399,6 +402,8 @@ function addProjectsCommands(program: Command): void {
 
 function addLoginCommand(program: Command): void {
   addLoginOptions(program.command("login").description("log in to a server through its web view (device code): the token is saved for that server in ~/.uspark/config.json"))
+    .option("--project <id>", "a project to ask for (repeatable): ticked on the approval page", collect)
+    .addOption(new Option("--scope <scope>", "the access to ask for: read, or write (also push)").choices(["read", "write"]))
     .addHelpText("after", LOGIN_HELP)
     .action(async (flags: LoginFlags) => (await loginCommands()).runLoginCommand(flags));
 }

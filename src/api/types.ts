@@ -42,6 +42,8 @@ export type Change =
 export interface CommitSource {
   agent?: string;
   sessionId?: string;
+  /** The machine's host name (os.hostname()), so that a person tells two machines apart (docs/api.md). */
+  host?: string;
 }
 
 /** The body of `POST /commits` (with an `Idempotency-Key` header). */

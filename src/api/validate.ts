@@ -107,7 +107,7 @@ export function parseCommitRequest(body: unknown): CommitParse {
   if (body.source !== undefined) {
     const source = body.source;
     if (!isObject(source)) return invalid("source must be an object");
-    for (const key of ["agent", "sessionId"] as const) {
+    for (const key of ["agent", "sessionId", "host"] as const) {
       if (source[key] !== undefined && typeof source[key] !== "string") {
         return invalid(`source.${key} must be a string`);
       }
@@ -115,6 +115,7 @@ export function parseCommitRequest(body: unknown): CommitParse {
     request.source = {};
     if (typeof source.agent === "string") request.source.agent = source.agent;
     if (typeof source.sessionId === "string") request.source.sessionId = source.sessionId;
+    if (typeof source.host === "string") request.source.host = source.host;
   }
   return { ok: true, value: request };
 }

@@ -95,6 +95,9 @@ export interface ProjectsFlags extends LogFlags, ConnectionOptionFlags {
 export interface LoginFlags {
   apiUrl?: string;
   insecure?: boolean;
+  /** login only: what to ask for; the person approving decides. */
+  project?: string[];
+  scope?: "read" | "write";
 }
 
 /** Where `uspark serve` and `uspark serve token` keep projects and tokens. */

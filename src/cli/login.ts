@@ -3,6 +3,7 @@
 // opened: the code and the address are said on stderr, a person approves them on the server's
 // /device page, wherever they are.
 
+import os from "node:os";
 import { DEVICE_CODE_GRANT, SLOW_DOWN_SECONDS } from "../api/types.js";
 import { homeConfigPath, normalizeApiUrl, resolveServer, updateHomeConfig, UsageError } from "../config.js";
 import { EXIT } from "../exit-codes.js";
@@ -61,7 +62,7 @@ export async function runLoginCommand(flags: LoginFlags): Promise<void> {
     report.info("login", `${apiUrl} was started without a token: uspark needs none there, nothing to log in for`);
     return exit(EXIT.ok);
   }
-  const started = await post(`${apiUrl}/api/device/code`, new URLSearchParams({ client_id: "uspark" })).catch((error: Error) => error);
+  const started = await post(`${apiUrl}/api/device/code`, deviceCodeRequest(flags, os.hostname())).catch((error: Error) => error);
   if (started instanceof Error) return fail(report, `cannot reach ${apiUrl}: ${failureReason(started)}`);
   if (started.status === 404 || started.status === 405) {
     return usageFailure(report, new UsageError(`${apiUrl} has no device login`, "pass a token with --token or USPARK_TOKEN instead (a server older than uspark 0.3)"));
@@ -107,6 +108,15 @@ export async function runLogoutCommand(flags: LoginFlags): Promise<void> {
   } catch (error) {
     usageFailure(report, error);
   }
+}
+
+/** The device code request: what this login asks for and which machine asks (the approval page shows both; older servers ignore them). */
+export function deviceCodeRequest(flags: Pick<LoginFlags, "project" | "scope">, host: string): URLSearchParams {
+  const form = new URLSearchParams({ client_id: "uspark" });
+  for (const project of flags.project ?? []) form.append("project", project);
+  if (flags.scope) form.set("scope", flags.scope);
+  if (host) form.set("host", host);
+  return form;
 }
 
 /** Polls at the interval until a token, a refusal, or the code's expiry; a network failure is tried again. */

@@ -319,7 +319,8 @@ export class Reconciler {
       base,
       tree,
       report,
-      source,
+      // Every commit names the machine it came from (the web view shows it).
+      source: { ...source, host: this.deps.host },
       ledger: this.ledger,
       kept,
       requeue,

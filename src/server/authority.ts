@@ -59,10 +59,17 @@ export interface Grant {
   access: Access;
 }
 
+/** What a device asks for when it starts a login (`uspark login --project … --scope …`, its host name): the approval page fills its form in with it, the person decides. */
+export interface DeviceRequest {
+  projects: string[];
+  access?: Access;
+  host?: string;
+}
+
 /** Device logins waiting for a person's approval on the web view's `/device` page. */
 export interface DeviceLogins {
   /** The waiting login with this user code (case and separators as a person types them), or undefined. */
-  find(userCode: string): Promise<{ userCode: string; expiresAt: number } | undefined>;
+  find(userCode: string): Promise<{ userCode: string; expiresAt: number; asked?: DeviceRequest } | undefined>;
   /**
    * Approves it: the device's next poll gets a new token with `grant`, which must lie within what
    * `by` may do now (a revoked or expired token approves nothing), a child of `by`'s token.

@@ -1,7 +1,7 @@
 // What both stores keep of scoped tokens and waiting device logins (docs/access.md#tokens-and-scopes). No secret is
 // kept: a token is found by the SHA-256 of its secret, a device login by that of its device code.
 
-import type { Access, Grant } from "./authority.js";
+import type { Access, DeviceRequest, Grant } from "./authority.js";
 
 /** The token that approved a device login: its child lives only as long as it does. */
 export interface TokenParent {
@@ -40,6 +40,8 @@ export interface DeviceLoginRecord {
   state: "pending" | "denied" | "approved";
   /** Set once approved: what the token the device gets may do, and its parent. */
   grant?: Grant & { expires?: number; parent?: TokenParent };
+  /** What the device asked for (`uspark login --project … --scope …`) and its host name: the approval page proposes it. */
+  asked?: DeviceRequest;
 }
 
 /** Finds one device login: by device code (the device's polls) or by user code (the approval page). */

@@ -3,6 +3,8 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { DEVICE_CODE_GRANT } from "../api/types.js";
+import { validateProjectId } from "../api/validate.js";
+import type { DeviceRequest } from "./authority.js";
 import type { DeviceFlow } from "./device.js";
 import { HttpError, readAll, sendJson } from "./http.js";
 
@@ -18,8 +20,8 @@ const ERROR_TEXT: Record<string, string> = {
 };
 
 export async function postDeviceCode(req: IncomingMessage, res: ServerResponse, devices: DeviceFlow): Promise<void> {
-  await readAll(req, MAX_BODY_BYTES); // a client_id may come; every client is the same here
-  const answer = await devices.start(`${originOf(req)}/device`);
+  // A client_id may come; every client is the same here. What the device asks for only fills in the approval form.
+  const answer = await devices.start(`${originOf(req)}/device`, deviceRequestOf(await readForm(req)));
   if (!answer) throw new HttpError(429, "slow_down", "too many logins are waiting for approval: try again in a minute", {}, { "retry-after": "60" });
   sendJson(res, 200, answer);
 }
@@ -41,6 +43,24 @@ export async function postDeviceToken(req: IncomingMessage, res: ServerResponse,
     projects: spec.projects,
     ...(spec.expires === undefined ? {} : { expires_in: Math.max(0, Math.floor((spec.expires - Date.now()) / 1000)) }),
   });
+}
+
+/** Projects a device may propose: more are left out (a person ticks the rest). */
+const MAX_ASKED_PROJECTS = 20;
+const MAX_HOST_NAME = 253;
+
+/**
+ * What the device asks for (`project` repeated, `scope` read or write as RFC 8628 §3.1 names it,
+ * `host`): anything malformed is left out, never refused, since the person approving decides.
+ */
+export function deviceRequestOf(form: URLSearchParams): DeviceRequest | undefined {
+  const projects = form.getAll("project").filter((id) => validateProjectId(id) === undefined).slice(0, MAX_ASKED_PROJECTS);
+  const scope = form.get("scope");
+  const host = form.get("host")?.trim();
+  const asked: DeviceRequest = { projects: [...new Set(projects)] };
+  if (scope === "read" || scope === "write") asked.access = scope;
+  if (host && host.length <= MAX_HOST_NAME && !/[\u0000-\u001f\u007f]/.test(host)) asked.host = host;
+  return asked.projects.length > 0 || asked.access || asked.host ? asked : undefined;
 }
 
 /** The server as the device reached it: the /device page must be on the same address. */

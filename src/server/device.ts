@@ -3,7 +3,7 @@
 // live in the store (every replica sees them); only hashes of their codes are kept.
 
 import { randomBytes, randomInt } from "node:crypto";
-import type { DeviceLogins, Grant, Principal } from "./authority.js";
+import type { DeviceLogins, DeviceRequest, Grant, Principal } from "./authority.js";
 import { sha256Of } from "./authority.js";
 import type { CredentialStore, DeviceLoginChange, DeviceLoginRecord } from "./credentials.js";
 import { activeToken, createToken, grantWithin, type TokenSpec } from "./tokens.js";
@@ -85,11 +85,11 @@ export class DeviceFlow implements DeviceLogins {
    * Starts a login; `verificationUri` is the server's /device page as the device reaches it.
    * Undefined while too many logins wait already.
    */
-  async start(verificationUri: string): Promise<DeviceCodeAnswer | undefined> {
+  async start(verificationUri: string, asked?: DeviceRequest): Promise<DeviceCodeAnswer | undefined> {
     const deviceCode = randomBytes(32).toString("base64url");
     const userCode = Array.from({ length: USER_CODE_LENGTH }, () => USER_CODE_LETTERS[randomInt(USER_CODE_LETTERS.length)]).join("");
     const now = this.now();
-    const login: DeviceLoginRecord = { deviceHash: hashOf(deviceCode), userHash: hashOf(userCode), expiresAt: now + DEVICE_LOGIN_SECONDS * 1000, interval: this.interval, state: "pending" };
+    const login: DeviceLoginRecord = { deviceHash: hashOf(deviceCode), userHash: hashOf(userCode), expiresAt: now + DEVICE_LOGIN_SECONDS * 1000, interval: this.interval, state: "pending", ...(asked ? { asked } : {}) };
     if ((await this.credentials.addDeviceLogin(login, now, this.maxWaiting)) === "full") return undefined;
     const shown = formatUserCode(userCode);
     return {
@@ -112,12 +112,12 @@ export class DeviceFlow implements DeviceLogins {
     return { kind: "token", secret, spec: answer.spec };
   }
 
-  async find(userCode: string): Promise<{ userCode: string; expiresAt: number } | undefined> {
+  async find(userCode: string): Promise<{ userCode: string; expiresAt: number; asked?: DeviceRequest } | undefined> {
     const code = normalizeUserCode(userCode);
     if (code === undefined) return undefined;
     const now = this.now();
     return this.credentials.changeDeviceLogin({ userHash: hashOf(code) }, (login) => ({
-      result: login && isWaiting(login, now) ? { userCode: formatUserCode(code), expiresAt: login.expiresAt } : undefined,
+      result: login && isWaiting(login, now) ? { userCode: formatUserCode(code), expiresAt: login.expiresAt, ...(login.asked ? { asked: login.asked } : {}) } : undefined,
     }));
   }
 

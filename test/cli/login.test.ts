@@ -4,6 +4,7 @@
 import { chmod, mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { afterPoll } from "../../src/cli/login.js";
@@ -18,8 +19,8 @@ async function loginServer() {
 }
 
 /** Starts `uspark login` with its own HOME; resolves with the user code it printed. */
-async function startLogin(url: string, home: string) {
-  const login = await startCli(["login", "--api-url", url], { env: { HOME: home, USPARK_API_URL: "", USPARK_TOKEN: "" } });
+async function startLogin(url: string, home: string, more: string[] = []) {
+  const login = await startCli(["login", "--api-url", url, ...more], { env: { HOME: home, USPARK_API_URL: "", USPARK_TOKEN: "" } });
   const printed = await waitForOutput(login.child.stderr, (text) => /enter the code [A-Z]{4}-[A-Z]{4}/.test(text));
   return { ...login, userCode: /enter the code ([A-Z]{4}-[A-Z]{4})/.exec(printed)![1]!, printed };
 }
@@ -29,6 +30,14 @@ function configFile(home: string): string {
 }
 
 describe("uspark login", () => {
+  it("asks for the projects and scope of --project and --scope and names its machine: the approval page fills its form in with them", async () => {
+    const t = await loginServer();
+    const login = await startLogin(t.url, await tempDir(), ["--project", "demo", "--project", "other", "--scope", "write"]);
+    expect((await t.devices.find(login.userCode))?.asked).toEqual({ projects: ["demo", "other"], access: "write", host: hostname() });
+    expect(await t.devices.approve(login.userCode, { projects: ["demo"], access: "write" }, ADMIN_PRINCIPAL)).toBe("approved");
+    expect((await login.result).code).toBe(0);
+  });
+
   it("prints the code and the /device address on stderr, waits for approval, saves the token 0600 for that server only", async () => {
     const t = await loginServer();
     const home = await tempDir();

@@ -1,4 +1,5 @@
 import { writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
@@ -27,9 +28,11 @@ describe("uspark watch --no-stdin (the dev-container daemon)", () => {
     expect(remote.get("first.txt")?.toString()).toBe("one\n");
     expect(remote.get("last.txt")?.toString()).toBe("two\n");
     // Its commits name the daemon as their agent (`uspark log`, the web view), not "unknown".
-    const { commits } = (await (await fetch(`${t.server!.url}/api/projects/p1/commits?since=0`)).json()) as { commits: { source?: { agent?: string } }[] };
+    const { commits } = (await (await fetch(`${t.server!.url}/api/projects/p1/commits?since=0`)).json()) as { commits: { source?: { agent?: string; host?: string } }[] };
     expect(commits.length).toBeGreaterThan(0);
     expect(commits.map((commit) => commit.source?.agent)).toEqual(commits.map(() => "watch"));
+    // ... and the machine they came from (the web view tells two machines apart by it).
+    expect(commits.map((commit) => commit.source?.host)).toEqual(commits.map(() => os.hostname()));
     // A daemon's log is read later, in a supervisor's file: every line carries its time.
     const lines = done.stderr.trimEnd().split("\n");
     expect(lines.length).toBeGreaterThan(3);

@@ -42,7 +42,7 @@ function fill(template: string, value: string, encode: boolean): string {
 }
 
 /** Query parameters each route reads, every one fuzzed in turn. */
-const QUERIES = ["version", "since", "limit", "path", "wait", "offset", "session", "length", "dir", "from", "line", "page", "before", "download", "user_code"];
+const QUERIES = ["version", "since", "limit", "path", "wait", "offset", "session", "length", "dir", "from", "line", "page", "before", "download", "raw", "at", "user_code"];
 
 function targets(): { method: string; path: string; web: boolean }[] {
   const out: { method: string; path: string; web: boolean }[] = [];

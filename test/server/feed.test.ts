@@ -29,7 +29,7 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     const t = await start();
     const [a1, a2, readme] = [await t.upload("a one"), await t.upload("a two"), await t.upload("read me")];
     const bodies = [
-      { changes: [{ op: "put", path: "src/a.ts", ...a1 }, { op: "put", path: "README", ...readme, expect: null }], source: { agent: "claude", sessionId: "s-1" } },
+      { changes: [{ op: "put", path: "src/a.ts", ...a1 }, { op: "put", path: "README", ...readme, expect: null }], source: { agent: "claude", sessionId: "s-1", host: "laptop" } },
       { changes: [{ op: "put", path: "src/a.ts", ...a2, expect: a1.sha256 }] },
       { changes: [{ op: "delete", path: "README", expect: readme.sha256 }], source: { agent: "codex" } },
       { changes: [{ op: "put", path: "srcx", ...a1 }] },

@@ -38,8 +38,8 @@ const LIVE_JS = `"use strict";
 })();
 `;
 
-const WEB_CSS = `:root { color-scheme: light dark; --muted: #6a737d; --line: #d0d7de; --add: #e6ffec; --del: #ffebe9; }
-@media (prefers-color-scheme: dark) { :root { --line: #30363d; --add: #12361f; --del: #3c1618; } }
+const WEB_CSS = `:root { color-scheme: light dark; --muted: #6a737d; --line: #d0d7de; --add: #e6ffec; --del: #ffebe9; --head: #f6f8fa; --green: #1a7f37; --red: #cf222e; --amber: #9a6700; }
+@media (prefers-color-scheme: dark) { :root { --line: #30363d; --add: #12361f; --del: #3c1618; --head: #161b22; --green: #3fb950; --red: #f85149; --amber: #d29922; } }
 body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 72rem; padding: 0 1rem 3rem; }
 header { display: flex; justify-content: space-between; align-items: center; border-bottom: 1px solid var(--line); padding: .6rem 0; }
 h1 { font-size: 1.3rem; word-break: break-all; }
@@ -52,9 +52,37 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-sp
 pre, code { font: 13px/1.4 ui-monospace, monospace; }
 pre.lines { overflow-x: auto; counter-reset: none; }
 .lines .n { color: var(--muted); user-select: none; display: inline-block; min-width: 4rem; text-align: right; padding-right: 1rem; }
-.diff .add { background: var(--add); display: block; }
-.diff .del { background: var(--del); display: block; }
-.diff .hunk { color: var(--muted); display: block; }
+pre.diff { margin: 0; overflow-x: auto; }
+.diff > code > span { display: block; padding-right: .6rem; }
+.diff .add { background: var(--add); }
+.diff .del { background: var(--del); }
+.diff .hunk, .diff .note { color: var(--muted); }
+.diff .ln { display: inline-block; user-select: none; color: var(--muted); }
+.diff .ln::before, .diff .ln::after { display: inline-block; width: 3.5em; text-align: right; padding-right: .6em; }
+.diff .ln::before { content: attr(data-old); }
+.diff .ln::after { content: attr(data-new); }
+section.card { border: 1px solid var(--line); border-radius: 6px; margin: 1rem 0; overflow: hidden; }
+section.card summary { background: var(--head); padding: .45rem .7rem; cursor: pointer; border-bottom: 1px solid var(--line); }
+section.card .links { float: right; font-size: .9em; }
+section.card > details > p { padding: 0 .7rem; }
+.status { display: inline-block; width: 1.3em; text-align: center; border-radius: 3px; font: 600 12px/1.5 ui-monospace, monospace; color: #fff; }
+.status.sA { background: var(--green); }
+.status.sM { background: var(--amber); }
+.status.sD { background: var(--red); }
+.counts { font: 12px ui-monospace, monospace; white-space: nowrap; }
+.counts .added { color: var(--green); }
+.counts .removed { color: var(--red); }
+ul.changes { list-style: none; margin: 0; padding: 0; }
+.byline { color: var(--muted); }
+.byline strong { color: CanvasText; font-weight: 600; }
+time { white-space: nowrap; }
+tr.here { background: var(--head); }
+.filelist td:first-child, #history td:first-child { width: 1.5em; }
+#history table { width: auto; min-width: 60%; }
+.sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+.notice { border: 1px solid var(--green); border-radius: 6px; padding: 1rem; max-width: 30rem; }
+.notice.error { border-color: var(--red); }
+.prompt-line { overflow-wrap: anywhere; }
 .step { border-left: 3px solid var(--line); margin: .8rem 0; padding: .2rem .8rem; }
 .step.prompt { border-color: #8250df; }
 .step.text { border-color: #0969da; }

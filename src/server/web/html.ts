@@ -50,10 +50,10 @@ export function webPath(...segments: string[]): string {
   return "/" + segments.map(encodeURIComponent).join("/");
 }
 
-/** `path` with a query of the given (defined) parameters. */
+/** `path` with a query of the given (defined) parameters, after any query it has. */
 export function withQuery(path: string, params: Record<string, string | number | undefined>): string {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) if (value !== undefined) query.set(name, String(value));
   const text = query.toString();
-  return text ? `${path}?${text}` : path;
+  return text ? `${path}${path.includes("?") ? "&" : "?"}${text}` : path;
 }

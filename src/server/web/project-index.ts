@@ -23,8 +23,14 @@ export type DirEntry =
 
 export interface CommitSummary extends Change {
   agent: string | undefined;
+  host: string | undefined;
   changes: number;
+  /** Its first SUMMARY_PATHS paths: a session page links each file an agent changed to the commit that carried it. */
+  paths: string[];
 }
+
+/** Paths kept of a session's commit (a commit of 10,000 files must not fill memory). */
+export const SUMMARY_PATHS = 100;
 
 /** Listings kept per index: a person browses a few directories, a crawler must not fill memory. */
 const MAX_LISTINGS = 256;
@@ -49,7 +55,8 @@ export class ProjectIndex {
     const sessionId = commit.source?.sessionId;
     if (sessionId !== undefined) {
       const list = this.commitsBySession.get(sessionId) ?? [];
-      list.push({ ...change, agent: commit.source?.agent, changes: commit.changes.length });
+      const paths = commit.changes.slice(0, SUMMARY_PATHS).map((c) => c.path);
+      list.push({ ...change, agent: commit.source?.agent, host: commit.source?.host, changes: commit.changes.length, paths });
       this.commitsBySession.set(sessionId, list);
     }
     this.version = commit.version;

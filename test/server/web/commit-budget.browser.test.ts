@@ -27,8 +27,9 @@ it("opens the 50-path commit of a 1 MiB blob in a bounded time, each path listed
   await page.waitForURL(`${t.url}/`, { timeout: STEP_MS });
   const answer = await page.goto(`${t.url}/p/demo/commits/1`, { timeout: 10_000 });
   expect(answer!.status()).toBe(200);
-  expect(await page.locator("main h2").count()).toBe(50);
-  await page.click('main h2 a[href="/p/demo/f/big/f49.txt"] >> xpath=../../following-sibling::p[1]//a', { timeout: STEP_MS });
+  expect(await page.locator("main table.filelist tbody tr").count()).toBe(50);
+  expect(await page.locator("main section.card").count()).toBe(50);
+  await page.click('#file-50 details > p a[href="/p/demo/f/big/f49.txt"]', { timeout: STEP_MS });
   await page.waitForURL(`${t.url}/p/demo/f/big/f49.txt`, { timeout: STEP_MS });
   expect(await page.textContent("h1")).toBe("big/f49.txt");
 });

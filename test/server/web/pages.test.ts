@@ -243,7 +243,7 @@ describe("web view pages", () => {
     const list = await web.get("/p/demo/commits");
     expect(list.text.indexOf(">v2<")).toBeLessThan(list.text.indexOf(">v1<"));
     const diff = await web.get("/p/demo/commits/2");
-    expect(diff.text).toContain('<span class="del">-two\n</span><span class="add">+2\n</span>');
+    expect(diff.text).toContain('<span class="del"><span class="ln" data-old="2" data-new=""></span>-two\n</span><span class="add"><span class="ln" data-old="" data-new="2"></span>+2\n</span>');
     expect((await web.get("/p/demo/commits/3")).status).toBe(404);
   });
 
@@ -259,15 +259,15 @@ describe("web view pages", () => {
     const page = await web.get("/p/demo/sessions/s-1");
     expect(page.text).toContain("claude · bytes 0-");
     expect(page.text).toContain("<h3>Agent</h3><p>I will write src/a.ts</p>");
-    expect(page.text).toContain('<a href="/p/demo/f/src/a.ts"><code>src/a.ts</code></a>');
+    expect(page.text).toContain('<a href="/p/demo/f/src/a.ts?at=1" title="src/a.ts"><code>src/a.ts</code></a> <a href="/p/demo/commits/1" class="muted">v1</a>');
     expect(page.text).toContain('Commits of this session: <a href="/p/demo/commits/1">v1</a>');
-    expect(page.text).toContain("<h3>Write <span class=\"muted\">ok</span></h3>");
+    expect(page.text).toContain("<h3>Write <span class=\"muted\">done</span></h3>");
     const last = /<a href="([^"]+)">last<\/a>/.exec(page.text)![1]!.replaceAll("&amp;", "&");
     const end = await web.get(last);
     expect(end.text).toContain("<h3>Result</h3><p>All done.</p>");
     expect(end.text).toContain('data-live="/p/demo/live?since=1&amp;session=s-1&amp;length=');
     const list = await web.get("/p/demo/sessions");
-    expect(list.text).toContain('<a href="/p/demo/sessions/s-1">s-1</a>');
+    expect(list.text).toContain('<a href="/p/demo/sessions/s-1"><code>s-1</code></a>');
   });
 
   it("lists the sessions latest activity first (the running one on top), not by id", async () => {

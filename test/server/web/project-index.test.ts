@@ -22,7 +22,8 @@ describe("ProjectIndex", () => {
     ]);
     expect(index.list("src")!.map((e) => e.name)).toEqual(["lib", "a.ts"]);
     expect(index.list("nope")).toBeUndefined();
-    expect(index.commitsBySession.get("s-1")).toEqual([{ version: 1, time: "2026-01-01T00:00:00.000Z", agent: "claude", changes: 3 }]);
+    // Its paths too: a session page links each file the agent changed to the commit that carried it.
+    expect(index.commitsBySession.get("s-1")).toEqual([{ version: 1, time: "2026-01-01T00:00:00.000Z", agent: "claude", host: undefined, changes: 3, paths: ["src/a.ts", "src/lib/b.ts", "README.md"] }]);
   });
 
   it("sees each commit in a directory listed before it: an added, a changed and a deleted file", () => {

@@ -99,6 +99,7 @@ describe("the web view in Chromium", () => {
       ["tree", "/p/demo"],
       ["tree-dir", "/p/demo?dir=src"],
       ["file", "/p/demo/f/src/app.ts"],
+      ["file-at", "/p/demo/f/src/app.ts?at=1"],
       ["file-xss", `/p/demo/f/${encodeURIComponent(XSS_NAME)}`],
       ["commits", "/p/demo/commits"],
       ["commit", "/p/demo/commits/2"],
@@ -162,15 +163,20 @@ describe("the web view in Chromium", () => {
     await page.getByText("Now the tests.").waitFor({ timeout: LIVE_MS });
   });
 
-  it("approves a uspark login waiting with a code on /device, and the device gets its token", async () => {
+  it("approves a uspark login waiting with a code on /device, its request ticked in, and the device gets its token", async () => {
     t = await seededServer();
     await signIn(ADMIN);
     const { page } = browser;
-    const code = (await (await fetch(`${t.url}/api/device/code`, { method: "POST" })).json()) as { device_code: string; verification_uri_complete: string };
+    const asked = new URLSearchParams([["client_id", "uspark"], ["project", "demo"], ["scope", "write"], ["host", "laptop"]]);
+    const code = (await (await fetch(`${t.url}/api/device/code`, { method: "POST", body: asked })).json()) as { device_code: string; verification_uri_complete: string };
     await page.goto(code.verification_uri_complete);
-    await page.getByLabel("demo").check();
+    await page.getByText("on laptop asks for write access to demo").waitFor({ timeout: STEP_MS });
+    expect(await page.getByLabel("demo").isChecked()).toBe(true);
+    expect(await page.locator("#access").inputValue()).toBe("write");
+    await screenshot(page, "device-asked");
     await page.getByRole("button", { name: "Approve" }).click();
-    await page.getByText("Approved").waitFor();
+    await page.getByText("Approved: return to your terminal.").waitFor({ timeout: STEP_MS });
+    expect(await page.locator("#user-code").count()).toBe(0);
     await screenshot(page, "device-approved");
     const poll = await fetch(`${t.url}/api/device/token`, {
       method: "POST",
@@ -180,6 +186,34 @@ describe("the web view in Chromium", () => {
     expect(poll.status).toBe(200);
     const token = ((await poll.json()) as { access_token: string }).access_token;
     expect((await fetch(`${t.url}/api/projects/demo/files`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+  });
+
+  it("reads like a code host: the commit page's file list jumps to a card, a folded card opens, times show the exact one on hover", async () => {
+    t = await seededServer();
+    const long = Array.from({ length: 500 }, (_, i) => `line ${i}`).join("\n") + "\n";
+    const blob = await t.upload(long);
+    const small = await t.upload("tiny\n");
+    await t.commit({ changes: [{ op: "put", path: "long.txt", ...blob }, { op: "put", path: "small.txt", ...small }], source: { agent: "watch", host: "devbox" } });
+    await signIn(ADMIN);
+    const { page } = browser;
+    await page.goto(`${t.url}/p/demo/commits/5`);
+    expect(await page.locator("table.filelist tbody tr").allInnerTexts()).toEqual(["A\tlong.txt\t+500 −0", "A\tsmall.txt\t+1 −0"]);
+    // The long diff starts folded: its lines are not shown until its header is clicked.
+    const longCard = page.locator("#file-1");
+    expect(await longCard.locator("span.add").first().isVisible()).toBe(false);
+    expect(await page.locator("#file-2 span.add").first().isVisible()).toBe(true);
+    await screenshot(page, "commit-folded");
+    await page.getByRole("link", { name: "long.txt" }).click();
+    expect(new URL(page.url()).hash).toBe("#file-1");
+    await longCard.locator("summary").click({ position: { x: 5, y: 5 } });
+    expect(await longCard.locator("span.add").first().isVisible()).toBe(true);
+    const time = page.locator("p.byline time");
+    expect(await time.innerText()).toBe("just now");
+    expect(await time.getAttribute("title")).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+    await page.goto(`${t.url}/p/demo/commits`);
+    await screenshot(page, "commits-host");
+    expect(await page.locator("tbody tr").first().innerText()).toContain("devbox");
+    expect(browser.cspViolations).toEqual([]);
   });
 
   it("gives a read token a view without a form that writes", async () => {

@@ -5,7 +5,8 @@ import { HttpError } from "../../http.js";
 import { validateProjectId } from "../../../api/validate.js";
 import type { Visit, WebContext } from "../context.js";
 import { html, webPath } from "../html.js";
-import { csrfField, formatTime, page, redirect, sendPage } from "../layout.js";
+import { csrfField, page, redirect, sendPage } from "../layout.js";
+import { timeTag } from "../when.js";
 
 export async function projectsPage(visit: Visit, ctx: WebContext, error?: string): Promise<void> {
   const projects = (await ctx.store.projects()).filter((project) => mayAccess(visit.principal, project.id, "read"));
@@ -14,7 +15,7 @@ export async function projectsPage(visit: Visit, ctx: WebContext, error?: string
 <td><a href="${webPath("p", p.id)}">${p.id}</a></td>
 <td class="num">${p.files}</td>
 <td class="num"><a href="${webPath("p", p.id, "commits")}">${p.version}</a></td>
-<td>${formatTime(p.updated)}</td>
+<td>${timeTag(p.updated)}</td>
 <td><a href="${webPath("p", p.id, "sessions")}">sessions</a></td>
 </tr>`,
   );

@@ -6,12 +6,14 @@
 import { createConversationReader, type ConversationReader, type Step } from "../../../agents/conversation/index.js";
 import type { ProjectAccess } from "../../access.js";
 import { HttpError } from "../../http.js";
-import type { StoredBytes } from "../../store.js";
-import { readBytes, readPage } from "../byte-pages.js";
+import type { SessionInfo, StoredBytes } from "../../store.js";
+import { readPage } from "../byte-pages.js";
 import type { Visit, WebContext } from "../context.js";
 import { html, webPath, withQuery, type Html } from "../html.js";
-import { formatSize, formatTime, page, sendPage } from "../layout.js";
+import { formatSize, page, sendPage } from "../layout.js";
 import type { CommitSummary, ProjectIndex } from "../project-index.js";
+import { timeTag } from "../when.js";
+import { lastCommitOf, outcomeWords, projectPath, transcriptHead, withoutRoot } from "./session-facts.js";
 import { intParam, liveUrl, pager, projectCrumbs, projectTabs } from "./project-nav.js";
 
 export const SESSION_PAGE_BYTES = 512 * 1024;
@@ -19,6 +21,10 @@ export const SESSION_PAGE_BYTES = 512 * 1024;
 export const SESSIONS_PAGE = 100;
 /** The head of a transcript its format is told from (a page in its middle may hold no telling event). */
 const FORMAT_HEAD_BYTES = 256 * 1024;
+/** The head of each listed session read for its first prompt (100 a page). */
+const LIST_HEAD_BYTES = 32 * 1024;
+/** A prompt's characters shown on the list. */
+const PROMPT_CHARS = 140;
 
 export async function sessionsPage(visit: Visit, ctx: WebContext, project: ProjectAccess): Promise<void> {
   const { projectId } = project;
@@ -37,12 +43,15 @@ export async function sessionsPage(visit: Visit, ctx: WebContext, project: Proje
   const pages = Math.max(1, Math.ceil(listed.length / SESSIONS_PAGE));
   const pageNo = Math.min(intParam(visit.url, "page", 1) || 1, pages);
   const here = (n: number) => withQuery(webPath("p", projectId, "sessions"), { page: n > 1 ? n : undefined });
-  const rows = listed.slice((pageNo - 1) * SESSIONS_PAGE, pageNo * SESSIONS_PAGE).map(({ id, commits, transcript, active }) => html`<tr><td><a href="${webPath("p", projectId, "sessions", id)}">${id}</a></td>
-<td>${commits.at(-1)?.agent ?? ""}</td><td class="num">${transcript ? formatSize(transcript.length) : html`<span class="muted">no transcript</span>`}</td>
-<td class="num">${commits.length}</td><td>${formatTime(active)}</td></tr>`);
+  const shown = listed.slice((pageNo - 1) * SESSIONS_PAGE, pageNo * SESSIONS_PAGE);
+  const heads = await Promise.all(shown.map(async ({ id, transcript }) => {
+    const stored = transcript && (await project.readEvents(id));
+    return stored ? transcriptHead(stored, LIST_HEAD_BYTES) : undefined;
+  }));
+  const rows = shown.map((s, i) => sessionRow(projectId, s, heads[i]?.prompt));
   const body = html`${projectTabs(projectId)}
 ${ids.size === 0 ? html`<p class="muted">No sessions yet.</p>` : html`<p class="muted">${ids.size} sessions${pages > 1 ? html` · page ${pageNo} of ${pages}` : ""}</p><table>
-<thead><tr><th>Session</th><th>Agent</th><th class="num">Transcript</th><th class="num">Commits</th><th>Last activity</th></tr></thead>
+<thead><tr><th>Session</th><th>Machine</th><th>Agent</th><th class="num">Transcript</th><th class="num">Commits</th><th>Started</th><th>Last activity</th></tr></thead>
 <tbody>${rows}</tbody></table>
 ${pager([
   ["← newer", pageNo > 1 ? here(pageNo - 1) : undefined],
@@ -52,14 +61,36 @@ ${pager([
   sendPage(visit.res, 200, page({ title: `Sessions of ${projectId}`, session: visit.session, crumbs, live: liveUrl(projectId, index.version), body }));
 }
 
+function sessionRow(projectId: string, { id, commits, transcript, active }: ListedSession, prompt: string | undefined): Html {
+  const href = webPath("p", projectId, "sessions", id);
+  const title = prompt ? html`<a href="${href}" class="prompt-line">${cut(prompt, PROMPT_CHARS)}</a><br><code class="muted">${id}</code>` : html`<a href="${href}"><code>${id}</code></a>`;
+  return html`<tr><td>${title}</td><td>${commits.at(-1)?.host ?? ""}</td><td>${commits.at(-1)?.agent ?? ""}</td>
+<td class="num">${transcript ? formatSize(transcript.length) : html`<span class="muted">no transcript</span>`}</td>
+<td class="num">${commits.length}</td><td>${timeTag(commits[0]?.time)}</td><td>${timeTag(active)}</td></tr>`;
+}
+
+interface ListedSession {
+  id: string;
+  commits: CommitSummary[];
+  transcript: SessionInfo | undefined;
+  active: string;
+}
+
+/** `text` on one line, at most `max` characters. */
+function cut(text: string, max: number): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
 export async function sessionPage(visit: Visit, ctx: WebContext, project: ProjectAccess, sessionId: string): Promise<void> {
   const { projectId } = project;
-  const [transcript, index] = await Promise.all([project.readEvents(sessionId), ctx.indexes.current(project)]);
+  const [transcript, index, infos] = await Promise.all([project.readEvents(sessionId), ctx.indexes.current(project), project.sessions()]);
   const commits = index.commitsBySession.get(sessionId) ?? [];
   if (!transcript && commits.length === 0) throw new HttpError(404, "not_found", `no session ${JSON.stringify(sessionId)} in ${projectId}`);
   const href = webPath("p", projectId, "sessions", sessionId);
-  const conversation = transcript ? await conversationPage(visit.url, projectId, index, transcript, href) : undefined;
+  const conversation = transcript ? await conversationPage(visit.url, projectId, index, commits, transcript, href) : undefined;
   const body = html`${projectTabs(projectId)}
+${sessionByline(commits, infos.find((info) => info.id === sessionId)?.updated)}
 ${commitLinks(projectId, commits)}
 ${conversation?.body ?? html`<p class="muted">No transcript was uploaded for this session.</p>`}`;
   const crumbs = projectCrumbs(projectId, ["sessions", webPath("p", projectId, "sessions")], [sessionId, href]);
@@ -68,17 +99,36 @@ ${conversation?.body ?? html`<p class="muted">No transcript was uploaded for thi
   sendPage(visit.res, 200, page({ title: `Session ${sessionId}`, session: visit.session, crumbs, live, body }));
 }
 
+/** When the session started (its first commit) and was last active, from which machine and agent. */
+function sessionByline(commits: readonly CommitSummary[], appended: string | undefined): Html {
+  const last = commits.at(-1);
+  const active = [last?.time ?? "", appended ?? ""].sort().at(-1);
+  return html`<p class="byline">${commits[0] ? html`started ${timeTag(commits[0].time)} · ` : ""}last active ${timeTag(active)}${last?.host ? html` · on <strong class="host">${last.host}</strong>` : ""}${
+    last?.agent ? html` · by <strong>${last.agent}</strong>` : ""
+  }</p>`;
+}
+
 function commitLinks(projectId: string, commits: readonly CommitSummary[]): Html {
   if (commits.length === 0) return html`<p class="muted">No commits from this session.</p>`;
   const links = commits.map((c) => html` <a href="${webPath("p", projectId, "commits", String(c.version))}">v${c.version}</a>`);
   return html`<p>Commits of this session:${links}</p>`;
 }
 
-async function conversationPage(url: URL, projectId: string, index: ProjectIndex, transcript: StoredBytes, href: string) {
+/** What a step's file links need: the project's files now, the session's commits, the agent's directory. */
+interface LinkFacts {
+  projectId: string;
+  index: ProjectIndex;
+  commits: readonly CommitSummary[];
+  cwd: string | undefined;
+}
+
+async function conversationPage(url: URL, projectId: string, index: ProjectIndex, commits: readonly CommitSummary[], transcript: StoredBytes, href: string) {
   const from = intParam(url, "from", 0);
   const exact = url.searchParams.get("exact") === "1";
   const { start, bytes, next } = await readPage(transcript, from, SESSION_PAGE_BYTES, !exact);
-  const reader = createConversationReader(await formatOf(transcript));
+  const head = await transcriptHead(transcript, FORMAT_HEAD_BYTES);
+  const reader = createConversationReader(head.format);
+  const facts: LinkFacts = { projectId, index, commits, cwd: head.cwd };
   const steps = mergedSteps(reader, bytes);
   const lastStart = Math.max(0, transcript.size - SESSION_PAGE_BYTES);
   const nav = pager([
@@ -87,19 +137,8 @@ async function conversationPage(url: URL, projectId: string, index: ProjectIndex
     ["last", next !== undefined ? withQuery(href, { from: lastStart }) : undefined],
   ]);
   const where = html`<p class="muted">${reader.format ?? "unknown format"} · bytes ${start}-${start + bytes.length} of ${transcript.size}</p>`;
-  const body = html`${where}${nav}${steps.length === 0 ? html`<p class="muted">Nothing to show on this page.</p>` : steps.map((s) => stepView(projectId, index, s))}${nav}`;
+  const body = html`${where}${nav}${steps.length === 0 ? html`<p class="muted">Nothing to show on this page.</p>` : steps.map((s) => stepView(facts, s))}${nav}`;
   return { body, last: next === undefined };
-}
-
-/** The format, told from the transcript's head. */
-async function formatOf(transcript: StoredBytes): Promise<string | undefined> {
-  const reader = createConversationReader();
-  const head = await readBytes(transcript, 0, FORMAT_HEAD_BYTES);
-  for (const line of head.toString("utf8").split("\n")) {
-    reader.line(line);
-    if (reader.format !== undefined) return reader.format;
-  }
-  return undefined;
 }
 
 /** The page's steps in stream order; a tool call reported again (its result) replaces its start in place. */
@@ -117,19 +156,19 @@ function mergedSteps(reader: ConversationReader, bytes: Buffer): Step[] {
   return steps;
 }
 
-function stepView(projectId: string, index: ProjectIndex, step: Step): Html {
+function stepView(facts: LinkFacts, step: Step): Html {
   switch (step.kind) {
     case "prompt":
       return html`<section class="step prompt"><h3>Prompt</h3><p>${step.text}</p></section>`;
     case "text":
       return html`<section class="step text"><h3>Agent</h3><p>${step.text}</p></section>`;
     case "result":
-      return html`<section class="step result${step.ok ? "" : " failed"}"><h3>${step.ok ? "Result" : "Failed"}</h3><p>${step.text}</p></section>`;
+      return html`<section class="step result${step.ok ? "" : " failed"}"><h3>${step.ok ? "Result" : "Failed"}</h3><p>${outcomeWords(step.text)}</p></section>`;
     case "tool": {
-      const files = step.files.map((path) => html`<li>${fileLink(projectId, index, path)}</li>`);
+      const files = step.files.map((path) => html`<li>${fileLink(facts, path)}</li>`);
       return html`<section class="step tool${step.status === "failed" ? " failed" : ""}">
-<h3>${step.name} <span class="muted">${step.status}</span></h3>
-${step.summary ? html`<p><code>${step.summary}</code></p>` : ""}
+<h3>${step.name} <span class="muted">${TOOL_STATUS[step.status]}</span></h3>
+${step.summary ? html`<p><code>${withoutRoot(step.summary, facts.cwd)}</code></p>` : ""}
 ${files.length > 0 ? html`<ul>${files}</ul>` : ""}
 ${step.error ? html`<p class="error">${step.error}</p>` : ""}
 </section>`;
@@ -137,8 +176,18 @@ ${step.error ? html`<p class="error">${step.error}</p>` : ""}
   }
 }
 
-/** A changed path, linked to its file page when the project holds it (a path may be absolute, as the agent wrote it). */
-function fileLink(projectId: string, index: ProjectIndex, path: string): Html {
-  if (!index.files.has(path)) return html`<code>${path}</code>`;
-  return html`<a href="${webPath("p", projectId, "f", ...path.split("/"))}"><code>${path}</code></a>`;
+const TOOL_STATUS: Readonly<Record<Extract<Step, { kind: "tool" }>["status"], string>> = { running: "running", ok: "done", failed: "failed" };
+
+/**
+ * A changed path as a project path, linked to the file as the session's last commit of it left it
+ * (else as it is now); a path outside the project stays as the agent wrote it.
+ */
+function fileLink({ projectId, index, commits, cwd }: LinkFacts, written: string): Html {
+  const path = projectPath(written, cwd, (p) => index.files.has(p));
+  if (path === undefined) return html`<code>${written}</code>`;
+  const commit = lastCommitOf(commits, path);
+  if (!commit && !index.files.has(path)) return html`<code title="${written}">${path}</code>`;
+  const href = webPath("p", projectId, "f", ...path.split("/"));
+  const at = commit ? html` <a href="${webPath("p", projectId, "commits", String(commit.version))}" class="muted">v${commit.version}</a>` : "";
+  return html`<a href="${commit ? withQuery(href, { at: commit.version }) : href}" title="${written}"><code>${path}</code></a>${at}`;
 }

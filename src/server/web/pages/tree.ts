@@ -6,7 +6,8 @@ import { HttpError } from "../../http.js";
 import { checkIdentifier } from "../../identifiers.js";
 import type { Visit, WebContext } from "../context.js";
 import { html, webPath, withQuery } from "../html.js";
-import { formatSize, formatTime, page, sendPage } from "../layout.js";
+import { formatSize, page, sendPage } from "../layout.js";
+import { timeTag } from "../when.js";
 import type { DirEntry } from "../project-index.js";
 import { intParam, liveUrl, pager, projectCrumbs, projectTabs } from "./project-nav.js";
 
@@ -41,7 +42,7 @@ ${pager([
 function entryRow(projectId: string, entry: DirEntry) {
   const href = entry.kind === "dir" ? withQuery(webPath("p", projectId), { dir: entry.path }) : webPath("p", projectId, "f", ...entry.path.split("/"));
   const what = entry.kind === "dir" ? html`<td class="num" title="${entry.files} files">${formatSize(entry.size)}</td>` : html`<td class="num">${formatSize(entry.size)}</td>`;
-  const change = html`<a href="${webPath("p", projectId, "commits", String(entry.version))}">v${entry.version}</a> ${formatTime(entry.time)}`;
+  const change = html`<a href="${webPath("p", projectId, "commits", String(entry.version))}">v${entry.version}</a> ${timeTag(entry.time)}`;
   return html`<tr><td><a href="${href}">${entry.name}${entry.kind === "dir" ? "/" : ""}</a></td>${what}<td>${change}</td></tr>`;
 }
 

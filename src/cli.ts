@@ -124,7 +124,7 @@ Projects exist once created (\`uspark projects create <id>\`, or POST /api/proje
 another id answers 404.
 
 The server answers only requests addressed to localhost, 127.0.0.1, [::1] or the address it is
-bound to, at its port (others get 421: a web page cannot reach it through a DNS name it rebinds),
+bound to, on any port (others get 421: a web page cannot reach it through a DNS name it rebinds),
 and refuses a browser's cross-site request that would change something (403). Behind a proxy, or
 under another name, give the URL people use: --public-url https://uspark.example.com (and
 --allowed-host for more names, such as the one a proxy puts in Host if it sets its own).

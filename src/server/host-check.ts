@@ -69,7 +69,7 @@ function parsedPublicUrl(given: string): URL {
 
 /** Why this request is not answered, or undefined when it is: a Host not served (421), or a cross-site change (403). */
 export function refusalOf(asked: Asked, arrival: Arrival, names: ServedNames): HttpError | undefined {
-  if (!isServed(asked.host, arrival, names)) {
+  if (!isServed(asked.host, arrival, names, "any")) {
     const shown = JSON.stringify((asked.host ?? "").slice(0, 100));
     return new HttpError(421, API_ERRORS.misdirectedRequest, `this server does not answer to the name ${shown}: it serves localhost and its own address; under another name (a proxy in front), start it with --public-url <url> or --allowed-host <name> (uspark serve --help)`);
   }
@@ -87,15 +87,21 @@ function isCrossSite({ origin, fetchSite }: Asked, arrival: Arrival, names: Serv
   return origin !== undefined && !isServed(hostOfOrigin(origin), arrival, names);
 }
 
-/** Is `host` (a Host header, or an Origin's host) a name this server answers to on this connection? */
-export function isServed(host: string | undefined, arrival: Arrival, names: ServedNames): boolean {
+/**
+ * Is `host` (a Host header, or an Origin's host) a name this server answers to on this connection?
+ * Its own names (loopback, the address the connection came in on) are served on any port in a Host
+ * (`ownPorts` "any": a proxy in front on another port, a TLS terminator; a rebound DNS name is
+ * never one of them), and only at the server's own port in an Origin (another local port is
+ * another site: a dev server's page).
+ */
+export function isServed(host: string | undefined, arrival: Arrival, names: ServedNames, ownPorts: "any" | "own" = "own"): boolean {
   const parsed = host === undefined ? undefined : hostOf(host);
   if (!parsed) return false;
   const { hostname, port } = parsed;
   if (names.anyPort.has(hostname) || names.exact.has(writtenHost(hostname, port))) return true;
   const own = LOOPBACK_NAMES.has(hostname) || hostname === hostOf(addressAsHost(arrival.localAddress))?.hostname;
   // The server speaks plain HTTP: a Host without a port asks for port 80.
-  return own && (port ?? 80) === arrival.localPort;
+  return own && (ownPorts === "any" || (port ?? 80) === arrival.localPort);
 }
 
 /** A Host header's name (lowercase, IP addresses in their one spelling) and the port it writes, if any. */

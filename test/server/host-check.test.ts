@@ -33,6 +33,22 @@ describe("isServed: a Host header the server answers to", () => {
     expect(isServed(host, arrival, NONE)).toBe(served);
   });
 
+  it.each<[string, Arrival, boolean]>([
+    ["localhost:4401", LOOPBACK, true], // a proxy in front on another port (TLS): still this machine's own name
+    ["127.0.0.1", LOOPBACK, true],
+    ["192.168.1.5:8443", LAN, true],
+    ["rebind.attacker.example:4400", LOOPBACK, false],
+    ["192.168.1.6:4400", LAN, false],
+  ])("as a Host, its own names on any port: %s on %o: %s", (host, arrival, served) => {
+    expect(isServed(host, arrival, NONE, "any")).toBe(served);
+    expect(refusalOf({ method: "GET", host, origin: undefined, fetchSite: undefined }, arrival, NONE) === undefined).toBe(served);
+  });
+
+  it("an Origin of its own name at another port is another site: a write from it is refused", () => {
+    const refusal = refusalOf({ method: "POST", host: "localhost:4400", origin: "http://localhost:3000", fetchSite: undefined }, LOOPBACK, NONE);
+    expect(refusal?.status).toBe(403);
+  });
+
   it("--public-url serves its host as a browser writes it (default port or not), on any connection", () => {
     const https = servedNames("https://uspark.example.com");
     expect(isServed("uspark.example.com", LOOPBACK, https)).toBe(true);

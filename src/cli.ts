@@ -129,8 +129,12 @@ and refuses a browser's cross-site request that would change something (403). Be
 under another name, give the URL people use: --public-url https://uspark.example.com (and
 --allowed-host for more names, such as the one a proxy puts in Host if it sets its own).
 
+The web view is at the address it prints: projects, files, commits as diffs, and agent sessions
+live; sign in with a token (a server started without one needs none).
+
 Examples:
-  $ uspark serve --data ./uspark-data                 # on 127.0.0.1:4400, no token
+  $ uspark serve                                      # on 127.0.0.1:4400, no token, data in ~/.uspark/serve-data
+  $ uspark serve --data ./uspark-data                 # another directory
   $ uspark projects create my-app                     # then create a project
   $ USPARK_SERVE_TOKEN="$TOKEN" uspark serve --data /srv/uspark --host 0.0.0.0   # the admin token, kept out of ps
   $ uspark serve token create --data ./uspark-data --project my-app --scope write   # a scoped token (uspark serve token --help)
@@ -418,16 +422,16 @@ function addLogoutCommand(program: Command): void {
 function addServeCommands(program: Command): void {
   const serve = program
     .command("serve")
-    .description("run the reference project server: the project API, on this machine, for trying uspark out and for tests")
-    .option("--data <dir>", "where projects, commits and blobs are stored (a directory)")
+    .description("run the reference project server: the project API and its web view (open the address it prints in a browser)")
+    .option("--data <dir>", "where projects, commits and blobs are stored (a directory; default ~/.uspark/serve-data)")
     .option("--db <postgres-url>", "keep everything in PostgreSQL instead (env USPARK_DATABASE_URL); replicas may share it")
     .option("--port <port>", "port to listen on (0: any free port)", int("--port"), 4400)
     .option("--host <host>", "address to bind; other than loopback only with --token", "127.0.0.1")
     .option("--public-url <url>", "the URL clients and browsers use when it is not the bound address (a proxy in front): its name is served too")
     .option("--allowed-host <name>", "another host name to serve, name (any port) or name:port (repeatable)", collect)
     .option("--token <token>", "the admin token, required on every request but those of scoped tokens (or USPARK_SERVE_TOKEN, which ps does not show)")
-    .option("--quiet", "print errors only")
-    .option("--verbose", "print every request")
+    .option("-q, --quiet", "print errors and the address only")
+    .option("-v, --verbose", "print every request")
     .option("--max-blob-bytes <bytes>", "the largest file (blob) it accepts; larger ones get 413 (default: 104857600, 100 MiB)", positive("--max-blob-bytes"))
     .addOption(new Option("--latency <ms>", "delay every answer (benchmarks)").hideHelp().argParser(int("--latency")))
     .addHelpText("after", SERVE_HELP)
@@ -477,7 +481,7 @@ function addTokenCommands(serve: Command): void {
 
 function addStoreOptions(command: Command): Command {
   return command
-    .option("--data <dir>", "the file store uspark serve uses")
+    .option("--data <dir>", "the file store uspark serve uses (default ~/.uspark/serve-data)")
     .option("--db <postgres-url>", "the PostgreSQL store uspark serve uses (env USPARK_DATABASE_URL)");
 }
 

@@ -170,6 +170,11 @@ export function homeConfigPath(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(env.HOME || os.homedir(), ".uspark", "config.json");
 }
 
+/** Where `uspark serve` and `uspark serve token` keep their store when given neither --data nor --db. */
+export function defaultServeData(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(env.HOME || os.homedir(), ".uspark", "serve-data");
+}
+
 /**
  * A missing file is no configuration; a broken one is an error worth stopping for. It holds
  * tokens: one readable by others is said (`warn`) and narrowed to 0600; unknown keys (a typo of a

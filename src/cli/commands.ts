@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import path from "node:path";
 import { isatty } from "node:tty";
-import { checkPrefix, givenApiUrl, homeConfigPath, isChosenServer, knownServersPath, loadHomeConfig, loadKnownServers, recordKnownServer, resolveConnection, resolvePrefix, resolveServer, UsageError, type Connection, type ConnectionFlags, type HomeConfig, type MissingProjectHint } from "../config.js";
+import { checkPrefix, defaultServeData, givenApiUrl, homeConfigPath, isChosenServer, knownServersPath, loadHomeConfig, loadKnownServers, recordKnownServer, resolveConnection, resolvePrefix, resolveServer, UsageError, type Connection, type ConnectionFlags, type HomeConfig, type MissingProjectHint } from "../config.js";
 import { EXIT } from "../exit-codes.js";
 import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../agents/commands.js";
 import { runSession } from "../lifecycle/session.js";
@@ -386,10 +386,16 @@ async function withClient(flags: ProjectsFlags, what: string, work: (client: Api
 }
 
 /** The store `--data` or `--db` (or USPARK_DATABASE_URL) names: exactly one (`uspark serve` and `uspark serve token`). */
-export function storeOf(flags: StoreFlags): { dataDir?: string; databaseUrl?: string } {
+/**
+ * The store `--data` or `--db` (or USPARK_DATABASE_URL) names, at most one; with neither, the
+ * default directory (`uspark serve` and `uspark serve token` alike: a first try needs no flag).
+ */
+export function storeOf(flags: StoreFlags): { dataDir?: string; databaseUrl?: string; defaultStore?: true } {
   const databaseUrl = flags.db ?? (flags.data === undefined ? process.env.USPARK_DATABASE_URL || undefined : undefined);
-  if ((flags.data === undefined) === (databaseUrl === undefined)) throw new UsageError("give exactly one of --data <dir> and --db <postgres-url>");
-  return { dataDir: flags.data === undefined ? undefined : path.resolve(flags.data), databaseUrl };
+  if (flags.data !== undefined && databaseUrl !== undefined) throw new UsageError("give one of --data <dir> and --db <postgres-url>, not both");
+  if (databaseUrl !== undefined) return { databaseUrl };
+  if (flags.data !== undefined) return { dataDir: path.resolve(flags.data) };
+  return { dataDir: defaultServeData(), defaultStore: true };
 }
 
 export async function runServeCommand(flags: ServeFlags): Promise<void> {

@@ -91,8 +91,9 @@ export interface ServeOptions {
   latencyMs?: number;
   verbose?: boolean;
   quiet?: boolean;
+  /** dataDir is the default store, not one the command named: the start line says so. */
+  defaultStore?: boolean;
 }
-
 
 function usageError(message: string): Error {
   return Object.assign(new Error(message), { code: "EUSAGE" });
@@ -262,7 +263,17 @@ export async function runServe(options: ServeOptions): Promise<void> {
     process.on("SIGINT", stop).on("SIGTERM", stop);
   });
   // Only once the signals are handled: whoever waits for this line may signal at once.
-  const where = options.databaseUrl !== undefined ? `db: ${redactUrlCredentials(options.databaseUrl)}` : `data: ${dataDir}`;
-  log(`listening on ${server.url} (${where}, token: ${options.token ? "required" : "not required"})`);
+  for (const line of startLines(options, server.url, dataDir)) log(line);
   await stopped;
+}
+
+/** What `uspark serve` says when it listens: where, on what store, then (unless --quiet) the web view and the next step. */
+export function startLines(options: Pick<ServeOptions, "databaseUrl" | "token" | "quiet" | "defaultStore" | "publicUrl">, url: string, dataDir: string | undefined): string[] {
+  const store = options.databaseUrl !== undefined ? `db: ${redactUrlCredentials(options.databaseUrl)}` : `data: ${dataDir}${options.defaultStore ? ", the default store (--data <dir> or --db <url> for another)" : ""}`;
+  const lines = [`listening on ${url} (${store}, token: ${options.token ? "required" : "not required"})`];
+  if (options.quiet) return lines;
+  const web = `${(options.publicUrl ?? url).replace(/\/+$/, "")}/`;
+  const signIn = options.token ? " (sign in with the admin token, or a scoped one)" : "";
+  lines.push(`web view: ${web}${signIn}; next: uspark projects create <id>, then pipe an agent into uspark watch-claude --project-id <id>`);
+  return lines;
 }

@@ -231,7 +231,6 @@ describe("uspark serve --db", () => {
   it.each([
     ["a URL that is not postgres://", ["--db", "mysql://u:hunter2@host/db"]],
     ["both --data and --db", ["--db", "postgres://127.0.0.1/x", "--data", "/tmp/x"]],
-    ["neither --data nor --db", []],
   ])("refuses %s in one line with exit 2, printing no password", async (_name, args) => {
     const { code, stderr } = await runCli(["serve", "--port", "0", ...args], { env: { USPARK_DATABASE_URL: "" } });
     expect(code).toBe(2);

@@ -2,7 +2,10 @@ import { randomUUID } from "node:crypto";
 import { Agent, request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { runServe, startServer } from "../../src/server/index.js";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { runServe, startLines, startServer } from "../../src/server/index.js";
+import { startCli, waitForOutput } from "../helpers/cli.js";
 import { spawnServe } from "./child.js";
 import { createProject, sha256, tempDir, testServer } from "./helpers.js";
 
@@ -32,7 +35,11 @@ describe("runServe (uspark serve)", () => {
     const serve = spawnServe({ dataDir, port: 0 });
     const url = await serve.listening();
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(serve.stderr()).toBe(`uspark serve: listening on ${url} (data: ${dataDir}, token: not required)\n`);
+    await serve.waitForStderr("web view:");
+    expect(serve.stderr()).toBe(
+      `uspark serve: listening on ${url} (data: ${dataDir}, token: not required)\n` +
+        `uspark serve: web view: ${url}/; next: uspark projects create <id>, then pipe an agent into uspark watch-claude --project-id <id>\n`,
+    );
     serve.child.kill(signal);
     expect(await serve.exited).toEqual({ code: 0, signal: null });
   });
@@ -95,6 +102,28 @@ describe("runServe (uspark serve)", () => {
     serve.child.kill("SIGTERM");
     expect(await serve.exited).toEqual({ code: 0, signal: null });
     expect(serve.stderr().trim().split("\n")).toHaveLength(1);
+  });
+
+  it("with neither --data nor --db keeps its store in ~/.uspark/serve-data and says so; -q leaves out the web view's line", async () => {
+    const home = await tempDir();
+    const { child, result } = await startCli(["serve", "--port", "0"], { env: { HOME: home, USPARK_DATABASE_URL: "" } });
+    const said = await waitForOutput(child.stderr, (text) => text.includes("web view:"));
+    expect(said).toContain(`(data: ${home}/.uspark/serve-data, the default store (--data <dir> or --db <url> for another), token: not required)`);
+    const url = /listening on (\S+)/.exec(said)![1]!;
+    expect((await fetch(`${url}/api/projects`, { method: "POST", body: JSON.stringify({ id: "first" }) })).status).toBe(201);
+    child.kill("SIGTERM");
+    expect((await result).code).toBe(0);
+    expect(existsSync(path.join(home, ".uspark", "serve-data"))).toBe(true);
+    const quiet = await startCli(["serve", "--port", "0", "-q", "--data", home], { env: { USPARK_DATABASE_URL: "" } });
+    await waitForOutput(quiet.child.stderr, (text) => text.includes("listening on"));
+    quiet.child.kill("SIGTERM");
+    expect((await quiet.result).stderr).not.toContain("web view:");
+  });
+
+  it("names the web view and the admin token to sign in with when a token is required", () => {
+    const lines = startLines({ token: "t", publicUrl: "https://uspark.example.com/" }, "http://127.0.0.1:4400", "/data");
+    expect(lines[0]).toBe("listening on http://127.0.0.1:4400 (data: /data, token: required)");
+    expect(lines[1]).toMatch(/^web view: https:\/\/uspark\.example\.com\/ \(sign in with the admin token, or a scoped one\); next: /);
   });
 
   it("rejects with code EUSAGE, before listening, for a non-loopback host without a token", async () => {

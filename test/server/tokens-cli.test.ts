@@ -85,10 +85,15 @@ describe("uspark serve token", () => {
     }
   });
 
-  it("needs exactly one store", async () => {
-    const result = await runCli(["serve", "token", "list"], { env: { USPARK_DATABASE_URL: "" } });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain("give exactly one of --data <dir> and --db <postgres-url>");
+  it("takes one store at most; with none, the default one uspark serve uses (~/.uspark/serve-data)", async () => {
+    const both = await runCli(["serve", "token", "list", "--data", await tempDir(), "--db", "postgres://127.0.0.1:1/x"], { env: { USPARK_DATABASE_URL: "" } });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("give one of --data <dir> and --db <postgres-url>, not both");
+    const home = await tempDir();
+    const made = await runCli(["serve", "token", "create", "--project", "demo", "--scope", "read"], { env: { USPARK_DATABASE_URL: "", HOME: home } });
+    expect(made.code, made.stderr).toBe(0);
+    const listed = await runCli(["serve", "token", "list", "--data", path.join(home, ".uspark", "serve-data")], { env: { USPARK_DATABASE_URL: "" } });
+    expect(listed.stdout.toString()).toContain("demo");
   });
 
   it("--help of each shows examples", async () => {

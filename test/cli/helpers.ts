@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
-import { startMemoryRef, tempDir, type RefServer } from "../sync/helpers.js";
+import { remoteFiles, startMemoryRef, tempDir, type RefServer } from "../sync/helpers.js";
 
 /** Nothing listens on this port (discard): every request is refused, and retried until the flush timeout. */
 export const UNREACHABLE = "http://127.0.0.1:9";
@@ -59,4 +59,42 @@ function fixture(prefix: string, options: { server?: boolean }, before: Hook, af
     await cleanup();
   });
   return state;
+}
+
+/**
+ * Several machines on one project ("p") of one reference server that wants `token`: a fresh
+ * server for each test, a temp tree per machine (`machine`), all removed after the test. `env`
+ * is what a machine's uspark runs with; `remote` the project's files as text.
+ */
+export function writersOnOneServer(token: string, prefix: string) {
+  let dirs: { cleanup: () => Promise<void> }[] = [];
+  const writers = {
+    server: undefined as unknown as RefServer,
+    async machine(name: string): Promise<string> {
+      const made = await tempDir(`${prefix}${name}-`);
+      dirs.push(made);
+      return made.dir;
+    },
+    /** A directory the test made itself, removed with the machines'. */
+    removeAfter(cleanup: () => Promise<void>): void {
+      dirs.push({ cleanup });
+    },
+    env: () => ({ USPARK_API_URL: writers.server.url, USPARK_TOKEN: token, USPARK_PROJECT_ID: "p" }),
+    remote: async () => new Map([...(await remoteFiles(writers.server.url, "p", token))].map(([p, b]) => [p, b.toString()])),
+  };
+  beforeEach(async () => {
+    writers.server = await startMemoryRef(token, { projects: ["p"] });
+  });
+  afterEach(async () => {
+    await writers.server.stop();
+    await Promise.all(dirs.map((d) => d.cleanup()));
+    dirs = [];
+  });
+  return writers;
+}
+
+/** Writes `text` at `rel` under `dir`, making its directories. */
+export function writeIn(dir: string, rel: string, text: string): void {
+  mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+  writeFileSync(path.join(dir, rel), text);
 }

@@ -1,10 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
 import { commitFiles, pullInWorker } from "../lifecycle/helpers.js";
-import { remoteFiles, startMemoryRef, tempDir, type RefServer } from "../sync/helpers.js";
+import { writeIn, writersOnOneServer } from "./helpers.js";
 
 /**
  * The failures of issue 19 ("Many writers, nothing lost"), each through the built CLI against the
@@ -12,37 +12,19 @@ import { remoteFiles, startMemoryRef, tempDir, type RefServer } from "../sync/he
  */
 
 const TOKEN = "tok-many-writers";
-let server: RefServer;
-let dirs: { dir: string; cleanup: () => Promise<void> }[] = [];
+const writers = writersOnOneServer(TOKEN, "uspark-");
+const machine = writers.machine;
 
-beforeEach(async () => {
-  server = await startMemoryRef(TOKEN, { projects: ["p"] });
-});
-afterEach(async () => {
-  await server.stop();
-  await Promise.all(dirs.map((d) => d.cleanup()));
-  dirs = [];
-});
-
-async function machine(name: string): Promise<string> {
-  const made = await tempDir(`uspark-${name}-`);
-  dirs.push(made);
-  return made.dir;
-}
-
-const env = () => ({ USPARK_API_URL: server.url, USPARK_TOKEN: TOKEN, USPARK_PROJECT_ID: "p" });
+const env = writers.env;
 const uspark = (cwd: string, ...args: string[]) => runCli([...args, "--log-format", "json"], { cwd, env: env(), timeoutMs: 30_000 });
-const remote = async () => new Map([...(await remoteFiles(server.url, "p", TOKEN))].map(([p, b]) => [p, b.toString()]));
+const remote = writers.remote;
 const events = (stderr: string, event: string) =>
   stderr
     .split("\n")
     .filter((l) => l.startsWith("{"))
     .map((l) => JSON.parse(l) as { event: string; [k: string]: unknown })
     .filter((r) => r.event === event);
-const write = (dir: string, rel: string, text: string) => {
-  mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-  writeFileSync(path.join(dir, rel), text);
-};
+const write = writeIn;
 const read = (dir: string, rel: string) => readFileSync(path.join(dir, rel), "utf8");
 const copiesOf = (files: Map<string, string>, stem: string) => [...files].filter(([p]) => p.startsWith(`${stem}.conflict-`));
 
@@ -51,7 +33,7 @@ describe("two writers on one project", () => {
     const [a, b] = [await machine("a"), await machine("b")];
     write(a, "x.txt", "v1");
     expect((await uspark(a, "push")).code).toBe(0);
-    await pullInWorker(b, server.url, "p", TOKEN); // B's checkout
+    await pullInWorker(b, writers.server.url, "p", TOKEN); // B's checkout
     write(b, "x.txt", "B's edit");
     expect((await uspark(b, "push")).code).toBe(0);
     write(a, "x.txt", "A's edit");
@@ -70,7 +52,7 @@ describe("two writers on one project", () => {
     write(a, "y.txt", "y1");
     write(a, "w.txt", "w1");
     expect((await uspark(a, "push")).code).toBe(0);
-    await pullInWorker(b, server.url, "p", TOKEN); // B's checkout
+    await pullInWorker(b, writers.server.url, "p", TOKEN); // B's checkout
     write(b, "y.txt", "B's y");
     expect((await uspark(b, "push")).code).toBe(0);
     rmSync(path.join(a, "y.txt"));
@@ -89,9 +71,9 @@ describe("two writers on one project", () => {
 describe("a watch that meets a conflict", () => {
   it("says in its summary that it committed a conflict copy, not 0 files in 1 commit", async () => {
     const a = await machine("a");
-    await commitFiles(server.url, "p", TOKEN, { "f.txt": "v1" });
-    await pullInWorker(a, server.url, "p", TOKEN);
-    await commitFiles(server.url, "p", TOKEN, { "f.txt": "theirs" }); // another machine
+    await commitFiles(writers.server.url, "p", TOKEN, { "f.txt": "v1" });
+    await pullInWorker(a, writers.server.url, "p", TOKEN);
+    await commitFiles(writers.server.url, "p", TOKEN, { "f.txt": "theirs" }); // another machine
     write(a, "f.txt", "mine");
     const { child, result } = await startCli(["watch", "--no-stdin", "--log-format", "json", "-v"], { cwd: a, env: env(), timeoutMs: 30_000 });
     await waitForOutput(child.stderr, (text) => text.includes('"event":"conflict"'), 20_000);
@@ -106,7 +88,7 @@ describe("a watch that meets a conflict", () => {
 describe("a checkout older than the remote", () => {
   it("pull keeps both (exit 1), and the watch that follows never pushes the stale file over the newer one", async () => {
     const stale = await machine("stale");
-    await commitFiles(server.url, "p", TOKEN, { "f.txt": "newer" }); // pushed from another machine
+    await commitFiles(writers.server.url, "p", TOKEN, { "f.txt": "newer" }); // pushed from another machine
     write(stale, "f.txt", "older");
     const pulled = await uspark(stale, "pull");
     expect(pulled.code).toBe(1);
@@ -131,9 +113,9 @@ describe("the CI recipe: a fresh checkout, then uspark run --pull, again and aga
     git(origin, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init");
     const agent = path.join(origin, "..", `agent-${path.basename(origin)}.sh`);
     writeFileSync(agent, AGENT);
-    dirs.push({ dir: agent, cleanup: async () => rmSync(agent, { force: true }) });
+    writers.removeAfter(async () => rmSync(agent, { force: true }));
     // The project starts as the repository (what a first push from a checkout puts there), as a CI setup would have it.
-    await commitFiles(server.url, "p", TOKEN, { "a.txt": "a from git", "b.txt": "b from git", "c.txt": "c from git" });
+    await commitFiles(writers.server.url, "p", TOKEN, { "a.txt": "a from git", "b.txt": "b from git", "c.txt": "c from git" });
     for (const [run, edits] of [
       [1, ["edit a.txt run1", "delete b.txt", "edit new.txt run1"]],
       [2, ["edit c.txt run2"]],
@@ -188,10 +170,10 @@ describe("between sessions", () => {
 describe("a watch while another writer changes the project", () => {
   it("a local write equal to what the remote held at the start is not taken for 'unchanged': both are kept (exit 1)", async () => {
     const a = await machine("a");
-    await commitFiles(server.url, "p", TOKEN, { "f.txt": "X" });
+    await commitFiles(writers.server.url, "p", TOKEN, { "f.txt": "X" });
     const { child, result } = await startCli(["watch", "--no-stdin", "--log-format", "json", "-v"], { cwd: a, env: env(), timeoutMs: 30_000 });
     await waitForOutput(child.stderr, (text) => text.includes("start scan"), 20_000);
-    await commitFiles(server.url, "p", TOKEN, { "f.txt": "Y" }); // the other writer
+    await commitFiles(writers.server.url, "p", TOKEN, { "f.txt": "Y" }); // the other writer
     write(a, "f.txt", "X");
     await waitForOutput(child.stderr, (text) => text.includes('"event":"conflict"'), 20_000);
     child.kill("SIGTERM");

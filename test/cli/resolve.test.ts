@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { commitFiles } from "../lifecycle/helpers.js";
-import { remoteFiles, startMemoryRef, tempDir, type RefServer } from "../sync/helpers.js";
+import { writeIn, writersOnOneServer } from "./helpers.js";
 
 /**
  * Conflicts (docs/sync.md, Conflicts), two writers on one project through the built CLI: a pull
@@ -12,41 +12,23 @@ import { remoteFiles, startMemoryRef, tempDir, type RefServer } from "../sync/he
  */
 
 const TOKEN = "tok-resolve";
-let server: RefServer;
-let dirs: { cleanup: () => Promise<void> }[] = [];
+const writers = writersOnOneServer(TOKEN, "uspark-resolve-");
+const machine = writers.machine;
 
-beforeEach(async () => {
-  server = await startMemoryRef(TOKEN, { projects: ["p"] });
-});
-afterEach(async () => {
-  await server.stop();
-  await Promise.all(dirs.map((d) => d.cleanup()));
-  dirs = [];
-});
-
-async function machine(name: string): Promise<string> {
-  const made = await tempDir(`uspark-resolve-${name}-`);
-  dirs.push(made);
-  return made.dir;
-}
-
-const env = () => ({ USPARK_API_URL: server.url, USPARK_TOKEN: TOKEN, USPARK_PROJECT_ID: "p" });
+const env = writers.env;
 const uspark = (cwd: string, ...args: string[]) => runCli(args, { cwd, env: env(), timeoutMs: 30_000 });
-const remote = async () => new Map([...(await remoteFiles(server.url, "p", TOKEN))].map(([p, b]) => [p, b.toString()]));
+const remote = writers.remote;
 const copies = (files: Iterable<string>) => [...files].filter((p) => p.includes(".conflict-"));
-const write = (dir: string, rel: string, text: string) => {
-  mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-  writeFileSync(path.join(dir, rel), text);
-};
+const write = writeIn;
 const read = (dir: string, rel: string) => readFileSync(path.join(dir, rel), "utf8");
 
 /** B synced x.txt ("v1"), then edited it here while someone else committed "theirs". */
 async function staleEdit(): Promise<string> {
   const b = await machine("b");
-  await commitFiles(server.url, "p", TOKEN, { "x.txt": "v1" });
+  await commitFiles(writers.server.url, "p", TOKEN, { "x.txt": "v1" });
   expect((await uspark(b, "pull")).code).toBe(0);
   write(b, "x.txt", "mine");
-  await commitFiles(server.url, "p", TOKEN, { "x.txt": "theirs" });
+  await commitFiles(writers.server.url, "p", TOKEN, { "x.txt": "theirs" });
   return b;
 }
 
@@ -138,7 +120,7 @@ describe("uspark resolve", () => {
 
   it("--mine keeps a copy someone edited since, and says so", async () => {
     const { b, copy } = await pushedConflict();
-    await commitFiles(server.url, "p", TOKEN, { [copy]: "mine, edited by C" });
+    await commitFiles(writers.server.url, "p", TOKEN, { [copy]: "mine, edited by C" });
     const resolved = await uspark(b, "resolve", "x.txt", "--mine");
     expect(resolved.stderr).toContain(`${copy} was changed since`);
     const files = await remote();

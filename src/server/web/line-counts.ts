@@ -2,9 +2,12 @@
 // list counts only where it is cheap: small text files, within a small budget a page.
 
 import { diffLines } from "../../text/unified-diff.js";
-import type { ReadBlob } from "./pages/change-diff.js";
+import type { StoredBytes } from "../store.js";
 import { looksLikeText, readBytes } from "./byte-pages.js";
 import { html, type Html } from "./html.js";
+
+/** The project's blobs, as a page may read them. */
+export type ReadBlob = (sha256: string) => Promise<StoredBytes | undefined>;
 
 export interface LineCounts {
   added: number;

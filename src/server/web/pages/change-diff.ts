@@ -9,11 +9,8 @@ import { looksLikeText, readBytes } from "../byte-pages.js";
 import { html, webPath, type Html } from "../html.js";
 import { formatSize } from "../layout.js";
 import { changeStatus, STATUS_WORDS, type ChangeStatus } from "../change-status.js";
-import { countDiffLines, type LineCounts } from "../line-counts.js";
+import { countDiffLines, type LineCounts, type ReadBlob } from "../line-counts.js";
 import { COMMIT_PAGE_BUDGET, fileShare, linesWithin, planDiff, spend, type Budget } from "../page-budget.js";
-
-/** The project's blobs, as the page may read them. */
-export type ReadBlob = (sha256: string) => Promise<StoredBytes | undefined>;
 
 /** One change as the commit page shows it: its file list's row and its card. */
 export interface FileDiff {

@@ -12,7 +12,8 @@ import { page, sendPage, streamPage } from "../layout.js";
 import { changeFacts, type ChangeFacts } from "../change-status.js";
 import { cheapCounts, countsHtml, LIST_COUNT_BUDGET, type CountBudget } from "../line-counts.js";
 import { timeTag } from "../when.js";
-import { changeDiffs, statusBadge, type ReadBlob } from "./change-diff.js";
+import { changeDiffs, statusBadge } from "./change-diff.js";
+import type { ReadBlob } from "../line-counts.js";
 import { commitByline, fileCard, fileList } from "./commit-view.js";
 import { intParam, liveUrl, pager, projectCrumbs, projectTabs } from "./project-nav.js";
 

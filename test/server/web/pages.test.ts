@@ -268,6 +268,7 @@ describe("web view pages", () => {
     expect(end.text).toContain('data-live="/p/demo/live?since=1&amp;session=s-1&amp;length=');
     const list = await web.get("/p/demo/sessions");
     expect(list.text).toContain('<a href="/p/demo/sessions/s-1"><code>s-1</code></a>');
+    expect(list.text).toContain('<p class="muted">1 session</p>');
   });
 
   it("lists the sessions latest activity first (the running one on top), not by id", async () => {

@@ -5,6 +5,7 @@
 
 import { createConversationReader, type ConversationReader, type Step } from "../../../agents/conversation/index.js";
 import type { ProjectAccess } from "../../access.js";
+import { plural } from "../../../report.js";
 import { HttpError } from "../../http.js";
 import type { SessionInfo, StoredBytes } from "../../store.js";
 import { readPage } from "../byte-pages.js";
@@ -50,7 +51,7 @@ export async function sessionsPage(visit: Visit, ctx: WebContext, project: Proje
   }));
   const rows = shown.map((s, i) => sessionRow(projectId, s, heads[i]?.prompt));
   const body = html`${projectTabs(projectId)}
-${ids.size === 0 ? html`<p class="muted">No sessions yet.</p>` : html`<p class="muted">${ids.size} sessions${pages > 1 ? html` · page ${pageNo} of ${pages}` : ""}</p><table>
+${ids.size === 0 ? html`<p class="muted">No sessions yet.</p>` : html`<p class="muted">${plural(ids.size, "session")}${pages > 1 ? html` · page ${pageNo} of ${pages}` : ""}</p><table>
 <thead><tr><th>Session</th><th>Machine</th><th>Agent</th><th class="num">Transcript</th><th class="num">Commits</th><th>Started</th><th>Last activity</th></tr></thead>
 <tbody>${rows}</tbody></table>
 ${pager([

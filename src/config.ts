@@ -203,8 +203,11 @@ export function knownServersPath(configFile: string = homeConfigPath()): string 
   return path.join(path.dirname(configFile), "known-servers");
 }
 
-/** The recorded servers, normalized; none when there is no file. */
-export function loadKnownServers(file: string): Set<string> {
+/**
+ * The recorded servers, normalized; none when there is no file. It decides where a token may go:
+ * one that others may write to is narrowed to 0600 first, as config.json is (`warn` says so).
+ */
+export function loadKnownServers(file: string, warn: (message: string) => void = () => {}): Set<string> {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
@@ -212,6 +215,7 @@ export function loadKnownServers(file: string): Set<string> {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return new Set();
     throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
   }
+  narrowMode(file, warn);
   return new Set(text.split("\n").map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#")).map(normalizeApiUrl));
 }
 
@@ -221,7 +225,8 @@ export function loadKnownServers(file: string): Set<string> {
  */
 export function recordKnownServer(file: string, apiUrl: string): void {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  appendFileSync(file, `${normalizeApiUrl(apiUrl)}\n`, { mode: 0o600 });
+  // A newline first too: a line an earlier write left unfinished (a full disk) is never glued to this one.
+  appendFileSync(file, `\n${normalizeApiUrl(apiUrl)}\n`, { mode: 0o600 });
 }
 
 /** The file's JSON object, or undefined when there is no file. */

@@ -95,6 +95,33 @@ describe("known-servers", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("never glues a server to a line an earlier write left unfinished (a full disk)", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "uspark-known-"));
+    try {
+      const file = path.join(dir, "known-servers");
+      writeFileSync(file, "https://a.example", { mode: 0o600 });
+      recordKnownServer(file, "https://b.example");
+      expect(loadKnownServers(file)).toEqual(new Set(["https://a.example", "https://b.example"]));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.skipIf(process.platform === "win32")("a file others may write is narrowed to 0600 and said: it decides where a token goes", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "uspark-known-"));
+    try {
+      const file = path.join(dir, "known-servers");
+      writeFileSync(file, "https://a.example\n", { mode: 0o666 });
+      chmodSync(file, 0o666);
+      const said: string[] = [];
+      expect(loadKnownServers(file, (message) => said.push(message))).toEqual(new Set(["https://a.example"]));
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(said).toEqual([expect.stringContaining("narrowed to 0600")]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("resolvePrefix", () => {

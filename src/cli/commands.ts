@@ -385,7 +385,6 @@ async function withClient(flags: ProjectsFlags, what: string, work: (client: Api
   }
 }
 
-/** The store `--data` or `--db` (or USPARK_DATABASE_URL) names: exactly one (`uspark serve` and `uspark serve token`). */
 /**
  * The store `--data` or `--db` (or USPARK_DATABASE_URL) names, at most one; with neither, the
  * default directory (`uspark serve` and `uspark serve token` alike: a first try needs no flag).
@@ -487,7 +486,8 @@ function checkRoot(root: string): string {
 /** ~/.uspark/config.json (its mode and unknown keys said once each through `report`) and the servers recorded beside it. */
 export function homeConfig(report: Reporter): HomeConfig {
   const file = homeConfigPath();
-  return { ...loadHomeConfig(file, (message) => report.warnOnce(message, "config", message)), knownServers: loadKnownServers(knownServersPath(file)) };
+  const warn = (message: string) => report.warnOnce(message, "config", message);
+  return { ...loadHomeConfig(file, warn), knownServers: loadKnownServers(knownServersPath(file), warn) };
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * gitignore lines as git reads them (dir.c, wildmatch.c), pure: no file system. A line becomes a
- * rule with a compiled regular expression; `matchRule` answers for one path relative to the
+ * rule with a compiled regular expression; `lastMatch` answers for one path relative to the
  * directory of the file the rule came from. git matches bytes: `?` and a bracket take one byte of
  * the UTF-8 name (`?` does not match `ä`, `??` does), ranges are byte ranges. So patterns and
  * names are matched as byte strings, one character per byte (`bytesOf`).
@@ -48,11 +48,6 @@ export function parseLine(raw: string, source: string, line: number): IgnoreRule
   // dir.c compares a path pattern's literal start itself and wildmatches the rest from there.
   const literal = basename ? 0 : bytes.search(/[*?[\\]|$/);
   return { pattern, source, line, negative, dirOnly, basename, regex: new RegExp(`^${wildmatchToRegex(bytes, literal)}$`, "s") };
-}
-
-/** Does `rule` match the entry at `local` (relative to the rule file's directory), named `name`? */
-export function matchRule(rule: IgnoreRule, local: string, name: string, isDir: boolean): boolean {
-  return matchBytes(rule, bytesOf(local), bytesOf(name), isDir);
 }
 
 /** The last rule of the list that matches, as git decides within one file. */

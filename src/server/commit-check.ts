@@ -3,8 +3,6 @@
 import { createHash } from "node:crypto";
 import type { Change, CommitRequest, ConflictEntry } from "../api/types.js";
 import { ancestorsOf } from "../api/validate.js";
-
-export { ancestorsOf };
 import type { CommitOutcome } from "./store.js";
 
 /** What a path holds now (absent paths are not in the map). */
@@ -52,9 +50,16 @@ export function filesUnder(current: CurrentFiles, dirs: readonly string[]): Map<
   const wanted = new Set(dirs);
   const under = new Map<string, string[]>();
   for (const path of current.keys()) {
-    for (const dir of ancestorsOf(path)) if (wanted.has(dir)) under.set(dir, [...(under.get(dir) ?? []), path]);
+    for (const dir of ancestorsOf(path)) if (wanted.has(dir)) listAdd(under, dir, path);
   }
   return under;
+}
+
+/** Adds `item` to the list at `key` in place (a copy per item made a directory of n files cost n²). */
+export function listAdd<K, V>(lists: Map<K, V[]>, key: K, item: V): void {
+  const list = lists.get(key);
+  if (list) list.push(item);
+  else lists.set(key, [item]);
 }
 
 /**

@@ -62,7 +62,6 @@ export function editDistance(a: string, b: string): number {
   return row[b.length]!;
 }
 
-/** `uspark projects`: the projects the token may see, one per line on stdout. */
 /** `uspark projects`: the table (or JSON) on stdout; with none to list, how to make one is said on stderr (`none`). */
 export async function listProjects(client: ApiClient, out: { write(text: string): unknown }, json: boolean, none: (line: string) => void): Promise<void> {
   const projects = await client.listProjects();

@@ -3,6 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { commitFiles } from "../lifecycle/helpers.js";
+import { remoteVersion } from "../sync/helpers.js";
 import { writeIn, writersOnOneServer } from "./helpers.js";
 
 /**
@@ -46,13 +47,13 @@ async function pushedConflict(): Promise<{ b: string; c: string; copy: string }>
 describe("a pull never commits", () => {
   it("a conflict met by pull keeps the local file, leaves the remote alone, says how to resolve, is open in status (exit 1)", async () => {
     const b = await staleEdit();
-    const versionBefore = (await remote()).size;
+    const versionBefore = await remoteVersion(writers.server.url, "p", TOKEN);
     const dry = await uspark(b, "pull", "--dry-run");
     expect(dry.stderr).toContain("conflict x.txt: would keep both as they are (a pull never commits)");
     const pulled = await uspark(b, "pull");
     expect(pulled.code).toBe(1);
     expect(copies((await remote()).keys())).toEqual([]);
-    expect((await remote()).size).toBe(versionBefore);
+    expect(await remoteVersion(writers.server.url, "p", TOKEN)).toBe(versionBefore);
     expect(read(b, "x.txt")).toBe("mine");
     expect(pulled.stderr).toContain("conflict x.txt");
     expect(pulled.stderr).toContain("uspark resolve x.txt --mine");
@@ -66,26 +67,28 @@ describe("a pull never commits", () => {
   });
 });
 
+/** What a resolution leaves remotely: `x.txt` as chosen, no conflict copy; and the tree in sync. */
+async function expectResolvedRemotely(tree: string, text: string): Promise<void> {
+  const files = await remote();
+  expect(files.get("x.txt")).toBe(text);
+  expect(copies(files.keys())).toEqual([]);
+  expect((await uspark(tree, "status")).code).toBe(0);
+}
+
 describe("uspark resolve", () => {
   it("--mine after a pull's conflict: yours over theirs, no copy anywhere, in sync", async () => {
     const b = await staleEdit();
     expect((await uspark(b, "pull")).code).toBe(1);
     const resolved = await uspark(b, "resolve", "x.txt", "--mine");
     expect(resolved.code, resolved.stderr).toBe(0);
-    const files = await remote();
-    expect(files.get("x.txt")).toBe("mine");
-    expect(copies(files.keys())).toEqual([]);
-    expect((await uspark(b, "status")).code).toBe(0);
+    await expectResolvedRemotely(b, "mine");
   });
 
   it("--mine: yours committed over theirs, the copy deleted remotely; another tree's pull drops its copy", async () => {
     const { b, c, copy } = await pushedConflict();
     const resolved = await uspark(b, "resolve", "x.txt", "--mine");
     expect(resolved.code, resolved.stderr).toBe(0);
-    const files = await remote();
-    expect(files.get("x.txt")).toBe("mine");
-    expect(copies(files.keys())).toEqual([]);
-    expect((await uspark(b, "status")).code).toBe(0);
+    await expectResolvedRemotely(b, "mine");
     expect((await uspark(c, "pull")).code).toBe(0);
     expect(existsSync(path.join(c, copy))).toBe(false);
     expect(read(c, "x.txt")).toBe("mine");
@@ -98,10 +101,7 @@ describe("uspark resolve", () => {
     expect(read(b, "x.txt")).toBe("theirs");
     const [label] = readdirSync(path.join(b, ".uspark", "backup"));
     expect(read(b, path.join(".uspark", "backup", label!, "x.txt"))).toBe("mine");
-    const files = await remote();
-    expect(files.get("x.txt")).toBe("theirs");
-    expect(copies(files.keys())).toEqual([]);
-    expect((await uspark(b, "status")).code).toBe(0);
+    await expectResolvedRemotely(b, "theirs");
     expect((await uspark(c, "pull")).code).toBe(0);
     expect(existsSync(path.join(c, copy))).toBe(false);
   });

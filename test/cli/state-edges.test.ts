@@ -4,7 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
 import { commitFiles, pullInWorker } from "../lifecycle/helpers.js";
-import { remoteFiles, remoteVersion, startProxy, waitFor } from "../sync/helpers.js";
+import { isCommit, remoteFiles, remoteVersion, startProxy, waitFor } from "../sync/helpers.js";
 import { perTest } from "./helpers.js";
 
 /**
@@ -19,7 +19,6 @@ const env = () => ({ USPARK_TOKEN: TOKEN, USPARK_PROJECT_ID: "p" });
 const uspark = (args: string[], apiUrl = t.server!.url) => runCli([...args, "--api-url", apiUrl, "--root", t.root], { cwd: t.root, env: env(), timeoutMs: 30_000 });
 const write = (name: string, text: string | Buffer) => writeFileSync(path.join(t.root, name), text);
 const remoteText = async (name: string) => (await remoteFiles(t.server!.url, "p", TOKEN)).get(name)?.toString();
-const isCommit = (req: { method: string; url: string }) => req.method === "POST" && /\/commits$/.test(req.url);
 
 /** An edit of a synced file, pushed: it must go through as an edit (exit 0), never as a conflict copy. */
 async function editAndPush(names: string | string[], apiUrl?: string): Promise<void> {

@@ -8,7 +8,8 @@ import { open, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { chainHash, ZERO_CHAIN } from "../../api/chain.js";
 import type { Change, CommitSource } from "../../api/types.js";
-import { ancestorsOf, requestFingerprint } from "../commit-check.js";
+import { ancestorsOf } from "../../api/validate.js";
+import { requestFingerprint } from "../commit-check.js";
 import { fsyncDir, isCode, writeAll } from "../fsutil.js";
 
 export const LOG_FILE = "commits.ndjson";

@@ -5,6 +5,7 @@
 import type { ClientBase, Pool } from "pg";
 import type { Change, CommitFeed, CommitRecord, CommitSource, ProjectSummary } from "../../api/types.js";
 import { ProjectNotFoundError, type FeedQuery, type FileEntry } from "../store.js";
+import { listAdd } from "../commit-check.js";
 import { chainAt } from "./chains.js";
 import { guarded } from "./db.js";
 
@@ -94,7 +95,7 @@ export async function filesUnderDirs(db: Db, projectId: string, dirs: string[], 
     [projectId, dirs, limit],
   );
   const under = new Map<string, string[]>();
-  for (const { dir, path } of rows) under.set(dir, [...(under.get(dir) ?? []), path]);
+  for (const { dir, path } of rows) listAdd(under, dir, path);
   return under;
 }
 

@@ -1,3 +1,4 @@
+import { isSha256, parseCommitRequest } from "../api/validate.js";
 import type { Change, CommitSource } from "../api/types.js";
 import { normalizeApiUrl } from "../config.js";
 import type { Reporter } from "../report.js";
@@ -96,11 +97,24 @@ function sameProject(a: BaseKey, b: BaseKey): boolean {
   return normalizeApiUrl(a.apiUrl) === normalizeApiUrl(b.apiUrl) && a.projectId === b.projectId && (a.prefix ?? "") === (b.prefix ?? "");
 }
 
-/** An intent file, or undefined when it is not one (garbled: written by no one we know). */
+/**
+ * An intent file, or undefined when it is not one (garbled: written by no one we know). Its
+ * changes pass the server's own check of a commit (a `[null]` crashed every start, a bad hash was
+ * replayed), its bases and copies are what a base holds.
+ */
 async function readIntent(root: string, name: string): Promise<(Intent & { owner: IntentOwner }) | undefined> {
   try {
     const data = JSON.parse((await readStateFile(root, name)) ?? "") as Intent & { owner: IntentOwner };
-    const valid = typeof data.key === "string" && Array.isArray(data.changes) && Array.isArray(data.copies) && typeof data.bases === "object" && data.bases !== null && typeof data.project?.apiUrl === "string" && Number.isInteger(data.owner?.pid);
+    const bases = typeof data.bases === "object" && data.bases !== null ? Object.values(data.bases) : undefined;
+    const valid =
+      typeof data.key === "string" &&
+      parseCommitRequest({ changes: data.changes }).ok &&
+      Array.isArray(data.copies) &&
+      data.copies.every((copy) => typeof copy === "string") &&
+      bases?.every((sha) => sha === null || isSha256(sha)) === true &&
+      typeof data.project?.apiUrl === "string" &&
+      Number.isInteger(data.owner?.pid) &&
+      typeof data.owner.boot === "string";
     return valid ? data : undefined;
   } catch {
     return undefined;

@@ -115,6 +115,23 @@ describe("state file on disk", () => {
     expect(next.entry("src/a.ts")).toEqual(entry);
   });
 
+  it("leaves out an intent file that is not one, and the keeper still starts: a null change, a bad hash, a bad base", async () => {
+    const key = { apiUrl: API, projectId: "p" };
+    // An intent of a process that is gone (pid 2^22 + 1 is past Linux's pid_max), else well-formed.
+    const good = { key: "k-good", project: key, source: { agent: "push" }, changes: [{ op: "put", path: "a.txt", sha256: SHA, size: 3, expect: null }], copies: [], bases: { "a.txt": null }, owner: { pid: 4194305, boot: "" } };
+    const bad = {
+      "k-null": { ...good, key: "k-null", changes: [null] },
+      "k-hash": { ...good, key: "k-hash", changes: [{ op: "put", path: "a.txt", sha256: "not-a-hash", size: 3 }] },
+      "k-base": { ...good, key: "k-base", bases: { "a.txt": 7 } },
+      "k-copies": { ...good, key: "k-copies", copies: [null] },
+    };
+    await mkdir(path.join(root, ".uspark"));
+    for (const intent of [good, ...Object.values(bad)]) await writeFile(path.join(root, ".uspark", `intent-${intent.key}.json`), JSON.stringify(intent));
+    expect((await fileStateStore(root).openIntents(key)).map((intent) => intent.key)).toEqual(["k-good"]);
+    const keeper = await BaseKeeper.load(key, { store: fileStateStore(root), report: quiet });
+    expect(keeper.openIntents.map((intent) => intent.key)).toEqual(["k-good"]);
+  });
+
   it("reads a corrupt state file as no base, with one warning", async () => {
     await mkdir(path.join(root, ".uspark"));
     await writeFile(statePath(root), "garbage");

@@ -245,6 +245,8 @@ export async function moveStateFileAside(root: string, name: string, asideName: 
 
 const TEMP_DIR = "tmp";
 const OWN_TEMP = /^(\d+)-[0-9a-f]+\.tmp$/;
+/** writeStateFile's temp beside its target: `<name>.<pid>-<hex>.tmp`. */
+const STATE_TEMP = /^[^/]+\.(\d+)-[0-9a-f]{12}\.tmp$/;
 
 /**
  * `.uspark/tmp`, made if need be (a real directory, never a symlink): where a pulled file is
@@ -262,10 +264,17 @@ export async function ownTempDir(root: string): Promise<string> {
   return dir;
 }
 
-/** Removes the temp files a process that is gone left in `.uspark/tmp` (a pull killed mid-write); a live one's stay. */
+/**
+ * Removes the temp files a process that is gone left: in `.uspark/tmp` (a pull killed mid-write)
+ * and in `.uspark/` itself (writeStateFile's, of the state file or an intent); a live one's stay.
+ */
 export async function removeOwnTemps(root: string): Promise<void> {
   if (!checkDir(root)) return;
-  const dir = path.join(stateDirPath(root), TEMP_DIR);
+  removeTempsOfTheGone(path.join(stateDirPath(root), TEMP_DIR), OWN_TEMP);
+  removeTempsOfTheGone(stateDirPath(root), STATE_TEMP);
+}
+
+function removeTempsOfTheGone(dir: string, shape: RegExp): void {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -273,7 +282,7 @@ export async function removeOwnTemps(root: string): Promise<void> {
     return;
   }
   for (const name of names) {
-    const pid = Number(OWN_TEMP.exec(name)?.[1]);
+    const pid = Number(shape.exec(name)?.[1]);
     if (pid > 0 && processGone(pid, "")) unlinkIfThere(path.join(dir, name));
   }
 }

@@ -50,8 +50,12 @@ describe("the disk tree's writes and deletes", () => {
     const gone = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout;
     await writeFile(path.join(tmp, `${gone}-0a1b.tmp`), "half");
     await writeFile(path.join(tmp, `${process.pid}-0a1b.tmp`), "mine");
+    // writeStateFile's own, of the state file or an intent: beside their targets in .uspark/.
+    await writeFile(path.join(root, ".uspark", `state.json.${gone}-0123456789ab.tmp`), "half");
+    await writeFile(path.join(root, ".uspark", `intent-k.json.${process.pid}-0123456789ab.tmp`), "mine");
     await removeOwnTemps(root);
     expect(await readdir(tmp)).toEqual([`${process.pid}-0a1b.tmp`]);
+    expect((await readdir(path.join(root, ".uspark"))).filter((name) => name.endsWith(".tmp"))).toEqual([`intent-k.json.${process.pid}-0123456789ab.tmp`]);
   });
 
   it("a delete takes the directories it emptied with it, up to the synced directory; one holding anything else stays", async () => {

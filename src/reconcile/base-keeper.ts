@@ -106,6 +106,8 @@ export class BaseKeeper {
   private touched = new Set<string>();
   /** Intents whose commit was answered and applied: removed once a save has recorded the answer. */
   private answeredKeys: string[] = [];
+  /** Keys of the commits sent and not answered yet: their intents must stay, whatever removal is queued. */
+  private readonly inFlight = new Set<string>();
   /** Intents left by a process that is gone, as found at load: to settle (intents.ts). */
   openIntents: Intent[] = [];
   private timer: unknown;
@@ -169,11 +171,17 @@ export class BaseKeeper {
    * answer is saved), or refused with nothing applied (its intent goes now).
    */
   answered(key: string, paths: readonly string[], applied: boolean): void {
+    this.inFlight.delete(key);
     for (const path of paths) if (this.base.sent?.delete(path)) this.touch(path);
     if (applied) {
       this.answeredKeys.push(key);
       this.changed();
-    } else this.afterSaves(() => this.options.store.removeIntent(key));
+    } else this.afterSaves(() => this.removeIntentUnlessSent(key));
+  }
+
+  /** A refused commit may go again under its key (422, the blobs then uploaded): its intent is that one's then. */
+  private async removeIntentUnlessSent(key: string): Promise<void> {
+    if (!this.inFlight.has(key)) await this.options.store.removeIntent(key);
   }
 
   /**
@@ -182,6 +190,7 @@ export class BaseKeeper {
    */
   async sending(intent: Omit<Intent, "project" | "bases">): Promise<void> {
     const bases = Object.fromEntries(intent.changes.map((c) => [c.path, this.sha(c.path)]));
+    this.inFlight.add(intent.key);
     await this.options.store.writeIntent({ ...intent, project: this.key(), bases });
     this.base.sent ??= new Map();
     for (const change of intent.changes) this.base.sent.set(change.path, change.op === "put" ? change.sha256 : null);
@@ -336,7 +345,7 @@ export class BaseKeeper {
       .then(() => this.options.store.save(snapshot, paths))
       .then(async (fsMtimeMs) => {
         if (typeof fsMtimeMs === "number") this.marks.add(this.now(), fsMtimeMs);
-        for (const key of keys) await this.options.store.removeIntent(key);
+        for (const key of keys) await this.removeIntentUnlessSent(key);
       })
       .catch((error: unknown) => {
         // Not written: the next save tries these paths again, and the intents stay until then.

@@ -179,6 +179,24 @@ describe("commits sent and never answered", () => {
     expect(st.intents.size).toBe(0);
   });
 
+  it("a refused commit sent again under its key (after uploading what was missing) keeps its intent, even behind a slow save", async () => {
+    const st = store();
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const save = st.save;
+    st.save = async (b, paths) => (await gate, save(b, paths));
+    const keeper = await BaseKeeper.load(KEY, { store: st, report: quiet });
+    keeper.settle("a.txt", SHA);
+    await keeper.sending(sent("k1"));
+    const saving = keeper.close(); // a save under way (another process holds the state file's lock)
+    keeper.answered("k1", ["a.txt", "gone.txt"], false); // 422 missing_blobs: nothing applied
+    await keeper.sending(sent("k1")); // the blobs uploaded, the same commit again
+    release();
+    await saving;
+    await keeper.close();
+    expect([...st.intents.keys()]).toEqual(["k1"]); // in flight: a crash now must still find it
+  });
+
   it("a replay's answer is the base where the base had not moved since; the intent goes once that is saved", async () => {
     const st = store();
     const keeper = await BaseKeeper.load(KEY, { store: st, report: quiet });

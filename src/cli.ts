@@ -382,6 +382,7 @@ function addResolveCommand(program: Command): void {
           .option("--mine", "yours wins: committed over the remote's version, the conflict copy deleted")
           .option("--theirs", "the remote's wins: written here (yours kept in .uspark/backup/ first), the conflict copy deleted")
           .option("--both", "the remote's at the path, yours kept as a file of its own (the copy)")
+          .addOption(timeoutOption("give up when the server has not answered for this long"))
           .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs),
         { create: false },
       ),

@@ -297,7 +297,7 @@ async function resolve(flags: ResolveFlags, path: string): Promise<number> {
   if (!target) return EXIT.usage;
   const { root, connection, prefix } = target;
   const { runResolve } = await import("../lifecycle/resolve.js");
-  return runResolve({ ...connection, root, ignore: flags.ignore ?? [], prefix, path, choice: choices[0], requestTimeoutMs: flags.requestTimeout, report: reporterFor(flags, connection.token) });
+  return runResolve({ ...connection, root, ignore: flags.ignore ?? [], prefix, path, choice: choices[0], giveUpAfterMs: flags.timeout, requestTimeoutMs: flags.requestTimeout, report: reporterFor(flags, connection.token) });
 }
 
 /** The workspace options of status, diff, log, ls, cat and restore; undefined after a usage error was said. */

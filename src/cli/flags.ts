@@ -84,6 +84,7 @@ export interface ResolveFlags extends LogFlags, ConnectionOptionFlags, TreeFlags
   mine?: boolean;
   theirs?: boolean;
   both?: boolean;
+  timeout: number;
   requestTimeout: number;
 }
 

@@ -33,10 +33,11 @@ describe("one name per idea", () => {
       ["pull --flush-timeout", ["pull", "--flush-timeout", "300"]],
       ["push --timeout", ["push", "--timeout", "300"]],
       ["status --timeout", ["status", "--timeout", "300"]],
+      ["resolve --timeout", ["resolve", "x.txt", "--mine", "--timeout", "300"]],
     ];
     for (const [name, args] of runs) {
       const started = Date.now();
-      const result = await runCli([...args, "--project-id", "p", "--api-url", UNREACHABLE, "--root", t.root], { timeoutMs: 15_000 });
+      const result = await runCli([...args, "--project-id", "p", "--api-url", UNREACHABLE, "--root", t.root], { cwd: t.root, timeoutMs: 15_000 });
       expect(result.stderr, name).not.toMatch(/unknown option/);
       expect(result.code, `${name}: ${result.stderr}`).toBe(1);
       expect(Date.now() - started, name).toBeLessThan(10_000);
@@ -44,7 +45,7 @@ describe("one name per idea", () => {
   });
 
   it("help names --timeout, never the older name", async () => {
-    for (const command of ["push", "pull", "watch", "run", "status"]) {
+    for (const command of ["push", "pull", "watch", "run", "status", "resolve"]) {
       const help = (await runCli([command, "--help"])).stdout.toString();
       expect(help, command).toMatch(/--timeout <ms>/);
       expect(help, command).not.toContain("--flush-timeout");

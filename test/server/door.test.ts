@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { hashOfSecret } from "../../src/server/tokens.js";
 import { runCli } from "../helpers/cli.js";
-import { storeCases, type TestServer } from "./helpers.js";
+import { eventually, storeCases, type TestServer } from "./helpers.js";
 import { usePgCluster } from "./pg-cluster.js";
 import { mintToken, revokeToken, WebClient } from "./web/web-client.js";
 
@@ -127,11 +127,15 @@ describe.each(storeCases(pg))("one door on %s", (_name, testServer) => {
     expect(answer.status).toBe(401);
     expect(Date.now() - started).toBeLessThan(5000);
 
-    const expiring = await mintToken(t, { projects: ["public"], access: "read", expires: Date.now() + 1500 });
-    const before = Date.now();
-    const ended = await fetch(`${t.url}/api/projects/public/commits?since=0&wait=20000`, as(expiring.secret));
+    // It must be waiting while its token still holds: then the 401 is the expiry's, not the door's.
+    const expiresAt = Date.now() + 4000;
+    const expiring = await mintToken(t, { projects: ["public"], access: "read", expires: expiresAt });
+    const ending = fetch(`${t.url}/api/projects/public/commits?since=0&wait=20000`, as(expiring.secret));
+    await eventuallyWaiting(t, 1);
+    const ended = await ending;
     expect(ended.status).toBe(401);
-    expect(Date.now() - before).toBeLessThan(8000);
+    expect(Date.now()).toBeGreaterThanOrEqual(expiresAt);
+    expect(Date.now() - expiresAt).toBeLessThan(5000);
   });
 
   it("4. a waiting poll woken by a commit after its token was revoked answers 401, not the commit", async () => {
@@ -164,7 +168,8 @@ describe.each(storeCases(pg))("one door on %s", (_name, testServer) => {
     const web = new WebClient(t.url);
     await web.signIn(other.secret);
     const code = await deviceCode(t.url);
-    await web.post("/device", { user_code: code.user_code, action: "deny" });
+    const denied = await web.post("/device", { user_code: code.user_code, action: "deny" });
+    expect(denied.text).not.toContain("Denied");
     // Still waiting: the admin approves it, the device gets its token.
     const admin = new WebClient(t.url);
     await admin.signIn(ADMIN);
@@ -174,10 +179,6 @@ describe.each(storeCases(pg))("one door on %s", (_name, testServer) => {
   });
 });
 
-async function eventuallyWaiting(t: TestServer, count: number): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (t.waiting() < count) {
-    if (Date.now() > deadline) throw new Error(`${count} long poll(s) never started waiting`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+function eventuallyWaiting(t: TestServer, count: number): Promise<void> {
+  return eventually(async () => t.waiting() >= count, 5000);
 }

@@ -137,7 +137,7 @@ describe("Host and Origin on every route, from the server's route tables", () =>
   it("every route x every variant: 421 for a Host not served, 403 for a cross-site change, else the route's own answer", async () => {
     const t = await testServer({});
     await t.write("a.txt", "a\n");
-    await t.request("/sessions/s1/events?offset=0", { method: "PUT", body: "{}\n" });
+    expect((await t.request("/sessions/s1/events?offset=0", { method: "PUT", body: "{}\n" })).status).toBe(200);
     const web = new WebClient(t.url);
     await web.signIn("");
     const csrf = csrfOf((await web.get("/")).text);
@@ -154,6 +154,8 @@ describe("Host and Origin on every route, from the server's route tables", () =>
         table.push(`${row.route} ${row.method} ${variant.name}: ${answer.status}${refusalIn(answer.body, row.web) ?? ""}`);
         if (expected === undefined) {
           expect(answer.status, table.at(-1)).not.toBe(421);
+          // The route's own answer (a second create of one project is its 409): never a server failure.
+          expect(answer.status, table.at(-1)).toBeLessThan(500);
           expect(refusalIn(answer.body, row.web), table.at(-1)).toBeUndefined();
         } else {
           expect(answer.status, table.at(-1)).toBe(expected);
@@ -162,7 +164,6 @@ describe("Host and Origin on every route, from the server's route tables", () =>
         }
       }
     }
-    expect(table.length).toBe(rows().length * VARIANTS.length);
   });
 });
 

@@ -1,6 +1,7 @@
 import { fsyncDirQuietly } from "./fsync-dir.js";
 import { nodeCrypto } from "./lazy-builtins.js";
-import { closeSync, constants, lstatSync, mkdirSync, openSync, promises as fsp, readdirSync, readFileSync, realpathSync, rmdirSync, statSync, unlinkSync, writeSync, type Stats } from "node:fs";
+import { closeSync, constants, lstatSync, mkdirSync, openSync, promises as fsp, readdirSync, rmdirSync, unlinkSync, writeSync, type Stats } from "node:fs";
+import { processGone } from "./state-lock.js";
 import path from "node:path";
 
 /**
@@ -8,8 +9,8 @@ import path from "node:path";
  * here, and only here. A cloned repository may ship `.uspark` as a symlink, or
  * `.uspark/pending.json` as one, to make us write or print a file outside the project: the
  * directory must be a real directory and files are opened with O_NOFOLLOW. Writes are atomic
- * (temp file, fsync, rename, fsync of the directory); `withLock` serialises read-modify-write
- * cycles of two processes on one root.
+ * (temp file, fsync, rename, fsync of the directory); `withLock` (state-lock.ts) serialises
+ * read-modify-write cycles of two processes on one root.
  *
  * The checks of `.uspark`, its making and unmaking, its `.gitignore`, the lock files and the
  * settle cookies are synchronous calls: each is one system call of a few microseconds on the
@@ -88,7 +89,7 @@ function ensureGitignore(root: string): void {
 }
 
 /** Creates `file`, which must not exist yet (EEXIST), never through a symlink, with a few bytes in it. */
-function writeNewFile(file: string, text: string, mode: number): void {
+export function writeNewFile(file: string, text: string, mode: number): void {
   const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
   try {
     if (text !== "") writeSync(fd, text);
@@ -123,7 +124,7 @@ export async function removeDirIfUnused(root: string): Promise<void> {
   }
 }
 
-function refusedLink(file: string, error: unknown): unknown {
+export function refusedLink(file: string, error: unknown): unknown {
   const code = (error as NodeJS.ErrnoException).code;
   // O_NOFOLLOW on a symlink: ELOOP on Linux, EMLINK on some BSDs.
   if (code === "ELOOP" || code === "EMLINK") return new StateDirError(`${file} is a symlink; refusing to follow it`);
@@ -227,7 +228,7 @@ export async function removeStateFile(root: string, name: string): Promise<void>
  * unlink, not rm: fs.rm loads a module on first use that costs ~20 ms (on the exit path, or at
  * the first save), and stats the file before it unlinks it, at every lock released.
  */
-function unlinkIfThere(file: string): void {
+export function unlinkIfThere(file: string): void {
   try {
     unlinkSync(file);
   } catch (error) {
@@ -287,194 +288,4 @@ function removeTempsOfTheGone(dir: string, shape: RegExp): void {
   }
 }
 
-/** The root's watcher lock is held by another live process. */
-export class RootLockHeld extends Error {
-  override readonly name = "RootLockHeld";
-  constructor(
-    readonly root: string,
-    readonly pid: number,
-  ) {
-    super(`another uspark (pid ${pid}) is already watching ${root}`);
-  }
-}
-
-export interface RootLock {
-  /** Removes the lock, if it is still ours. */
-  release(): Promise<void>;
-}
-
-const ROOT_LOCK = "lock";
-
-/**
- * `.uspark/lock`: one watcher (watch or run) per root. It names its holder's pid, the root (real
- * path, device and inode) and the boot (Linux's boot_id): a lock copied with the tree (`cp -a`),
- * or left by a boot before (a container restarted: its pids are reused), is not this root's now
- * and is taken over, said by `onTakeOver`; so is one whose process is gone (or is no uspark). A
- * live holder is not waited for: throws RootLockHeld at once.
- */
-export async function takeRootLock(root: string, onTakeOver: (why: string) => void = () => {}): Promise<RootLock> {
-  const lock = path.join(await ensureDir(root), ROOT_LOCK);
-  const ours = lockIdentity(root);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      writeNewFile(lock, lockText(ours), 0o600);
-      return { release: () => releaseRootLock(lock) };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw refusedLink(lock, error);
-      const found = parseLockText(await fsp.readFile(lock, "utf8").catch(() => ""));
-      const foreign = found && foreignLock(found, ours);
-      // A half-written lock (its holder is starting this very moment) is given a moment.
-      if (found === undefined && attempt < 20) await new Promise((resolve) => setTimeout(resolve, 10));
-      else if (found !== undefined && !foreign && found.pid !== process.pid && isUsparkProcess(found.pid)) throw new RootLockHeld(root, found.pid);
-      else {
-        if (foreign) onTakeOver(`took over ${lock}: pid ${found!.pid} holds it ${foreign}, not for this one`);
-        unlinkIfThere(lock);
-      }
-    }
-  }
-}
-
-/** Who holds a root lock: the process, the root it was taken for, and the boot it was taken in. */
-export interface LockIdentity {
-  pid: number;
-  /** The root's real path. */
-  root: string;
-  /** `<device>:<inode>` of the root directory. */
-  dir: string;
-  /** The kernel's boot id, "" where there is none (not Linux). */
-  boot: string;
-}
-
-function lockIdentity(root: string): LockIdentity {
-  const stat = statSync(root);
-  return { pid: process.pid, root: realpathSync(root), dir: `${stat.dev}:${stat.ino}`, boot: thisBoot() };
-}
-
-let boot: string | undefined;
-
-/** The kernel's boot id (Linux), "" where there is none: a pid of another boot is no process of now. */
-export function thisBoot(): string {
-  if (boot === undefined) {
-    try {
-      boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
-    } catch {
-      boot = ""; // no boot id (macOS): the pid check alone
-    }
-  }
-  return boot;
-}
-
-/** Whether the process that wrote `pid` (in boot `bootId`) is gone: not this one, and not alive as a uspark now. */
-export function processGone(pid: number, bootId: string): boolean {
-  if (bootId !== "" && thisBoot() !== "" && bootId !== thisBoot()) return true;
-  return pid !== process.pid && !isUsparkProcess(pid);
-}
-
-/** The pid first (as older versions wrote it alone), then one `key value` line each. */
-function lockText(id: LockIdentity): string {
-  return `${id.pid}\nroot ${id.root}\ndir ${id.dir}\nboot ${id.boot}\n`;
-}
-
-/** The lock's holder; undefined for a half-written or garbled lock. A lock of an older version (the pid alone) has no root or boot: only its pid is checked. */
-export function parseLockText(text: string): LockIdentity | undefined {
-  const [first, ...rest] = text.split("\n");
-  const pid = Number.parseInt(first ?? "", 10);
-  if (!Number.isInteger(pid) || pid <= 0) return undefined;
-  const field = (key: string) => rest.find((line) => line.startsWith(`${key} `))?.slice(key.length + 1) ?? "";
-  return { pid, root: field("root"), dir: field("dir"), boot: field("boot") };
-}
-
-/** Why a lock is not this root's in this boot (it is taken over), or undefined when it may be. */
-export function foreignLock(found: LockIdentity, ours: LockIdentity): string | undefined {
-  if (found.boot !== "" && ours.boot !== "" && found.boot !== ours.boot) return "from an earlier boot";
-  // The directory itself, not its path: a tree renamed while its watcher runs is still that watcher's.
-  if (found.dir !== "") return found.dir === ours.dir ? undefined : `for ${found.root}, another directory (this one is a copy of it?)`;
-  return undefined;
-}
-
-async function lockHolder(lock: string): Promise<number | undefined> {
-  const text = await fsp.readFile(lock, "utf8").catch(() => "");
-  const pid = Number.parseInt(text, 10);
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-}
-
-async function releaseRootLock(lock: string): Promise<void> {
-  if ((await lockHolder(lock)) === process.pid) unlinkIfThere(lock);
-}
-
-/** Whether `pid` is alive and, where /proc tells (Linux), a uspark process. */
-function isUsparkProcess(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
-  }
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("uspark");
-  } catch {
-    return true; // no /proc (macOS) or not ours to read: alive is all we know
-  }
-}
-
-export interface LockOptions {
-  /** Give up after this long. Default 10 s. */
-  timeoutMs?: number;
-  /** A lock older than this whose holder cannot be checked is taken as stale. Default 60 s. */
-  staleMs?: number;
-}
-
-/**
- * Runs `work` while holding `<name>.lock` (created with O_EXCL; it holds the owner's pid). A lock
- * whose process is gone is broken; a live holder is waited for, with a bound.
- */
-export async function withLock<T>(root: string, name: string, work: () => Promise<T>, options: LockOptions = {}): Promise<T> {
-  const dir = await ensureDir(root);
-  const lock = path.join(dir, `${name}.lock`);
-  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
-  for (let wait = 2; ; wait = Math.min(wait * 2, 100)) {
-    try {
-      createLockFile(lock);
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw refusedLink(lock, error);
-      if (await isStale(lock, options.staleMs ?? 60_000)) {
-        unlinkIfThere(lock);
-        continue;
-      }
-      if (Date.now() > deadline) throw new StateDirError(`${lock} is held by another uspark process; gave up waiting`);
-      await new Promise((resolve) => setTimeout(resolve, wait));
-    }
-  }
-  try {
-    return await work();
-  } finally {
-    unlinkIfThere(lock);
-  }
-}
-
-/** Creates `lock` with our pid in it; EEXIST when it is there already. */
-function createLockFile(lock: string): void {
-  writeNewFile(lock, `${process.pid}\n`, 0o600);
-}
-
-async function isStale(lock: string, staleMs: number): Promise<boolean> {
-  let text: string;
-  let mtime: number;
-  try {
-    const stat = await fsp.lstat(lock);
-    if (!stat.isFile()) return false;
-    mtime = stat.mtimeMs;
-    text = await fsp.readFile(lock, "utf8");
-  } catch {
-    return false; // gone already: the next try takes it
-  }
-  const pid = Number.parseInt(text, 10);
-  if (!Number.isInteger(pid) || pid <= 0) return Date.now() - mtime > Math.min(staleMs, 1000); // half-written, or garbage
-  if (pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ESRCH";
-  }
-}
+export { foreignLock, parseLockText, processGone, RootLockHeld, takeRootLock, thisBoot, withLock, type LockIdentity, type LockOptions, type RootLock } from "./state-lock.js";

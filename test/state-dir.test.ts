@@ -76,7 +76,7 @@ describe("the lock", () => {
 });
 
 describe("whose root lock it is", () => {
-  const ours = { pid: 10, root: "/work/app", dir: "2049:77", boot: "b-now" };
+  const ours = { pid: 10, start: "5000", root: "/work/app", dir: "2049:77", boot: "b-now" };
   it.each([
     { why: "this root, this boot", lock: "99\nroot /work/app\ndir 2049:77\nboot b-now\n", foreign: undefined },
     { why: "the same directory renamed", lock: "99\nroot /work/old-name\ndir 2049:77\nboot b-now\n", foreign: undefined },

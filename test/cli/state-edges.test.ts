@@ -75,6 +75,77 @@ describe("write-ahead intents", () => {
   });
 });
 
+describe("write-ahead intents on a server without conditional commits (older than API 1.2)", () => {
+  /**
+   * The reference server made to look older than API 1.2: its listing without "api" and "chain"
+   * (taken from it as the test refreshes it), no commit feed. Commits go through; the ones of
+   * `stalled` keys never arrive (a push killed while its commit was on the way).
+   */
+  async function olderServer() {
+    let listing: unknown;
+    const refresh = async () => {
+      const answer = (await (await fetch(`${t.server!.url}/api/projects/p/files`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { version: number; files: unknown[] };
+      listing = { version: answer.version, files: answer.files };
+    };
+    await refresh();
+    const keys: string[] = [];
+    let stall = false;
+    const proxy = await startProxy(t.server!.url, (req) => {
+      if (req.method === "GET" && /\/files$/.test(req.url)) return { kind: "answer", status: 200, body: listing };
+      if (/\/commits\?/.test(req.url)) return { kind: "answer", status: 404, body: { error: "not_found", message: "no such route" } };
+      if (!isCommit(req)) return undefined;
+      keys.push(String(req.headers["idempotency-key"]));
+      return stall ? { kind: "stall" } : undefined;
+    });
+    return { proxy, keys, refresh, stallCommits: (on: boolean) => void (stall = on) };
+  }
+
+  /** a.txt synced at "a1", then a push of "a2" killed while its commit was on the way (never applied): its intent is on disk. */
+  async function killedPush(server: Awaited<ReturnType<typeof olderServer>>): Promise<string> {
+    write("a.txt", "a1\n");
+    expect((await uspark(["push"], server.proxy.url)).code).toBe(0);
+    await server.refresh();
+    write("a.txt", "a2\n");
+    server.stallCommits(true);
+    const push = await startCli(["push", "--api-url", server.proxy.url, "--root", t.root], { cwd: t.root, env: env(), input: "", timeoutMs: 30_000 });
+    await waitFor(() => server.keys.length === 2, 10_000, "the second push's commit on the way");
+    push.child.kill("SIGKILL");
+    await push.result;
+    server.stallCommits(false);
+    return server.keys[1]!;
+  }
+
+  it("an intent whose path another writer changed since is not sent again (it would overwrite that commit): said, decided again", async () => {
+    const server = await olderServer();
+    try {
+      const key = await killedPush(server);
+      await commitFiles(t.server!.url, "p", TOKEN, { "a.txt": "theirs\n" });
+      await server.refresh();
+      const next = await uspark(["push"], server.proxy.url);
+      expect(server.keys.slice(2)).not.toContain(key);
+      expect(next.stderr).toContain(`(key ${key}) was not sent again: a.txt changed on the server since`);
+      expect(await remoteText("a.txt")).toBe("theirs\n");
+      expect(readFileSync(path.join(t.root, "a.txt"), "utf8")).toBe("a2\n");
+    } finally {
+      await server.proxy.close();
+    }
+  });
+
+  it("an intent whose paths still hold what it expected is sent again under its key, and applied", async () => {
+    const server = await olderServer();
+    try {
+      const key = await killedPush(server);
+      const next = await uspark(["push"], server.proxy.url);
+      expect(next.code, next.stderr).toBe(0);
+      expect(server.keys.slice(2)).toContain(key);
+      expect(next.stderr).not.toContain("conflict");
+      expect(await remoteText("a.txt")).toBe("a2\n");
+    } finally {
+      await server.proxy.close();
+    }
+  });
+});
+
 describe("restore records its base", () => {
   it("a local edit after `restore --at` is pushed as an edit, not a conflict", async () => {
     await commitFiles(t.server!.url, "p", TOKEN, { "a.txt": "a1\n" });

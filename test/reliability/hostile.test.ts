@@ -7,7 +7,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFil
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli, startCli } from "../helpers/cli.js";
-import { startRecorder, startRef, type Action, type Proxy, type RefServer, type SeenRequest } from "../sync/helpers.js";
+import { startRecorder, startRef, waitFor, type Action, type Proxy, type RefServer, type SeenRequest } from "../sync/helpers.js";
 import { cliEnv, expectNoToken, expectTokenOnlyToApi, faultProxy, newToken, TIMEOUT_MS, workspace } from "./harness.js";
 import { jsonRecords, listRemote, readJournalFile } from "./session.js";
 
@@ -22,6 +22,8 @@ let server: RefServer;
 let proxy: Proxy;
 let recorder: Awaited<ReturnType<typeof startRecorder>>;
 let rule: (req: SeenRequest) => Action | undefined;
+/** What the running session's CLI has written to stderr so far: a rule may wait for an event it logs. */
+let liveStderr = "";
 
 beforeEach(async () => {
   ws = await workspace("uspark-hostile-");
@@ -84,6 +86,8 @@ async function session(writes: Write[], options: { format?: "json" | "text"; exi
   }
   const args = ["watch-claude", "--project-id", "hostile", "--api-url", proxy.url, "--root", root, "--debounce", "30", "--verbose", "--log-format", format, ...(options.extraArgs ?? [])];
   const { child, result } = await startCli(args, { cwd: root, env: cliEnv(ws.home, token), timeoutMs: 30_000 });
+  liveStderr = "";
+  child.stderr.on("data", (chunk: Buffer) => (liveStderr += chunk.toString()));
   const input: Buffer[] = [];
   for (const { line, apply } of lines) {
     apply?.();
@@ -203,11 +207,18 @@ describe("hostile paths in the agent's stream: never pushed, never followed, one
     const dir = path.join(root, "sub");
     mkdirSync(dir);
     writeFileSync(path.join(outside, "target.txt"), `${SECRET} swapped in\n`);
+    // The first listing is held until the CLI has detected the write (its debug line), then the
+    // swap is made: detection saw a directory inside the root, and every read comes after the
+    // listing, so after the swap. Under load the listing was asked for before the stream's
+    // events were read: the swap came before the detection, which saw the symlink.
+    let swapped = false;
     rule = (req) =>
-      req.url.endsWith("/files")
+      req.url.endsWith("/files") && !swapped
         ? {
             kind: "forward-after",
-            before: () => {
+            before: async () => {
+              swapped = true;
+              await waitFor(() => liveStderr.includes('"detected sub/target.txt'), 20_000, "the CLI to detect sub/target.txt");
               renameSync(dir, path.join(ws.base, "moved-away"));
               symlinkSync(outside, dir);
             },

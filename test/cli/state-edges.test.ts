@@ -195,22 +195,49 @@ describe("own temp files", () => {
   it("a pull SIGKILLed mid-write leaves nothing the next pull, status or push takes for the user's", async () => {
     const big = Buffer.alloc(32 << 20, 7);
     await commitFiles(t.server!.url, "p", TOKEN, { "big.bin": big });
-    const pull = await startCli(["pull", "--api-url", t.server!.url, "--root", t.root], { cwd: t.root, env: env(), input: "", timeoutMs: 60_000 });
-    const temp = (dir: string) => existsSync(dir) && readdirSync(dir).some((name) => name.endsWith(".tmp"));
-    await waitFor(() => temp(t.root) || temp(path.join(t.root, ".uspark", "tmp")), 30_000, "the pull's temp file");
-    pull.child.kill("SIGKILL");
-    await pull.result;
-    // Killed mid-write: the temp file is still there (32 MiB take far longer to write and fsync than the kill).
-    expect(temp(t.root) || temp(path.join(t.root, ".uspark", "tmp"))).toBe(true);
+    await pullKilledMidWrite();
     const again = await uspark(["pull"]);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).not.toContain("changed here");
     expect(readdirSync(t.root).filter((name) => name.endsWith(".tmp"))).toEqual([]);
-    expect(temp(path.join(t.root, ".uspark", "tmp"))).toBe(false);
+    expect(hasTemp(path.join(t.root, ".uspark", "tmp"))).toBe(false);
     expect((await uspark(["push"])).code).toBe(0);
     expect([...(await remoteFiles(t.server!.url, "p", TOKEN)).keys()]).toEqual(["big.bin"]);
   }, 90_000);
 });
+
+const hasTemp = (dir: string) => existsSync(dir) && readdirSync(dir).some((name) => name.endsWith(".tmp"));
+
+/** Whether the process is stopped (SIGSTOP taken: state T in /proc/<pid>/stat). */
+function isStopped(pid: number): boolean {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return /^[Tt]$/.test(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
+}
+
+/**
+ * A pull killed while its temp file is there. The kill must land mid-write, which no timing
+ * ensures (on a loaded machine the pull wrote and renamed its 32 MiB before a SIGKILL sent on
+ * seeing the temp file landed): the pull is stopped (SIGSTOP, waited for), the temp file looked
+ * for while it cannot move, then killed. A pull that finished first is undone and tried again.
+ */
+async function pullKilledMidWrite(): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const pull = await startCli(["pull", "--api-url", t.server!.url, "--root", t.root], { cwd: t.root, env: env(), input: "", timeoutMs: 60_000 });
+    let exited = false;
+    void pull.result.then(() => (exited = true));
+    await waitFor(() => exited || hasTemp(t.root) || hasTemp(path.join(t.root, ".uspark", "tmp")), 30_000, "the pull's temp file");
+    if (!exited) {
+      pull.child.kill("SIGSTOP");
+      await waitFor(() => exited || isStopped(pull.child.pid!), 10_000, "the pull to stop");
+    }
+    const midWrite = !exited && (hasTemp(t.root) || hasTemp(path.join(t.root, ".uspark", "tmp")));
+    pull.child.kill("SIGKILL");
+    await pull.result;
+    if (midWrite) return;
+    if (attempt === 5) throw new Error("the pull finished its write before it could be stopped, 5 times");
+    execFileSync("rm", ["-rf", path.join(t.root, "big.bin"), path.join(t.root, ".uspark")]);
+  }
+}
 
 describe("the lock names its root", () => {
   it("a watch in a copy of a watched tree (cp -a) takes the copied lock over with one info line", async () => {

@@ -3,6 +3,7 @@ import path from "node:path";
 import { isatty } from "node:tty";
 import { checkPrefix, defaultServeData, givenApiUrl, homeConfigPath, isChosenServer, knownServersPath, loadHomeConfig, loadKnownServers, recordKnownServer, resolveConnection, resolvePrefix, resolveServer, UsageError, type Connection, type ConnectionFlags, type HomeConfig, type MissingProjectHint } from "../config.js";
 import { EXIT } from "../exit-codes.js";
+import { ownLogIgnores } from "../ignore/own-log.js";
 import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../agents/commands.js";
 import { runSession } from "../lifecycle/session.js";
 import { colorWanted, Reporter, stderrFailure, stderrOutput, type ReporterOptions, type ReportRecord, type Verbosity } from "../report.js";
@@ -205,16 +206,19 @@ async function pullBeforeRun(flags: RunFlags): Promise<number> {
 
 /** A watcher from the command line's flags; throws a UsageError for bad ones. */
 function watcherFor(flags: WatchFlags, root: string, connection: Connection | undefined, { listener, ...extra }: WatcherExtras): Watcher {
+  const report = reporterFor(flags, connection?.token, listener, flags.stdin === false);
+  // Its own log inside the tree would be committed after each line it writes, in a loop.
+  const ownLogs = ownLogIgnores(root, (rel, stream) => report.info("ignore", `not syncing ${rel}: it is this process's own log (its ${stream})`, { path: rel }));
   return createWatcher({
     root,
     agent: flags.agent,
-    ignore: flags.ignore,
+    ignore: ownLogs.length > 0 ? [...(flags.ignore ?? []), ...ownLogs] : flags.ignore,
     prefix: flags.prefix,
     dryRun: flags.dryRun,
     fsWatch: flags.fsWatch,
     poll: flags.poll === true ? 1000 : flags.poll,
     maxLineLength: flags.maxLineLength,
-    report: reporterFor(flags, connection?.token, listener, flags.stdin === false),
+    report,
     ...connection,
     insecure: flags.insecure,
     debounceMs: flags.debounce,

@@ -28,6 +28,8 @@ export interface IgnoreRule {
    */
   readonly literalStart: string;
   readonly wild: string | undefined;
+  /** A basename line `*<literal>` (git's PATTERN_FLAG_ENDSWITH): the literal a name must end with. */
+  readonly suffix: string | undefined;
 }
 
 /** The rules of one gitignore-style text, in file order. */
@@ -57,7 +59,8 @@ export function parseLine(raw: string, source: string, line: number): IgnoreRule
   // A `**` right after a literal start counts as at a segment's start then: `ZZ**/c` matches `ZZc`.
   const literal = special < 0 ? bytes.length : basename ? 0 : special;
   const wild = special < 0 ? undefined : bytes.slice(literal);
-  return { pattern, source, line, negative, dirOnly, basename, literalStart: bytes.slice(0, literal), wild };
+  const suffix = basename && bytes.startsWith("*") && !/[*?[\\]/.test(bytes.slice(1)) ? bytes.slice(1) : undefined;
+  return { pattern, source, line, negative, dirOnly, basename, literalStart: bytes.slice(0, literal), wild, suffix };
 }
 
 /** The last rule of the list that matches, as git decides within one file. */
@@ -72,6 +75,7 @@ function matchBytes(rule: IgnoreRule, local: string, name: string, isDir: boolea
   const { literalStart, wild } = rule;
   const text = rule.basename ? name : local;
   if (wild === undefined) return text === literalStart;
+  if (rule.suffix !== undefined) return text.endsWith(rule.suffix);
   if (!text.startsWith(literalStart)) return false;
   return wildmatch(wild, literalStart === "" ? text : text.slice(literalStart.length));
 }

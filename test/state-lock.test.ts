@@ -95,10 +95,10 @@ function readLog(): string {
  * says "<who> out". Paused, it stops at its first check of a holder's pid (process.kill(pid, 0):
  * it has judged the lock it read) until `go-<who>`, and marks each check `<who>-judged-<n>`.
  */
-function lockChild(who: string, paused: boolean): ChildProcess {
+function lockChild(who: string, paused: boolean, lock: "state" | "root" = "state"): ChildProcess {
   const script = `
     import { appendFileSync, existsSync, writeFileSync } from "node:fs";
-    const [gates, root, who, paused] = process.argv.slice(1);
+    const [gates, root, who, paused, kind] = process.argv.slice(1);
     const sleeper = new Int32Array(new SharedArrayBuffer(4));
     function waitFile(file) {
       const deadline = Date.now() + 20000;
@@ -118,14 +118,25 @@ function lockChild(who: string, paused: boolean): ChildProcess {
         return kill(pid, signal);
       };
     }
-    const { withLock } = await import(${JSON.stringify(STATE_DIR_MODULE)});
-    await withLock(root, "state.json", async () => {
+    const { withLock, takeRootLock } = await import(${JSON.stringify(STATE_DIR_MODULE)});
+    const held = () => {
       appendFileSync(gates + "/log", who + " in\\n");
       waitFile(gates + "/release-" + who);
       appendFileSync(gates + "/log", who + " out\\n");
-    }, { timeoutMs: 20000 });
+    };
+    if (kind === "state") await withLock(root, "state.json", async () => held(), { timeoutMs: 20000 });
+    else {
+      try {
+        const lock = await takeRootLock(root);
+        held();
+        await lock.release();
+      } catch (error) {
+        if (error.name !== "RootLockHeld") throw error;
+        appendFileSync(gates + "/log", who + " refused: held by " + error.pid + "\\n");
+      }
+    }
   `;
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script, gates(), root, who, paused ? "paused" : "free"], { stdio: ["ignore", "inherit", "inherit"] });
+  const child = spawn(process.execPath, ["--input-type=module", "-e", script, gates(), root, who, paused ? "paused" : "free", lock], { stdio: ["ignore", "inherit", "inherit"] });
   children.push(child);
   return child;
 }
@@ -151,5 +162,21 @@ describe("a stale state lock taken over by two processes at once", () => {
     writeFileSync(path.join(gates(), "release-B"), "");
     expect([await exitOf(a), await exitOf(b)]).toEqual([0, 0]);
     expect(readLog()).toBe("A in\nA out\nB in\nB out\n");
+  });
+});
+
+describe("a stale root lock taken over by two processes at once", () => {
+  it("is held by one of them; the other is refused, naming it", async () => {
+    writeFileSync(path.join(root, ".uspark", "lock"), "999999999\n"); // no such process
+    const b = lockChild("B", true, "root");
+    await eventually(() => existsSync(path.join(gates(), "B-judged-1")), "B to judge the lock stale");
+    const a = lockChild("A", false, "root");
+    await eventually(() => readLog() === "A in\n", "A to hold the lock");
+    writeFileSync(path.join(gates(), "go-B"), "");
+    expect(await exitOf(b)).toBe(0);
+    expect(readLog()).toBe(`A in\nB refused: held by ${a.pid}\n`);
+    writeFileSync(path.join(gates(), "release-A"), "");
+    expect(await exitOf(a)).toBe(0);
+    expect(existsSync(path.join(root, ".uspark", "lock"))).toBe(false);
   });
 });

@@ -130,7 +130,10 @@ function storedProjectProblem(p: Partial<StoredProject> | null): string | undefi
 }
 
 function isStoredEntry(value: unknown): value is StoredEntry {
-  return Array.isArray(value) && (value.length === 4 || value.length === 7) && typeof value[0] === "string" && value.slice(1).every((n) => typeof n === "number");
+  if (!Array.isArray(value) || (value.length !== 4 && value.length !== 7) || typeof value[0] !== "string") return false;
+  // An index loop, not slice().every(): 50,000 entries must not make 50,000 arrays more to check them.
+  for (let i = 1; i < value.length; i++) if (typeof value[i] !== "number") return false;
+  return true;
 }
 
 function entryOf(value: StoredEntry): BaseEntry {

@@ -2,6 +2,7 @@ import type { Change } from "../api/types.js";
 import type { Reporter } from "../report.js";
 import { realTimers, type Timers } from "../timers.js";
 import { emptyBase, type Base, type BaseEntry, type BaseKey, type OpenConflict } from "./base.js";
+import { mirrorOf, sameMirror, type RemotePicture } from "./mirror.js";
 import type { Intent, StateStore } from "./state-store.js";
 
 /**
@@ -116,6 +117,10 @@ export class BaseKeeper {
   readonly marks: FileSystemMarks;
   /** Writes of the state started so far. */
   saves = 0;
+  /** The remote as the session's view pictures it: a save records the mirror point it has with the base (mirror.ts). */
+  private picture: (() => RemotePicture) | undefined;
+  /** No path's entry has changed since the load: the loaded mirror point still describes `base.files`. */
+  private untouched = true;
 
   private constructor(
     readonly base: Base,
@@ -138,6 +143,20 @@ export class BaseKeeper {
       }
     }
     return keeper;
+  }
+
+  /** The view whose picture each save compares with the base (mirror.ts). */
+  pictureFrom(picture: () => RemotePicture): void {
+    this.picture = picture;
+  }
+
+  /**
+   * The loaded mirror point and the files it holds for, while no entry has changed since the
+   * load: what a view may start from instead of a listing (remote-view.ts).
+   */
+  loadedMirror(): { point: NonNullable<Base["mirror"]>; files: ReadonlyMap<string, BaseEntry> } | undefined {
+    const point = this.base.mirror;
+    return point && this.untouched ? { point, files: this.base.files } : undefined;
   }
 
   /** The project this base is of. */
@@ -309,11 +328,14 @@ export class BaseKeeper {
   async close(): Promise<void> {
     this.timers().clearTimeout(this.timer);
     this.timer = undefined;
+    // A tree found in sync is worth one write: the next command then needs no listing.
+    if (!sameMirror(this.base.mirror, this.mirrorNow(this.base.files))) this.dirty = true;
     this.save();
     await this.saving;
   }
 
   private touch(path: string): void {
+    this.untouched = false;
     this.touched.add(path);
     this.changed();
   }
@@ -337,6 +359,10 @@ export class BaseKeeper {
     this.dirty = false;
     this.saves++;
     const snapshot: Base = { ...this.base, files: new Map(this.base.files), conflicts: new Map(this.base.conflicts), held: new Set(this.base.held), sent: new Map(this.base.sent ?? []) };
+    const mirror = this.mirrorNow(snapshot.files);
+    if (mirror === undefined) delete snapshot.mirror;
+    else snapshot.mirror = mirror;
+    this.base.mirror = mirror;
     const paths = this.touched;
     const keys = this.answeredKeys;
     this.touched = new Set();
@@ -353,6 +379,12 @@ export class BaseKeeper {
         this.answeredKeys.push(...keys);
         this.options.report.warn("state-write", `could not write the base to .uspark/state.json: ${(error as Error).message}; the next run re-checks by hash`);
       });
+  }
+
+  /** The mirror point these files have with the view's picture now, if any. */
+  private mirrorNow(files: ReadonlyMap<string, BaseEntry>): Base["mirror"] {
+    const picture = this.picture?.();
+    return picture && mirrorOf(files, picture);
   }
 
   private now(): number {

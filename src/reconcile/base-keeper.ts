@@ -240,9 +240,12 @@ export class BaseKeeper {
       this.release(path);
       return;
     }
-    const next: BaseEntry = stat ? { ...stat, sha256, mtimeMs: this.marks.trusts(stat, readAt) ? stat.mtimeMs : -1 } : { sha256, size: -1, mtimeMs: -1, ino: -1 };
+    const mtimeMs = stat ? (this.marks.trusts(stat, readAt) ? stat.mtimeMs : -1) : -1;
     const old = this.base.files.get(path);
     this.release(path);
+    // A round of a quiet tree settles every path as it was: no entry is made to be thrown away.
+    if (old && stat && old.sha256 === sha256 && old.mtimeMs === mtimeMs && old.size === stat.size && old.ino === stat.ino && old.ctimeMs === stat.ctimeMs && old.dev === stat.dev && old.mode === stat.mode) return;
+    const next: BaseEntry = stat ? { ...stat, sha256, mtimeMs } : { sha256, size: -1, mtimeMs: -1, ino: -1 };
     if (old && old.sha256 === next.sha256 && sameStat(old, next)) return;
     this.base.files.set(path, next);
     this.touch(path);
@@ -329,8 +332,9 @@ export class BaseKeeper {
     this.timers().clearTimeout(this.timer);
     this.timer = undefined;
     // A tree found in sync is worth one write: the next command then needs no listing.
-    if (!sameMirror(this.base.mirror, this.mirrorNow(this.base.files))) this.dirty = true;
-    this.save();
+    const mirror = this.mirrorNow(this.base.files);
+    if (!sameMirror(this.base.mirror, mirror)) this.dirty = true;
+    this.save(mirror);
     await this.saving;
   }
 
@@ -354,12 +358,12 @@ export class BaseKeeper {
     (this.timer as { unref?: () => void }).unref?.();
   }
 
-  private save(): void {
+  /** `mirror`: the point the files have now, when the caller just compared them (50,000 entries: once is enough). */
+  private save(mirror = this.dirty ? this.mirrorNow(this.base.files) : undefined): void {
     if (!this.dirty) return;
     this.dirty = false;
     this.saves++;
     const snapshot: Base = { ...this.base, files: new Map(this.base.files), conflicts: new Map(this.base.conflicts), held: new Set(this.base.held), sent: new Map(this.base.sent ?? []) };
-    const mirror = this.mirrorNow(snapshot.files);
     if (mirror === undefined) delete snapshot.mirror;
     else snapshot.mirror = mirror;
     this.base.mirror = mirror;

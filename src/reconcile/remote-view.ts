@@ -86,7 +86,7 @@ export class RemoteView {
   ensure(signal: AbortSignal): Promise<void> {
     if (this.loaded) return Promise.resolve();
     this.loading ??= this.firstListing(signal).then(
-      (listing) => void this.replace(listing),
+      () => undefined,
       (error: unknown) => {
         this.loading = undefined;
         throw error;
@@ -100,7 +100,7 @@ export class RemoteView {
    * says so), else the server's listing. Any failure of the small request falls back to the
    * listing: a rewound server is then refused by the lineage check, as without a mirror point.
    */
-  private async firstListing(signal: AbortSignal): Promise<Listing> {
+  private async firstListing(signal: AbortSignal): Promise<void> {
     const start = this.start?.();
     if (start) {
       const head = await this.remote.feed(start.point.version, { limit: 1 }, signal).catch((error: unknown) => {
@@ -111,12 +111,25 @@ export class RemoteView {
       // Checked again now: the base may have moved while the request was out.
       const still = this.start?.();
       if (head && still && still.point === start.point && headIsMirror(start.point, { version: head.version, chain: head.chain, commits: head.commits.length })) {
-        const files = [...start.files].map(([path, entry]) => ({ path, sha256: entry.sha256, size: entry.size }));
-        for (const file of files) this.remote.transfer.known.add(file.sha256);
-        return { version: start.point.version, chain: start.point.chain, api: "1.2", files };
+        return this.takeMirror(start.point, start.files);
       }
     }
-    return this.remote.list(signal);
+    this.replace(await this.remote.list(signal));
+  }
+
+  /** The first picture is the mirror point's files: filled in place, as a listing of them would be (no array of 50,000 made for it). */
+  private takeMirror(point: MirrorPoint, files: ReadonlyMap<string, RemoteEntry>): void {
+    for (const [path, entry] of files) {
+      this.files.set(path, { sha256: entry.sha256, size: entry.size });
+      this.remote.transfer.known.add(entry.sha256);
+    }
+    for (const [path, why] of listingRefusals([...files.keys()])) this.refused.set(path, why);
+    this.version = point.version;
+    this.chain = point.chain;
+    this.api = "1.2";
+    this.generation++;
+    this.report.debug("remote", `project is at v${point.version} with ${files.size} files (API 1.2), as this tree last synced it`, { version: point.version, files: files.size, api: this.api });
+    this.loaded = true;
   }
 
   /**

@@ -106,6 +106,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   const ignore = new IgnoreEngine({ root, ignore: options.ignore });
   const tree = new DiskTree({ root, prefix, ignore, maxFileSize: options.maxFileSize, report });
   const base = await BaseKeeper.load({ apiUrl: options.apiUrl, projectId: options.projectId, prefix }, { store: fileStateStore(root, report), report });
+  view.pairWith(base);
   const progress = new ProgressLine(report);
   const onProgress: TransferProgress = (what, done, total) => progress.update(what, done, total);
   // The first listing: a project that does not exist is said now (exit 2), or created (--create);

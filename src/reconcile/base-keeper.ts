@@ -2,6 +2,7 @@ import type { Change } from "../api/types.js";
 import type { Reporter } from "../report.js";
 import { realTimers, type Timers } from "../timers.js";
 import { emptyBase, type Base, type BaseEntry, type BaseKey, type OpenConflict } from "./base.js";
+import { mirrorOf, sameMirror, type RemotePicture } from "./mirror.js";
 import type { Intent, StateStore } from "./state-store.js";
 
 /**
@@ -116,6 +117,10 @@ export class BaseKeeper {
   readonly marks: FileSystemMarks;
   /** Writes of the state started so far. */
   saves = 0;
+  /** The remote as the session's view pictures it: a save records the mirror point it has with the base (mirror.ts). */
+  private picture: (() => RemotePicture) | undefined;
+  /** No path's entry has changed since the load: the loaded mirror point still describes `base.files`. */
+  private untouched = true;
 
   private constructor(
     readonly base: Base,
@@ -138,6 +143,20 @@ export class BaseKeeper {
       }
     }
     return keeper;
+  }
+
+  /** The view whose picture each save compares with the base (mirror.ts). */
+  pictureFrom(picture: () => RemotePicture): void {
+    this.picture = picture;
+  }
+
+  /**
+   * The loaded mirror point and the files it holds for, while no entry has changed since the
+   * load: what a view may start from instead of a listing (remote-view.ts).
+   */
+  loadedMirror(): { point: NonNullable<Base["mirror"]>; files: ReadonlyMap<string, BaseEntry> } | undefined {
+    const point = this.base.mirror;
+    return point && this.untouched ? { point, files: this.base.files } : undefined;
   }
 
   /** The project this base is of. */
@@ -221,9 +240,12 @@ export class BaseKeeper {
       this.release(path);
       return;
     }
-    const next: BaseEntry = stat ? { ...stat, sha256, mtimeMs: this.marks.trusts(stat, readAt) ? stat.mtimeMs : -1 } : { sha256, size: -1, mtimeMs: -1, ino: -1 };
+    const mtimeMs = stat ? (this.marks.trusts(stat, readAt) ? stat.mtimeMs : -1) : -1;
     const old = this.base.files.get(path);
     this.release(path);
+    // A round of a quiet tree settles every path as it was: no entry is made to be thrown away.
+    if (old && stat && old.sha256 === sha256 && old.mtimeMs === mtimeMs && old.size === stat.size && old.ino === stat.ino && old.ctimeMs === stat.ctimeMs && old.dev === stat.dev && old.mode === stat.mode) return;
+    const next: BaseEntry = stat ? { ...stat, sha256, mtimeMs } : { sha256, size: -1, mtimeMs: -1, ino: -1 };
     if (old && old.sha256 === next.sha256 && sameStat(old, next)) return;
     this.base.files.set(path, next);
     this.touch(path);
@@ -309,11 +331,15 @@ export class BaseKeeper {
   async close(): Promise<void> {
     this.timers().clearTimeout(this.timer);
     this.timer = undefined;
-    this.save();
+    // A tree found in sync is worth one write: the next command then needs no listing.
+    const mirror = this.mirrorNow(this.base.files);
+    if (!sameMirror(this.base.mirror, mirror)) this.dirty = true;
+    this.save(mirror);
     await this.saving;
   }
 
   private touch(path: string): void {
+    this.untouched = false;
     this.touched.add(path);
     this.changed();
   }
@@ -332,11 +358,15 @@ export class BaseKeeper {
     (this.timer as { unref?: () => void }).unref?.();
   }
 
-  private save(): void {
+  /** `mirror`: the point the files have now, when the caller just compared them (50,000 entries: once is enough). */
+  private save(mirror = this.dirty ? this.mirrorNow(this.base.files) : undefined): void {
     if (!this.dirty) return;
     this.dirty = false;
     this.saves++;
     const snapshot: Base = { ...this.base, files: new Map(this.base.files), conflicts: new Map(this.base.conflicts), held: new Set(this.base.held), sent: new Map(this.base.sent ?? []) };
+    if (mirror === undefined) delete snapshot.mirror;
+    else snapshot.mirror = mirror;
+    this.base.mirror = mirror;
     const paths = this.touched;
     const keys = this.answeredKeys;
     this.touched = new Set();
@@ -353,6 +383,12 @@ export class BaseKeeper {
         this.answeredKeys.push(...keys);
         this.options.report.warn("state-write", `could not write the base to .uspark/state.json: ${(error as Error).message}; the next run re-checks by hash`);
       });
+  }
+
+  /** The mirror point these files have with the view's picture now, if any. */
+  private mirrorNow(files: ReadonlyMap<string, BaseEntry>): Base["mirror"] {
+    const picture = this.picture?.();
+    return picture && mirrorOf(files, picture);
   }
 
   private now(): number {

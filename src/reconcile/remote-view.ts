@@ -5,6 +5,8 @@ import type { Reporter } from "../report.js";
 import { contradiction } from "../transfer/api-error.js";
 import type { ProjectRemote } from "../transfer/project-remote.js";
 import type { RemoteEntry } from "./plan.js";
+import type { BaseKeeper } from "./base-keeper.js";
+import { headIsMirror, type MirrorPoint, type RemotePicture } from "./mirror.js";
 
 /**
  * The session's picture of the remote project: a listing, then kept up to date by our own
@@ -33,6 +35,10 @@ export class RemoteView {
   private dirIndex: Map<string, string> | undefined;
   /** Our acknowledged commits not yet seen in a feed or listing: what the server must show for them. */
   private readonly ours = new Map<number, Change[]>();
+  /** Paths known newer than `version` (a 409's, our commit past a gap): `files` is no listing until the next one. */
+  private ahead = false;
+  /** A picture to start from instead of the first listing, when the head is still its point (mirror.ts). */
+  private start: (() => { point: MirrorPoint; files: ReadonlyMap<string, RemoteEntry> } | undefined) | undefined;
 
   constructor(
     private readonly remote: ProjectRemote,
@@ -61,17 +67,69 @@ export class RemoteView {
     return this.dirIndex.get(path);
   }
 
+  /** The picture as a listing at `version`, when it is one (`exact`). */
+  picture(): RemotePicture {
+    return { version: this.version, chain: this.chain, exact: this.loaded && !this.ahead && this.ours.size === 0, files: this.files };
+  }
+
+  /**
+   * The base's mirror point (BaseKeeper.loadedMirror) is where the first listing may come from:
+   * the view takes it when the server's head is that point, and each save compares the base with
+   * the view's picture.
+   */
+  pairWith(base: BaseKeeper): void {
+    this.start = () => base.loadedMirror();
+    base.pictureFrom(() => this.picture());
+  }
+
   /** The first listing, once. */
   ensure(signal: AbortSignal): Promise<void> {
     if (this.loaded) return Promise.resolve();
-    this.loading ??= this.remote.list(signal).then(
-      (listing) => void this.replace(listing),
+    this.loading ??= this.firstListing(signal).then(
+      () => undefined,
       (error: unknown) => {
         this.loading = undefined;
         throw error;
       },
     );
     return this.loading;
+  }
+
+  /**
+   * The mirror point's files when the server's head is still that point (one small feed request
+   * says so), else the server's listing. Any failure of the small request falls back to the
+   * listing: a rewound server is then refused by the lineage check, as without a mirror point.
+   */
+  private async firstListing(signal: AbortSignal): Promise<void> {
+    const start = this.start?.();
+    if (start) {
+      const head = await this.remote.feed(start.point.version, { limit: 1 }, signal).catch((error: unknown) => {
+        signal.throwIfAborted();
+        this.report.debug("remote", `the mirror point v${start.point.version} could not be checked (${(error as Error).message}): listing`);
+        return undefined;
+      });
+      // Checked again now: the base may have moved while the request was out.
+      const still = this.start?.();
+      if (head && still && still.point === start.point && headIsMirror(start.point, { version: head.version, chain: head.chain, commits: head.commits.length })) {
+        return this.takeMirror(start.point, start.files);
+      }
+    }
+    this.replace(await this.remote.list(signal));
+  }
+
+  /** The first picture is the mirror point's files: filled in place, as a listing of them would be (no array of 50,000 made for it). */
+  private takeMirror(point: MirrorPoint, files: ReadonlyMap<string, RemoteEntry>): void {
+    for (const [path, entry] of files) {
+      this.files.set(path, { sha256: entry.sha256, size: entry.size });
+      this.remote.transfer.known.add(entry.sha256);
+    }
+    for (const [path, why] of listingRefusals([...files.keys()])) this.refused.set(path, why);
+    this.version = point.version;
+    this.chain = point.chain;
+    this.api = "1.2";
+    this.generation++;
+    this.report.debug("remote", `project is at v${point.version} with ${files.size} files (API 1.2), as this tree last synced it`, { version: point.version, files: files.size, api: this.api });
+    this.loaded = true;
   }
 
   /**
@@ -102,7 +160,10 @@ export class RemoteView {
     this.dirIndex = undefined;
     for (const change of changes) this.apply(change);
     if (version === this.version + 1) this.follow(version, changes, chain);
-    else this.ours.set(version, [...changes]);
+    else {
+      this.ours.set(version, [...changes]);
+      this.ahead = true;
+    }
   }
 
   /**
@@ -122,6 +183,7 @@ export class RemoteView {
   /** A 409 named the current state of these paths (as of `version`). */
   conflicted(entries: readonly ConflictEntry[]): void {
     this.dirIndex = undefined;
+    this.ahead = true;
     for (const entry of entries) {
       if (entry.sha256 === null) this.files.delete(entry.path);
       else this.files.set(entry.path, { sha256: entry.sha256, size: entry.size ?? 0 });
@@ -139,6 +201,7 @@ export class RemoteView {
     for (const [path, why] of listingRefusals(listing.files.map((f) => f.path))) this.refused.set(path, why);
     this.files.clear();
     this.dirIndex = undefined;
+    this.ahead = false;
     for (const [path, entry] of next) this.files.set(path, entry);
     this.version = listing.version;
     this.chain = listing.chain;

@@ -152,6 +152,7 @@ export class SyncSession {
     const o = this.options;
     const store = o.store ?? fileStateStore(o.root, o.report);
     const base = await BaseKeeper.load({ apiUrl: o.apiUrl, projectId: o.projectId, prefix: o.prefix }, { store, report: o.report, timers: o.timers });
+    this.view.pairWith(base);
     // What a pull killed mid-write left (the simulation's tree is in memory).
     if (!o.tree) await removeOwnTemps(o.root);
     const tree = this.tree;

@@ -189,6 +189,7 @@ export class Writer {
     const remote = new ProjectRemote(api, caller, { concurrency: 2, report });
     const view = new RemoteView(remote, report);
     const base = await BaseKeeper.load(KEY, { store: this.state.storeFor(owner), report, timers, saveEveryMs: random.int(0, 400) });
+    view.pairWith(base);
     const tree = this.tree.api((label) => scheduler.gate(owner, label));
     const reconciler = new Reconciler({ tree, remote, view, base, report, source: { agent: "sim", sessionId: owner }, host: this.name, maxFileSize: 1 << 20, timers });
     return { owner, reconciler, view, base, remote, report };

@@ -62,6 +62,11 @@ export interface ServerOptions {
   maxEventsBytes?: number;
   /** Delay before handling each request, to measure clients over a slow link (benchmarks). */
   latencyMs?: number;
+  /**
+   * The clock tokens, device logins and web sessions are judged by (epoch ms; Date.now by
+   * default): tests move it past an expiry instead of waiting for it. Waits run on real timers.
+   */
+  now?: () => number;
   onCommit?: (event: CommitEvent) => void;
   onRequest?: (event: { method: string; url: string; status: number; ms: number }) => void;
   onWarning?: (message: string) => void;
@@ -147,10 +152,10 @@ function checkListenOptions({ port, token, host = "127.0.0.1", publicUrl, allowe
 function createHandlers(store: ProjectStore, options: ServerOptions, closing: AbortSignal, names: ServedNames) {
   const limits = { ...DEFAULT_LIMITS };
   for (const name of Object.keys(limits) as (keyof Limits)[]) limits[name] = options[name] ?? limits[name];
-  const devices = new DeviceFlow(store.credentials, { interval: options.devicePollSeconds, maxWaiting: options.maxWaitingLogins });
-  const authority = credentialAuthority(options.token, store.credentials);
-  const { onCommit, onError } = options;
-  const web = createWebHandler({ store, authority, maxFeedBytes: limits.maxJsonBytes, devices, closing, onError });
+  const { onCommit, onError, now = Date.now } = options;
+  const devices = new DeviceFlow(store.credentials, { interval: options.devicePollSeconds, maxWaiting: options.maxWaitingLogins, now });
+  const authority = credentialAuthority(options.token, store.credentials, now);
+  const web = createWebHandler({ store, authority, maxFeedBytes: limits.maxJsonBytes, devices, closing, onError, now });
   const handler = createHandler({ store, authority, devices, limits, onCommit, onError, closing, web });
   return { handler: guardRequests(names, handler), devices };
 }

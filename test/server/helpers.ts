@@ -274,3 +274,15 @@ export async function eventually(check: () => Promise<boolean>, ms = 15_000): Pr
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+export interface TestClock {
+  /** Real time plus every advance so far (epoch ms): give it to startServer as `now`. */
+  now: () => number;
+  /** Moves the clock `ms` forward: an expiry is passed without waiting for it. */
+  advance(ms: number): void;
+}
+
+export function testClock(): TestClock {
+  let ahead = 0;
+  return { now: () => Date.now() + ahead, advance: (ms) => void (ahead += ms) };
+}

@@ -28,6 +28,8 @@ export interface WebOptions extends Omit<WebContext, "indexes" | "store"> {
   store: ProjectStore;
   authority: Authority;
   onError?: (error: unknown) => void;
+  /** The clock sessions idle out by (ServerOptions.now). */
+  now?: () => number;
 }
 
 export type WebHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -40,10 +42,11 @@ export function createWebHandler(options: WebOptions): WebHandler {
 /** The web view's state (its sign-in sessions, the project indexes) and one method per step of a request. */
 class WebView {
   private readonly ctx: WebContext;
-  private readonly sessions = new WebSessions();
+  private readonly sessions: WebSessions;
   private readonly door: Door;
 
   constructor(private readonly options: WebOptions) {
+    this.sessions = new WebSessions(options.now);
     this.ctx = { ...options, indexes: new ProjectIndexes(options.maxFeedBytes) };
     this.door = new Door(options.store, options.authority);
   }

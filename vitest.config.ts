@@ -1,8 +1,8 @@
 import { defineConfig } from "vitest/config";
 
-// The real agents' conformance suite and the browser tests have their own configs (npm run
-// test:agents, npm run test:web).
-const EXCLUDE = ["**/node_modules/**", "test/agents/conformance/**", "test/**/*.browser.test.ts"];
+// The real agents' conformance suite, the browser tests and the bench's smoke run have their own
+// configs (npm run test:agents, npm run test:web, npm run test:bench).
+const EXCLUDE = ["**/node_modules/**", "test/agents/conformance/**", "test/**/*.browser.test.ts", "test/bench/**"];
 // Files that replace a module (vi.mock) must have a fresh module graph: everything they import
 // would otherwise come from, or leak into, the other files of their worker.
 const OWN_MODULES = ["test/fswatch-poll.test.ts"];

@@ -6,9 +6,10 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { usePgCluster } from "../server/pg-cluster.js";
 
-// `npm run bench` is not part of the test suite (it takes minutes); its smoke mode is, so that
-// the bench cannot rot. Figures are not judged here (a loaded CI machine is no stopwatch): only
-// that every part ran, its numbers are numbers, and its sanity checks held.
+// `npm run bench` is not part of the test suite (it takes minutes); its smoke mode is checked here,
+// by `npm run test:bench` (a step of .ci/run of its own), so that the bench cannot rot. Figures
+// are not judged here (a loaded CI machine is no stopwatch): only that every part ran, its
+// numbers are numbers, and its sanity checks held.
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const work = mkdtempSync(path.join(os.tmpdir(), "uspark-bench-test-"));

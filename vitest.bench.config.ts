@@ -7,7 +7,7 @@ export default defineConfig({
   test: {
     include: ["test/bench/**/*.test.ts"],
     // The server section's --db runs take the worker's shared PostgreSQL cluster, stopped here.
-    globalSetup: ["test/helpers/pg-clusters.global.ts"],
+    globalSetup: ["test/kit/pg-clusters.global.ts"],
     testTimeout: 300_000,
     hookTimeout: 60_000,
   },

@@ -4,7 +4,7 @@ import { buildProgram, commandsFor } from "../src/cli.js";
 
 /**
  * A start builds only the command it runs (commandsFor): what commander prints for that command
- * must be what it prints with all of them built. test/cli/ runs the built CLI for the rest.
+ * must be what it prints with all of them built. test/e2e/ runs the built CLI for the rest.
  */
 
 const all = buildProgram();

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { FsWatcher } from "../src/fswatch.js";
-import { startHarness } from "./helpers/fswatch.js";
+import { startHarness } from "./kit/fswatch.js";
 
 /** The file watcher under the conditions issue 15 broke it with (defects 1, 6, 7, 8, 9) and the settle barrier. */
 
@@ -100,7 +100,7 @@ describe("the file watcher under hostile conditions", { timeout: 60_000 }, () =>
     await h.saw("write tmp/later.txt");
   });
 
-  // Counting such a file as not synced (exit 1) is the scans' job, in every mode: test/reconcile/scan.test.ts, test/cli/fswatch.test.ts.
+  // Counting such a file as not synced (exit 1) is the scans' job, in every mode: test/reconcile/scan.test.ts, test/e2e/fswatch.test.ts.
   it("should name a file whose name is not valid UTF-8 as not synced, once, and never report it as a change (defect 9)", async () => {
     const root = tempDir();
     const h = await watchTree(root);

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { FsWatcher } from "../src/fswatch.js";
-import { startHarness } from "./helpers/fswatch.js";
+import { startHarness } from "./kit/fswatch.js";
 
 /**
  * What one poll round costs: each polled directory listed once, each entry stat'ed at most once.

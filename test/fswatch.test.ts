@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { startFsWatcher, type FsWatcher, type FsWatcherOptions } from "../src/fswatch.js";
 import { Reporter } from "../src/report.js";
-import { startHarness, type Harness } from "./helpers/fswatch.js";
+import { startHarness, type Harness } from "./kit/fswatch.js";
 
 const WAIT_MS = 10_000;
 

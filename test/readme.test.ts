@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { startCli, waitForOutput } from "./helpers/cli.js";
+import { startCli, waitForOutput } from "./kit/cli.js";
 
 /** What ships with the package besides the code: a LICENSE, a CHANGELOG, a build before packing (the README's links: docs.test.ts). */
 

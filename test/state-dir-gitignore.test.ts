@@ -3,8 +3,8 @@ import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "nod
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { StateDirError, writeStateFile } from "../src/state-dir.js";
-import { runCli } from "./helpers/cli.js";
-import { perTest, UNREACHABLE, writeEvents } from "./cli/helpers.js";
+import { runCli } from "./kit/cli.js";
+import { perTest, UNREACHABLE, writeEvents } from "./kit/fixtures.js";
 
 /**
  * `.uspark/` carries its own `.gitignore` (`*`), written whenever the directory is made or found

@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { takeRootLock, thisBoot, withLock } from "../src/state-dir.js";
-import { MEMORY_TMPDIR } from "./helpers/memory-tmpdir.js";
+import { MEMORY_TMPDIR } from "./kit/memory-tmpdir.js";
 
 /**
  * Who holds a lock under .uspark/, judged as after a container restart (the same kernel and boot

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createWatcher, Reporter, UsageError } from "../src/index.js";
 import { notSyncedHeadline } from "../src/watcher.js";
-import { remoteFiles, startRef, tempDir, type RefServer } from "./sync/helpers.js";
+import { remoteFiles, startRef, tempDir, type RefServer } from "./kit/sync.js";
 
 let root: string;
 let cleanup: () => Promise<void>;

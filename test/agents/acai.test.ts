@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { acai } from "../../src/agents/acai.js";
-import { del, R, run, write } from "./helpers.js";
+import { del, R, run, write } from "../kit/agent-fixtures.js";
 
 const init = { type: "init", session_id: "550e8400-e29b-41d4-a716-446655440000", cwd: R, tools: ["saveFile"] };
 const call = (id: string, name: string, args: object | string) => ({ type: "function_call", id: `fc_${id}`, call_id: id, name, arguments: typeof args === "string" ? args : JSON.stringify(args) });

@@ -7,8 +7,8 @@ import { createAutoParser } from "../../src/agents/detect.js";
 import { qwen } from "../../src/agents/qwen.js";
 import type { AgentFormat, FileChange } from "../../src/agents/types.js";
 import { LineSplitter } from "../../src/stream/lines.js";
-import { pushInPlace } from "../helpers/in-place.js";
-import { fixture, run, write } from "./helpers.js";
+import { pushInPlace } from "../kit/in-place.js";
+import { fixture, run, write } from "../kit/agent-fixtures.js";
 
 // The Claude parser reads lines in the pieces they arrive in, reads only the head of a tool call
 // when nothing after it can matter, and skips what cannot matter unread. These tests hold it to

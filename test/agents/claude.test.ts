@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { amp } from "../../src/agents/amp.js";
 import { claude } from "../../src/agents/claude.js";
 import { qwen } from "../../src/agents/qwen.js";
-import { R, run, write } from "./helpers.js";
+import { R, run, write } from "../kit/agent-fixtures.js";
 
 const S = "8c1b2f4e-6d3a-4f0e-9b7c-2a5d8e1f3c90";
 const init = { type: "system", subtype: "init", cwd: R, session_id: S, tools: ["Edit"], mcp_servers: [], permissionMode: "default", claude_code_version: "2.0.14", uuid: "u0" };

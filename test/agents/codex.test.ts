@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { codex } from "../../src/agents/codex.js";
-import { del, run, write } from "./helpers.js";
+import { del, run, write } from "../kit/agent-fixtures.js";
 
 const item = (type: string, id: string, changes: object[], status?: string) => ({ type, item: { id, type: "file_change", changes, ...(status ? { status } : {}) } });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { copilot } from "../../src/agents/copilot.js";
-import { run, write, del } from "./helpers.js";
+import { run, write, del } from "../kit/agent-fixtures.js";
 
 /** Copilot CLI 1.0.102's events, as a real run wrote them (ids and extra fields trimmed). */
 const start = (id: string, toolName: string, args: unknown) => ({ type: "tool.execution_start", data: { toolCallId: id, toolName, arguments: args, turnId: "0" }, id: `e-${id}`, timestamp: "t" });

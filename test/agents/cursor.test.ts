@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { cursor } from "../../src/agents/cursor.js";
-import { del, R, run, write } from "./helpers.js";
+import { del, R, run, write } from "../kit/agent-fixtures.js";
 
 const init = { type: "system", subtype: "init", apiKeySource: "login", cwd: R, session_id: "s", model: "Claude 4 Sonnet", permissionMode: "default" };
 const call = (subtype: string, id: string, key: string, body: object) => ({ type: "tool_call", subtype, call_id: id, tool_call: { [key]: body }, session_id: "s" });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createAutoParser, DETECTION_ORDER } from "../../src/agents/detect.js";
 import { AGENTS, agentByName, agentNames } from "../../src/agents/index.js";
 import type { AgentFormat, FileChange } from "../../src/agents/types.js";
-import { feed, fixture, write } from "./helpers.js";
+import { feed, fixture, write } from "../kit/agent-fixtures.js";
 
 function detect(options?: Parameters<typeof createAutoParser>[2]) {
   const changes: FileChange[] = [];

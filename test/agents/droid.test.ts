@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { droid } from "../../src/agents/droid.js";
-import { del, run, write } from "./helpers.js";
+import { del, run, write } from "../kit/agent-fixtures.js";
 
 /** Factory Droid 0.215.0's events, as a real run wrote them (extra fields trimmed). */
 const S = "7b6f7719-1e95-4681-b9b0-4387d58f9c0b";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createAutoParser } from "../../src/agents/detect.js";
 import { AGENTS, agentNames } from "../../src/agents/index.js";
 import type { AgentFormat, FileChange } from "../../src/agents/types.js";
-import { feed, fixture } from "./helpers.js";
+import { feed, fixture } from "../kit/agent-fixtures.js";
 
 describe.each(agentNames)("the %s fixture", (agent) => {
   const { session, expected } = fixture(agent);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { FormatCheck } from "../../src/agents/format-check.js";
 import { AGENTS, agentNames } from "../../src/agents/index.js";
-import { fixture } from "./helpers.js";
+import { fixture } from "../kit/agent-fixtures.js";
 
 /** The formats `FormatCheck` names for `session` read as `given`'s stream, fed in chunks of `chunk` bytes ("one object" for a lone object of no agent's). */
 function othersNamed(given: string, session: string, chunk = 97, maxBytes?: number): string[] {

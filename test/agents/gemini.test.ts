@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { gemini } from "../../src/agents/gemini.js";
-import { run, write } from "./helpers.js";
+import { run, write } from "../kit/agent-fixtures.js";
 
 const ts = "2025-10-10T12:00:00.000Z";
 const use = (id: string, name: string, parameters: object) => ({ type: "tool_use", timestamp: ts, tool_name: name, tool_id: id, parameters });

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ARRAY, JsonScanner, LITERAL, NUMBER, OBJECT, type ScanHandler, STRING } from "../../src/agents/json-scanner.js";
 import { SkippedString } from "../../src/agents/sparse-json.js";
-import { JSON_SAMPLES } from "./helpers.js";
+import { JSON_SAMPLES } from "../kit/agent-fixtures.js";
 
 /** A handler that wants everything and builds the value back, as JSON.parse would. */
 class Builder implements ScanHandler {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { kimi } from "../../src/agents/kimi.js";
-import { run, write } from "./helpers.js";
+import { run, write } from "../kit/agent-fixtures.js";
 
 const calls = (...list: Array<[string, string, object]>) => ({
   role: "assistant",

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { opencode } from "../../src/agents/opencode.js";
 import { createAutoParser } from "../../src/agents/detect.js";
 import type { FileChange } from "../../src/agents/types.js";
-import { del, feed, fixture, run, write } from "./helpers.js";
+import { del, feed, fixture, run, write } from "../kit/agent-fixtures.js";
 
 const tool = (name: string, state: object) => ({
   type: "tool_use",

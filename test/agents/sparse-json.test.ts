@@ -8,7 +8,7 @@ import {
   SkippedString,
   unescapeJsonString,
 } from "../../src/agents/sparse-json.js";
-import { JSON_SAMPLES } from "./helpers.js";
+import { JSON_SAMPLES } from "../kit/agent-fixtures.js";
 
 const parse = (text: string, max?: number) => parseSparse(Buffer.from(text), max);
 

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { usePgCluster } from "../server/pg-cluster.js";
+import { usePgCluster } from "../kit/pg-cluster.js";
 
 // `npm run bench` is not part of the test suite (it takes minutes); its smoke mode is checked here,
 // by `npm run test:bench` (a step of .ci/run of its own), so that the bench cannot rot. Figures

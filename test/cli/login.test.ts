@@ -8,8 +8,8 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { afterPoll } from "../../src/cli/login.js";
-import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
-import { tempDir, testServer } from "../server/helpers.js";
+import { runCli, startCli, waitForOutput } from "../kit/cli.js";
+import { tempDir, testServer } from "../kit/server.js";
 
 const ADMIN = "admin-token-for-login-tests";
 const ADMIN_PRINCIPAL = { kind: "admin" } as const;

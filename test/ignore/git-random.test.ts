@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { IgnoreEngine } from "../../src/ignore/engine.js";
-import { MEMORY_TMPDIR } from "../helpers/memory-tmpdir.js";
+import { MEMORY_TMPDIR } from "../kit/memory-tmpdir.js";
 import { rng } from "../reliability/session.js";
 
 /**

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { lastMatch, parseLine } from "../../src/ignore/pattern.js";
-import { MEMORY_TMPDIR } from "../helpers/memory-tmpdir.js";
+import { MEMORY_TMPDIR } from "../kit/memory-tmpdir.js";
 
 /**
  * One gitignore line against one path, as wildmatch.c decides: a truth table of the edge cases

@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { stdoutHeldPastGrace } from "../../src/lifecycle/agent-process.js";
-import { captureReporter } from "../sync/helpers.js";
+import { captureReporter } from "../kit/sync.js";
 
 const GRACE_MS = 100;
 

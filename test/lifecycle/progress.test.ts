@@ -4,11 +4,11 @@ import { setTimeout as delay } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { formatBytes, formatDuration, ProgressLine, progressText } from "../../src/lifecycle/progress.js";
 import { Reporter } from "../../src/report.js";
-import { runCli } from "../helpers/cli.js";
-import { runOnTerminal } from "../helpers/terminal.js";
-import { perTest } from "../cli/helpers.js";
-import { isBlobDownload, isBlobUpload, startProxy, v1Only, type Proxy } from "../sync/helpers.js";
-import { commitFiles } from "./helpers.js";
+import { runCli } from "../kit/cli.js";
+import { runOnTerminal } from "../kit/terminal.js";
+import { perTest } from "../kit/fixtures.js";
+import { isBlobDownload, isBlobUpload, startProxy, v1Only, type Proxy } from "../kit/sync.js";
+import { commitFiles } from "../kit/remote.js";
 
 /**
  * Long pushes and pulls show files, bytes and the time left on one stderr line, on a terminal

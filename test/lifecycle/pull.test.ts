@@ -4,10 +4,10 @@
 import { lstat, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
+import { runCli } from "../kit/cli.js";
 import { cliEnv, newToken, workspace } from "../reliability/harness.js";
-import { isBlobDownload, remoteFiles, startMemoryRef, startProxy, v1Only, type RefServer } from "../sync/helpers.js";
-import { commitFiles, pullInWorker, startHostileServer } from "./helpers.js";
+import { isBlobDownload, remoteFiles, startMemoryRef, startProxy, v1Only, type RefServer } from "../kit/sync.js";
+import { commitFiles, pullInWorker, startHostileServer } from "../kit/remote.js";
 
 const PROJECT = "pull-test";
 let ws: Awaited<ReturnType<typeof workspace>>;

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runPush, type PushOptions } from "../../src/lifecycle/push.js";
 import { readJournal, updateJournal } from "../../src/sync/journal.js";
-import { captureReporter, remoteFiles, startMemoryRef, startProxy, syncOptions, tempDir, type RefServer } from "../sync/helpers.js";
+import { captureReporter, remoteFiles, startMemoryRef, startProxy, syncOptions, tempDir, type RefServer } from "../kit/sync.js";
 
 let root: string;
 let cleanupRoot: () => Promise<void>;

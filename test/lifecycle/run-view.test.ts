@@ -4,9 +4,9 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { RunView, runViewWanted } from "../../src/lifecycle/run-view.js";
 import { textWidth } from "../../src/lifecycle/terminal-text.js";
-import { runCli } from "../helpers/cli.js";
-import { runOnTerminal } from "../helpers/terminal.js";
-import { perTest } from "../cli/helpers.js";
+import { runCli } from "../kit/cli.js";
+import { runOnTerminal } from "../kit/terminal.js";
+import { perTest } from "../kit/fixtures.js";
 
 /**
  * `uspark run` on a terminal shows a person's view (issue 20 item 4: "`uspark run -- claude …` on a

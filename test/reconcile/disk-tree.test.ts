@@ -6,7 +6,7 @@ import { IgnoreEngine } from "../../src/ignore/engine.js";
 import { DiskTree, pathRefusal } from "../../src/reconcile/disk-tree.js";
 import { LocalChanged } from "../../src/reconcile/local-tree.js";
 import { removeOwnTemps } from "../../src/state-dir.js";
-import { sha256, tempDir } from "../sync/helpers.js";
+import { sha256, tempDir } from "../kit/sync.js";
 
 let root: string;
 let cleanup: () => Promise<void>;

@@ -5,7 +5,7 @@ import { checkLineage, judgeLineage, RewoundError, type HistoryPoint, type Linea
 import { RemoteView } from "../../src/reconcile/remote-view.js";
 import { ProjectRemote, type ProjectApi } from "../../src/transfer/project-remote.js";
 import { RetryingCaller } from "../../src/transfer/retry.js";
-import { captureReporter } from "../sync/helpers.js";
+import { captureReporter } from "../kit/sync.js";
 
 /** The decision of src/reconcile/lineage.ts as a truth table: recorded (version, chain), the server's head, its chain then. */
 

@@ -13,7 +13,7 @@ import { Reporter } from "../../src/report.js";
 import { ApiClient } from "../../src/transfer/client.js";
 import { ProjectRemote } from "../../src/transfer/project-remote.js";
 import { RetryingCaller } from "../../src/transfer/retry.js";
-import { captureReporter, sha256, tempDir } from "../sync/helpers.js";
+import { captureReporter, sha256, tempDir } from "../kit/sync.js";
 
 let root: string;
 let cleanup: () => Promise<void>;

@@ -2,7 +2,7 @@ import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { joinRel, walkFiles } from "../../src/reconcile/walk.js";
-import { tempDir } from "../sync/helpers.js";
+import { tempDir } from "../kit/sync.js";
 
 let root: string;
 let cleanupRoot: () => Promise<void>;

@@ -7,10 +7,10 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
-import { spawnServe, type ServeChild } from "../server/child.js";
-import { createProject } from "../server/helpers.js";
-import { isBlobUpload, isCommit, remoteFiles, startMemoryRef, tempDir, waitFor, type Proxy } from "../sync/helpers.js";
+import { runCli } from "../kit/cli.js";
+import { spawnServe, type ServeChild } from "../kit/serve-child.js";
+import { createProject } from "../kit/server.js";
+import { isBlobUpload, isCommit, remoteFiles, startMemoryRef, tempDir, eventually, type Proxy } from "../kit/sync.js";
 import { cliEnv, expectNoToken, expectTokenOnlyToApi, faultProxy, newToken, TIMEOUT_MS, watchSession, workspace } from "./harness.js";
 import { commitLog, generateSession, jsonRecords, listRemote, PlayControl, readJournalFile, reconcile, rng, sha256 } from "./session.js";
 
@@ -155,10 +155,10 @@ describe("crash safety", { timeout: TIMEOUT_MS }, () => {
         if (mode === "second signal") {
           // Abort journals what the watcher knows: let it see every change made so far first.
           const detected = () => [...touchedSoFar()].every((rel) => stderr.includes(`"event":"change","message":"detected ${rel} `));
-          await waitFor(detected, 10_000, "the watcher to detect every change made so far");
+          await eventually(detected, 10_000, "the watcher to detect every change made so far");
         }
         child.kill("SIGTERM");
-        await waitFor(() => stderr.includes('"event":"signal"'), 10_000, "the watcher to take the signal");
+        await eventually(() => stderr.includes('"event":"signal"'), 10_000, "the watcher to take the signal");
         if (mode === "second signal") child.kill("SIGTERM");
       };
       let touchedSoFar: () => Set<string> = () => new Set();

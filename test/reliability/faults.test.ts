@@ -7,8 +7,8 @@ import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
-import { isCommit, startMemoryRef, v1Only, type Action, type Proxy, type RefServer, type SeenRequest } from "../sync/helpers.js";
+import { runCli } from "../kit/cli.js";
+import { isCommit, startMemoryRef, v1Only, type Action, type Proxy, type RefServer, type SeenRequest } from "../kit/sync.js";
 import { answer, cliEnv, expectNoToken, expectTokenOnlyToApi, faultProxy, newToken, SOAK, TIMEOUT_MS, watchSession, workspace } from "./harness.js";
 import { commitLog, generateSession, jsonRecords, listRemote, PlayControl, readJournalFile, reconcile, rng } from "./session.js";
 

@@ -11,8 +11,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpath
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startCli, waitForOutput } from "../helpers/cli.js";
-import { remoteFiles, startMemoryRef, type RefServer } from "../sync/helpers.js";
+import { startCli, waitForOutput } from "../kit/cli.js";
+import { remoteFiles, startMemoryRef, type RefServer } from "../kit/sync.js";
 import { SOAK, TIMEOUT_MS } from "./harness.js";
 import { rng } from "./session.js";
 
@@ -227,7 +227,7 @@ async function runSeed(seed: number): Promise<void> {
   const ops: Ops = { dir, random, log: [], pick: (list) => list[Math.floor(random() * list.length)]! };
   // The paths that existed while not ignored: one the rules turned ignored later may stay remote
   // (ignoring is not deleting). A path never visible must never be there. (The sync asks the
-  // rules again when it reads a file: test/cli/fswatch.test.ts shows content written after a
+  // rules again when it reads a file: test/e2e/fswatch.test.ts shows content written after a
   // path turned ignored is not pushed.)
   scratch = realpathSync(mkdtempSync(path.join(base, `uspark-fsfuzz-rules-${seed}-`)));
   const seen = visibilityLog(scratch);

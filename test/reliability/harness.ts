@@ -5,9 +5,9 @@ import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { expect } from "vitest";
-import { startCli, waitForOutput, type CliResult } from "../helpers/cli.js";
-import type { SpawnedChild } from "../helpers/spawner.js";
-import { startProxy, tempDir, type Action, type Proxy, type SeenRequest } from "../sync/helpers.js";
+import { startCli, waitForOutput, type CliResult } from "../kit/cli.js";
+import type { SpawnedChild } from "../kit/spawner.js";
+import { startProxy, tempDir, type Action, type Proxy, type SeenRequest } from "../kit/sync.js";
 import { play, type PlayControl, type Played, type SessionPlan } from "./session.js";
 
 /** Soak mode (`npm run soak`): the real 30 s outage and more fuzzing. */

@@ -6,8 +6,8 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runCli, startCli } from "../helpers/cli.js";
-import { startRecorder, startRef, waitFor, type Action, type Proxy, type RefServer, type SeenRequest } from "../sync/helpers.js";
+import { runCli, startCli } from "../kit/cli.js";
+import { startRecorder, startRef, eventually, type Action, type Proxy, type RefServer, type SeenRequest } from "../kit/sync.js";
 import { cliEnv, expectNoToken, expectTokenOnlyToApi, faultProxy, newToken, TIMEOUT_MS, workspace } from "./harness.js";
 import { jsonRecords, listRemote, readJournalFile } from "./session.js";
 
@@ -218,7 +218,7 @@ describe("hostile paths in the agent's stream: never pushed, never followed, one
             kind: "forward-after",
             before: async () => {
               swapped = true;
-              await waitFor(() => liveStderr.includes('"detected sub/target.txt'), 20_000, "the CLI to detect sub/target.txt");
+              await eventually(() => liveStderr.includes('"detected sub/target.txt'), 20_000, "the CLI to detect sub/target.txt");
               renameSync(dir, path.join(ws.base, "moved-away"));
               symlinkSync(outside, dir);
             },

@@ -13,8 +13,8 @@ import { AGENTS, createAutoParser, type AgentParser, type FileChange } from "../
 import { LineSplitter, type LineSink } from "../../src/stream/lines.js";
 import { passthrough } from "../../src/stream/passthrough.js";
 import { createWatcher } from "../../src/watcher.js";
-import { runCli } from "../helpers/cli.js";
-import { captureReporter } from "../sync/helpers.js";
+import { runCli } from "../kit/cli.js";
+import { captureReporter } from "../kit/sync.js";
 import { SOAK, TIMEOUT_MS } from "./harness.js";
 
 let root: string;

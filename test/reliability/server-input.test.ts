@@ -8,7 +8,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { sha256, testServer, type TestServer } from "../server/helpers.js";
+import { sha256, testServer, type TestServer } from "../kit/server.js";
 
 const TOKEN = "server-input-token";
 const LIMIT = 4096;

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { SpawnedChild } from "../helpers/spawner.js";
+import type { SpawnedChild } from "../kit/spawner.js";
 
 /** Deterministic PRNG (mulberry32): a failing seed replays the same session. */
 export function rng(seed: number): () => number {

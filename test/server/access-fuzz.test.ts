@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { API_ROUTES } from "../../src/server/routes.js";
 import { WEB_ROUTES } from "../../src/server/web/web-routes.js";
-import { rawRequest, tempDir, testServer } from "./helpers.js";
+import { rawRequest, tempDir, testServer } from "../kit/server.js";
 import { csrfOf, mintToken, WebClient } from "./web/web-client.js";
 
 const ADMIN = "admin-token-for-the-fuzz";

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
-import { rawRequest, sendUntilAnswered, sha256, storeCases } from "./helpers.js";
-import { usePgCluster } from "./pg-cluster.js";
+import { rawRequest, sendUntilAnswered, sha256, storeCases } from "../kit/server.js";
+import { usePgCluster } from "../kit/pg-cluster.js";
 import { ZERO_CHAIN } from "../../src/api/chain.js";
 
 const pg = usePgCluster();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isLoopbackHost, startServer } from "../../src/server/index.js";
-import { createProject, sha256, tempDir, testServer } from "./helpers.js";
+import { createProject, sha256, tempDir, testServer } from "../kit/server.js";
 
 const TOKEN = "s3cret-token-value";
 

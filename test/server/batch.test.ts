@@ -1,7 +1,7 @@
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
-import { sendUntilAnswered, sha256, storeCases, type ProjectApi } from "./helpers.js";
-import { usePgCluster } from "./pg-cluster.js";
+import { sendUntilAnswered, sha256, storeCases, type ProjectApi } from "../kit/server.js";
+import { usePgCluster } from "../kit/pg-cluster.js";
 
 const pg = usePgCluster();
 

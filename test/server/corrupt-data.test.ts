@@ -3,8 +3,8 @@
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
-import { sha256, tempDir } from "./helpers.js";
+import { runCli, startCli, waitForOutput } from "../kit/cli.js";
+import { sha256, tempDir } from "../kit/server.js";
 
 /** A data dir with a healthy project and one whose log is damaged by `damage`. */
 async function dataDirWith(damage: (brokenDir: string) => Promise<void>): Promise<string> {

@@ -7,9 +7,9 @@ import { describe, expect, it } from "vitest";
 import type { DeviceCodeAnswer } from "../../src/server/device.js";
 import { startServer } from "../../src/server/index.js";
 import { hashOfSecret } from "../../src/server/tokens.js";
-import { storeCases, type TestServer } from "./helpers.js";
+import { storeCases, type TestServer } from "../kit/server.js";
 import { mintToken } from "./web/web-client.js";
-import { usePgCluster } from "./pg-cluster.js";
+import { usePgCluster } from "../kit/pg-cluster.js";
 
 const pg = usePgCluster();
 const ADMIN = "admin-token-for-device-tests";

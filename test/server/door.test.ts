@@ -5,9 +5,9 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { hashOfSecret } from "../../src/server/tokens.js";
-import { runCli } from "../helpers/cli.js";
-import { eventually, storeCases, type TestServer } from "./helpers.js";
-import { usePgCluster } from "./pg-cluster.js";
+import { runCli } from "../kit/cli.js";
+import { eventually, storeCases, type TestServer } from "../kit/server.js";
+import { usePgCluster } from "../kit/pg-cluster.js";
 import { mintToken, revokeToken, WebClient } from "./web/web-client.js";
 
 const pg = usePgCluster();
@@ -179,6 +179,6 @@ describe.each(storeCases(pg))("one door on %s", (_name, testServer) => {
   });
 });
 
-function eventuallyWaiting(t: TestServer, count: number): Promise<void> {
+function eventuallyWaiting(t: TestServer, count: number): Promise<boolean> {
   return eventually(async () => t.waiting() >= count, 5000);
 }

@@ -3,8 +3,8 @@ import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startServer } from "../../src/server/index.js";
-import { spawnServe } from "./child.js";
-import { createProject, listFiles, sha256, tempDir, testServer } from "./helpers.js";
+import { spawnServe } from "../kit/serve-child.js";
+import { createProject, listFiles, sha256, tempDir, testServer } from "../kit/server.js";
 
 const logOf = (dataDir: string, project = "demo") => join(dataDir, "projects", project, "commits.ndjson");
 

@@ -2,8 +2,8 @@
 
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { sha256, storeCases, type ProjectApi } from "./helpers.js";
-import { usePgCluster } from "./pg-cluster.js";
+import { sha256, storeCases, type ProjectApi } from "../kit/server.js";
+import { usePgCluster } from "../kit/pg-cluster.js";
 
 const pg = usePgCluster();
 

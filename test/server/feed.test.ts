@@ -4,8 +4,8 @@
 import { randomUUID } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
-import { eventually, storeCases, type ProjectApi } from "./helpers.js";
-import { usePgCluster } from "./pg-cluster.js";
+import { eventually, storeCases, type ProjectApi } from "../kit/server.js";
+import { usePgCluster } from "../kit/pg-cluster.js";
 
 const pg = usePgCluster();
 

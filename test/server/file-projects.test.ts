@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { sha256, tempDir, testServer } from "./helpers.js";
+import { sha256, tempDir, testServer } from "../kit/server.js";
 
 const record = (version: number, path: string) =>
   JSON.stringify({ version, key: `k${version}`, at: `2024-05-0${version}T00:00:00.000Z`, changes: [{ op: "put", path, sha256: sha256("x"), size: 1 }] }) + "\n";

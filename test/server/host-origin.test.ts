@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { API_ROUTES, parseRoute, type Route } from "../../src/server/routes.js";
 import { parseWebRoute, WEB_ROUTES, type WebRoute } from "../../src/server/web/web-routes.js";
 import { COOKIE_NAME } from "../../src/server/web/web-sessions.js";
-import { rawRequest, testServer } from "./helpers.js";
+import { rawRequest, testServer } from "../kit/server.js";
 import { csrfOf, WebClient } from "./web/web-client.js";
 
 /** A request over real HTTP with exactly these headers (fetch() would set its own Host). */

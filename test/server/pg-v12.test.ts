@@ -10,8 +10,8 @@ import { chainHash, ZERO_CHAIN } from "../../src/api/chain.js";
 import type { Change } from "../../src/api/types.js";
 import { MIGRATIONS } from "../../src/server/pg/migrations.js";
 import { PgStore } from "../../src/server/pg/store.js";
-import { eventually, sha256, testServer } from "./helpers.js";
-import { querySchema, usePgCluster } from "./pg-cluster.js";
+import { eventually, sha256, testServer } from "../kit/server.js";
+import { querySchema, usePgCluster } from "../kit/pg-cluster.js";
 
 const pg = usePgCluster();
 const MiB = 1024 * 1024;

@@ -6,9 +6,9 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { requireCjs } from "../../src/cjs.js";
 import { startServer, type RunningServer } from "../../src/server/index.js";
 import { MIGRATIONS } from "../../src/server/pg/migrations.js";
-import { runCli, startCli, waitForOutput } from "../helpers/cli.js";
-import { createProject, eventually, sha256, testServer } from "./helpers.js";
-import { usePgCluster } from "./pg-cluster.js";
+import { runCli, startCli, waitForOutput } from "../kit/cli.js";
+import { createProject, eventually, sha256, testServer } from "../kit/server.js";
+import { usePgCluster } from "../kit/pg-cluster.js";
 import { ZERO_CHAIN } from "../../src/api/chain.js";
 
 const pg = usePgCluster();

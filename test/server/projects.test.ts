@@ -3,8 +3,8 @@
 
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { rawRequest, sha256, storeCases } from "./helpers.js";
-import { usePgCluster } from "./pg-cluster.js";
+import { rawRequest, sha256, storeCases } from "../kit/server.js";
+import { usePgCluster } from "../kit/pg-cluster.js";
 
 const pg = usePgCluster();
 

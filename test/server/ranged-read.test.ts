@@ -8,8 +8,8 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { FileStore } from "../../src/server/file/store.js";
 import { PgStore } from "../../src/server/pg/store.js";
 import type { ProjectStore, StoredBytes } from "../../src/server/store.js";
-import { sha256 } from "./helpers.js";
-import { usePgCluster } from "./pg-cluster.js";
+import { sha256 } from "../kit/server.js";
+import { usePgCluster } from "../kit/pg-cluster.js";
 
 const pg = usePgCluster();
 const MiB = 1024 * 1024;

@@ -5,9 +5,9 @@ import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect, it, onTestFinished } from "vitest";
-import { startCli, waitForOutput } from "../helpers/cli.js";
-import { createProject, eventually, tempDir } from "./helpers.js";
-import { usePgCluster } from "./pg-cluster.js";
+import { startCli, waitForOutput } from "../kit/cli.js";
+import { createProject, eventually, tempDir } from "../kit/server.js";
+import { usePgCluster } from "../kit/pg-cluster.js";
 import { roundRobinProxy } from "./proxy.js";
 
 const pg = usePgCluster();

@@ -5,9 +5,9 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { runServe, startLines, startServer } from "../../src/server/index.js";
-import { startCli, waitForOutput } from "../helpers/cli.js";
-import { spawnServe } from "./child.js";
-import { createProject, sha256, tempDir, testServer } from "./helpers.js";
+import { startCli, waitForOutput } from "../kit/cli.js";
+import { spawnServe } from "../kit/serve-child.js";
+import { createProject, sha256, tempDir, testServer } from "../kit/server.js";
 
 const TOKEN = "tok-never-printed-4242";
 

@@ -6,9 +6,9 @@ import { describe, expect, it } from "vitest";
 import { createToken, openCredentials, startServer, type TokenRecord } from "../../src/server/index.js";
 import { PgCredentials } from "../../src/server/pg/credentials.js";
 import type { TokenSpec } from "../../src/server/tokens.js";
-import { runCli } from "../helpers/cli.js";
-import { listFiles, sha256, storeCases, type TestServer } from "./helpers.js";
-import { usePgCluster } from "./pg-cluster.js";
+import { runCli } from "../kit/cli.js";
+import { listFiles, sha256, storeCases, type TestServer } from "../kit/server.js";
+import { usePgCluster } from "../kit/pg-cluster.js";
 
 const pg = usePgCluster();
 const ADMIN = "admin-token-for-tests";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { LineSplitter } from "../../src/stream/lines.js";
-import { pushInPlace } from "../helpers/in-place.js";
+import { pushInPlace } from "../kit/in-place.js";
 
 function split(chunks: (string | Buffer)[], maxLineLength?: number) {
   const lines: string[] = [];

@@ -2,7 +2,7 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { entriesFor, journalPath, mergeEntries, readJournal, removeSynced, updateJournal, writeJournal, type JournalEntry } from "../../src/sync/journal.js";
-import { captureReporter, tempDir } from "./helpers.js";
+import { captureReporter, tempDir } from "../kit/sync.js";
 
 const entry = (p: string, time: string, extra: Partial<JournalEntry> = {}): JournalEntry => ({
   apiUrl: "http://127.0.0.1:4400",

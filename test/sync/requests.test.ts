@@ -2,7 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSyncSession } from "../../src/sync/index.js";
-import { captureReporter, remoteFiles, startMemoryRef, syncOptions, tempDir, type RefServer } from "./helpers.js";
+import { captureReporter, remoteFiles, startMemoryRef, syncOptions, tempDir, type RefServer } from "../kit/sync.js";
 
 /** How many requests a 100-edit session over 10 files costs (printed, and bounded). */
 let root: string;

@@ -4,7 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ScanLoop } from "../../src/sync/scan-loop.js";
 import { createSyncSession } from "../../src/sync/index.js";
-import { captureReporter, remoteFiles, syncOptions, useTestProject, waitFor } from "./helpers.js";
+import { captureReporter, remoteFiles, syncOptions, useTestProject, eventually } from "../kit/sync.js";
 
 const project = useTestProject({ prefix: "uspark-loop-" });
 
@@ -18,7 +18,7 @@ describe("the scan loop", () => {
   it("syncs, on the next periodic rescan, a file no event announced", async () => {
     const { session, loop, log } = startLoop(50);
     await writeFile(path.join(project.root, "unseen.txt"), "found by a rescan");
-    await waitFor(async () => (await remoteFiles(project.server.url)).has("unseen.txt"), 10_000, "the rescan's commit");
+    await eventually(async () => (await remoteFiles(project.server.url)).has("unseen.txt"), 10_000, "the rescan's commit");
     loop.stop();
     await session.finish(5000);
     expect(log.events("scan").every((r) => r.cause === "rescan")).toBe(true);
@@ -28,12 +28,12 @@ describe("the scan loop", () => {
     const { session, loop, log } = startLoop(0);
     await writeFile(path.join(project.root, "a.txt"), "a");
     await loop.run("start");
-    await waitFor(async () => (await remoteFiles(project.server.url)).has("a.txt"), 10_000, "the commit");
+    await eventually(async () => (await remoteFiles(project.server.url)).has("a.txt"), 10_000, "the commit");
     // A stat is trusted once a save of the state file that finished before it was read is newer than
     // the file (a file system clock behind ours cannot fool it): at most one more read after the
     // save (none when the session's first save was already newer than the file), then none.
     const written = (await stat(path.join(project.root, "a.txt"))).mtimeMs;
-    await waitFor(async () => ((await stat(statePath(project.root)).catch(() => undefined))?.mtimeMs ?? 0) > written, 10_000, "the state file's save");
+    await eventually(async () => ((await stat(statePath(project.root)).catch(() => undefined))?.mtimeMs ?? 0) > written, 10_000, "the state file's save");
     await loop.run("rescan");
     await loop.run("rescan");
     await loop.run("rescan");

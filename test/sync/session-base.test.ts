@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { BaseKeeper } from "../../src/reconcile/base-keeper.js";
 import { fileStateStore, statePath } from "../../src/reconcile/state-store.js";
 import { createSyncSession, type SyncOptions } from "../../src/sync/index.js";
-import { remoteFiles, sha256, syncOptions, tempDir, useTestProject, waitFor } from "./helpers.js";
+import { remoteFiles, sha256, syncOptions, tempDir, useTestProject, eventually } from "../kit/sync.js";
 
 /**
  * The base (.uspark/state.json) as sync sessions leave it (docs/sync.md#the-base: it moves only when
@@ -44,7 +44,7 @@ describe("the base follows the session's commits", () => {
   it("writes state.json once for a burst of changes, and again only after the interval", async () => {
     const keeper = await BaseKeeper.load({ apiUrl: project.server.url, projectId: "p1" }, { store: fileStateStore(project.root), report: project.log.reporter, saveEveryMs: 100 });
     for (let i = 0; i < 1000; i++) (keeper.settle(`f${i}`, sha256(String(i))), keeper.reachVersion(i + 1));
-    await waitFor(() => keeper.saves === 1, 5000, "the coalesced write");
+    await eventually(() => keeper.saves === 1, 5000, "the coalesced write");
     keeper.settle("late", sha256("late"));
     await keeper.close();
     expect(keeper.saves).toBe(2);

@@ -17,9 +17,9 @@ import {
   startRecorder,
   syncOptions,
   tempDir,
-  waitFor,
+  eventually,
   type RefServer,
-} from "./helpers.js";
+} from "../kit/sync.js";
 
 const TOKEN = "tok-0123456789";
 
@@ -129,7 +129,7 @@ describe("sync session against the reference server", () => {
       await new Promise((r) => setTimeout(r, 5));
     }
     expect(Date.now() - started).toBeLessThan(2000); // the premise: all within one max-wait
-    await waitFor(() => log.events("commit").length === 1, 5000, "the commit");
+    await eventually(() => log.events("commit").length === 1, 5000, "the commit");
     const result = await session.finish(10_000);
     expect(result.commits).toBe(1);
     expect(commitsSeen()).toBe(1);
@@ -166,7 +166,7 @@ describe("sync session against the reference server", () => {
     try {
       const session = createSyncSession(options({}, proxy.url));
       session.add(target("a.txt"));
-      await waitFor(() => held, 5000, "the first commit");
+      await eventually(() => held, 5000, "the first commit");
       await writeFile(path.join(root, "b.txt"), "b2");
       session.add(target("b.txt"));
       release();
@@ -320,7 +320,7 @@ describe("sync session under failures", () => {
     try {
       const session = createSyncSession(options({}, proxy.url));
       session.add(target("a.txt"));
-      await waitFor(() => log.events("retry").length > 0, 5000, "the first retry");
+      await eventually(() => log.events("retry").length > 0, 5000, "the first retry");
       const started = Date.now();
       const result = await session.finish(10_000);
       expect(Date.now() - started).toBeLessThan(2000);
@@ -369,7 +369,7 @@ describe("sync session under failures", () => {
     await writeFile(path.join(root, "b.txt"), "b");
     const session = createSyncSession(options({ token: "wrong-token" }));
     session.add(target("a.txt"));
-    await waitFor(() => session.stopped, 5000, "the stop");
+    await eventually(() => session.stopped, 5000, "the stop");
     session.add(target("b.txt"));
     const result = await session.finish(10_000);
     expect(result.stopped).toMatch(/401/);
@@ -409,7 +409,7 @@ describe("sync session under failures", () => {
     try {
       const session = createSyncSession(options({}, proxy.url));
       session.add(target("a.txt"));
-      await waitFor(() => proxy.seen.length >= 10, 5000, "ten attempts");
+      await eventually(() => proxy.seen.length >= 10, 5000, "ten attempts");
       expect(session.stopped).toBeUndefined();
       const started = Date.now();
       const result = await session.finish(300);
@@ -431,7 +431,7 @@ describe("sync session under failures", () => {
       const session = createSyncSession(options({ debounceMs: 10_000, maxWaitMs: 10_000 }, proxy.url));
       session.add(target("a.txt"));
       const finishing = session.finish(60_000);
-      await waitFor(() => proxy.seen.length > 0, 5000, "a request in flight");
+      await eventually(() => proxy.seen.length > 0, 5000, "a request in flight");
       session.add(target("b.txt"));
       const started = Date.now();
       const result = await session.abort();

@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { IgnoreEngine } from "../../src/ignore/engine.js";
 import { walkFiles, type FileRun } from "../../src/reconcile/walk.js";
-import { perTest } from "../cli/helpers.js";
+import { perTest } from "../kit/fixtures.js";
 
 /**
  * A walk of a deep tree (issue 22: a scan's time grew about cubically with depth; 600 levels took

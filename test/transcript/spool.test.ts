@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StateDirError } from "../../src/state-dir.js";
 import { openSpoolForAppend, readSpools, SpoolReader, writeSpoolMeta } from "../../src/transcript/spool.js";
-import { captureReporter, tempDir } from "../sync/helpers.js";
+import { captureReporter, tempDir } from "../kit/sync.js";
 
 let root: string;
 let cleanup: () => Promise<void>;

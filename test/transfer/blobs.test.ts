@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ApiClient } from "../../src/transfer/client.js";
 import { MAX_BATCH_PARTS } from "../../src/api/validate.js";
 import { packBlobs, Transfer, type UploadItem } from "../../src/transfer/blobs.js";
-import { captureReporter, isBlobDownload, isBlobUpload, sha256, startProxy, startRef, v1Only, type Action, type RefServer, type SeenRequest } from "../sync/helpers.js";
+import { captureReporter, isBlobDownload, isBlobUpload, sha256, startProxy, startRef, v1Only, type Action, type RefServer, type SeenRequest } from "../kit/sync.js";
 
 const TOKEN = "transfer-test-token";
 

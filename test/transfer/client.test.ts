@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApiClient, ApiError, requestDeadlineMs } from "../../src/transfer/client.js";
 import { appendNext, TranscriptFailed, TranscriptsNotSupported } from "../../src/transcript/upload.js";
-import { captureReporter, sha256, startProxy, startRecorder, startRef, startSlowReader, type RefServer } from "../sync/helpers.js";
+import { captureReporter, sha256, startProxy, startRecorder, startRef, startSlowReader, type RefServer } from "../kit/sync.js";
 import { ZERO_CHAIN } from "../../src/api/chain.js";
 
 const TOKEN = "s3cret-token-value";

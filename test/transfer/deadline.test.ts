@@ -10,9 +10,9 @@ import type { AddressInfo, Socket } from "node:net";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { idleDeadline, requestDeadline } from "../../src/transfer/deadline.js";
-import { runCli } from "../helpers/cli.js";
+import { runCli } from "../kit/cli.js";
 import { cliEnv, newToken, workspace } from "../reliability/harness.js";
-import { remoteFiles, startRef, startSlowReader } from "../sync/helpers.js";
+import { remoteFiles, startRef, startSlowReader } from "../kit/sync.js";
 
 /** Answers every request with 200 and headers at once, then one space every `everyMs`, never ending. */
 async function startDripServer(everyMs: number) {

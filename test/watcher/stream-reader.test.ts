@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { StreamReader } from "../../src/watcher/stream-reader.js";
 import { Reporter } from "../../src/report.js";
-import { fixture } from "../agents/helpers.js";
+import { fixture } from "../kit/agent-fixtures.js";
 
 /** The warnings a StreamReader says while reading `session` as `agent`'s stream. */
 function warningsReading(agent: string, session: string, fsWatch = true): string[] {

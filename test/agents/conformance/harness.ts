@@ -4,9 +4,9 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { runCli, startCli, waitForOutput } from "../../helpers/cli.js";
+import { runCli, startCli, waitForOutput } from "../../kit/cli.js";
 import { workspace } from "../../reliability/harness.js";
-import { remoteFiles, startRef, type RefServer } from "../../sync/helpers.js";
+import { remoteFiles, startRef, type RefServer } from "../../kit/sync.js";
 import { conversationProblems } from "./conversation.js";
 import { startModelServer, type ModelServer, type Scripts, type ToolStep, type Turn } from "./model-server.js";
 

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { createConversationReader } from "../../../src/agents/conversation/index.js";
-import { FIXTURES } from "../helpers.js";
+import { FIXTURES } from "../../kit/agent-fixtures.js";
 import { digest, read } from "./helpers.js";
 
 /**

@@ -9,7 +9,7 @@ import { relativeTime } from "../../../src/server/web/when.js";
 import { changeFacts } from "../../../src/server/web/change-status.js";
 import { FOLD_LINES } from "../../../src/server/web/pages/change-diff.js";
 import { outcomeWords, projectPath } from "../../../src/server/web/pages/session-facts.js";
-import { testServer, type TestServer } from "../helpers.js";
+import { testServer, type TestServer } from "../../kit/server.js";
 import { csrfOf, WebClient } from "./web-client.js";
 
 const HOSTILE = `<img src=x onerror=alert(1)>&"'`;

@@ -3,7 +3,7 @@
 // leads to the file.
 
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { testServer } from "../helpers.js";
+import { testServer } from "../../kit/server.js";
 import { launchBrowser, STEP_MS, type Browser } from "./browser.js";
 
 let browser: Browser;

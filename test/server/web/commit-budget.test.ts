@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from "vitest";
 import { COMMIT_PAGE_BUDGET, FILE_DIFF_BUDGET } from "../../../src/server/web/page-budget.js";
-import { testServer } from "../helpers.js";
+import { testServer } from "../../kit/server.js";
 import { WebClient } from "./web-client.js";
 
 const MiB = 1024 * 1024;

@@ -4,7 +4,7 @@
 
 import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, expect, it, onTestFinished } from "vitest";
-import { eventually, testServer } from "../helpers.js";
+import { eventually, testServer } from "../../kit/server.js";
 import { launchBrowser, STEP_MS, type Browser } from "./browser.js";
 
 const REBOUND = "rebind.test";

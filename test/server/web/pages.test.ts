@@ -6,8 +6,8 @@ import path from "node:path";
 import { Agent, request } from "node:http";
 import { describe, expect, it } from "vitest";
 import { conversationFormats } from "../../../src/agents/conversation/index.js";
-import { eventually, testServer, type TestServer } from "../helpers.js";
-import { usePgCluster } from "../pg-cluster.js";
+import { eventually, testServer, type TestServer } from "../../kit/server.js";
+import { usePgCluster } from "../../kit/pg-cluster.js";
 import { claudeTranscript, csrfOf, mintToken, revokeToken, WebClient } from "./web-client.js";
 import { SESSIONS_PAGE } from "../../../src/server/web/pages/sessions.js";
 

@@ -4,7 +4,7 @@
 import { createToken } from "../../../src/server/index.js";
 import { openCredentials } from "../../../src/server/index.js";
 import type { TokenSpec } from "../../../src/server/tokens.js";
-import type { TestServer } from "../helpers.js";
+import type { TestServer } from "../../kit/server.js";
 
 export interface Answer {
   status: number;

@@ -2,7 +2,7 @@
 // shown as text with no dialog, keyboard navigation, live commits, a read token's read-only view.
 
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";
-import { testServer, type TestServer } from "../helpers.js";
+import { testServer, type TestServer } from "../../kit/server.js";
 import { launchBrowser, screenshot, STEP_MS, type Browser } from "./browser.js";
 import { claudeTranscript, mintToken } from "./web-client.js";
 

@@ -64,7 +64,7 @@ export class MemoryState {
         return this.saved && { ...plainCopy(this.saved), savedMtimeMs: this.savedAt };
       },
       save: async (base, paths) => {
-        const snapshot = plainCopy(base);
+        const snapshot = touchedPart(base, paths);
         await scheduler.gate(owner, "save state");
         this.saved = mergeBase(this.saved, snapshot, paths);
         this.savedAt = this.tree.fsNow();
@@ -85,6 +85,23 @@ export class MemoryState {
       },
     };
   }
+}
+
+/**
+ * What a save merges (mergeBase takes only `paths` of it): those entries copied, not the whole base.
+ * A copy of the whole base at every save was the simulation's largest cost of its own.
+ */
+function touchedPart(base: Base, paths: Iterable<string>): Base {
+  const part: Base = { ...base, files: new Map(), conflicts: new Map(), held: new Set(), sent: new Map() };
+  for (const path of paths) {
+    const file = base.files.get(path);
+    if (file) part.files.set(path, { ...file });
+    const conflict = base.conflicts.get(path);
+    if (conflict) part.conflicts.set(path, { ...conflict });
+    if (base.sent?.has(path)) part.sent!.set(path, base.sent.get(path)!);
+    if (base.held.has(path)) part.held.add(path);
+  }
+  return part;
 }
 
 interface Process {

@@ -20,7 +20,9 @@ export function conflictEntries(body: Record<string, unknown> | undefined): Conf
   const list = body?.conflicts;
   if (!Array.isArray(list)) return undefined;
   const ok = list.every((c: Partial<ConflictEntry> | null) => !!c && typeof c.path === "string" && (c.sha256 === null || isSha256(c.sha256)));
-  return ok ? (list as ConflictEntry[]).map((c) => ({ path: c.path, sha256: c.sha256, size: typeof c.size === "number" ? c.size : null })) : undefined;
+  // A clash's other path (v1.3) is what makes the client refresh its view and copy: kept when it is a path.
+  const entry = (c: ConflictEntry): ConflictEntry => ({ path: c.path, sha256: c.sha256, size: typeof c.size === "number" ? c.size : null, ...(typeof c.clash === "string" ? { clash: c.clash } : {}) });
+  return ok ? (list as ConflictEntry[]).map(entry) : undefined;
 }
 
 /** Why a feed is refused: it is not a feed, or it says what cannot be true of a history (no retry mends that). */

@@ -48,6 +48,10 @@ describe("conflictEntries: the body of a 409", () => {
     ]);
   });
 
+  it("keeps the other path of a file/directory clash (v1.3): the client must learn it to make a copy (simulation seed 8: the same put sent until it gave up)", () => {
+    expect(conflictEntries({ conflicts: [{ path: "x/y", sha256: null, size: null, clash: "x" }] })).toEqual([{ path: "x/y", sha256: null, size: null, clash: "x" }]);
+  });
+
   it("is undefined for a body that is not one", () => {
     expect(conflictEntries({ conflicts: [{ path: "a", sha256: "nope" }] })).toBeUndefined();
     expect(conflictEntries({ error: "conflict" })).toBeUndefined();

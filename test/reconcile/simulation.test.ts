@@ -36,8 +36,9 @@ const FOUND = [
 
 describe("the simulation of many writers", () => {
   it.each(FOUND)("seed $seed: $defect", async ({ seed, scale }: { seed: number; scale?: number }) => {
-    const result = await runSeed(seed, { scale });
-    expect(result.violations, result.violations.length > 0 ? story(await runSeed(seed, { trace: true, scale })) : "").toEqual([]);
+    // The generator they were found with: the edges added later (clashes, restore) would change their course.
+    const result = await runSeed(seed, { scale, edges: false });
+    expect(result.violations, result.violations.length > 0 ? story(await runSeed(seed, { trace: true, scale, edges: false })) : "").toEqual([]);
   });
 
   it.runIf(ONE !== undefined)(`replays seed ${ONE}`, async () => {

@@ -68,6 +68,14 @@ export class MemoryServer {
       if (change.op === "delete") this.files.delete(change.path);
       else this.files.set(change.path, { sha256: change.sha256, size: change.size });
     }
+    // What the server must refuse (migration 6, commit-check.ts): a path both a file and a directory.
+    for (const change of request.changes) {
+      for (let i = change.path.indexOf("/"); change.op === "put" && i !== -1; i = change.path.indexOf("/", i + 1)) {
+        if (this.files.has(change.path.slice(0, i))) throw new Error(`the server holds ${change.path.slice(0, i)} and ${change.path}: a clash it should have refused`);
+      }
+      const under = change.op === "put" ? [...this.files.keys()].find((p) => p.startsWith(`${change.path}/`)) : undefined;
+      if (under !== undefined) throw new Error(`the server holds ${under} and ${change.path}: a clash it should have refused`);
+    }
     const version = this.version + 1;
     this.log.push({ version, time: new Date(this.now()).toISOString(), source: request.source, changes: request.changes });
     this.keys.set(key, { version, request });

@@ -1,5 +1,5 @@
 import { pathRefusal } from "../../../src/reconcile/disk-tree.js";
-import { LocalChanged, stillAsPlanned, type LocalExpectation, type LocalRead, type LocalStat, type LocalTree, type TreeListing } from "../../../src/reconcile/local-tree.js";
+import { LocalChanged, stillAsPlanned, WriteRefused, type LocalExpectation, type LocalRead, type LocalStat, type LocalTree, type TreeListing } from "../../../src/reconcile/local-tree.js";
 import { sha256 } from "./memory-server.js";
 
 /**
@@ -8,6 +8,11 @@ import { sha256 } from "./memory-server.js";
  * of the same size keeps size, mtime and inode: the racy stat). A write or delete planned on a
  * hash checks the disk tree's own precondition (stillAsPlanned, local-tree.ts). The user's own
  * edits (edit, mv, cp -p) bypass all that.
+ *
+ * A path is a file or a directory, never both: a directory is there while a file is under it (an
+ * emptied one goes, as a pull's removeEmptiedParents leaves none). A write where a file is above
+ * the path, or a directory is in its place, is refused as the disk tree refuses it (disk-write.ts:
+ * WriteRefused); a user's edit there fails (ENOTDIR, EISDIR) and changes nothing.
  */
 
 export interface MemoryFile {
@@ -31,6 +36,8 @@ const UTF8 = new TextEncoder();
 
 export class MemoryTree {
   readonly files = new Map<string, MemoryFile>();
+  /** Each directory, with the number of files under it (at any depth). */
+  private readonly dirs = new Map<string, number>();
   readonly backups = new Map<string, Uint8Array>();
   private nextIno = 1;
   /** pathRefusal's answers (a pure function of the path): every listing asked it again for every file. */
@@ -51,13 +58,49 @@ export class MemoryTree {
     return new Map([...this.files].map(([path, f]) => [path, f.sha256]));
   }
 
-  // The user's edits.
+  /** Why a file cannot be made at `path` (a file above it, a directory in its place), or undefined. */
+  blocked(path: string): string | undefined {
+    if (this.dirs.has(path)) return "a directory is in its place here";
+    for (let i = path.indexOf("/"); i !== -1; i = path.indexOf("/", i + 1)) {
+      if (this.files.has(path.slice(0, i))) return `${path.slice(0, i)} is a file here, not a directory`;
+    }
+    return undefined;
+  }
+
+  private put(path: string, file: MemoryFile): void {
+    if (!this.files.has(path)) this.countDirs(path, 1);
+    this.files.set(path, file);
+  }
+
+  private remove(path: string): void {
+    if (this.files.delete(path)) this.countDirs(path, -1);
+  }
+
+  private countDirs(path: string, by: 1 | -1): void {
+    for (let i = path.indexOf("/"); i !== -1; i = path.indexOf("/", i + 1)) {
+      const dir = path.slice(0, i);
+      const n = (this.dirs.get(dir) ?? 0) + by;
+      if (n === 0) this.dirs.delete(dir);
+      else this.dirs.set(dir, n);
+    }
+  }
+
+  // The user's edits: false when the file system refuses it (nothing changed).
 
   /** Writes in place (the inode stays), as an editor that truncates and writes does. */
-  edit(path: string, text: string): void {
+  edit(path: string, text: string): boolean {
+    if (this.blocked(path)) return false;
     const bytes = UTF8.encode(text);
     const old = this.files.get(path);
-    this.files.set(path, { bytes, sha256: sha256(bytes), mtimeMs: this.fsNow(), ctimeMs: this.fsNow(), ino: old?.ino ?? this.nextIno++ });
+    this.put(path, { bytes, sha256: sha256(bytes), mtimeMs: this.fsNow(), ctimeMs: this.fsNow(), ino: old?.ino ?? this.nextIno++ });
+    return true;
+  }
+
+  /** `rm x && mkdir x && echo … > x/<name>`: the file `x` becomes a directory holding one file. */
+  fileToDir(path: string, name: string, text: string): boolean {
+    if (!this.files.has(path)) return false;
+    this.remove(path);
+    return this.edit(`${path}/${name}`, text);
   }
 
   /**
@@ -73,21 +116,24 @@ export class MemoryTree {
   }
 
   delete(path: string): void {
-    this.files.delete(path);
+    this.remove(path);
   }
 
   /** `mv from to`: the inode and mtime go with the file. */
-  rename(from: string, to: string): void {
+  rename(from: string, to: string): boolean {
     const file = this.files.get(from);
-    if (!file) return;
-    this.files.delete(from);
-    this.files.set(to, { ...file, ctimeMs: this.fsNow() });
+    if (!file || this.blocked(to)) return false;
+    this.remove(from);
+    this.put(to, { ...file, ctimeMs: this.fsNow() });
+    return true;
   }
 
   /** `cp -p from to`: a new inode with the old mtime. */
-  copyPreserving(from: string, to: string): void {
+  copyPreserving(from: string, to: string): boolean {
     const file = this.files.get(from);
-    if (file) this.files.set(to, { ...file, ctimeMs: this.fsNow(), ino: this.nextIno++ });
+    if (!file || this.blocked(to)) return false;
+    this.put(to, { ...file, ctimeMs: this.fsNow(), ino: this.nextIno++ });
+    return true;
   }
 
   private refusal(path: string): string | undefined {
@@ -126,16 +172,18 @@ export class MemoryTree {
       },
       write: async (path, bytes, expected) => {
         await gate(`write ${path}`);
+        const refused = this.blocked(path);
+        if (refused) throw new WriteRefused(refused);
         await check(path, expected);
         // Written to a temp file and renamed into place: a new inode.
         const file = { bytes: new Uint8Array(bytes), sha256: sha256(bytes), mtimeMs: this.fsNow(), ctimeMs: this.fsNow(), ino: this.nextIno++ };
-        this.files.set(path, file);
+        this.put(path, file);
         return stat(file);
       },
       remove: async (path, expected) => {
         await gate(`remove ${path}`);
         await check(path, expected);
-        this.files.delete(path);
+        this.remove(path);
       },
       backup: async (path, label) => {
         const file = this.files.get(path);

@@ -127,7 +127,7 @@ async function whereItWas(ws: Workspace, path: string, at: number): Promise<stri
 }
 
 /** The listing at version `at` (default: now); a version the server does not have, or cannot give, is a usage error. */
-export async function filesAt(ws: Workspace, at: number | undefined): Promise<RemoteFile[]> {
+export async function filesAt(ws: Pick<Workspace, "view" | "remote" | "signal">, at: number | undefined): Promise<RemoteFile[]> {
   if (at === undefined || at === ws.view.version) return [...ws.view.files].map(([path, f]) => ({ path, ...f }));
   needsHistory(ws, "old versions");
   if (at > ws.view.version) throw new HistoryUsage(`--at ${at}: the project is at version ${ws.view.version}`);
@@ -148,6 +148,6 @@ export async function blobBytes(ws: Workspace, blob: { sha256: string; size: num
   return bytes;
 }
 
-function needsHistory(ws: Workspace, what: string): void {
+function needsHistory(ws: Pick<Workspace, "view">, what: string): void {
   if (ws.view.api !== "1.2") throw new HistoryUsage(`this server speaks an API older than 1.2: it keeps no ${what}`);
 }

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Change, RemoteFile } from "../api/types.js";
 import type { RemoteEntry } from "../reconcile/plan.js";
 import { ApiError } from "../transfer/client.js";
-import { plural } from "../report.js";
+import { plural, type Reporter } from "../report.js";
 import { openConflicts, reportUnsynced } from "./round-report.js";
 import { filesAt, projectPath, withHistory, type HistoryOptions } from "./history.js";
 import type { Workspace } from "./workspace.js";
@@ -23,19 +23,25 @@ export async function runRestore(options: HistoryOptions & { paths: string[]; at
     if (path === undefined) return 2;
     given.push(path);
   }
+  return withHistory(options, "restore", (ws) => restoreIn(ws, given, options), true);
+}
+
+/** What a restore uses of a workspace (the simulation gives its own, test/reconcile/sim/writer.ts). */
+export type RestoreParts = Pick<Workspace, "view" | "remote" | "reconciler" | "signal">;
+
+/** The restore of the project paths `given` as at version `at` in an open workspace: its exit code. */
+export async function restoreIn(ws: RestoreParts, given: readonly string[], options: { at: number; report: Reporter }): Promise<number> {
   const within = (p: string) => given.some((g) => p === g || p.startsWith(g + "/"));
-  return withHistory(options, "restore", async (ws) => {
-    const then = new Map((await filesAt(ws, options.at)).filter((f) => within(f.path)).map((f) => [f.path, f]));
-    const changes = restoringChanges(then, (p) => ws.view.get(p), [...ws.view.files.keys()].filter(within));
-    if (changes.length === 0) {
-      options.report.info("summary", `nothing to restore: ${given.join(", ")} already as at version ${options.at}`, { at: options.at });
-      return then.size === 0 && ![...ws.view.files.keys()].some(within) ? notFound(options, given) : 0;
-    }
-    const version = await commitRestore(ws, changes, options);
-    if (version === undefined) return 1;
-    options.report.info("restore", `restored ${plural(changes.length, "path")} as at version ${options.at} in version ${version}`, { at: options.at, version, paths: changes.map((c) => c.path) });
-    return writeHere(ws, changes.map((c) => c.path), options);
-  }, true);
+  const then = new Map((await filesAt(ws, options.at)).filter((f) => within(f.path)).map((f) => [f.path, f]));
+  const changes = restoringChanges(then, (p) => ws.view.get(p), [...ws.view.files.keys()].filter(within));
+  if (changes.length === 0) {
+    options.report.info("summary", `nothing to restore: ${given.join(", ")} already as at version ${options.at}`, { at: options.at });
+    return then.size === 0 && ![...ws.view.files.keys()].some(within) ? notFound(options, given) : 0;
+  }
+  const version = await commitRestore(ws, changes, options);
+  if (version === undefined) return 1;
+  options.report.info("restore", `restored ${plural(changes.length, "path")} as at version ${options.at} in version ${version}`, { at: options.at, version, paths: changes.map((c) => c.path) });
+  return writeHere(ws, changes.map((c) => c.path), options);
 }
 
 /** The changes that make `now` (the paths under the given ones) what it was `then`; each expects what is there now. */
@@ -51,13 +57,13 @@ export function restoringChanges(then: ReadonlyMap<string, RemoteFile>, now: (pa
   return changes.sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 
-function notFound(options: HistoryOptions & { at: number }, given: string[]): number {
+function notFound(options: { report: Reporter }, given: readonly string[]): number {
   options.report.error("not-found", `${given.join(", ")}: not in the project, then or now`, { paths: given });
   return 1;
 }
 
 /** The commit's version; undefined after a refusal was said (someone committed in between, a blob the server lost). */
-async function commitRestore(ws: Workspace, changes: Change[], options: HistoryOptions): Promise<number | undefined> {
+async function commitRestore(ws: RestoreParts, changes: Change[], options: { report: Reporter }): Promise<number | undefined> {
   try {
     return (await ws.remote.commit(changes, { agent: "restore" }, randomUUID(), ws.signal)).version;
   } catch (error) {
@@ -69,7 +75,7 @@ async function commitRestore(ws: Workspace, changes: Change[], options: HistoryO
 }
 
 /** The restored paths, pulled here: theirs wins, a local edit kept under .uspark/backup/ first. */
-async function writeHere(ws: Workspace, paths: string[], options: HistoryOptions): Promise<number> {
+async function writeHere(ws: RestoreParts, paths: string[], options: { report: Reporter }): Promise<number> {
   await ws.view.refresh(ws.signal);
   const restored = new Set(paths);
   const result = await ws.reconciler.round({ mode: "pull", paths, force: (p) => restored.has(p) }, ws.signal);

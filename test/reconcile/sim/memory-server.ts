@@ -27,6 +27,8 @@ export class MemoryServer {
   /** The chain hash at each version (docs/api.md, v1.3). */
   private readonly chains: string[] = [ZERO_CHAIN];
   readonly blobs = new Map<string, Uint8Array>();
+  /** The writer that sent each version's commit (a restore's source names no session). */
+  readonly committers = new Map<number, string>();
   /** Idempotency-Key → the version it was answered with and its request (fingerprinted only when the key comes again). */
   private keys = new Map<string, { version: number; request: CommitRequest }>();
 
@@ -37,9 +39,22 @@ export class MemoryServer {
   }
 
   listFiles(version?: number): Listing {
-    if (version !== undefined) throw new ApiError("GET /files?version: not simulated", { status: 410, code: "gone" });
-    const files = [...this.files].map(([path, f]) => ({ path, ...f })).sort((a, b) => (a.path < b.path ? -1 : 1));
-    return { version: this.version, files, api: "1.2", chain: this.chains[this.version]! };
+    if (version !== undefined && (version < 0 || version > this.version)) throw new ApiError("GET /files?version: 404", { status: 404, code: "version_not_found" });
+    const at = version === undefined ? this.files : this.filesAt(version);
+    const files = [...at].map(([path, f]) => ({ path, ...f })).sort((a, b) => (a.path < b.path ? -1 : 1));
+    return { version: version ?? this.version, files, api: "1.2", chain: this.chains[version ?? this.version]! };
+  }
+
+  /** The files at an older version (GET /files?version=N, what `uspark restore --at N` reads): the history replayed. */
+  private filesAt(version: number): Map<string, { sha256: string; size: number }> {
+    const files = new Map<string, { sha256: string; size: number }>();
+    for (const commit of this.log.slice(0, version)) {
+      for (const change of commit.changes) {
+        if (change.op === "delete") files.delete(change.path);
+        else files.set(change.path, { sha256: change.sha256, size: change.size });
+      }
+    }
+    return files;
   }
 
   commitFeed(since: number, options: { limit?: number; path?: string }): CommitFeed {

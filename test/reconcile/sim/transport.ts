@@ -73,6 +73,7 @@ export function simulatedApi(options: {
       const answer = await call("POST /commits", () => {
         try {
           const result = server.commit(changes, source, key);
+          server.committers.set(result.version, options.writer);
           scheduler.log(() => `${owner} commit v${result.version}: ${describeChanges(sent)}`);
           return result;
         } catch (error) {

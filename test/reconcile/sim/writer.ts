@@ -6,6 +6,7 @@ import { Reconciler, type RoundRequest } from "../../../src/reconcile/reconciler
 import { RemoteView } from "../../../src/reconcile/remote-view.js";
 import type { Intent, StateStore } from "../../../src/reconcile/state-store.js";
 import { Reporter } from "../../../src/report.js";
+import { restoreIn } from "../../../src/lifecycle/restore.js";
 import { ApiError } from "../../../src/transfer/api-error.js";
 import { ProjectRemote } from "../../../src/transfer/project-remote.js";
 import { RetryingCaller } from "../../../src/transfer/retry.js";
@@ -33,6 +34,10 @@ export interface WorldParts {
   signal: AbortSignal;
   /** Something the code under test must never do (a failed commit, an error it throws). */
   violation(why: string): void;
+  /** In a seed with restores: when a round is a `uspark restore <path> --at N` instead, and of what. */
+  restores?: Random;
+  /** The versions of the restores that ended (exit 0): their content was written here and is the base. */
+  restoredHere: Set<number>;
 }
 
 const KEY: BaseKey = { apiUrl: "http://sim.invalid", projectId: "sim" };
@@ -124,6 +129,12 @@ export class Writer {
   private owner = "";
   private incarnation = 0;
   private process: Promise<Process> | undefined;
+  /** A restore is under way (a crash may fall between any two of its steps). */
+  restoring = false;
+  /** The errors this process said: a restore that exits 1 must have said why. */
+  private errorsSaid = 0;
+  /** The version the restore under way committed, as it said. */
+  private restoredAt: number | undefined;
   private loop: Promise<void> | undefined;
   stopping = false;
 
@@ -149,7 +160,8 @@ export class Writer {
   crash(): void {
     const owner = this.owner;
     this.world.scheduler.kill(owner);
-    this.world.scheduler.log(() => `${owner} crashed`);
+    this.world.scheduler.log(() => `${owner} crashed${this.restoring ? " (restoring)" : ""}`);
+    this.restoring = false;
     this.start();
   }
 
@@ -223,7 +235,8 @@ export class Writer {
     while (!this.stopping) {
       // The watch's debounce: a round now and then, not back to back.
       await new Promise<void>((resolve) => timers.setTimeout(resolve, first ? 0 : random.int(0, this.sharing ? 1500 : 300)));
-      const action = first ? "all" : random.weighted({ all: 2, events: 4, scan: 2, pull: this.twoWay ? 0 : 1 });
+      // A restore drawn from the edges' own stream: a seed that draws none runs as before restores were added.
+      const action = first ? "all" : this.world.restores?.chance(0.08) ? "restore" : random.weighted({ all: 2, events: 4, scan: 2, pull: this.twoWay ? 0 : 1 });
       first = false;
       try {
         await this.act(action, await this.process!);
@@ -235,8 +248,9 @@ export class Writer {
     }
   }
 
-  private async act(action: "all" | "events" | "scan" | "pull", p: Process): Promise<void> {
+  private async act(action: "all" | "events" | "scan" | "pull" | "restore", p: Process): Promise<void> {
     const { signal } = this.world;
+    if (action === "restore") return this.restore(p);
     this.world.scheduler.log(() => `${p.owner} ${action}`);
     let request: RoundRequest;
     if (action === "all" || action === "pull") {
@@ -256,8 +270,33 @@ export class Writer {
     for (const path of requeue) this.events.add(path);
   }
 
+  /**
+   * `uspark restore <path> --at N` (src/lifecycle/restore.ts, its own code): a path (or its
+   * directory) the history named, as at a version this process knows. Exit 1 must be said.
+   */
+  private async restore(p: Process): Promise<void> {
+    const { server, signal } = this.world;
+    const pick = this.world.restores!;
+    await p.view.ensure(signal);
+    if (p.view.version === 0) return;
+    const at = pick.int(1, p.view.version);
+    const file = pick.pick(server.log.slice(0, p.view.version).flatMap((c) => c.changes.map((ch) => ch.path)));
+    const path = file.includes("/") && pick.chance(0.2) ? file.slice(0, file.lastIndexOf("/")) : file;
+    this.world.scheduler.log(() => `${p.owner} restore ${path} --at ${at}`);
+    this.restoring = true;
+    const said = this.errorsSaid;
+    this.restoredAt = undefined;
+    const code = await restoreIn({ view: p.view, remote: p.remote, reconciler: p.reconciler, signal }, [path], { at, report: p.report });
+    this.restoring = false;
+    this.world.scheduler.log(() => `${p.owner} restore ${path} --at ${at}: exit ${code}`);
+    if (code === 0 && this.restoredAt !== undefined) this.world.restoredHere.add(this.restoredAt);
+    if (code !== 0 && this.errorsSaid === said) this.world.violation(`${p.owner} restore ${path} --at ${at}: exit ${code}, and nothing said why`);
+  }
+
   /** What the process says: a warning it must never give is a violation; everything goes in the trace. */
   private heard(owner: string, level: string, event: string, message: string): void {
+    if (level === "error" && owner === this.owner) this.errorsSaid++;
+    if (event === "restore" && level === "info" && owner === this.owner) this.restoredAt = Number(/in version (\d+)$/.exec(message)?.[1]);
     this.world.scheduler.log(() => `${owner} said ${level} ${event}: ${message}`);
     if (NEVER.has(event) && !(event === "pull-refused" && CLASH.test(message))) this.world.violation(`${owner} warned ${event}: ${message}`);
   }

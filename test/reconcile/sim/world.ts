@@ -99,6 +99,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   await scheduler.until(Promise.all(writers.map((w) => w.stop())));
   if (violations.length === 0) await settle(writers, scheduler, server, violations);
   if (violations.length === 0) await check({ writers, held, server, acknowledged, violations });
+  if (violations.length === 0) nothingUnwritten(server, editor.written, violations);
   if (violations.length === 0) noConflictWithOwnCommit(writers, server, editor.shared, world.restoredHere, violations);
   if (violations.length === 0 && backup) await rewindPhase({ writers, server, scheduler, backup, violations, settle, check });
   return { seed, violations, commits: server.version, steps: scheduler.steps, trace: scheduler.trace };
@@ -220,6 +221,14 @@ function lastAmong(path: string, lastAt: ReadonlyMap<string, number>, present: R
   return last;
 }
 
+/** No commit put a content no user wrote (a temp file, a half-written file, a made-up one). */
+function nothingUnwritten(server: MemoryServer, written: ReadonlySet<string>, violations: string[]): void {
+  for (const commit of server.log) {
+    const made = commit.changes.find((c) => c.op === "put" && !written.has(c.sha256));
+    if (made) violations.push(`unwritten: v${commit.version} put ${made.path} = ${made.op === "put" ? made.sha256.slice(0, 8) : ""}, a content no user wrote`);
+  }
+}
+
 /** A conflict copy of `path`, or of a directory above it (`x.conflict-…/y` of `x/y`: a clash's copy, plan.ts planClash). */
 function isCopyOf(copy: string, path: string): boolean {
   if (isConflictCopyOf(copy, path)) return true;
@@ -251,6 +260,8 @@ class Editor {
   private counter = 0;
   /** Hashes of the contents several writers write alike. */
   readonly shared = new Set<string>();
+  /** Hashes of every content a user wrote: all a commit may put. */
+  readonly written = new Set<string>();
 
   constructor(
     private readonly random: Random,
@@ -315,6 +326,7 @@ class Editor {
         touched.push(path, target);
       }
     }
+    for (const path of touched) this.wrote(tree, path);
     scheduler.log(() => `user of ${writer.name}: ${op} ${touched.join(" ")}`);
     // The watcher hears most events; a scan finds the rest.
     if (random.chance(0.8)) for (const path of touched) writer.events.add(path);
@@ -324,8 +336,14 @@ class Editor {
   private fileToDir(writer: Writer, path: string, scheduler: Scheduler): void {
     const inside = `${path}/${this.clashes!.pick(["y", "z.md"])}`;
     if (!writer.tree.fileToDir(path, inside.slice(path.length + 1), this.content(writer.name))) return;
+    this.wrote(writer.tree, inside);
     scheduler.log(() => `user of ${writer.name}: fileToDir ${path} ${inside}`);
     if (this.random.chance(0.8)) writer.events.add(path).add(inside);
+  }
+
+  private wrote(tree: MemoryTree, path: string): void {
+    const file = tree.files.get(path);
+    if (file) this.written.add(file.sha256);
   }
 
   private content(writer: string): string {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { timeoutFor } from "./sim/seeds.js";
 import { runSeed, type SimResult } from "./sim/world.js";
 
 /**
@@ -29,5 +30,5 @@ describe("the simulation with a server restored from a backup", () => {
       if (result.violations.length > 0) failed.push(result);
     }
     expect(failed.map((f) => `seed ${f.seed} (SIM_SEED=${f.seed}): ${f.violations[0]}`)).toEqual([]);
-  }, 120_000);
+  }, timeoutFor(SEEDS * 2));
 });

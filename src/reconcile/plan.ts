@@ -248,7 +248,7 @@ function planClash(state: PathState, clash: string, context: PlanContext, out: P
   const unsynced = state.base === null;
   if (context.mode === "pull") return void out.conflicts.push({ path, local: mine.sha256, remote: null, unsynced, clash });
   const above = path.startsWith(`${clash}/`);
-  const copy = above ? freeCopyPath(clash, mine.sha256, context) + path.slice(clash.length) : freeCopyPath(path, mine.sha256, context);
+  const copy = above ? freeCopyPath(clash, mine.sha256, context, path.slice(clash.length)) : freeCopyPath(path, mine.sha256, context);
   out.conflicts.push({ path, local: mine.sha256, remote: null, copy, unsynced, clash });
   out.copies.push({ path: copy, sha256: mine.sha256, size: mine.size, expect: null, from: path, local: mine });
 }
@@ -258,9 +258,10 @@ function planClash(state: PathState, clash: string, context: PlanContext, out: P
  * same second before a crash and changed since by someone else: expecting it absent would be
  * refused forever, simulation seed 3611).
  */
-function freeCopyPath(path: string, sha256: string, context: PlanContext): string {
+function freeCopyPath(path: string, sha256: string, context: PlanContext, under = ""): string {
   for (let at = context.now.getTime(); ; at += 1000) {
-    const copy = conflictCopyPath(path, new Date(at), context.host, sha256);
+    // A clash's copy is a directory (`x.conflict-…/y`): the file under it is what may be taken (simulation seed 3439).
+    const copy = conflictCopyPath(path, new Date(at), context.host, sha256) + under;
     if (!context.taken?.(copy)) return copy;
   }
 }

@@ -204,6 +204,12 @@ describe("plan: a file and a directory under one name", () => {
     expect(p.copies.map((c) => c.from)).toEqual(["x/y", "d"]);
   });
 
+  it("a copy under a name the remote holds already (made in the same second: x.conflict-…/y is there) goes a second later (simulation seed 3439: 409 until the commit failed)", () => {
+    const first = plan([state("x/y", null, "m", null)], context({ clash })).copies[0]!.path;
+    const p = plan([state("x/y", null, "m", null)], context({ clash, taken: (path) => path === first }));
+    expect(p.copies.map((c) => c.path)).toEqual([expect.stringMatching(/^x\.conflict-20261125-101501-ci-7-m\/y$/)]);
+  });
+
   it("stays open while the clash does, its copy following local edits; a path the remote holds is no clash", () => {
     const open = new Map([["x/y", { local: "m", remote: null, copy: "x.conflict-1/y", copySha: "m", at: "" }]]);
     const still = plan([state("x/y", null, "m2", null)], context({ clash, open }));

@@ -32,6 +32,7 @@ const FOUND = [
   { seed: 590, defect: "a process killed after its commit was applied, before the base was saved: the next one made a conflict copy against its own commit (no write-ahead intent)" },
   // Found by the edges of issue 43 (file/directory clashes, restore): with them on.
   { seed: 15, edges: true, defect: "a 409 for a file/directory clash lost its other path when read (conflictEntries): the same put was sent until the commit failed, no conflict copy made" },
+  { seed: 3439, edges: true, defect: "a clash's copy (x.conflict-…/y) named as one the remote held already, made in the same second: expected absent, 409 until the commit failed" },
 ];
 
 describe("the simulation of many writers", () => {

@@ -39,6 +39,8 @@ export class MemoryTree {
   /** Each directory, with the number of files under it (at any depth). */
   private readonly dirs = new Map<string, number>();
   readonly backups = new Map<string, Uint8Array>();
+  /** The hashes of what backups hold (a restore keeps a local edit there before it writes). */
+  readonly backedUp = new Set<string>();
   private nextIno = 1;
   /** pathRefusal's answers (a pure function of the path): every listing asked it again for every file. */
   private readonly refusals = new Map<string, string | undefined>();
@@ -188,7 +190,7 @@ export class MemoryTree {
       backup: async (path, label) => {
         const file = this.files.get(path);
         const where = `.uspark/backup/${label}/${path}`;
-        if (file) this.backups.set(where, file.bytes);
+        if (file) this.backups.set(where, file.bytes), this.backedUp.add(file.sha256);
         return where;
       },
       where: (path) => `/sim/${this.name}/${path}`,

@@ -1,10 +1,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { WireErrorCode, WireErrorStatus } from "../api/errors.js";
 
-/** An error answered as `{ error, message, ...extra }` with the given status. */
-export class HttpError extends Error {
+/**
+ * An error answered as `{ error, message, ...extra }` with the given status: a code of the API's
+ * list (src/api/errors.ts), with a status that list gives it, or a type error.
+ */
+export class HttpError<C extends WireErrorCode = WireErrorCode> extends Error {
   constructor(
-    readonly status: number,
-    readonly code: string,
+    readonly status: WireErrorStatus<C>,
+    readonly code: C,
     message: string,
     readonly extra: Record<string, unknown> = {},
     readonly headers: Record<string, string> = {},

@@ -2,6 +2,7 @@ import { nodeCrypto } from "./lazy-builtins.js";
 import { linkSync, lstatSync, promises as fsp, readFileSync, realpathSync, renameSync, statSync, type Stats } from "node:fs";
 import path from "node:path";
 import { ensureDir, refusedLink, StateDirError, unlinkIfThere, writeNewFile } from "./state-dir.js";
+import { errorCode } from "./errors/text.js";
 
 /**
  * The lock files under `.uspark/`: `lock` (one watcher per root) and `<name>.lock` (a short
@@ -103,7 +104,7 @@ function isAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+    return errorCode(error) !== "ESRCH";
   }
 }
 
@@ -152,7 +153,7 @@ function takeOver(lock: string, judged: FoundLock): void {
   try {
     renameSync(lock, aside);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return; // another taker was first
+    if (errorCode(error) === "ENOENT") return; // another taker was first
     throw error;
   }
   const moved = lstatSync(aside);
@@ -200,7 +201,7 @@ export async function takeRootLock(root: string, onTakeOver: (why: string) => vo
       writeNewFile(lock, text, 0o600);
       return { release: () => releaseLock(lock, text) };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw refusedLink(lock, error);
+      if (errorCode(error) !== "EEXIST") throw refusedLink(lock, error);
     }
     const found = await readLock(lock);
     if (found === undefined) continue; // gone already: the next try takes it
@@ -243,7 +244,7 @@ export async function withLock<T>(root: string, name: string, work: () => Promis
       writeNewFile(lock, lockText(ours), 0o600);
       break;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw refusedLink(lock, error);
+      if (errorCode(error) !== "EEXIST") throw refusedLink(lock, error);
       const found = await readLock(lock);
       if (found === undefined) continue;
       if (isStale(found, ours, options.staleMs ?? 60_000)) {

@@ -5,6 +5,7 @@ import { resolvePaths } from "./scope.js";
 import { shellWord } from "./terminal-text.js";
 import { openInspection, type InspectOptions } from "./status.js";
 import type { Workspace } from "./workspace.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * The remote's history (docs/commands.md#status-diff-and-history, docs/server.md#history):
@@ -33,7 +34,7 @@ export async function withHistory(options: HistoryOptions, command: string, work
       options.report.error("usage", error.message);
       return 2;
     }
-    options.report.error(`${command}-failed`, `${command} failed: ${(error as Error).message}`);
+    options.report.error(`${command}-failed`, `${command} failed: ${errorText(error)}`);
     return 1;
   } finally {
     await ws.close();

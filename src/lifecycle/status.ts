@@ -3,6 +3,7 @@ import type { Reporter } from "../report.js";
 import { writeStdout } from "./output.js";
 import { longStatus, shortStatus, statusEntries, type StatusReport } from "./status-report.js";
 import { openOrExit, type Workspace, type WorkspaceOptions } from "./workspace.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * `uspark status [--json] [--short]` (docs/commands.md#status-diff-and-history): one round of the
@@ -27,7 +28,7 @@ export async function runStatus(options: StatusOptions): Promise<number> {
     await writeStdout(options.json ? JSON.stringify(report) + "\n" : options.short ? shortStatus(report) : longStatus(report));
     return report.inSync ? 0 : 1;
   } catch (error) {
-    options.report.error("status-failed", `status failed: ${(error as Error).message}`);
+    options.report.error("status-failed", `status failed: ${errorText(error)}`);
     return 1;
   } finally {
     await ws.close();

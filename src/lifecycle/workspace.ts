@@ -19,6 +19,7 @@ import { ProjectRemote } from "../transfer/project-remote.js";
 import { hostOf, RetryingCaller, type BackoffPolicy } from "../transfer/retry.js";
 import { ProgressLine } from "./progress.js";
 import { withProject } from "../transfer/projects.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * The parts of one push, pull or status: the tree under the root, the project's API under one
@@ -81,7 +82,7 @@ export async function openOrExit(options: WorkspaceOptions, command: string): Pr
       options.report.error("rewound", error.message);
       return 1;
     }
-    options.report.error(`${command}-failed`, `${command} failed: ${(error as Error).message}`);
+    options.report.error(`${command}-failed`, `${command} failed: ${errorText(error)}`);
     return 1;
   }
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { WireErrorCode, WireErrorStatus } from "../api/errors.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * An error answered as `{ error, message, ...extra }` with the given status: a code of the API's
@@ -109,6 +110,6 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<unk
   try {
     return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
   } catch (error) {
-    throw new HttpError(400, "invalid_json", `body is not valid JSON: ${(error as Error).message}`);
+    throw new HttpError(400, "invalid_json", `body is not valid JSON: ${errorText(error)}`);
   }
 }

@@ -1,5 +1,6 @@
 /** How a request to the project API failed, classified for the retry policy and the user. */
 import type { WireErrorCode } from "../api/errors.js";
+import { errorText } from "../errors/text.js";
 
 /** Failures named on this side: no answer, or one the client cannot take, or its own refusal. */
 export type ClientFailureCode = "network" | "timeout" | "certificate" | "redirect" | "protocol" | "config" | "closed" | "unsupported" | "rewound";
@@ -97,6 +98,6 @@ export function networkError(label: string, error: unknown, timeoutMs: number): 
   if (typeof code === "string" && TIMEOUT_CODES.has(code)) {
     return new ApiError(`${label}: no answer within ${timeoutMs} ms`, { code: "timeout", retryable: true, cause: error });
   }
-  const detail = typeof code === "string" ? code : error instanceof Error ? error.message : String(error);
+  const detail = typeof code === "string" ? code : errorText(error);
   return new ApiError(`${label}: network error (${detail})`, { code: "network", retryable: true, cause: error });
 }

@@ -7,6 +7,7 @@ import { ownLogIgnores } from "../ignore/own-log.js";
 import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../agents/commands.js";
 import { runSession } from "../lifecycle/session.js";
 import { colorWanted, Reporter, stderrFailure, stderrOutput, type ReporterOptions, type ReportRecord, type Verbosity } from "../report.js";
+import type { EventAt } from "../report-events.js";
 import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../state-dir.js";
 import { passthroughOf } from "../stream/early-copy.js";
 import { agentStdin } from "../stream/stdin.js";
@@ -367,7 +368,7 @@ export async function runProjectsCreateCommand(id: string, flags: ProjectsFlags)
 }
 
 /** A client for the project routes (no project id needed), closed after `work`; its failures said plainly. */
-async function withClient(flags: ProjectsFlags, what: string, work: (client: ApiClient, report: Reporter) => Promise<number | void>): Promise<void> {
+async function withClient(flags: ProjectsFlags, what: EventAt<"error">, work: (client: ApiClient, report: Reporter) => Promise<number | void>): Promise<void> {
   let client: ApiClient;
   let report = reporterFor(flags);
   try {

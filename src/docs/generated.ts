@@ -1,4 +1,5 @@
 import { WIRE_ERRORS } from "../api/errors.js";
+import { EVENT_SECTIONS, REPORT_EVENTS, type EventSpec } from "../report-events.js";
 
 /**
  * The tables of docs/ that are made from the code's own lists (`npm run docs:generate`): each
@@ -8,7 +9,7 @@ import { WIRE_ERRORS } from "../api/errors.js";
 
 /** A Markdown table: a header row, its rule, then a row each (a `|` in a cell escaped). */
 export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const line = (cells: readonly string[]) => `| ${cells.map((cell) => cell.replace(/\|/g, "\\|")).join(" | ")} |`;
+  const line = (cells: readonly string[]) => `|${cells.map((cell) => ` ${cell.replace(/\|/g, "\\|")} `.replace(/^  $/, " ")).join("|")}|`;
   return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
 }
 
@@ -28,7 +29,18 @@ export function wireErrorTable(): string {
   return markdownTable(["code", "status", "meaning"], rows);
 }
 
+/** The table of one section of docs/log-events.md: its events of src/report-events.ts, in their order. */
+export function eventTable(section: keyof typeof EVENT_SECTIONS): string {
+  const events = Object.entries(REPORT_EVENTS as Record<string, EventSpec>).filter(([, spec]) => spec.section === section);
+  return markdownTable(["event", "level", "fields", "when"], events.map(([name, spec]) => [`\`${name}\``, spec.levels.join(", "), spec.fields, spec.when]));
+}
+
+function eventTables(doc: string): string {
+  return Object.keys(EVENT_SECTIONS).reduce((page, section) => replaceGenerated(page, `events: ${section}`, eventTable(section as keyof typeof EVENT_SECTIONS)), doc);
+}
+
 /** The pages made here and what each becomes: docs/... path → its text made from `read(path)`. */
 export const GENERATED_PAGES: Record<string, (doc: string) => string> = {
   "docs/api.md": (doc) => replaceGenerated(doc, "error codes", wireErrorTable()),
+  "docs/log-events.md": eventTables,
 };

@@ -24,7 +24,7 @@ export interface HistoryOptions extends InspectOptions {
 class HistoryUsage extends Error {}
 
 /** A workspace for one history command, its answer, closed after; failures said as `<command> failed`. Only a restore `writes` (its base). */
-export async function withHistory(options: HistoryOptions, command: string, work: (ws: Workspace) => Promise<number>, writes = false): Promise<number> {
+export async function withHistory(options: HistoryOptions, command: "log" | "ls" | "cat" | "restore", work: (ws: Workspace) => Promise<number>, writes = false): Promise<number> {
   const ws = await openInspection(options, command, writes);
   if (typeof ws === "number") return ws;
   try {

@@ -66,11 +66,14 @@ export interface Workspace {
   close(): Promise<void>;
 }
 
+/** The commands that open a workspace: each says its failure as `<command>-failed` (docs/log-events.md). */
+export type WorkspaceCommand = "push" | "pull" | "status" | "diff" | "resolve" | "log" | "ls" | "cat" | "restore";
+
 /**
  * The workspace, or the exit code after its failure was said: 2 for a project that does not
  * exist (with the nearest ids), 1 for a server that never answered.
  */
-export async function openOrExit(options: WorkspaceOptions, command: string): Promise<Workspace | 1 | 2> {
+export async function openOrExit(options: WorkspaceOptions, command: WorkspaceCommand): Promise<Workspace | 1 | 2> {
   try {
     return await openWorkspace(options);
   } catch (error) {

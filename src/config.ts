@@ -6,6 +6,7 @@ import { isLoopbackHost } from "./loopback.js";
 import { isInside } from "./paths.js";
 import { redactCredentials } from "./report.js";
 import { errorCode, errorText } from "./errors/text.js";
+import { UsparkError } from "./errors/base.js";
 
 /**
  * Where the connection settings come from, in order: flags, environment
@@ -16,7 +17,8 @@ import { errorCode, errorText } from "./errors/text.js";
 export const DEFAULT_API_URL = "http://127.0.0.1:4400";
 
 /** A mistake in how the tool was called or configured: exit code 2, one line and a hint. */
-export class UsageError extends Error {
+export class UsageError extends UsparkError {
+  readonly code = "usage";
   constructor(
     message: string,
     readonly hint?: string,

@@ -4,6 +4,7 @@ import { closeSync, constants, lstatSync, mkdirSync, openSync, promises as fsp, 
 import { processGone } from "./state-lock.js";
 import path from "node:path";
 import { errorCode } from "./errors/text.js";
+import { UsparkError } from "./errors/base.js";
 
 /**
  * Every file of ours under `<root>/.uspark/` (journal, state, spool, cookies) is read and written
@@ -23,7 +24,8 @@ import { errorCode } from "./errors/text.js";
 export const STATE_DIR = ".uspark";
 
 /** `.uspark` or one of its files is a symlink or not what it should be: refused, never followed. */
-export class StateDirError extends Error {
+export class StateDirError extends UsparkError {
+  readonly code = "state_dir";
   override readonly name = "StateDirError";
 }
 

@@ -3,6 +3,7 @@ import { linkSync, lstatSync, promises as fsp, readFileSync, realpathSync, renam
 import path from "node:path";
 import { ensureDir, refusedLink, StateDirError, unlinkIfThere, writeNewFile } from "./state-dir.js";
 import { errorCode } from "./errors/text.js";
+import { UsparkError } from "./errors/base.js";
 
 /**
  * The lock files under `.uspark/`: `lock` (one watcher per root) and `<name>.lock` (a short
@@ -169,7 +170,8 @@ function takeOver(lock: string, judged: FoundLock): void {
 }
 
 /** The root's watcher lock is held by another live process. */
-export class RootLockHeld extends Error {
+export class RootLockHeld extends UsparkError {
+  readonly code = "root_lock_held";
   override readonly name = "RootLockHeld";
   constructor(
     readonly root: string,

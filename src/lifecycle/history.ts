@@ -6,6 +6,7 @@ import { shellWord } from "./terminal-text.js";
 import { openInspection, type InspectOptions } from "./status.js";
 import type { Workspace } from "./workspace.js";
 import { errorText } from "../errors/text.js";
+import { UsparkError } from "../errors/base.js";
 
 /**
  * The remote's history (docs/commands.md#status-diff-and-history, docs/server.md#history):
@@ -21,7 +22,9 @@ export interface HistoryOptions extends InspectOptions {
 }
 
 /** Thrown for what the user asked wrong (exit 2), said as is. */
-class HistoryUsage extends Error {}
+class HistoryUsage extends UsparkError {
+  readonly code = "usage";
+}
 
 /** A workspace for one history command, its answer, closed after; failures said as `<command> failed`. Only a restore `writes` (its base). */
 export async function withHistory(options: HistoryOptions, command: "log" | "ls" | "cat" | "restore", work: (ws: Workspace) => Promise<number>, writes = false): Promise<number> {

@@ -1,12 +1,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { WireErrorCode, WireErrorStatus } from "../api/errors.js";
 import { errorText } from "../errors/text.js";
+import { UsparkError } from "../errors/base.js";
 
 /**
  * An error answered as `{ error, message, ...extra }` with the given status: a code of the API's
  * list (src/api/errors.ts), with a status that list gives it, or a type error.
  */
-export class HttpError<C extends WireErrorCode = WireErrorCode> extends Error {
+export class HttpError<C extends WireErrorCode = WireErrorCode> extends UsparkError<C> {
   constructor(
     readonly status: WireErrorStatus<C>,
     readonly code: C,

@@ -27,6 +27,7 @@ import { AnnouncedWrites } from "./echoes.js";
 import { hostOf, RetryingCaller, type BackoffPolicy } from "../transfer/retry.js";
 import { createSessionJournal, type SessionJournal, type Unsynced } from "./session-journal.js";
 import { errorText } from "../errors/text.js";
+import { UsparkError } from "../errors/base.js";
 
 /**
  * A sync session: the change queue in front of the reconcile, the deadline at the end, and the
@@ -80,7 +81,8 @@ export interface FinishOptions {
 }
 
 /** Why a batch was cut short: the end-of-input deadline, or an interrupt. */
-export class SyncInterrupted extends Error {
+export class SyncInterrupted extends UsparkError {
+  readonly code = "sync_interrupted";
   override readonly name = "SyncInterrupted";
 }
 

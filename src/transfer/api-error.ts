@@ -1,6 +1,7 @@
 /** How a request to the project API failed, classified for the retry policy and the user. */
 import type { WireErrorCode } from "../api/errors.js";
 import { errorText } from "../errors/text.js";
+import { UsparkError } from "../errors/base.js";
 
 /** Failures named on this side: no answer, or one the client cannot take, or its own refusal. */
 export type ClientFailureCode = "network" | "timeout" | "certificate" | "redirect" | "protocol" | "config" | "closed" | "unsupported" | "rewound";
@@ -22,7 +23,7 @@ const HANDLED_CODES: ReadonlySet<ApiErrorCode> = new Set<WireErrorCode>(["confli
  * Why a request failed. `retryable`: worth trying again (network, timeout, 408, 429, 5xx).
  * `fatal`: no point in any further request this session (401, 403, 404 project, redirect).
  */
-export class ApiError extends Error {
+export class ApiError extends UsparkError<ApiErrorCode> {
   override readonly name = "ApiError";
   readonly status: number | undefined;
   /** The server's error code (`missing_blobs`, `hash_mismatch`, …) or network / timeout / redirect / protocol. */

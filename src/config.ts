@@ -5,6 +5,8 @@ import { nodeCrypto } from "./lazy-builtins.js";
 import { isLoopbackHost } from "./loopback.js";
 import { isInside } from "./paths.js";
 import { redactCredentials } from "./report.js";
+import { errorCode, errorText } from "./errors/text.js";
+import { UsparkError } from "./errors/base.js";
 
 /**
  * Where the connection settings come from, in order: flags, environment
@@ -15,7 +17,8 @@ import { redactCredentials } from "./report.js";
 export const DEFAULT_API_URL = "http://127.0.0.1:4400";
 
 /** A mistake in how the tool was called or configured: exit code 2, one line and a hint. */
-export class UsageError extends Error {
+export class UsageError extends UsparkError {
+  readonly code = "usage";
   constructor(
     message: string,
     readonly hint?: string,
@@ -212,8 +215,8 @@ export function loadKnownServers(file: string, warn: (message: string) => void =
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return new Set();
-    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
+    if (errorCode(error) === "ENOENT") return new Set();
+    throw new UsageError(`cannot read ${file}: ${errorText(error)}`);
   }
   narrowMode(file, warn);
   return new Set(text.split("\n").map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#")).map(normalizeApiUrl));
@@ -235,8 +238,8 @@ function readHomeObject(file: string): Record<string, unknown> | undefined {
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
+    if (errorCode(error) === "ENOENT") return undefined;
+    throw new UsageError(`cannot read ${file}: ${errorText(error)}`);
   }
   let parsed: unknown;
   try {
@@ -267,7 +270,7 @@ function narrowMode(file: string, warn: (message: string) => void): void {
     chmodSync(file, 0o600);
   } catch (error) {
     // Another user's file, a read-only mount: said, and not in the way of the command.
-    return warn(`${file} has mode ${shown}, readable by others, and cannot be narrowed (${(error as NodeJS.ErrnoException).code}): chmod 600 it`);
+    return warn(`${file} has mode ${shown}, readable by others, and cannot be narrowed (${errorCode(error)}): chmod 600 it`);
   }
   warn(`${file} had mode ${shown}, readable by others: narrowed to 0600 (it holds tokens)`);
 }

@@ -1,6 +1,8 @@
 import type Picocolors from "picocolors";
 import { requireCjs } from "./cjs.js";
 
+import type { EventAt, EventName } from "./report-events.js";
+
 const pc = requireCjs("picocolors") as typeof Picocolors;
 
 /**
@@ -19,7 +21,7 @@ export type Fields = Record<string, unknown>;
 /** One thing said, as a listener sees it (the run view shows the commits). */
 export interface ReportRecord {
   level: Level;
-  event: string;
+  event: EventName;
   message: string;
   fields?: Fields;
 }
@@ -69,19 +71,19 @@ export class Reporter {
     this.timestamps = options.timestamps === true;
   }
 
-  error(event: string, message: string, fields?: Fields): void {
+  error(event: EventAt<"error">, message: string, fields?: Fields): void {
     this.log("error", event, message, fields);
   }
 
-  warn(event: string, message: string, fields?: Fields): void {
+  warn(event: EventAt<"warn">, message: string, fields?: Fields): void {
     this.log("warn", event, message, fields);
   }
 
-  info(event: string, message: string, fields?: Fields): void {
+  info(event: EventAt<"info">, message: string, fields?: Fields): void {
     this.log("info", event, message, fields);
   }
 
-  debug(event: string, message: string, fields?: Fields): void {
+  debug(event: EventAt<"debug">, message: string, fields?: Fields): void {
     this.log("debug", event, message, fields);
   }
 
@@ -89,18 +91,19 @@ export class Reporter {
    * One warning per key (a file's path) for the whole run, whoever notices the problem first:
    * the path policy, the sync engine or the file watcher. Later ones only show with --verbose.
    */
-  warnOnce(key: string, event: string, message: string, fields?: Fields): void {
+  warnOnce(key: string, event: EventAt<"warn">, message: string, fields?: Fields): void {
     this.once("warn", key, event, message, fields);
   }
 
   /** One line per key for the whole run (a file edited a thousand times); repeats only show with --verbose. */
-  infoOnce(key: string, event: string, message: string, fields?: Fields): void {
+  infoOnce(key: string, event: EventAt<"info">, message: string, fields?: Fields): void {
     this.once("info", key, event, message, fields);
   }
 
-  private once(level: "warn" | "info", key: string, event: string, message: string, fields?: Fields): void {
+  private once(level: "warn" | "info", key: string, event: EventAt<"warn" | "info">, message: string, fields?: Fields): void {
     const said = this.saidKeys[level];
-    if (said.has(key)) return this.debug(event, message, fields);
+    // Said again: at debug, whatever levels the event lists (docs/log-events.md, "said once").
+    if (said.has(key)) return this.log("debug", event, message, fields);
     said.add(key);
     this.log(level, event, message, fields);
   }
@@ -116,7 +119,7 @@ export class Reporter {
     return LEVEL_RANK[level] <= Math.max(VERBOSITY_RANK[this.verbosity], LEVEL_RANK.error);
   }
 
-  private log(level: Level, event: string, message: string, fields?: Fields): void {
+  private log(level: Level, event: EventName, message: string, fields?: Fields): void {
     if (!this.enabled(level)) return;
     const shown = this.listener?.({ level, event, message: redactUrlCredentials(this.mask(message)), fields }) === true;
     if (shown && this.format === "text") return;
@@ -126,7 +129,7 @@ export class Reporter {
     this.statusLine?.redraw();
   }
 
-  private json(level: Level, event: string, message: string, fields?: Fields): string {
+  private json(level: Level, event: EventName, message: string, fields?: Fields): string {
     return JSON.stringify({ time: new Date().toISOString(), level, event, message, ...fields });
   }
 

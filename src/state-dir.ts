@@ -3,6 +3,8 @@ import { nodeCrypto } from "./lazy-builtins.js";
 import { closeSync, constants, lstatSync, mkdirSync, openSync, promises as fsp, readdirSync, rmdirSync, unlinkSync, writeSync, type Stats } from "node:fs";
 import { processGone } from "./state-lock.js";
 import path from "node:path";
+import { errorCode } from "./errors/text.js";
+import { UsparkError } from "./errors/base.js";
 
 /**
  * Every file of ours under `<root>/.uspark/` (journal, state, spool, cookies) is read and written
@@ -22,7 +24,8 @@ import path from "node:path";
 export const STATE_DIR = ".uspark";
 
 /** `.uspark` or one of its files is a symlink or not what it should be: refused, never followed. */
-export class StateDirError extends Error {
+export class StateDirError extends UsparkError {
+  readonly code = "state_dir";
   override readonly name = "StateDirError";
 }
 
@@ -43,7 +46,7 @@ function checkDir(root: string): boolean {
     if (!stat.isDirectory()) throw new StateDirError(`${dir} is not a directory; refusing to use it`);
     return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    if (errorCode(error) === "ENOENT") return false;
     throw error;
   }
 }
@@ -68,7 +71,7 @@ export async function ensureDir(root: string): Promise<string> {
     try {
       mkdirSync(stateDirPath(root), { mode: 0o700 });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      if (errorCode(error) !== "EEXIST") throw error;
     }
     checkDir(root);
   }
@@ -84,7 +87,7 @@ function ensureGitignore(root: string): void {
   try {
     writeNewFile(file, "# Written by uspark: nothing in .uspark/ belongs in git.\n*\n", 0o644);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw refusedLink(file, error);
+    if (errorCode(error) !== "EEXIST") throw refusedLink(file, error);
   }
 }
 
@@ -125,7 +128,7 @@ export async function removeDirIfUnused(root: string): Promise<void> {
 }
 
 export function refusedLink(file: string, error: unknown): unknown {
-  const code = (error as NodeJS.ErrnoException).code;
+  const code = errorCode(error);
   // O_NOFOLLOW on a symlink: ELOOP on Linux, EMLINK on some BSDs.
   if (code === "ELOOP" || code === "EMLINK") return new StateDirError(`${file} is a symlink; refusing to follow it`);
   return error;
@@ -157,7 +160,7 @@ export async function openStateFile(root: string, name: string, use: "read" | "a
     // O_NONBLOCK: a FIFO planted in our place must not hang the open; it is refused below.
     handle = await fsp.open(file, flags | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
   } catch (error) {
-    if (use === "read" && (error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    if (use === "read" && errorCode(error) === "ENOENT") return undefined;
     throw refusedLink(file, error);
   }
   if (!(await handle.stat()).isFile()) {
@@ -232,7 +235,7 @@ export function unlinkIfThere(file: string): void {
   try {
     unlinkSync(file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    if (errorCode(error) !== "ENOENT") throw error;
   }
 }
 
@@ -258,7 +261,7 @@ export async function ownTempDir(root: string): Promise<string> {
   try {
     mkdirSync(dir, { mode: 0o700 });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    if (errorCode(error) !== "EEXIST") throw error;
   }
   const stat = lstatSync(dir);
   if (!stat.isDirectory()) throw new StateDirError(`${dir} is not a directory; refusing to use it`);

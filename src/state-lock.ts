@@ -2,6 +2,8 @@ import { nodeCrypto } from "./lazy-builtins.js";
 import { linkSync, lstatSync, promises as fsp, readFileSync, realpathSync, renameSync, statSync, type Stats } from "node:fs";
 import path from "node:path";
 import { ensureDir, refusedLink, StateDirError, unlinkIfThere, writeNewFile } from "./state-dir.js";
+import { errorCode } from "./errors/text.js";
+import { UsparkError } from "./errors/base.js";
 
 /**
  * The lock files under `.uspark/`: `lock` (one watcher per root) and `<name>.lock` (a short
@@ -103,7 +105,7 @@ function isAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+    return errorCode(error) !== "ESRCH";
   }
 }
 
@@ -152,7 +154,7 @@ function takeOver(lock: string, judged: FoundLock): void {
   try {
     renameSync(lock, aside);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return; // another taker was first
+    if (errorCode(error) === "ENOENT") return; // another taker was first
     throw error;
   }
   const moved = lstatSync(aside);
@@ -168,7 +170,8 @@ function takeOver(lock: string, judged: FoundLock): void {
 }
 
 /** The root's watcher lock is held by another live process. */
-export class RootLockHeld extends Error {
+export class RootLockHeld extends UsparkError {
+  readonly code = "root_lock_held";
   override readonly name = "RootLockHeld";
   constructor(
     readonly root: string,
@@ -200,7 +203,7 @@ export async function takeRootLock(root: string, onTakeOver: (why: string) => vo
       writeNewFile(lock, text, 0o600);
       return { release: () => releaseLock(lock, text) };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw refusedLink(lock, error);
+      if (errorCode(error) !== "EEXIST") throw refusedLink(lock, error);
     }
     const found = await readLock(lock);
     if (found === undefined) continue; // gone already: the next try takes it
@@ -243,7 +246,7 @@ export async function withLock<T>(root: string, name: string, work: () => Promis
       writeNewFile(lock, lockText(ours), 0o600);
       break;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw refusedLink(lock, error);
+      if (errorCode(error) !== "EEXIST") throw refusedLink(lock, error);
       const found = await readLock(lock);
       if (found === undefined) continue;
       if (isStale(found, ours, options.staleMs ?? 60_000)) {

@@ -11,17 +11,17 @@ function capture(options: ReporterOptions = {}) {
 describe("Reporter", () => {
   it("should print warnings and info by default, not debug", () => {
     const { report, lines } = capture();
-    report.debug("x", "hidden");
-    report.info("x", "shown");
-    report.warn("x", "careful");
+    report.debug("change", "hidden");
+    report.info("commit", "shown");
+    report.warn("conflict", "careful");
     expect(lines).toEqual(["uspark: shown\n", "uspark: warning: careful\n"]);
   });
 
   it("should print only errors when quiet", () => {
     const { report, lines } = capture({ verbosity: "quiet" });
-    report.info("x", "no");
-    report.warn("x", "no");
-    report.error("x", "yes");
+    report.info("commit", "no");
+    report.warn("conflict", "no");
+    report.error("usage", "yes");
     expect(lines).toEqual(["uspark: error: yes\n"]);
   });
 
@@ -36,7 +36,7 @@ describe("Reporter", () => {
   it("should never print a secret, in text or JSON", () => {
     for (const format of ["text", "json"] as const) {
       const { report, lines } = capture({ format, secrets: ["s3cr3t"] });
-      report.error("auth", "token s3cr3t was refused", { token: "s3cr3t" });
+      report.error("sync-stopped", "token s3cr3t was refused", { token: "s3cr3t" });
       expect(lines.join("")).not.toContain("s3cr3t");
     }
   });
@@ -45,7 +45,7 @@ describe("Reporter", () => {
     for (const format of ["text", "json"] as const) {
       const { report, lines } = capture({ format, secrets: ["dev"] });
       report.info("commit", "committed v1: 2 files (src/devices/dev.ts, dev.md)", { token: "dev", paths: ["src/devices/dev.ts"] });
-      report.error("auth", "token dev was refused");
+      report.error("sync-stopped", "token dev was refused");
       const out = lines.join("");
       expect(out).toContain("src/devices/dev.ts");
       expect(out).toContain("dev.md");
@@ -55,7 +55,7 @@ describe("Reporter", () => {
 
   it("should colour only when asked", () => {
     const { report, lines } = capture({ color: true });
-    report.error("x", "red");
+    report.error("usage", "red");
     expect(lines[0]).toContain("\u001b[31m");
   });
 });
@@ -141,7 +141,7 @@ describe("redactCredentials", () => {
   it("should be applied to every line the reporter writes", () => {
     for (const format of ["text", "json"] as const) {
       const { report, lines } = capture({ format });
-      report.error("x", "cannot reach http://u:pw@h:1/?token=t", { url: "http://u:pw@h:1/" });
+      report.error("usage", "cannot reach http://u:pw@h:1/?token=t", { url: "http://u:pw@h:1/" });
       expect(lines.join("")).not.toMatch(/pw|token=t/);
     }
   });

@@ -1,6 +1,7 @@
 // Reads multipart/form-data (RFC 7578, framed as RFC 2046 §5.1.1 says) as it streams in.
 
 import { CRLF } from "./multipart.js";
+import { UsparkError } from "../errors/base.js";
 
 /** The boundary of a multipart/form-data Content-Type, or undefined when it has none. */
 export function multipartBoundary(contentType: string): string | undefined {
@@ -13,7 +14,9 @@ export function multipartBoundary(contentType: string): string | undefined {
 export type MultipartEvent = { kind: "part"; name: string } | { kind: "data"; bytes: Buffer } | { kind: "end" };
 
 /** The body is not multipart/form-data as its boundary frames it. */
-export class MultipartError extends Error {}
+export class MultipartError extends UsparkError {
+  readonly code = "multipart";
+}
 
 const EMPTY = Buffer.alloc(0);
 const HEADERS_END = Buffer.from("\r\n\r\n");

@@ -3,6 +3,8 @@
  * reference server (src/server/) import these types from here and nowhere else.
  */
 
+import type { WireErrorCode } from "./errors.js";
+
 /**
  * The API version a server says it speaks in `GET /files` (`"api": "1.2"`); v1 servers say
  * nothing. A v1.3 server says "1.2" too and is told by its `chain` field (docs/api.md#v13-additions-a-history-the-client-can-check-filedirectory-clashes-refused):
@@ -121,7 +123,7 @@ export const DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 /** RFC 8628 §3.5: each slow_down adds 5 seconds to the polling interval, on both sides. */
 export const SLOW_DOWN_SECONDS = 5;
 
-/** The `error` codes of the API's JSON error bodies, as both sides name them. */
+/** Names for some `error` codes of the API's JSON error bodies (every code: src/api/errors.ts). */
 export const API_ERRORS = {
   unauthorized: "unauthorized",
   forbidden: "forbidden",
@@ -138,4 +140,4 @@ export const API_ERRORS = {
   misdirectedRequest: "misdirected_request",
   /** 403: a browser's request from another site that would change something. */
   crossSiteRequest: "cross_site_request",
-} as const;
+} as const satisfies Record<string, WireErrorCode>;

@@ -7,6 +7,7 @@ import { ownLogIgnores } from "../ignore/own-log.js";
 import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../agents/commands.js";
 import { runSession } from "../lifecycle/session.js";
 import { colorWanted, Reporter, stderrFailure, stderrOutput, type ReporterOptions, type ReportRecord, type Verbosity } from "../report.js";
+import type { EventAt } from "../report-events.js";
 import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../state-dir.js";
 import { passthroughOf } from "../stream/early-copy.js";
 import { agentStdin } from "../stream/stdin.js";
@@ -18,6 +19,7 @@ import { validateProjectId } from "../api/validate.js";
 import { rememberedProject } from "../reconcile/state-store.js";
 import { deferred } from "../deferred.js";
 import { findRoot } from "../root.js";
+import { errorCode, errorText } from "../errors/text.js";
 
 /**
  * What each command does with its parsed flags: check the root and the connection (a bad one is
@@ -366,7 +368,7 @@ export async function runProjectsCreateCommand(id: string, flags: ProjectsFlags)
 }
 
 /** A client for the project routes (no project id needed), closed after `work`; its failures said plainly. */
-async function withClient(flags: ProjectsFlags, what: string, work: (client: ApiClient, report: Reporter) => Promise<number | void>): Promise<void> {
+async function withClient(flags: ProjectsFlags, what: EventAt<"error">, work: (client: ApiClient, report: Reporter) => Promise<number | void>): Promise<void> {
   let client: ApiClient;
   let report = reporterFor(flags);
   try {
@@ -382,7 +384,7 @@ async function withClient(flags: ProjectsFlags, what: string, work: (client: Api
     exit((await work(client, report)) ?? EXIT.ok);
   } catch (error) {
     const unsupported = error instanceof ApiError && error.code === "unsupported";
-    report.error(what, unsupported ? "this server does not list or create projects (it speaks an API older than 1.2; it creates a project on its first commit)" : (error as Error).message);
+    report.error(what, unsupported ? "this server does not list or create projects (it speaks an API older than 1.2; it creates a project on its first commit)" : errorText(error));
     exit(unsupported ? EXIT.usage : EXIT.notSynced);
   } finally {
     await client.close();
@@ -409,8 +411,8 @@ export async function runServeCommand(flags: ServeFlags): Promise<void> {
     await runServe({ ...storeOf(flags), port: flags.port, host: flags.host, publicUrl: flags.publicUrl, allowedHosts: flags.allowedHost, token, quiet: flags.quiet, verbose: flags.verbose, maxBlobBytes: flags.maxBlobBytes, latencyMs: flags.latency });
   } catch (error) {
     if (error instanceof UsageError) return usageFailure(new Reporter(), error);
-    if ((error as NodeJS.ErrnoException).code === "EUSAGE") return usageFailure(new Reporter(), new UsageError((error as Error).message));
-    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
+    if (errorCode(error) === "EUSAGE") return usageFailure(new Reporter(), new UsageError(errorText(error)));
+    if (errorCode(error) === "EADDRINUSE") {
       return usageFailure(new Reporter(), new UsageError(`port ${flags.port} is in use`, "choose another with --port, or --port 0 for any free port"));
     }
     throw error;
@@ -424,7 +426,7 @@ export async function printToStdout(text: string): Promise<void> {
     process.stdout.once("error", resolve);
     process.stdout.write(text, resolve);
   });
-  if (!failure || (failure as NodeJS.ErrnoException).code === "EPIPE") return exit(EXIT.ok);
+  if (!failure || errorCode(failure) === "EPIPE") return exit(EXIT.ok);
   new Reporter().error("output", `writing stdout failed: ${failure.message}`);
   exit(EXIT.outputError);
 }
@@ -470,7 +472,7 @@ export function checkWorkingDirectory(): void {
   try {
     process.cwd();
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    if (errorCode(error) !== "ENOENT") throw error;
     throw new UsageError("the current directory no longer exists (it was deleted or replaced)", "cd into the project again, e.g. cd \"$PWD\"");
   }
 }
@@ -504,7 +506,7 @@ export function rememberChoice(flags: Pick<ConnectionFlags, "apiUrl">, apiUrl: s
   try {
     recordKnownServer(file, apiUrl);
   } catch (error) {
-    report.warn("config", `cannot record ${apiUrl} in ${file} (${(error as Error).message}): in a tree pulled from it, pass --api-url again`);
+    report.warn("config", `cannot record ${apiUrl} in ${file} (${errorText(error)}): in a tree pulled from it, pass --api-url again`);
   }
 }
 

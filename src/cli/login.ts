@@ -11,6 +11,7 @@ import { Reporter } from "../report.js";
 import { failureReason } from "../transfer/retry.js";
 import { exit, homeConfig, rememberChoice, usageFailure } from "./commands.js";
 import type { LoginFlags } from "./flags.js";
+import { errorText } from "../errors/text.js";
 
 const REQUEST_TIMEOUT_MS = 30_000;
 
@@ -81,7 +82,7 @@ export async function runLoginCommand(flags: LoginFlags): Promise<void> {
       config.apiUrl ??= apiUrl;
     });
   } catch (error) {
-    return fail(report, `cannot save the token in ${file}: ${(error as Error).message}`);
+    return fail(report, `cannot save the token in ${file}: ${errorText(error)}`);
   }
   new Reporter({ secrets: [outcome.token] }).info("login", `logged in to ${apiUrl} (${outcome.scope}); the token is saved in ${file}, readable by you alone`);
   exit(EXIT.ok);

@@ -10,6 +10,7 @@ import { validateProjectId } from "../api/validate.js";
 import type { CredentialStore, TokenRecord } from "../server/credentials.js";
 import { exit, printToStdout, storeOf, usageFailure } from "./commands.js";
 import type { StoreFlags, TokenCreateFlags } from "./flags.js";
+import { errorText } from "../errors/text.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -70,13 +71,13 @@ async function withCredentials<T>(flags: StoreFlags, report: Reporter, work: (cr
   } catch (error) {
     // A store that cannot be used at all (StoreSetupError, code EUSAGE) is a configuration error.
     const setup = !(error instanceof UsageError) && (error as { code?: string }).code === "EUSAGE";
-    usageFailure(report, setup ? new UsageError((error as Error).message) : error);
+    usageFailure(report, setup ? new UsageError(errorText(error)) : error);
     return undefined;
   }
   try {
     return await work(opened.credentials);
   } catch (error) {
-    report.error("store", `the store cannot be used: ${(error as Error).message}`);
+    report.error("store", `the store cannot be used: ${errorText(error)}`);
     exit(EXIT.notSynced);
     return undefined;
   } finally {

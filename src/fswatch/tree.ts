@@ -1,5 +1,6 @@
 import { lstatSync, type FSWatcher, type Stats } from "node:fs";
 import path from "node:path";
+import { errorCode, errorText } from "../errors/text.js";
 
 /**
  * The tree of watched directories, as last seen. A directory is known by its place in the tree,
@@ -102,9 +103,7 @@ export function probe(abs: string | Buffer): Stats | null | undefined {
   }
 }
 
-export function errorCode(error: unknown): string | undefined {
-  return typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined;
-}
+export { errorCode };
 
 export function isGone(error: unknown): boolean {
   const code = errorCode(error);
@@ -113,7 +112,7 @@ export function isGone(error: unknown): boolean {
 
 export function describeError(error: unknown): string {
   const code = errorCode(error);
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorText(error);
   if (code === "EACCES" || code === "EPERM") return "permission denied";
   return code && !message.startsWith(code) ? `${code}: ${message}` : message;
 }

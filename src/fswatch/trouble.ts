@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Reporter } from "../report.js";
+import type { EventAt } from "../report-events.js";
 import { describeError, errorCode, isGone, type DirNode } from "./tree.js";
 
 /** The watcher's warnings: the first problem of a kind is a warning, the same kind again a debug line. */
@@ -56,7 +57,8 @@ export class Trouble {
     return this.warned.size > 0;
   }
 
-  once(kind: string, event: string, message: string, fields?: Record<string, unknown>): void {
+  /** Warns of `kind` once; said again at debug (an event listed at both). */
+  once(kind: string, event: EventAt<"warn"> & EventAt<"debug">, message: string, fields?: Record<string, unknown>): void {
     if (this.warned.has(kind)) return this.report.debug(event, message, fields);
     this.warned.add(kind);
     this.report.warn(event, message, fields);

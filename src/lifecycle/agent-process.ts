@@ -9,6 +9,7 @@ import type { RunView } from "./run-view.js";
 import { failureReason, StreamTail } from "./stream-tail.js";
 import { shellWord } from "./terminal-text.js";
 import { runSession } from "./session.js";
+import { errorCode, errorText } from "../errors/text.js";
 
 /**
  * The process half of `uspark run`: the agent is started with stdin and stderr inherited and its
@@ -35,11 +36,11 @@ export async function runAgent({ command, args, watcher, report, exitGraceMs, vi
   try {
     child = await startAgent(command, args, agentEnvironment(process.env));
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = errorCode(error);
     const name = commandName(command);
     if (code === "ENOENT") report.error("run", `command not found: ${command}`, { command });
     else if (code === "EACCES") report.error("run", `cannot start ${name}: permission denied (not executable? chmod +x ${shellWord(command)})`, { command });
-    else report.error("run", `cannot start ${name}: ${(error as Error).message}`, { command });
+    else report.error("run", `cannot start ${name}: ${errorText(error)}`, { command });
     // Nothing ran, so nothing can have changed because of it: no flush to wait for.
     return code === "ENOENT" ? EXIT.notFound : EXIT.cannotExecute;
   }

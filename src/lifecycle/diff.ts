@@ -6,6 +6,7 @@ import { resolvePaths } from "./scope.js";
 import { openInspection, type InspectOptions } from "./status.js";
 import { unifiedDiff } from "../text/unified-diff.js";
 import type { Workspace } from "./workspace.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * `uspark diff [path…] [--remote]` (docs/commands.md#status-diff-and-history): a dry run's plan,
@@ -41,7 +42,7 @@ export async function runDiff(options: DiffOptions): Promise<number> {
     for (const file of fileDiffs(result.plan, ws, options.remote, hereNow)) await writeStdout(await diffText(ws, file));
     return 0;
   } catch (error) {
-    options.report.error("diff-failed", `diff failed: ${(error as Error).message}`);
+    options.report.error("diff-failed", `diff failed: ${errorText(error)}`);
     return 1;
   } finally {
     await ws.close();

@@ -5,6 +5,8 @@ import { resolvePaths } from "./scope.js";
 import { shellWord } from "./terminal-text.js";
 import { openInspection, type InspectOptions } from "./status.js";
 import type { Workspace } from "./workspace.js";
+import { errorText } from "../errors/text.js";
+import { UsparkError } from "../errors/base.js";
 
 /**
  * The remote's history (docs/commands.md#status-diff-and-history, docs/server.md#history):
@@ -20,10 +22,12 @@ export interface HistoryOptions extends InspectOptions {
 }
 
 /** Thrown for what the user asked wrong (exit 2), said as is. */
-class HistoryUsage extends Error {}
+class HistoryUsage extends UsparkError {
+  readonly code = "usage";
+}
 
 /** A workspace for one history command, its answer, closed after; failures said as `<command> failed`. Only a restore `writes` (its base). */
-export async function withHistory(options: HistoryOptions, command: string, work: (ws: Workspace) => Promise<number>, writes = false): Promise<number> {
+export async function withHistory(options: HistoryOptions, command: "log" | "ls" | "cat" | "restore", work: (ws: Workspace) => Promise<number>, writes = false): Promise<number> {
   const ws = await openInspection(options, command, writes);
   if (typeof ws === "number") return ws;
   try {
@@ -33,7 +37,7 @@ export async function withHistory(options: HistoryOptions, command: string, work
       options.report.error("usage", error.message);
       return 2;
     }
-    options.report.error(`${command}-failed`, `${command} failed: ${(error as Error).message}`);
+    options.report.error(`${command}-failed`, `${command} failed: ${errorText(error)}`);
     return 1;
   } finally {
     await ws.close();

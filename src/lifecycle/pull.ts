@@ -6,6 +6,7 @@ import type { BackoffPolicy } from "../transfer/retry.js";
 import { openConflicts, reportHeld, reportPlan, reportRefusedPaths, reportUnsynced } from "./round-report.js";
 import { resolvePaths } from "./scope.js";
 import { openOrExit, type Workspace } from "./workspace.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * `uspark pull [paths...]` (docs/sync.md#pull): rounds of the reconcile in pull mode. Remote changes
@@ -73,7 +74,7 @@ export async function runPull(options: PullOptions): Promise<0 | 1 | 2> {
     for (const path of requeue) report.warn("pull-kept", `${path} kept: it kept changing here while the pull ran`, { path });
     return summarize(report, ws, result, requeue.length);
   } catch (error) {
-    report.error("pull-failed", `pull failed: ${(error as Error).message}`);
+    report.error("pull-failed", `pull failed: ${errorText(error)}`);
     return 1;
   } finally {
     await ws.close();

@@ -10,6 +10,7 @@ import type { BackoffPolicy } from "../transfer/retry.js";
 import { openConflicts, reportHeld, reportPlan, reportRefusedPaths, reportUnsynced } from "./round-report.js";
 import { openOrExit, type Workspace } from "./workspace.js";
 import { resolvePaths, type PathScope } from "./scope.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * `uspark push [paths...]`: one round of the reconcile in push mode (docs/sync.md#the-reconcile). Local changes
@@ -76,7 +77,7 @@ export async function runPush(options: PushOptions): Promise<number> {
     if (pending) await settleJournal(ws, options, pending);
     return summarize(report, ws, result) || unsentTranscripts + (journal?.refused ?? 0) > 0 ? 1 : 0;
   } catch (error) {
-    report.error("push-failed", `push failed: ${(error as Error).message}`);
+    report.error("push-failed", `push failed: ${errorText(error)}`);
     return 1;
   } finally {
     await ws.close();

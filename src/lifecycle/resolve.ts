@@ -2,6 +2,7 @@ import type { Resolution } from "../reconcile/plan.js";
 import type { Reporter } from "../report.js";
 import { resolvePaths } from "./scope.js";
 import { openOrExit, type Workspace } from "./workspace.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * `uspark resolve <path> --mine | --theirs | --both` (docs/sync.md, Conflicts): one round of the
@@ -46,7 +47,7 @@ export async function runResolve(options: ResolveOptions): Promise<0 | 1 | 2> {
   try {
     return await resolveIn(ws, path, choice, report);
   } catch (error) {
-    report.error("resolve-failed", `resolve failed: ${(error as Error).message}`);
+    report.error("resolve-failed", `resolve failed: ${errorText(error)}`);
     return 1;
   } finally {
     await ws.close();

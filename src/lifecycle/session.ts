@@ -3,6 +3,7 @@ import { EXIT, signalExitCode } from "../exit-codes.js";
 import { isReaderGone, type Reporter } from "../report.js";
 import { passthroughOf } from "../stream/early-copy.js";
 import type { Watcher } from "../watcher.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * One watch session, shared by `uspark watch`, `watch --no-stdin` and `uspark run`: the agent's
@@ -71,7 +72,7 @@ export function runSession(options: SessionOptions): Promise<SessionEnd> {
         await Promise.race([stream.ended, stream.done]);
         [{ exitCode: syncCode }] = await Promise.all([watcher.end(), stream.done]);
       } catch (error) {
-        report.error("input", `reading the agent's output failed: ${(error as Error).message}`);
+        report.error("input", `reading the agent's output failed: ${errorText(error)}`);
         syncCode = (await watcher.end()).exitCode;
       }
       if (signals < 2) resolve({ exitCode: stream.outputFailed() ? EXIT.outputError : syncCode, aborted: false });

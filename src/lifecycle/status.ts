@@ -2,7 +2,8 @@ import { readJournal, entriesFor } from "../sync/journal.js";
 import type { Reporter } from "../report.js";
 import { writeStdout } from "./output.js";
 import { longStatus, shortStatus, statusEntries, type StatusReport } from "./status-report.js";
-import { openOrExit, type Workspace, type WorkspaceOptions } from "./workspace.js";
+import { openOrExit, type Workspace, type WorkspaceCommand, type WorkspaceOptions } from "./workspace.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * `uspark status [--json] [--short]` (docs/commands.md#status-diff-and-history): one round of the
@@ -27,7 +28,7 @@ export async function runStatus(options: StatusOptions): Promise<number> {
     await writeStdout(options.json ? JSON.stringify(report) + "\n" : options.short ? shortStatus(report) : longStatus(report));
     return report.inSync ? 0 : 1;
   } catch (error) {
-    options.report.error("status-failed", `status failed: ${(error as Error).message}`);
+    options.report.error("status-failed", `status failed: ${errorText(error)}`);
     return 1;
   } finally {
     await ws.close();
@@ -38,7 +39,7 @@ export async function runStatus(options: StatusOptions): Promise<number> {
  * A workspace for a command that looks: no file size limit (a large file is still a change), a few
  * connections. It writes nothing unless `writes` (restore, which records what it wrote as the base).
  */
-export function openInspection(options: InspectOptions, command: string, writes = false): Promise<Workspace | 1 | 2> {
+export function openInspection(options: InspectOptions, command: WorkspaceCommand, writes = false): Promise<Workspace | 1 | 2> {
   return openOrExit({ ...options, maxFileSize: options.maxFileSize ?? Number.MAX_SAFE_INTEGER, concurrency: 4, source: { agent: command }, dryRun: !writes }, command);
 }
 

@@ -19,6 +19,7 @@ import { ProjectRemote } from "../transfer/project-remote.js";
 import { hostOf, RetryingCaller, type BackoffPolicy } from "../transfer/retry.js";
 import { ProgressLine } from "./progress.js";
 import { withProject } from "../transfer/projects.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * The parts of one push, pull or status: the tree under the root, the project's API under one
@@ -65,11 +66,14 @@ export interface Workspace {
   close(): Promise<void>;
 }
 
+/** The commands that open a workspace: each says its failure as `<command>-failed` (docs/log-events.md). */
+export type WorkspaceCommand = "push" | "pull" | "status" | "diff" | "resolve" | "log" | "ls" | "cat" | "restore";
+
 /**
  * The workspace, or the exit code after its failure was said: 2 for a project that does not
  * exist (with the nearest ids), 1 for a server that never answered.
  */
-export async function openOrExit(options: WorkspaceOptions, command: string): Promise<Workspace | 1 | 2> {
+export async function openOrExit(options: WorkspaceOptions, command: WorkspaceCommand): Promise<Workspace | 1 | 2> {
   try {
     return await openWorkspace(options);
   } catch (error) {
@@ -81,7 +85,7 @@ export async function openOrExit(options: WorkspaceOptions, command: string): Pr
       options.report.error("rewound", error.message);
       return 1;
     }
-    options.report.error(`${command}-failed`, `${command} failed: ${(error as Error).message}`);
+    options.report.error(`${command}-failed`, `${command} failed: ${errorText(error)}`);
     return 1;
   }
 }

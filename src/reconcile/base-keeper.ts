@@ -4,6 +4,7 @@ import { realTimers, type Timers } from "../timers.js";
 import { emptyBase, type Base, type BaseEntry, type BaseKey, type OpenConflict } from "./base.js";
 import { mirrorOf, sameMirror, type RemotePicture } from "./mirror.js";
 import type { Intent, StateStore } from "./state-store.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * The session's copy of the base. It moves per path only when both sides are acknowledged equal
@@ -381,7 +382,7 @@ export class BaseKeeper {
         // Not written: the next save tries these paths again, and the intents stay until then.
         for (const path of paths) this.touched.add(path);
         this.answeredKeys.push(...keys);
-        this.options.report.warn("state-write", `could not write the base to .uspark/state.json: ${(error as Error).message}; the next run re-checks by hash`);
+        this.options.report.warn("state-write", `could not write the base to .uspark/state.json: ${errorText(error)}; the next run re-checks by hash`);
       });
   }
 

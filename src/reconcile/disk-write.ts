@@ -4,6 +4,7 @@ import path from "node:path";
 import { isInside } from "../paths.js";
 import { fsyncDirQuietly } from "../fsync-dir.js";
 import { LocalChanged, WriteRefused } from "./local-tree.js";
+import { errorCode } from "../errors/text.js";
 
 /**
  * Writing a pulled file without ever leaving the root: directories are created one by one, each
@@ -56,7 +57,7 @@ async function writeThrough(root: string, abs: string, bytes: Uint8Array, unchan
     try {
       await fsp.rename(temp, abs);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "EXDEV") return "other-device";
+      if (errorCode(error) === "EXDEV") return "other-device";
       throw error;
     }
     renamed = true;

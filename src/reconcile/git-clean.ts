@@ -4,6 +4,7 @@ import path from "node:path";
 import { mapLimit } from "../map-limit.js";
 import { selfAndAncestors } from "../paths.js";
 import { localStatOf, type LocalStat } from "./base-keeper.js";
+import { errorCode } from "../errors/text.js";
 
 /**
  * The files of a git checkout that git reports clean (tracked, unchanged since the checkout):
@@ -59,7 +60,7 @@ async function exists(file: string): Promise<boolean> {
     await fsp.lstat(file);
     return true;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = errorCode(error);
     return code !== "ENOENT" && code !== "ENOTDIR";
   }
 }

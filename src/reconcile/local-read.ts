@@ -3,6 +3,7 @@ import { closeSync, constants, fstat, fstatSync, lstatSync, openSync, promises a
 import path from "node:path";
 import { isInside } from "../paths.js";
 import { localStatOf, sameStat, type LocalStat } from "./base-keeper.js";
+import { errorCode, errorText } from "../errors/text.js";
 
 /**
  * Reading a local file for upload, safely: the file is opened without following a final symlink
@@ -174,7 +175,7 @@ export async function descriptorPath(fd: number, abs: string, opened?: Stats, ca
 }
 
 function openFailure(error: unknown, abs: string): LocalRead {
-  const code = (error as NodeJS.ErrnoException).code;
+  const code = errorCode(error);
   switch (code) {
     case "ENOENT":
     case "ENOTDIR":
@@ -192,6 +193,5 @@ function openFailure(error: unknown, abs: string): LocalRead {
 }
 
 function describe(error: unknown): string {
-  const e = error as NodeJS.ErrnoException;
-  return e?.code ? `${e.code}` : error instanceof Error ? error.message : String(error);
+  return errorCode(error) || errorText(error);
 }

@@ -5,6 +5,7 @@ import type { Ledger } from "./ledger.js";
 import { LocalChanged, WriteRefused, type LocalTree } from "./local-tree.js";
 import type { LocalWrite, Plan } from "./plan.js";
 import type { TransferProgress } from "./progress.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * The local half of a round (a pull, a two-way watch): the remote's content written here, each file
@@ -101,7 +102,7 @@ async function writeOne(write: LocalWrite, bytes: Uint8Array, ctx: LocalStepCont
 
 /** A write or delete that did not happen: changed here meanwhile (the next round decides again), refused, or failed. */
 function kept(path: string, error: unknown, ctx: LocalStepContext): void {
-  const reason = (error as Error).message;
+  const reason = errorText(error);
   const local = ctx.tree.where(path);
   if (error instanceof LocalChanged) {
     ctx.requeue.add(path);

@@ -1,4 +1,5 @@
 import type { LocalStat } from "./base-keeper.js";
+import { UsparkError } from "../errors/base.js";
 
 /**
  * The local side as the reconcile sees it: project paths (after --prefix), never absolute ones.
@@ -36,12 +37,14 @@ export async function stillAsPlanned(expected: LocalExpectation, present: boolea
 }
 
 /** The local file changed after it was looked at: it is kept, untouched. */
-export class LocalChanged extends Error {
+export class LocalChanged extends UsparkError {
+  readonly code = "local_changed";
   override readonly name = "LocalChanged";
 }
 
 /** The path may not be written here (a symlink or a file in the way, outside the root). */
-export class WriteRefused extends Error {
+export class WriteRefused extends UsparkError {
+  readonly code = "write_refused";
   override readonly name = "WriteRefused";
 }
 

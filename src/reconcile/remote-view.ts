@@ -7,6 +7,7 @@ import type { ProjectRemote } from "../transfer/project-remote.js";
 import type { RemoteEntry } from "./plan.js";
 import type { BaseKeeper } from "./base-keeper.js";
 import { headIsMirror, type MirrorPoint, type RemotePicture } from "./mirror.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * The session's picture of the remote project: a listing, then kept up to date by our own
@@ -105,7 +106,7 @@ export class RemoteView {
     if (start) {
       const head = await this.remote.feed(start.point.version, { limit: 1 }, signal).catch((error: unknown) => {
         signal.throwIfAborted();
-        this.report.debug("remote", `the mirror point v${start.point.version} could not be checked (${(error as Error).message}): listing`);
+        this.report.debug("remote", `the mirror point v${start.point.version} could not be checked (${errorText(error)}): listing`);
         return undefined;
       });
       // Checked again now: the base may have moved while the request was out.

@@ -4,6 +4,7 @@ import { normalizeApiUrl } from "../config.js";
 import type { Reporter } from "../report.js";
 import { listStateFiles, processGone, readStateFile, removeStateFile, stateFilePath, stateFileStat, thisBoot, withLock, writeStateFile } from "../state-dir.js";
 import { baseIn, lastProject, mergeBase, parseState, withBase, type Base, type BaseKey, type StateFile } from "./base.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * Where a base is kept between sessions. The real one is `<root>/.uspark/state.json`, changed
@@ -132,14 +133,14 @@ async function readState(root: string, report?: Reporter): Promise<StateFile | u
   try {
     text = await readStateFile(root, STATE_NAME);
   } catch (error) {
-    report?.warn("state-unreadable", `cannot read ${statePath(root)}: ${(error as Error).message}; starting without a base`);
+    report?.warn("state-unreadable", `cannot read ${statePath(root)}: ${errorText(error)}; starting without a base`);
     return undefined;
   }
   if (text === undefined) return undefined;
   try {
     return parseState(text);
   } catch (error) {
-    report?.warn("state-corrupt", `${statePath(root)} is not a state file uspark can use (${(error as Error).message}); starting without a base`);
+    report?.warn("state-corrupt", `${statePath(root)} is not a state file uspark can use (${errorText(error)}); starting without a base`);
     return undefined;
   }
 }

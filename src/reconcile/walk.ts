@@ -5,6 +5,7 @@ import { Breath } from "../breath.js";
 import { isInside } from "../paths.js";
 import type { Reporter } from "../report.js";
 import { utf8Name, warnNotUtf8 } from "../fswatch/names.js";
+import { errorCode } from "../errors/text.js";
 
 /**
  * Every file under a directory that `uspark push` (or a scan) should consider: regular files
@@ -148,7 +149,7 @@ function readDirectory(dir: string, rel: string, report: Reporter | undefined): 
   try {
     return readdirSync(dir, { withFileTypes: true, encoding: "buffer" }).sort((a, b) => Buffer.compare(a.name, b.name));
   } catch (error) {
-    report?.warn("walk", `cannot read directory ${rel || "."}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    report?.warn("walk", `cannot read directory ${rel || "."}: ${errorCode(error) ?? error}`);
     return undefined;
   }
 }

@@ -8,6 +8,7 @@ import type { ProjectAccess } from "./access.js";
 import type { Limits, RouteContext } from "./context.js";
 import { HttpError, readBody, readJson, sendJson } from "./http.js";
 import { BlobSpool, type SpooledPart } from "./blob-spool.js";
+import type { WireErrorCode, WireErrorStatus } from "../api/errors.js";
 import { isSha256 } from "../api/validate.js";
 import { closingDelimiter, CRLF, multipartType, newBoundary, partHead } from "../api/multipart.js";
 import { multipartBoundary, MultipartError, MultipartReader } from "../api/multipart-reader.js";
@@ -155,6 +156,6 @@ function misnamed(name: string): HttpError {
 }
 
 /** A refusal before the body is read to its end: the rest is not read, so the connection cannot be reused. */
-function midBody(status: number, code: string, message: string, extra: Record<string, unknown> = {}): HttpError {
+function midBody<C extends WireErrorCode>(status: WireErrorStatus<C>, code: C, message: string, extra: Record<string, unknown> = {}): HttpError<C> {
   return new HttpError(status, code, message, extra, { connection: "close" });
 }

@@ -2,6 +2,7 @@
 // device has none yet. Bodies are form-encoded as the RFC says; JSON is taken too.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { WireErrorCodeWith } from "../api/errors.js";
 import { DEVICE_CODE_GRANT } from "../api/types.js";
 import { validateProjectId } from "../api/validate.js";
 import type { DeviceRequest } from "./authority.js";
@@ -86,6 +87,6 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
 }
 
 /** RFC 6749 §5.2: 400 with `error` (and its description, under both names clients read). */
-function oauthError(code: string, description: string): HttpError {
+function oauthError(code: WireErrorCodeWith<400>, description: string): HttpError {
   return new HttpError(400, code, description, { error_description: description });
 }

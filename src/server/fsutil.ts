@@ -4,6 +4,7 @@ import { createReadStream, type Stats } from "node:fs";
 import { open, stat, type FileHandle } from "node:fs/promises";
 import { Readable } from "node:stream";
 import type { StoredBytes } from "./store.js";
+import { errorCode } from "../errors/text.js";
 
 export async function writeAll(file: FileHandle, data: Buffer): Promise<void> {
   for (let offset = 0; offset < data.length; ) {
@@ -47,7 +48,7 @@ export function fileBytes(file: string, size: number): StoredBytes {
 }
 
 export function isCode(error: unknown, ...codes: string[]): boolean {
-  return codes.includes((error as NodeJS.ErrnoException | undefined)?.code ?? "");
+  return codes.includes(errorCode(error) ?? "");
 }
 
 /** Writes a new file (never an existing one) and fsyncs it; its directory entry is the caller's to fsync. */

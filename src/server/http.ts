@@ -1,10 +1,16 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { WireErrorCode, WireErrorStatus } from "../api/errors.js";
+import { errorText } from "../errors/text.js";
+import { UsparkError } from "../errors/base.js";
 
-/** An error answered as `{ error, message, ...extra }` with the given status. */
-export class HttpError extends Error {
+/**
+ * An error answered as `{ error, message, ...extra }` with the given status: a code of the API's
+ * list (src/api/errors.ts), with a status that list gives it, or a type error.
+ */
+export class HttpError<C extends WireErrorCode = WireErrorCode> extends UsparkError<C> {
   constructor(
-    readonly status: number,
-    readonly code: string,
+    readonly status: WireErrorStatus<C>,
+    readonly code: C,
     message: string,
     readonly extra: Record<string, unknown> = {},
     readonly headers: Record<string, string> = {},
@@ -105,6 +111,6 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<unk
   try {
     return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
   } catch (error) {
-    throw new HttpError(400, "invalid_json", `body is not valid JSON: ${(error as Error).message}`);
+    throw new HttpError(400, "invalid_json", `body is not valid JSON: ${errorText(error)}`);
   }
 }

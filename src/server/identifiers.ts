@@ -2,6 +2,7 @@
 // address) before it touches a file name or a query: the API's routes, its query parameters, the
 // web view's pages and its live poll all ask here, and ProjectAccess asks again.
 
+import type { WireErrorCodeWith } from "../api/errors.js";
 import { isSha256, validateProjectId, validateProjectPath, validateSessionId } from "../api/validate.js";
 import { HttpError } from "./http.js";
 
@@ -27,7 +28,7 @@ export function identifierProblem(kind: IdentifierKind, value: string): string |
   }
 }
 
-const ERROR_CODES: Record<IdentifierKind, string> = {
+const ERROR_CODES: Record<IdentifierKind, WireErrorCodeWith<400>> = {
   project: "invalid_project_id",
   session: "invalid_request",
   path: "invalid_path",

@@ -17,6 +17,7 @@ import { FileCredentials } from "./file/credentials.js";
 import { createWebHandler } from "./web/handler.js";
 import { guardRequests, servedNames, type ServedNames } from "./host-check.js";
 import { MAX_BATCH_BYTES, MAX_BATCH_PARTS } from "../api/validate.js";
+import { errorCode, errorText } from "../errors/text.js";
 
 export { isLoopbackHost };
 export { validateProjectPath, validateProjectId, isSha256, parseCommitRequest } from "../api/validate.js";
@@ -144,7 +145,7 @@ function checkListenOptions({ port, token, host = "127.0.0.1", publicUrl, allowe
   try {
     return { host: bare, names: servedNames(publicUrl, allowedHosts) };
   } catch (error) {
-    throw usageError((error as Error).message);
+    throw usageError(errorText(error));
   }
 }
 
@@ -218,7 +219,7 @@ export async function openCredentials(options: Pick<ServerOptions, "dataDir" | "
   try {
     return { credentials: await FileCredentials.open(dataDir), close: async () => {} };
   } catch (error) {
-    throw new StoreSetupError(`data directory ${dataDir} cannot be used (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new StoreSetupError(`data directory ${dataDir} cannot be used (${errorCode(error) ?? errorText(error)})`);
   }
 }
 

@@ -3,6 +3,7 @@
 
 import type { CredentialStore } from "./credentials.js";
 import type { CommitFeed, CommitRequest, ConflictEntry, ProjectSummary, RemoteFile } from "../api/types.js";
+import { UsparkError } from "../errors/base.js";
 
 export type FileEntry = RemoteFile;
 
@@ -50,17 +51,22 @@ export interface FeedQuery {
 }
 
 /** A project whose stored state cannot be read: it is answered with an error, others are served. */
-export class ProjectUnavailableError extends Error {}
+export class ProjectUnavailableError extends UsparkError {
+  readonly code = "project_unavailable";
+}
 
 /** No project has this id (never created): answered 404 project_not_found. */
-export class ProjectNotFoundError extends Error {
+export class ProjectNotFoundError extends UsparkError {
+  readonly code = "project_not_found";
   constructor(readonly projectId: string) {
     super(`no project ${JSON.stringify(projectId)}: create it first (POST /api/projects)`);
   }
 }
 
 /** The store cannot be reached just now (database down): answered 503 with Retry-After. */
-export class StoreUnavailableError extends Error {}
+export class StoreUnavailableError extends UsparkError {
+  readonly code = "store_unavailable";
+}
 
 export interface ProjectStore {
   /** Scoped tokens and waiting device logins, kept where every process on this store sees them. */
@@ -116,6 +122,6 @@ export interface ProjectStore {
 }
 
 /** The store cannot be used at all (data directory unusable, bad database URL): exit 2. */
-export class StoreSetupError extends Error {
+export class StoreSetupError extends UsparkError {
   readonly code = "EUSAGE";
 }

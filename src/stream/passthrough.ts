@@ -1,6 +1,7 @@
 import { writeSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import { readsInPlace } from "./stdin.js";
+import { errorCode } from "../errors/text.js";
 
 /**
  * Copies input to output byte for byte, with backpressure, and hands each chunk to `onChunk`
@@ -119,7 +120,7 @@ class Copy implements Passthrough {
         while (from < bytes.length) from += this.writeNow(bytes, from);
         return;
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EAGAIN") return this.outputFailed(error as NodeJS.ErrnoException);
+        if (errorCode(error) !== "EAGAIN") return this.outputFailed(error as NodeJS.ErrnoException);
       }
     }
     this.unwritten++;

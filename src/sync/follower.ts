@@ -1,6 +1,7 @@
 import type { Reporter } from "../report.js";
 import type { RemoteView } from "../reconcile/remote-view.js";
 import { ApiError } from "../transfer/api-error.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * The remote half of a two-way watch (docs/sync.md#two-way-watch): follows the project's commits
@@ -58,7 +59,7 @@ export class RemoteFollower {
         if (signal.aborted) return;
         if (error instanceof ApiError && error.fatal) return this.options.fatal(error);
         // Requests retry on their own; anything else is a bug worth saying, then a pause.
-        report.warn("two-way", `following the remote failed: ${(error as Error).message}; trying again`);
+        report.warn("two-way", `following the remote failed: ${errorText(error)}; trying again`);
         await delay(1000, signal).catch(() => undefined);
       }
     }

@@ -1,6 +1,7 @@
 import { normalizeApiUrl } from "../config.js";
 import type { Reporter } from "../report.js";
 import { moveStateFileAside, readStateFile, removeStateFile, stateFilePath, withLock, writeStateFile } from "../state-dir.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * The journal of changes that could not be synced: `<root>/.uspark/pending.json`, so that
@@ -119,7 +120,7 @@ export async function readJournal(root: string, report?: Reporter): Promise<Jour
     );
     report?.warn(
       "journal-corrupt",
-      `the journal ${file} is unreadable (${(error as Error).message}); ${aside ? `moved it to ${aside} and ` : ""}started a new one`,
+      `the journal ${file} is unreadable (${errorText(error)}); ${aside ? `moved it to ${aside} and ` : ""}started a new one`,
       { file, movedTo: aside },
     );
     return [];
@@ -164,6 +165,6 @@ export async function remindOfPending(root: string, apiUrl: string, projectId: s
       paths: pending.map((entry) => entry.path),
     });
   } catch (error) {
-    report.debug("pending", `could not read ${journalPath(root)}: ${(error as Error).message}`);
+    report.debug("pending", `could not read ${journalPath(root)}: ${errorText(error)}`);
   }
 }

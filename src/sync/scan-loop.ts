@@ -1,6 +1,7 @@
 import type { Reporter } from "../report.js";
 import type { Unrepresentable } from "../reconcile/local-tree.js";
 import type { SyncSession } from "./session.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * When scans run and where their findings go: the SAME session queue as tool and file system
@@ -102,8 +103,8 @@ export class ScanLoop {
       report.debug("scan", `${cause} scan: ${found.files} files, ${found.paths.length} to decide (${Date.now() - started} ms)`, { cause, files: found.files, hashed: found.hashed, targets: found.paths });
       if (cause === "ready") this.readyScanned = true;
     } catch (error) {
-      if (this.cutShort.signal.aborted) report.warn("scan-cut-short", `the ${cause} scan was cut short: ${(this.cutShort.signal.reason as Error).message}; the next start catches up`, { cause });
-      else if (!session.signal.aborted) report.warn("scan-failed", `the ${cause} scan of the tree failed: ${(error as Error).message}`, { cause });
+      if (this.cutShort.signal.aborted) report.warn("scan-cut-short", `the ${cause} scan was cut short: ${errorText(this.cutShort.signal.reason)}; the next start catches up`, { cause });
+      else if (!session.signal.aborted) report.warn("scan-failed", `the ${cause} scan of the tree failed: ${errorText(error)}`, { cause });
     } finally {
       this.busy = false;
     }

@@ -2,6 +2,7 @@ import type { Reporter } from "../report.js";
 import { stateFileExists } from "../state-dir.js";
 import type { Ledger } from "../reconcile/ledger.js";
 import { JOURNAL_NAME, journalPath, updateJournal, type JournalEntry, type SyncedPath } from "./journal.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * The session's side of the journal: what this session could not sync is added (the newest
@@ -70,11 +71,7 @@ export function createSessionJournal(options: SessionJournalOptions): SessionJou
     },
 
     failed(error) {
-      options.report.error("journal-failed", `could not write the journal ${journalPath(root)}: ${describe(error)}`);
+      options.report.error("journal-failed", `could not write the journal ${journalPath(root)}: ${errorText(error)}`);
     },
   };
-}
-
-export function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -25,7 +25,9 @@ import { realTimers, type Timers } from "../timers.js";
 import { ChangeQueue } from "./queue.js";
 import { AnnouncedWrites } from "./echoes.js";
 import { hostOf, RetryingCaller, type BackoffPolicy } from "../transfer/retry.js";
-import { createSessionJournal, describe, type SessionJournal, type Unsynced } from "./session-journal.js";
+import { createSessionJournal, type SessionJournal, type Unsynced } from "./session-journal.js";
+import { errorText } from "../errors/text.js";
+import { UsparkError } from "../errors/base.js";
 
 /**
  * A sync session: the change queue in front of the reconcile, the deadline at the end, and the
@@ -79,7 +81,8 @@ export interface FinishOptions {
 }
 
 /** Why a batch was cut short: the end-of-input deadline, or an interrupt. */
-export class SyncInterrupted extends Error {
+export class SyncInterrupted extends UsparkError {
+  readonly code = "sync_interrupted";
   override readonly name = "SyncInterrupted";
 }
 
@@ -132,7 +135,7 @@ export class SyncSession {
       maxBatch: options.maxBatch ?? 1000,
       timers: options.timers,
       flush: (batch) => this.runBatch(batch),
-      onError: (error) => report.error("sync-error", `internal error while syncing: ${describe(error)}`),
+      onError: (error) => report.error("sync-error", `internal error while syncing: ${errorText(error)}`),
     });
     this.parts = this.load();
     this.parts.catch(() => undefined);
@@ -322,14 +325,14 @@ export class SyncSession {
 
   private batchFailed(targets: SyncTarget[], error: unknown): void {
     if (this.controller.signal.aborted) {
-      for (const t of targets) this.markUnsynced(t.remote, describe(this.controller.signal.reason));
+      for (const t of targets) this.markUnsynced(t.remote, errorText(this.controller.signal.reason));
       return;
     }
     if (error instanceof ApiError && error.fatal) {
       for (const t of targets) this.markUnsynced(t.remote, error.message);
       return this.stop(error.message);
     }
-    const reason = describe(error);
+    const reason = errorText(error);
     this.options.report.warn("batch-failed", `batch not synced: ${reason}`, { paths: targets.map((t) => t.remote) });
     for (const t of targets) this.markUnsynced(t.remote, reason);
   }
@@ -346,7 +349,7 @@ export class SyncSession {
   private settle(): Promise<SyncResult> {
     this.settled ??= (async () => {
       this.queue.close();
-      const why = this.controller.signal.aborted ? describe(this.controller.signal.reason) : "the session ended first";
+      const why = this.controller.signal.aborted ? errorText(this.controller.signal.reason) : "the session ended first";
       for (const target of this.queue.peekInFlight()?.values() ?? []) this.markUnsynced(target.remote, why);
       for (const target of this.queue.takePending().values()) this.markUnsynced(target.remote, why);
       this.abortWith(why);

@@ -5,6 +5,7 @@ import { idleDeadline } from "../transfer/deadline.js";
 import type { BackoffPolicy } from "../transfer/retry.js";
 import { readSpools, removeSpool, spoolDataName, SpoolReader, writeSpoolMeta, type SpoolMeta } from "./spool.js";
 import { appendNext, TranscriptsNotSupported } from "./upload.js";
+import { errorCode, errorText } from "../errors/text.js";
 
 /**
  * `uspark push --pending`, transcript part: sends the spools earlier runs left for this API URL
@@ -77,7 +78,7 @@ async function sendSpool(client: ApiClient, meta: SpoolMeta, options: PendingTra
       report.info("transcript", `${error.message}: the transcript of session ${meta.sessionId} is dropped`);
       return true;
     }
-    const why = controller.signal.aborted ? `no progress for ${options.flushTimeoutMs} ms` : (error as Error).message;
+    const why = controller.signal.aborted ? `no progress for ${options.flushTimeoutMs} ms` : errorText(error);
     await writeSpoolMeta(root, { ...meta, acked: offset, pid: undefined }).catch(() => undefined);
     report.error("transcript", `transcript of session ${meta.sessionId}: ${why}; still in ${file}`);
     return false;
@@ -91,6 +92,6 @@ function isRunning(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+    return errorCode(error) === "EPERM";
   }
 }

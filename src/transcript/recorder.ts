@@ -6,6 +6,7 @@ import { ByteQueue } from "./queue.js";
 import { removeSpool, spoolDataName, writeSpoolMeta, type SpoolMeta } from "./spool.js";
 import { SpoolWriter } from "./spool-writer.js";
 import type { AppendOptions, TranscriptSource } from "./upload.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * `--transcript`: the agent's stream, byte for byte, to PUT /sessions/{id}/events. `write` copies
@@ -174,7 +175,7 @@ class Recorder implements Transcript {
       // Cuts short the one retry wait under way when input ends, not every wait after it.
       wake: () => (this.ending ? new Promise<void>(() => {}) : this.endingSignal),
       onRetry: (error, delayMs) => {
-        this.why = (error as Error).message;
+        this.why = errorText(error);
         options.report.debug("transcript", `${this.why}; trying again in ${delayMs} ms`);
         this.startSpooling("the server did not answer");
       },
@@ -192,7 +193,7 @@ class Recorder implements Transcript {
       return;
     }
     this.status = "stopped";
-    this.why = (error as Error).message;
+    this.why = errorText(error);
     report.warn("transcript", `transcript not sent: ${this.why}`);
     this.startSpooling("sending stopped");
   }
@@ -228,7 +229,7 @@ class Recorder implements Transcript {
   private async settle(): Promise<TranscriptResult> {
     const { root, sessionId, report } = this.options;
     await this.sending.catch((error: unknown) => {
-      this.why = `internal error: ${(error as Error).message}`;
+      this.why = `internal error: ${errorText(error)}`;
     });
     // Nothing left for the spool to keep: it goes.
     const discardSpool = async () => {
@@ -256,7 +257,7 @@ class Recorder implements Transcript {
       await spool.close();
       if (this.status !== "broken") await writeSpoolMeta(root, this.meta());
     } catch (error) {
-      this.breakSpool(`cannot write the spool: ${(error as Error).message}`);
+      this.breakSpool(`cannot write the spool: ${errorText(error)}`);
     }
     const file = `.uspark/${spoolDataName(sessionId)}`;
     const unsent = this.queue.end - this.acked;

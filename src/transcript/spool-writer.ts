@@ -1,6 +1,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { BLOCK_BYTES, type ByteQueue } from "./queue.js";
 import { openSpoolForAppend, SpoolReader, writeSpoolMeta, type SpoolMeta } from "./spool.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * At most this much in one write to the spool: a block of the queue. Each block written is
@@ -80,7 +81,7 @@ export class SpoolWriter {
         this.listener.moved();
       }
     } catch (error) {
-      this.listener.failed(`cannot write the spool: ${(error as Error).message}`);
+      this.listener.failed(`cannot write the spool: ${errorText(error)}`);
     }
   }
 }

@@ -1,6 +1,7 @@
 import type { FileHandle } from "node:fs/promises";
 import type { Reporter } from "../report.js";
 import { listStateFiles, openStateFile, readStateFile, removeStateFile, writeStateFile } from "../state-dir.js";
+import { errorText } from "../errors/text.js";
 
 /**
  * A transcript's spool under `.uspark/`: `transcript-<sessionId>.ndjson` holds the stream's
@@ -56,7 +57,7 @@ export async function readSpools(root: string, report: Reporter): Promise<SpoolM
       if (meta && meta.sessionId === sessionId) metas.push(meta);
       else report.warn("transcript", `.uspark/${name} is not a transcript spool's description; left alone`);
     } catch (error) {
-      report.warn("transcript", `cannot read .uspark/${name}: ${(error as Error).message}`);
+      report.warn("transcript", `cannot read .uspark/${name}: ${errorText(error)}`);
     }
   }
   return metas;

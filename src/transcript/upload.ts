@@ -1,6 +1,7 @@
 import { ApiError, type ApiClient } from "../transfer/client.js";
 import { retry, type BackoffPolicy } from "../transfer/retry.js";
 import { resumeAt, type Held } from "./resume.js";
+import { UsparkError } from "../errors/base.js";
 
 /**
  * One append of a transcript (PUT /sessions/{id}/events?offset=N), with the commits' retry
@@ -11,12 +12,14 @@ import { resumeAt, type Held } from "./resume.js";
 export const MAX_APPEND_BYTES = 8 * 1024 * 1024;
 
 /** The server does not have the sessions route (404/405: a v1 server), transcripts not supported. */
-export class TranscriptsNotSupported extends Error {
+export class TranscriptsNotSupported extends UsparkError {
+  readonly code = "transcripts_not_supported";
   override readonly name = "TranscriptsNotSupported";
 }
 
 /** The transcript cannot go on for this session (401/403, a length we cannot resume from, …). */
-export class TranscriptFailed extends Error {
+export class TranscriptFailed extends UsparkError {
+  readonly code = "transcript_failed";
   override readonly name = "TranscriptFailed";
 }
 

@@ -1,17 +1,33 @@
 /** How a request to the project API failed, classified for the retry policy and the user. */
+import type { WireErrorCode } from "../api/errors.js";
+import { errorText } from "../errors/text.js";
+import { UsparkError } from "../errors/base.js";
+
+/** Failures named on this side: no answer, or one the client cannot take, or its own refusal. */
+export type ClientFailureCode = "network" | "timeout" | "certificate" | "redirect" | "protocol" | "config" | "closed" | "unsupported" | "rewound";
+
+declare const unlisted: unique symbol;
+/**
+ * A code a server sent that src/api/errors.ts does not list (another server's), kept as sent: a
+ * string at run time, typed apart so that comparing a code with one in neither list is a type error.
+ */
+export type UnlistedCode = { readonly [unlisted]: "a code the API's list does not hold" };
+
+/** An ApiError's code: the server's (listed or not), `http_<status>` for an answer without one, or ours. */
+export type ApiErrorCode = WireErrorCode | ClientFailureCode | `http_${number}` | UnlistedCode;
 
 /** Answers the sync expects and handles (a 409 is decided again, missing blobs are sent): no defect of ours. */
-const HANDLED_CODES = new Set(["conflict", "missing_blobs"]);
+const HANDLED_CODES: ReadonlySet<ApiErrorCode> = new Set<WireErrorCode>(["conflict", "missing_blobs"]);
 
 /**
  * Why a request failed. `retryable`: worth trying again (network, timeout, 408, 429, 5xx).
  * `fatal`: no point in any further request this session (401, 403, 404 project, redirect).
  */
-export class ApiError extends Error {
+export class ApiError extends UsparkError<ApiErrorCode> {
   override readonly name = "ApiError";
   readonly status: number | undefined;
   /** The server's error code (`missing_blobs`, `hash_mismatch`, …) or network / timeout / redirect / protocol. */
-  readonly code: string;
+  readonly code: ApiErrorCode;
   readonly retryable: boolean;
   readonly fatal: boolean;
   readonly retryAfterMs: number | undefined;
@@ -22,7 +38,7 @@ export class ApiError extends Error {
     message: string,
     info: {
       status?: number;
-      code: string;
+      code: ApiErrorCode;
       retryable?: boolean;
       fatal?: boolean;
       retryAfterMs?: number;
@@ -83,6 +99,6 @@ export function networkError(label: string, error: unknown, timeoutMs: number): 
   if (typeof code === "string" && TIMEOUT_CODES.has(code)) {
     return new ApiError(`${label}: no answer within ${timeoutMs} ms`, { code: "timeout", retryable: true, cause: error });
   }
-  const detail = typeof code === "string" ? code : error instanceof Error ? error.message : String(error);
+  const detail = typeof code === "string" ? code : errorText(error);
   return new ApiError(`${label}: network error (${detail})`, { code: "network", retryable: true, cause: error });
 }

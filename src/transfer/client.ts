@@ -3,7 +3,8 @@ import { isSha256 } from "../api/validate.js";
 import { multipartChunks, multipartType, newBoundary } from "../api/multipart.js";
 import { multipartBoundary, MultipartError, MultipartReader } from "../api/multipart-reader.js";
 import { bodyLength, Connections, eachChunk, readBody, type BodyOptions, type IncomingAnswer } from "./connections.js";
-import { ApiError, contradiction, networkError } from "./api-error.js";
+import { ApiError, contradiction, networkError, type UnlistedCode } from "./api-error.js";
+import type { WireErrorCode } from "../api/errors.js";
 import { requestDeadline } from "./deadline.js";
 import { isRetryableStatus, parseRetryAfter } from "./retry.js";
 
@@ -367,7 +368,7 @@ export class ApiClient {
       if (init.signal?.aborted) throw init.signal.reason;
       const headersTimedOut = (error as { code?: unknown })?.code === "HEADERS_TIMEOUT";
       const failure = networkError(label, error, headersTimedOut ? headersTimeoutMs : this.options.requestTimeoutMs);
-      this.debug(label, failure.code, started);
+      this.debug(label, String(failure.code), started);
       throw failure;
     }
 
@@ -446,7 +447,8 @@ export class ApiClient {
   ): ApiError {
     // The server's words end up in logs and in the journal: a server that quotes the request's
     // Authorization header back must not get the token written to disk.
-    const code = typeof json?.error === "string" ? this.scrub(json.error) : `http_${status}`;
+    // A code the API's list does not hold (another server's) is kept as sent, typed apart.
+    const code = typeof json?.error === "string" ? (this.scrub(json.error) as WireErrorCode | UnlistedCode) : (`http_${status}` as const);
     const message = typeof json?.message === "string" ? this.scrub(json.message) : undefined;
     const project = this.options.projectId;
     const info = { status, code, body: json };

@@ -1,4 +1,5 @@
 import type { Agent, ClientRequest, IncomingHttpHeaders, IncomingMessage, request } from "node:http";
+import { UsparkError } from "../errors/base.js";
 
 /** The origin's scheme, chosen once: its module's request function and one kept-alive agent. */
 interface Transport {
@@ -41,7 +42,7 @@ export interface IncomingAnswer {
   body: IncomingMessage;
 }
 
-export class TransportError extends Error {
+export class TransportError extends UsparkError {
   override readonly name = "TransportError";
   constructor(
     message: string,

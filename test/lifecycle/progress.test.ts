@@ -38,7 +38,7 @@ describe("the progress text", () => {
     expect(written).toEqual([]);
     now = 1000;
     line.update("pulling", { files: 2, bytes: 2000 }, total);
-    report.info("x", "a line of its own");
+    report.info("commit", "a line of its own");
     line.update("pulling", { files: 4, bytes: 4000 }, total);
     expect(written.join("")).toBe(
       "\r\x1b[Kuspark: pulling 2/4 files, 2.0/3.9 KiB, about 1 s left" + "\r\x1b[K" + "uspark: a line of its own\n" + "\r\x1b[Kuspark: pulling 2/4 files, 2.0/3.9 KiB, about 1 s left" + "\r\x1b[K",

@@ -11,6 +11,7 @@ import type { Change, CommitSource } from "../../api/types.js";
 import { ancestorsOf } from "../../api/validate.js";
 import { requestFingerprint } from "../commit-check.js";
 import { fsyncDir, isCode, writeAll } from "../fsutil.js";
+import { errorCode, errorText } from "../../errors/text.js";
 
 export const LOG_FILE = "commits.ndjson";
 
@@ -109,7 +110,7 @@ export async function loadLog(project: Project, warn: (message: string) => void)
     data = await readFile(file);
   } catch (error) {
     if (isCode(error, "ENOENT")) return;
-    throw new Error(`${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    throw new Error(`${file}: cannot be read (${errorCode(error) ?? String(error)})`);
   }
 
   let offset = 0;
@@ -128,7 +129,7 @@ export async function loadLog(project: Project, warn: (message: string) => void)
     try {
       applyRecord(project, record, offset);
     } catch (error) {
-      throw new Error(`${file}:${line}: corrupt commit log (${(error as Error).message})`);
+      throw new Error(`${file}:${line}: corrupt commit log (${errorText(error)})`);
     }
     offset = end + 1;
   }

@@ -31,6 +31,7 @@ import { appendLog, applyChanges, emptyProject, loadLog, nextChain, readRecords,
 import { createProjectDir, findProjects, type FoundProject } from "./projects.js";
 import { TranscriptFiles } from "./sessions.js";
 import { loadUploaded, recordUploaded } from "./visible-blobs.js";
+import { errorCode, errorText } from "../../errors/text.js";
 
 export interface FileStoreOptions {
   onWarning?: (message: string) => void;
@@ -66,7 +67,7 @@ export class FileStore implements ProjectStore {
       await fsyncDir(dataDir);
       found = await findProjects(store.projectsDir, warn);
     } catch (error) {
-      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      const reason = errorCode(error) ?? errorText(error);
       throw new StoreSetupError(`data directory ${dataDir} cannot be used (${reason})`);
     }
     for (const project of found) await store.loadProject(project, warn);
@@ -222,8 +223,8 @@ export class FileStore implements ProjectStore {
       await loadUploaded(found.dir, project.visible);
       this.projectsById.set(found.id, project);
     } catch (error) {
-      warn(`project ${found.id} is unavailable: ${(error as Error).message}`);
-      this.projectsById.set(found.id, { ...emptyProject(found.id, found.dir, found.created), broken: (error as Error).message });
+      warn(`project ${found.id} is unavailable: ${errorText(error)}`);
+      this.projectsById.set(found.id, { ...emptyProject(found.id, found.dir, found.created), broken: errorText(error) });
     }
   }
 }

@@ -4,6 +4,7 @@ import { redactCredentials } from "../../report.js";
 import type { Pool, PoolClient } from "pg";
 import { requireCjs } from "../../cjs.js";
 import { StoreSetupError, StoreUnavailableError } from "../store.js";
+import { errorText } from "../../errors/text.js";
 
 const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "EAI_AGAIN"]);
 
@@ -21,7 +22,7 @@ export async function guarded<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (isUnreachable(error)) throw new StoreUnavailableError(`database unreachable: ${(error as Error).message}`);
+    if (isUnreachable(error)) throw new StoreUnavailableError(`database unreachable: ${errorText(error)}`);
     throw error;
   }
 }

@@ -39,6 +39,7 @@ import {
   listProjects,
 } from "./projects.js";
 import { appendEvents, listSessions, readEvents } from "./transcripts.js";
+import { errorText } from "../../errors/text.js";
 
 export interface PgStoreOptions {
   onWarning?: (message: string) => void;
@@ -220,7 +221,7 @@ export class PgStore implements ProjectStore {
     try {
       return await pendingMigrations(this.pool);
     } catch (error) {
-      return `database not ready: ${(error as Error).message}`;
+      return `database not ready: ${errorText(error)}`;
     }
   }
 

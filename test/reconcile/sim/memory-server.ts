@@ -78,7 +78,8 @@ export class MemoryServer {
     if (refused?.kind === "missing_blobs") {
       throw new ApiError("POST /commits: 422 missing_blobs", { status: 422, code: "missing_blobs", body: { error: "missing_blobs", missing: refused.missing } });
     }
-    if (refused) throw new ApiError(`POST /commits: 400 ${refused.kind}`, { status: 400, code: "size_mismatch", body: { error: refused.kind } });
+    // The reference server answers a size that is not the blob's as a 400 invalid_request (src/server/v1-routes.ts).
+    if (refused) throw new ApiError(`POST /commits: 400 invalid_request: ${refused.kind}`, { status: 400, code: "invalid_request", body: { error: "invalid_request" } });
     for (const change of request.changes) {
       if (change.op === "delete") this.files.delete(change.path);
       else this.files.set(change.path, { sha256: change.sha256, size: change.size });

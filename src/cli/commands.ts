@@ -117,7 +117,7 @@ async function historyRefused(watcher: Watcher): Promise<boolean> {
  * leaves them out when it is the same person's terminal (else its log keeps them).
  */
 async function runViewFor(flags: RunFlags, agent: string | undefined) {
-  const { RunView, runViewWanted } = await import("../lifecycle/run-view.js");
+  const { RunView, runViewWanted } = await import("../terminal/run-view.js");
   if (!runViewWanted(flags.raw, process.stdout.isTTY)) return undefined;
   const view = new RunView({ terminal: process.stdout, format: agent, root: rootOf(flags), color: colorWanted(true) });
   return { view, listener: (record: ReportRecord) => view.report(record) && process.stderr.isTTY === true };
@@ -319,7 +319,7 @@ async function runInspection(flags: InspectFlags, run: (options: NonNullable<Awa
   const options = await inspectOptions(flags);
   if (!options) return;
   const code = await run(options);
-  const { stdoutFailed } = await import("../lifecycle/output.js");
+  const { stdoutFailed } = await import("../terminal/output.js");
   exit(stdoutFailed() ? EXIT.outputError : code);
 }
 

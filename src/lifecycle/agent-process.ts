@@ -5,9 +5,9 @@ import type { Reporter } from "../report.js";
 import type { Watcher } from "../watcher.js";
 import { commandName } from "../agents/commands.js";
 import { runExitCode, type AgentExit } from "./run.js";
-import type { RunView } from "./run-view.js";
+import type { RunView } from "../terminal/run-view.js";
 import { failureReason, StreamTail } from "./stream-tail.js";
-import { shellWord } from "./terminal-text.js";
+import { shellWord } from "../terminal/terminal-text.js";
 import { runSession } from "./session.js";
 import { errorCode, errorText } from "../errors/text.js";
 
@@ -23,7 +23,7 @@ export interface RunAgentOptions {
   report: Reporter;
   /** After the agent exited, how long its stdout may stay open (a background process it left holds it). */
   exitGraceMs: number;
-  /** On a terminal: the run view takes the agent's stdout instead of our stdout (lifecycle/run-view.ts). */
+  /** On a terminal: the run view takes the agent's stdout instead of our stdout (terminal/run-view.ts). */
   view?: RunView;
   /** The agent's stream format, when known: to read its failure reason where no view shows it. */
   format?: string;

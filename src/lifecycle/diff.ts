@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { Plan } from "../reconcile/plan.js";
 import { blobBytes } from "./history.js";
-import { writeStdout } from "./output.js";
+import { writeStdout } from "../terminal/output.js";
 import { resolvePaths } from "./scope.js";
 import { openInspection, type InspectOptions } from "./status.js";
 import { unifiedDiff } from "../text/unified-diff.js";

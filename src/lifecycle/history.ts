@@ -1,8 +1,8 @@
 import type { CommitRecord, RemoteFile } from "../api/types.js";
 import { ApiError } from "../transfer/client.js";
-import { writeStdout } from "./output.js";
+import { writeStdout } from "../terminal/output.js";
 import { resolvePaths } from "./scope.js";
-import { shellWord } from "./terminal-text.js";
+import { shellWord } from "../terminal/terminal-text.js";
 import { openInspection, type InspectOptions } from "./status.js";
 import type { Workspace } from "./workspace.js";
 import { errorText } from "../errors/text.js";

@@ -3,7 +3,7 @@ import { pathRefusal } from "../reconcile/disk-tree.js";
 import { RESOLVE_HINT } from "../reconcile/conflict-copy.js";
 import { plural, type Reporter } from "../report.js";
 import type { BackoffPolicy } from "../transfer/retry.js";
-import { openConflicts, reportHeld, reportPlan, reportRefusedPaths, reportUnsynced } from "./round-report.js";
+import { openConflicts, reportHeld, reportPlan, reportRefusedPaths, reportUnsynced } from "../terminal/round-report.js";
 import { resolvePaths } from "./scope.js";
 import { openOrExit, type Workspace } from "./workspace.js";
 import { errorText } from "../errors/text.js";

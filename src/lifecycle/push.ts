@@ -7,7 +7,7 @@ import { plural, pushedFiles, type Reporter } from "../report.js";
 import { entriesFor, readJournal, updateJournal, type JournalEntry } from "../sync/journal.js";
 import { pendingTranscripts, sendPendingTranscripts } from "../transcript/pending.js";
 import type { BackoffPolicy } from "../transfer/retry.js";
-import { openConflicts, reportHeld, reportPlan, reportRefusedPaths, reportUnsynced } from "./round-report.js";
+import { openConflicts, reportHeld, reportPlan, reportRefusedPaths, reportUnsynced } from "../terminal/round-report.js";
 import { openOrExit, type Workspace } from "./workspace.js";
 import { resolvePaths, type PathScope } from "./scope.js";
 import { errorText } from "../errors/text.js";

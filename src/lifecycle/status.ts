@@ -1,7 +1,7 @@
 import { readJournal, entriesFor } from "../sync/journal.js";
 import type { Reporter } from "../report.js";
-import { writeStdout } from "./output.js";
-import { longStatus, shortStatus, statusEntries, type StatusReport } from "./status-report.js";
+import { writeStdout } from "../terminal/output.js";
+import { longStatus, shortStatus, statusEntries, type StatusReport } from "../terminal/status-report.js";
 import { openOrExit, type Workspace, type WorkspaceCommand, type WorkspaceOptions } from "./workspace.js";
 import { errorText } from "../errors/text.js";
 

@@ -17,7 +17,7 @@ import { ApiClient } from "../transfer/client.js";
 import { DEFAULT_IDLE_TIMEOUT_MS, idleDeadline, type IdleDeadline } from "../transfer/deadline.js";
 import { ProjectRemote } from "../transfer/project-remote.js";
 import { hostOf, RetryingCaller, type BackoffPolicy } from "../transfer/retry.js";
-import { ProgressLine } from "./progress.js";
+import { ProgressLine } from "../terminal/progress.js";
 import { withProject } from "../transfer/projects.js";
 import { errorText } from "../errors/text.js";
 

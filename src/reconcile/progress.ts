@@ -1,4 +1,4 @@
-/** How far a round's transfer is: told to a push's or a pull's progress line (lifecycle/progress.ts). */
+/** How far a round's transfer is: told to a push's or a pull's progress line (terminal/progress.ts). */
 
 export interface Tally {
   files: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { longStatus, shortStatus, statusEntries, type StatusReport } from "../../src/lifecycle/status-report.js";
+import { longStatus, shortStatus, statusEntries, type StatusReport } from "../../src/terminal/status-report.js";
 import { emptyPlan, type LocalFile, type Plan } from "../../src/reconcile/plan.js";
 
 /** The pure half of `uspark status`: from a dry run's plan to one state per path, and its two text forms. */

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { formatBytes, formatDuration, ProgressLine, progressText } from "../../src/lifecycle/progress.js";
+import { formatBytes, formatDuration, ProgressLine, progressText } from "../../src/terminal/progress.js";
 import { Reporter } from "../../src/report.js";
 import { runCli } from "../kit/cli.js";
 import { runOnTerminal } from "../kit/terminal.js";

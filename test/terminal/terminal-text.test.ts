@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cutToWidth, textWidth, shellWord } from "../../src/lifecycle/terminal-text.js";
+import { cutToWidth, textWidth, shellWord } from "../../src/terminal/terminal-text.js";
 
 describe("text cut to a terminal's width", () => {
   it("counts wide characters as two columns and combining marks as none", () => {

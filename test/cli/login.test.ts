@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { afterPoll } from "../../src/cli/login.js";
+import { afterPoll } from "../../src/commands/login-run.js";
 import { runCli, startCli, waitForOutput } from "../kit/cli.js";
 import { tempDir, testServer } from "../kit/server.js";
 

@@ -9,8 +9,9 @@ import { homeConfigPath, normalizeApiUrl, resolveServer, updateHomeConfig, Usage
 import { EXIT } from "../exit-codes.js";
 import { Reporter } from "../report.js";
 import { failureReason } from "../transfer/retry.js";
-import { exit, homeConfig, rememberChoice, usageFailure } from "./commands.js";
-import type { LoginFlags } from "./flags.js";
+import { homeConfig, rememberChoice } from "../cli/connection.js";
+import { exit, usageFailure } from "../cli/exit.js";
+import type { LoginFlags } from "../cli/flags.js";
 import { errorText } from "../errors/text.js";
 
 const REQUEST_TIMEOUT_MS = 30_000;

@@ -8,8 +8,9 @@ import { Reporter } from "../report.js";
 import { formatTable } from "../text/table.js";
 import { validateProjectId } from "../api/validate.js";
 import type { CredentialStore, TokenRecord } from "../server/credentials.js";
-import { exit, printToStdout, storeOf, usageFailure } from "./commands.js";
-import type { StoreFlags, TokenCreateFlags } from "./flags.js";
+import { exit, printToStdout, usageFailure } from "../cli/exit.js";
+import { storeOf } from "./serve.js";
+import type { StoreFlags, TokenCreateFlags } from "../cli/flags.js";
 import { errorText } from "../errors/text.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;

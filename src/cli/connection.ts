@@ -6,13 +6,13 @@ import { rememberedProject } from "../reconcile/state-store.js";
 import { findRoot } from "../root.js";
 import { errorText } from "../errors/text.js";
 import { usageFailure } from "./exit.js";
-import type { ConnectionOptionFlags, LogFlags, TreeFlags } from "./flags.js";
+import type { LogFlags, ProjectFlags, TreeFlags } from "./flags.js";
 
 /** What the commands that reach a project share: its root, its server and project, its reporter. */
 
 /** The checked root, connection settings and prefix; undefined after a usage error was reported. */
 export async function rootAndConnection(
-  flags: LogFlags & ConnectionOptionFlags & TreeFlags,
+  flags: LogFlags & ProjectFlags & TreeFlags,
   options: { prefixMustExist: boolean },
 ): Promise<{ root: string; connection: Connection; prefix: string | undefined } | undefined> {
   try {
@@ -29,7 +29,7 @@ export async function rootAndConnection(
 
 /** Flags, then the environment, then what the root remembers of its last sync, then ~/.uspark/config.json. */
 export async function connect(
-  flags: LogFlags & ConnectionOptionFlags & Pick<TreeFlags, "prefix">,
+  flags: LogFlags & ProjectFlags & Pick<TreeFlags, "prefix">,
   root: string,
   missing: MissingProjectHint = {},
 ): Promise<{ connection: Connection; prefix: string | undefined }> {

@@ -1,154 +1,66 @@
-import type { LogFormat } from "../report.js";
+import { DEFAULT_API_URL } from "../config.js";
+import { DEFAULTS } from "../watcher.js";
+import { choiceFlag, countFlag, listFlag, switchFlag, textFlag, type FlagValues } from "./flag-kit.js";
 
-/** The parsed flags of each command, as commander hands them over. */
+/** The flags several commands share, declared once (flag-kit.ts); each command's own are in its module. */
 
-export interface LogFlags {
-  quiet?: boolean;
-  verbose?: boolean;
-  logFormat: LogFormat;
+/** How much stderr says, and how. */
+export const logFlags = {
+  quiet: switchFlag("-q, --quiet", "print errors only"),
+  verbose: switchFlag("-v, --verbose", "print every detection and request"),
+  logFormat: choiceFlag("--log-format <format>", "how stderr lines are written", ["text", "json"], "text"),
+};
+
+/** Which server, and how to be let in. */
+export const serverFlags = {
+  apiUrl: textFlag("--api-url <url>", `the project API (or USPARK_API_URL; default ${DEFAULT_API_URL})`),
+  token: textFlag("--token <token>", "bearer token (or USPARK_TOKEN, or ~/.uspark/config.json)"),
+  insecure: switchFlag("--insecure", "allow plain http:// to a host other than this machine"),
+};
+
+const projectId = textFlag("--project-id <id>", "the remote project (or USPARK_PROJECT_ID)");
+
+/** The project and its server, for a command that only reads it or changes what exists (status, resolve). */
+export const projectFlags = { projectId, ...serverFlags };
+
+/** The project and its server, with --create: for a command that may write to a project it made. */
+export const projectCreateFlags = {
+  projectId,
+  create: switchFlag("--create", "create the project on the server if it does not exist yet (else that is an error, exit 2)"),
+  ...serverFlags,
+};
+
+/**
+ * The server alone (`projects` names no project of its own). Its --project-id and --create,
+ * offered until 0.4 and meaning nothing there, are still taken, out of sight.
+ */
+export const serverOnlyFlags = { projectId: textFlag("--project-id <id>").hidden(), create: switchFlag("--create").hidden(), ...serverFlags };
+
+/** The tree synced: its root, what is left out, the part of the project it is. */
+export const treeFlags = {
+  root: textFlag("--root <dir>", "the project root; nothing outside it is synced (default: the nearest directory upward holding .uspark/state.json, else the current one)"),
+  ignore: listFlag("--ignore <glob>", "never sync files matching this gitignore-style pattern (repeatable)"),
+  prefix: textFlag("--prefix <dir>", "sync only files under <root>/<dir>, stored without that prefix"),
+};
+
+const GIVE_UP = "give up when the server has not answered for this long";
+
+/**
+ * `--timeout`: how long a server may stay silent before the command gives up (push, pull, status
+ * and the others), or a session's last pushes may take at its end (watch, run). One name for one
+ * idea, in code too (`timeout`).
+ */
+export function timeoutFlag(description = GIVE_UP) {
+  return countFlag("--timeout <ms>", description, DEFAULTS.flushTimeoutMs);
 }
 
-export interface ConnectionOptionFlags {
-  projectId?: string;
-  /** --create: make the project if the server does not have it. */
-  create?: boolean;
-  apiUrl?: string;
-  token?: string;
-  insecure?: boolean;
+/** --timeout where `--flush-timeout`, its name until 0.4 for push, pull and the watchers, is still taken (hidden, stored as timeout). */
+export function timeoutFlagWithOlderName(description = GIVE_UP) {
+  return timeoutFlag(description).withOlderName(countFlag("--flush-timeout <ms>", "the older name of --timeout"));
 }
 
-export interface TreeFlags {
-  /** Undefined: found upward from the current directory (root.ts). */
-  root?: string;
-  ignore?: string[];
-  prefix?: string;
-}
+export const requestTimeoutFlag = countFlag("--request-timeout <ms>", "time limit of one request", DEFAULTS.requestTimeoutMs);
 
-export interface WatchFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
-  agent: string;
-  dryRun?: boolean;
-  debounce: number;
-  maxWait: number;
-  timeout: number;
-  /** The older name of --timeout (timeoutOf). */
-  flushTimeout?: number;
-  requestTimeout: number;
-  maxFileSize: number;
-  concurrency: number;
-  fsWatch: boolean;
-  poll?: number | true;
-  maxLineLength?: number;
-  rescan: number;
-  transcript?: boolean;
-  /** --two-way: also write the remote's changes here. */
-  twoWay?: boolean;
-  /** false with --no-stdin: no stream, the file watcher alone. */
-  stdin?: boolean;
-}
-
-export interface RunFlags extends Omit<WatchFlags, "agent" | "stdin"> {
-  agent?: string;
-  pull?: boolean;
-  /** After the agent exited, how long its stdout may stay open before the run stops reading it. */
-  exitGrace: number;
-  /** The agent's bytes on a terminal too, not the run view. */
-  raw?: boolean;
-}
-
-export interface PushFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
-  pending?: boolean;
-  delete?: boolean;
-  force?: boolean;
-  dryRun?: boolean;
-  ontoRewound?: boolean;
-  timeout: number;
-  /** The older name of --timeout (timeoutOf). */
-  flushTimeout?: number;
-  requestTimeout: number;
-  maxFileSize: number;
-  concurrency: number;
-}
-
-export interface PullFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
-  force?: boolean;
-  delete?: boolean;
-  dryRun?: boolean;
-  timeout: number;
-  /** The older name of --timeout (timeoutOf). */
-  flushTimeout?: number;
-  requestTimeout: number;
-  concurrency: number;
-}
-
-export interface ResolveFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
-  mine?: boolean;
-  theirs?: boolean;
-  both?: boolean;
-  timeout: number;
-  requestTimeout: number;
-}
-
-export interface ProjectsFlags extends LogFlags, ConnectionOptionFlags {
-  json?: boolean;
-}
-
-/** `uspark login`, `uspark logout`: which server. */
-export interface LoginFlags {
-  apiUrl?: string;
-  insecure?: boolean;
-  /** login only: what to ask for; the person approving decides. */
-  project?: string[];
-  scope?: "read" | "write";
-}
-
-/** Where `uspark serve` and `uspark serve token` keep projects and tokens. */
-export interface StoreFlags {
-  data?: string;
-  db?: string;
-}
-
-export interface TokenCreateFlags extends StoreFlags {
-  project: string[];
-  scope: "read" | "write";
-  expires?: number;
-}
-
-export interface ServeFlags extends StoreFlags {
-  port: number;
-  host: string;
-  publicUrl?: string;
-  allowedHost?: string[];
-  token?: string;
-  quiet?: boolean;
-  verbose?: boolean;
-  maxBlobBytes?: number;
-  latency?: number;
-}
-
-/** status, diff, log, ls, cat, restore: they read the project (restore also commits). */
-export interface InspectFlags extends LogFlags, ConnectionOptionFlags, TreeFlags {
-  timeout: number;
-  requestTimeout: number;
-}
-
-export interface StatusFlags extends InspectFlags {
-  json?: boolean;
-  short?: boolean;
-}
-
-export interface DiffFlags extends InspectFlags {
-  remote?: boolean;
-}
-
-export interface HistoryFlags extends InspectFlags {
-  /** -n: how many commits (log). */
-  n?: number;
-  json?: boolean;
-  /** --at N: as of version N (ls, cat, restore). */
-  at?: number;
-}
-
-/** --timeout, or its older name --flush-timeout where that was given (it has no default of its own). */
-export function timeoutOf(flags: { timeout: number; flushTimeout?: number }): number {
-  return flags.flushTimeout ?? flags.timeout;
-}
+export type LogFlags = FlagValues<typeof logFlags>;
+export type ProjectFlags = FlagValues<typeof projectCreateFlags>;
+export type TreeFlags = FlagValues<typeof treeFlags>;

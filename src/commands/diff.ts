@@ -1,6 +1,6 @@
 import type { Command } from "../cli/commander.js";
-import type { DiffFlags } from "../cli/flags.js";
-import { addInspectOptions, runInspection } from "./inspect.js";
+import { addFlags, switchFlag, type FlagValues } from "../cli/flag-kit.js";
+import { inspectFlags, runInspection } from "./inspect.js";
 
 // `uspark diff` (lifecycle/diff.ts does it).
 
@@ -14,10 +14,18 @@ Examples:
   $ uspark diff src/app.ts                           # one file (relative to the current directory)
   $ uspark diff --remote                             # what uspark pull would change`;
 
+/** diff's flags: those of every inspecting command, then its own. */
+const diffFlags = {
+  ...inspectFlags,
+  remote: switchFlag("--remote", "what a pull would change here: your file, then the remote's"),
+};
+
+export type DiffFlags = FlagValues<typeof diffFlags>;
+
 export function addDiffCommand(program: Command): void {
-  addInspectOptions(program.command("diff").description("unified diffs of what changed here since the last sync (--remote: what a pull would change)"))
-    .argument("[paths...]", "files or directories, relative to the current directory (default: everything)")
-    .option("--remote", "what a pull would change here: your file, then the remote's")
+  const command = program.command("diff").description("unified diffs of what changed here since the last sync (--remote: what a pull would change)")
+    .argument("[paths...]", "files or directories, relative to the current directory (default: everything)");
+  addFlags(command, diffFlags)
     .addHelpText("after", DIFF_HELP)
     .action((paths: string[], flags: DiffFlags) => runDiffCommand(paths, flags));
 }

@@ -1,9 +1,7 @@
-import { DEFAULTS } from "../watcher.js";
-import type { Command } from "../cli/commander.js";
 import { reporterFor, rootAndConnection } from "../cli/connection.js";
 import { exit } from "../cli/exit.js";
-import type { InspectFlags } from "../cli/flags.js";
-import { addConnectionOptions, addLogOptions, addTreeOptions, int, timeoutOption } from "../cli/options.js";
+import type { FlagValues } from "../cli/flag-kit.js";
+import { logFlags, projectFlags, requestTimeoutFlag, timeoutFlag, treeFlags } from "../cli/flags.js";
 import { EXIT } from "../exit-codes.js";
 
 // status, diff, log, ls, cat, restore (docs/commands.md#status-diff-and-history): what is in sync,
@@ -19,14 +17,16 @@ Examples:
   $ uspark cat src/app.ts --at 12 > old-app.ts       # a file's bytes at version 12
   $ uspark restore src/app.ts --at 12                # commit that content back, and write it here`;
 
-/** status, diff, log, ls, cat, restore: the project's connection and tree, and how long to wait for the server. */
-export function addInspectOptions(command: Command): Command {
-  return addLogOptions(
-    addTreeOptions(addConnectionOptions(command, { create: false }))
-      .addOption(timeoutOption("give up when the server has not answered for this long"))
-      .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs),
-  );
-}
+/** status, diff, log, ls, cat, restore: the project's connection and tree, how long to wait for the server, the log; then each one's own. */
+export const inspectFlags = {
+  ...projectFlags,
+  ...treeFlags,
+  timeout: timeoutFlag(),
+  requestTimeout: requestTimeoutFlag,
+  ...logFlags,
+};
+
+export type InspectFlags = FlagValues<typeof inspectFlags>;
 
 /** The workspace options of status, diff, log, ls, cat and restore; undefined after a usage error was said. */
 async function inspectOptions(flags: InspectFlags) {

@@ -11,7 +11,7 @@ import { Reporter } from "../report.js";
 import { failureReason } from "../transfer/retry.js";
 import { homeConfig, rememberChoice } from "../cli/connection.js";
 import { exit, usageFailure } from "../cli/exit.js";
-import type { LoginFlags } from "../cli/flags.js";
+import type { LoginFlags } from "./login.js";
 import { errorText } from "../errors/text.js";
 
 const REQUEST_TIMEOUT_MS = 30_000;

@@ -1,7 +1,6 @@
 import { DEFAULT_API_URL } from "../config.js";
-import { Option, type Command } from "../cli/commander.js";
-import type { LoginFlags } from "../cli/flags.js";
-import { collect } from "../cli/options.js";
+import type { Command } from "../cli/commander.js";
+import { addFlags, choiceFlag, listFlag, switchFlag, textFlag, type FlagValues } from "../cli/flag-kit.js";
 
 // `uspark login` (docs/access.md#device-login). Its device flow is in login-run.ts, loaded when
 // the command runs, as the other commands' work is: not at every start.
@@ -22,16 +21,23 @@ Examples:
   $ uspark push --project-id my-app                  # now with the saved token
   $ uspark logout --api-url https://uspark.example.com`;
 
+/** Which server: login's and logout's. */
+export const loginServerFlags = {
+  apiUrl: textFlag("--api-url <url>", `the server (or USPARK_API_URL; default: apiUrl of ~/.uspark/config.json, else ${DEFAULT_API_URL})`),
+  insecure: switchFlag("--insecure", "allow plain http:// to a host other than this machine"),
+};
+
+/** login's flags: the server, then what to ask for (the person approving decides). */
+const loginFlags = {
+  ...loginServerFlags,
+  project: listFlag("--project <id>", "a project to ask for (repeatable): ticked on the approval page"),
+  scope: choiceFlag("--scope <scope>", "the access to ask for: read, or write (also push)", ["read", "write"]),
+};
+
+export type LoginFlags = FlagValues<typeof loginFlags>;
+
 export function addLoginCommand(program: Command): void {
-  addLoginOptions(program.command("login").description("log in to a server through its web view (device code): the token is saved for that server in ~/.uspark/config.json"))
-    .option("--project <id>", "a project to ask for (repeatable): ticked on the approval page", collect)
-    .addOption(new Option("--scope <scope>", "the access to ask for: read, or write (also push)").choices(["read", "write"]))
+  addFlags(program.command("login").description("log in to a server through its web view (device code): the token is saved for that server in ~/.uspark/config.json"), loginFlags)
     .addHelpText("after", LOGIN_HELP)
     .action(async (flags: LoginFlags) => (await import("./login-run.js")).runLoginCommand(flags));
-}
-
-export function addLoginOptions(command: Command): Command {
-  return command
-    .option("--api-url <url>", `the server (or USPARK_API_URL; default: apiUrl of ~/.uspark/config.json, else ${DEFAULT_API_URL})`)
-    .option("--insecure", "allow plain http:// to a host other than this machine");
 }

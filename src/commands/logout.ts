@@ -1,11 +1,11 @@
 import type { Command } from "../cli/commander.js";
-import type { LoginFlags } from "../cli/flags.js";
-import { addLoginOptions, LOGIN_HELP } from "./login.js";
+import { addFlags, type FlagValues } from "../cli/flag-kit.js";
+import { LOGIN_HELP, loginServerFlags } from "./login.js";
 
 // `uspark logout`: login's counterpart (login-run.ts, loaded when it runs).
 
 export function addLogoutCommand(program: Command): void {
-  addLoginOptions(program.command("logout").description("remove the token uspark login saved for a server"))
+  addFlags(program.command("logout").description("remove the token uspark login saved for a server"), loginServerFlags)
     .addHelpText("after", LOGIN_HELP)
-    .action(async (flags: LoginFlags) => (await import("./login-run.js")).runLogoutCommand(flags));
+    .action(async (flags: FlagValues<typeof loginServerFlags>) => (await import("./login-run.js")).runLogoutCommand(flags));
 }

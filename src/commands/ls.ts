@@ -1,17 +1,24 @@
 import type { Command } from "../cli/commander.js";
-import type { HistoryFlags } from "../cli/flags.js";
-import { int } from "../cli/options.js";
-import { addInspectOptions, HISTORY_HELP, runInspection } from "./inspect.js";
+import { addFlags, countFlag, type FlagValues } from "../cli/flag-kit.js";
+import { HISTORY_HELP, inspectFlags, runInspection } from "./inspect.js";
 
 // `uspark ls` (lifecycle/history.ts does it).
 
+/** ls's flags: those of every inspecting command, then its own. */
+const lsFlags = {
+  ...inspectFlags,
+  at: countFlag("--at <version>", "as of this version"),
+};
+
+export type LsFlags = FlagValues<typeof lsFlags>;
+
 export function addLsCommand(program: Command): void {
-  addInspectOptions(program.command("ls").description("the remote's files (--at N: as of version N), one path a line"))
-    .option("--at <version>", "as of this version", int("--at"))
+  const command = program.command("ls").description("the remote's files (--at N: as of version N), one path a line");
+  addFlags(command, lsFlags)
     .addHelpText("after", HISTORY_HELP)
-    .action((flags: HistoryFlags) => runLsCommand(flags));
+    .action((flags: LsFlags) => runLsCommand(flags));
 }
 
-export function runLsCommand(flags: HistoryFlags): Promise<void> {
+export function runLsCommand(flags: LsFlags): Promise<void> {
   return runInspection(flags, async (o) => (await import("../lifecycle/history.js")).runLs({ ...o, at: flags.at }));
 }

@@ -11,8 +11,8 @@ import { findRoot } from "../root.js";
 import type { Command } from "../cli/commander.js";
 import { homeConfig, rememberChoice, reporterFor } from "../cli/connection.js";
 import { exit, usageFailure } from "../cli/exit.js";
-import type { ProjectsFlags } from "../cli/flags.js";
-import { addLogOptions, addServerOptions } from "../cli/options.js";
+import { addFlags, switchFlag, type FlagValues } from "../cli/flag-kit.js";
+import { logFlags, serverOnlyFlags } from "../cli/flags.js";
 
 // `uspark projects` and `uspark projects create <id>`: the server's projects.
 
@@ -26,17 +26,23 @@ Examples:
   $ uspark projects create my-app
   $ uspark push --project-id my-app --create         # create it if need be, then push`;
 
+/** projects create's flags: the server's and the log's. */
+const projectsCreateFlags = { ...serverOnlyFlags, ...logFlags };
+
+/** projects' flags: its own, then create's. */
+const projectsFlags = { json: switchFlag("--json", "one JSON object instead of a table"), ...projectsCreateFlags };
+
+export type ProjectsFlags = FlagValues<typeof projectsFlags>;
+
 /** `projects` and `projects create`. */
 export function addProjectsCommands(program: Command): void {
-  const projects = addLogOptions(
-    addServerOptions(program.command("projects").description("list the projects the token can see (on stdout)").option("--json", "one JSON object instead of a table")),
-  )
+  const projects = addFlags(program.command("projects").description("list the projects the token can see (on stdout)"), projectsFlags)
     .addHelpText("after", PROJECTS_HELP)
     .action((flags: ProjectsFlags) => runProjectsCommand(flags));
-  addLogOptions(addServerOptions(projects.command("create").description("create a project on the server").argument("<id>", "the new project's id")))
+  addFlags(projects.command("create").description("create a project on the server").argument("<id>", "the new project's id"), projectsCreateFlags)
     .addHelpText("after", PROJECTS_HELP)
     // The parent's connection flags are read wherever they stand (`projects create x --api-url …`).
-    .action((id: string, _flags: ProjectsFlags, command: Command) => runProjectsCreateCommand(id, command.optsWithGlobals<ProjectsFlags>()));
+    .action((id: string, _flags: unknown, command: Command) => runProjectsCreateCommand(id, command.optsWithGlobals<ProjectsFlags>()));
 }
 
 /** `uspark projects`: needs no project id; the list goes to stdout. */

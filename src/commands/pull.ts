@@ -4,8 +4,8 @@ import { DEFAULTS } from "../watcher.js";
 import type { Command } from "../cli/commander.js";
 import { reporterFor, rootAndConnection } from "../cli/connection.js";
 import { exit } from "../cli/exit.js";
-import { timeoutOf, type PullFlags } from "../cli/flags.js";
-import { addConnectionOptions, addLogOptions, addTreeOptions, flushTimeoutAlias, int, positive, timeoutOption } from "../cli/options.js";
+import { addFlags, positiveFlag, switchFlag, type FlagValues } from "../cli/flag-kit.js";
+import { logFlags, projectCreateFlags, requestTimeoutFlag, timeoutFlagWithOlderName, treeFlags } from "../cli/flags.js";
 import { CONFLICTS_HELP } from "./conflicts-help.js";
 
 // `uspark pull`: writes the remote's changes here (lifecycle/pull.ts does it).
@@ -27,24 +27,27 @@ Examples:
   $ uspark pull --project-id my-app --prefix vendor/app --ignore "*.log"
   $ uspark pull --timeout 10000                      # give up after 10 s without an answer (as every command)`;
 
+/** pull's own flags, then the project's, the tree's and the log's. */
+const pullFlags = {
+  force: switchFlag("--force", `theirs wins: conflicts (of the given paths, or all) are overwritten after a backup in .uspark/backup/, and deletes of more than ${MASS_DELETE_TEXT} are carried out`),
+  delete: switchFlag("--delete", "accepted for compatibility: deletes made remotely are always pulled (see --help)"),
+  dryRun: switchFlag("--dry-run", "print what would be pulled and deleted; change nothing"),
+  timeout: timeoutFlagWithOlderName(),
+  requestTimeout: requestTimeoutFlag,
+  concurrency: positiveFlag("--concurrency <n>", "requests in flight", DEFAULTS.concurrency),
+  ...projectCreateFlags,
+  ...treeFlags,
+  ...logFlags,
+};
+
+export type PullFlags = FlagValues<typeof pullFlags>;
+
 export function addPullCommand(program: Command): void {
-  addLogOptions(
-    addTreeOptions(
-      addConnectionOptions(
-        program
-          .command("pull")
-          .description("write the remote's changes under the root: only what differs, never over local changes")
-          .argument("[paths...]", "files or directories to pull, relative to the current directory (default: everything)")
-          .option("--force", `theirs wins: conflicts (of the given paths, or all) are overwritten after a backup in .uspark/backup/, and deletes of more than ${MASS_DELETE_TEXT} are carried out`)
-          .option("--delete", "accepted for compatibility: deletes made remotely are always pulled (see --help)")
-          .option("--dry-run", "print what would be pulled and deleted; change nothing")
-          .addOption(timeoutOption("give up when the server has not answered for this long"))
-          .addOption(flushTimeoutAlias())
-          .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs)
-          .option("--concurrency <n>", "requests in flight", positive("--concurrency"), DEFAULTS.concurrency),
-      ),
-    ),
-  )
+  const pull = program
+    .command("pull")
+    .description("write the remote's changes under the root: only what differs, never over local changes")
+    .argument("[paths...]", "files or directories to pull, relative to the current directory (default: everything)");
+  addFlags(pull, pullFlags)
     .addHelpText("after", PULL_HELP)
     .action((paths: string[], flags: PullFlags) => runPullCommand(paths, flags));
 }
@@ -67,7 +70,7 @@ export async function pull(flags: PullFlags, paths: string[] = []): Promise<numb
     force: flags.force === true,
     dryRun: flags.dryRun === true,
     create: flags.create === true,
-    giveUpAfterMs: timeoutOf(flags),
+    giveUpAfterMs: flags.timeout,
     requestTimeoutMs: flags.requestTimeout,
     concurrency: flags.concurrency,
     report: reporterFor(flags, connection.token),

@@ -3,8 +3,8 @@ import { DEFAULTS } from "../watcher.js";
 import type { Command } from "../cli/commander.js";
 import { reporterFor, rootAndConnection } from "../cli/connection.js";
 import { exit } from "../cli/exit.js";
-import { timeoutOf, type PushFlags } from "../cli/flags.js";
-import { addConnectionOptions, addLogOptions, addTreeOptions, flushTimeoutAlias, int, positive, timeoutOption } from "../cli/options.js";
+import { addFlags, countFlag, positiveFlag, switchFlag, type FlagValues } from "../cli/flag-kit.js";
+import { logFlags, projectCreateFlags, requestTimeoutFlag, timeoutFlagWithOlderName, treeFlags } from "../cli/flags.js";
 import { CONFLICTS_HELP } from "./conflicts-help.js";
 
 // `uspark push`: commits what changed here (lifecycle/push.ts does it).
@@ -25,27 +25,30 @@ Examples:
   $ uspark push --pending                            # retry what an earlier run journaled
   $ cd src && uspark push                            # in a pulled tree: its root, project and server`;
 
+/** push's own flags, then the project's, the tree's and the log's. */
+const pushFlags = {
+  pending: switchFlag("--pending", "retry what earlier runs journaled in <root>/.uspark/pending.json"),
+  delete: switchFlag("--delete", "accepted for compatibility: deletes made here are always pushed (see --help)"),
+  force: switchFlag("--force", `yours wins: conflicts (of the given paths, or all) are committed over the remote's, and deletes of more than ${MASS_DELETE_TEXT} of the project are carried out`),
+  dryRun: switchFlag("--dry-run", "list what would be pushed and deleted; send nothing"),
+  ontoRewound: switchFlag("--onto-rewound", "the server was restored from an older backup (every command refuses it): commit this tree's files onto it as it is now, and sync with its history from then on"),
+  timeout: timeoutFlagWithOlderName(),
+  requestTimeout: requestTimeoutFlag,
+  maxFileSize: countFlag("--max-file-size <bytes>", "skip larger files", DEFAULTS.maxFileSize),
+  concurrency: positiveFlag("--concurrency <n>", "parallel blob uploads", DEFAULTS.concurrency),
+  ...projectCreateFlags,
+  ...treeFlags,
+  ...logFlags,
+};
+
+export type PushFlags = FlagValues<typeof pushFlags>;
+
 export function addPushCommand(program: Command): void {
-  addLogOptions(
-    addTreeOptions(
-      addConnectionOptions(
-        program
-          .command("push")
-          .description("commit what changed here: the given paths, the journal of an earlier run (--pending), or the whole tree")
-          .argument("[paths...]", "files or directories to push, relative to the current directory (default: everything)")
-          .option("--pending", "retry what earlier runs journaled in <root>/.uspark/pending.json")
-          .option("--delete", "accepted for compatibility: deletes made here are always pushed (see --help)")
-          .option("--force", `yours wins: conflicts (of the given paths, or all) are committed over the remote's, and deletes of more than ${MASS_DELETE_TEXT} of the project are carried out`)
-          .option("--dry-run", "list what would be pushed and deleted; send nothing")
-          .option("--onto-rewound", "the server was restored from an older backup (every command refuses it): commit this tree's files onto it as it is now, and sync with its history from then on")
-          .addOption(timeoutOption("give up when the server has not answered for this long"))
-          .addOption(flushTimeoutAlias())
-          .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs)
-          .option("--max-file-size <bytes>", "skip larger files", int("--max-file-size"), DEFAULTS.maxFileSize)
-          .option("--concurrency <n>", "parallel blob uploads", positive("--concurrency"), DEFAULTS.concurrency),
-      ),
-    ),
-  )
+  const push = program
+    .command("push")
+    .description("commit what changed here: the given paths, the journal of an earlier run (--pending), or the whole tree")
+    .argument("[paths...]", "files or directories to push, relative to the current directory (default: everything)");
+  addFlags(push, pushFlags)
     .addHelpText("after", PUSH_HELP)
     .action((paths: string[], flags: PushFlags) => runPushCommand(paths, flags));
 }
@@ -65,7 +68,7 @@ export async function runPushCommand(paths: string[], flags: PushFlags): Promise
     ontoRewound: flags.ontoRewound === true,
     ignore: flags.ignore ?? [],
     prefix,
-    flushTimeoutMs: timeoutOf(flags),
+    flushTimeoutMs: flags.timeout,
     requestTimeoutMs: flags.requestTimeout,
     maxFileSize: flags.maxFileSize,
     concurrency: flags.concurrency,

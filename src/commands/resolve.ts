@@ -1,10 +1,9 @@
 import { EXIT } from "../exit-codes.js";
-import { DEFAULTS } from "../watcher.js";
 import type { Command } from "../cli/commander.js";
 import { reporterFor, rootAndConnection } from "../cli/connection.js";
 import { exit } from "../cli/exit.js";
-import type { ResolveFlags } from "../cli/flags.js";
-import { addConnectionOptions, addLogOptions, addTreeOptions, int, timeoutOption } from "../cli/options.js";
+import { addFlags, switchFlag, type FlagValues } from "../cli/flag-kit.js";
+import { logFlags, projectFlags, requestTimeoutFlag, timeoutFlag, treeFlags } from "../cli/flags.js";
 
 // `uspark resolve <path>`: ends a conflict on every machine (lifecycle/resolve.ts does it).
 
@@ -20,23 +19,26 @@ Examples:
   $ uspark diff --remote src/app.ts        # yours, then the remote's
   $ uspark resolve src/app.ts --mine`;
 
+/** resolve's own flags, then the project's (no --create: it changes what exists), the tree's and the log's. */
+const resolveFlags = {
+  mine: switchFlag("--mine", "yours wins: committed over the remote's version, the conflict copy deleted"),
+  theirs: switchFlag("--theirs", "the remote's wins: written here (yours kept in .uspark/backup/ first), the conflict copy deleted"),
+  both: switchFlag("--both", "the remote's at the path, yours kept as a file of its own (the copy)"),
+  timeout: timeoutFlag(),
+  requestTimeout: requestTimeoutFlag,
+  ...projectFlags,
+  ...treeFlags,
+  ...logFlags,
+};
+
+export type ResolveFlags = FlagValues<typeof resolveFlags>;
+
 export function addResolveCommand(program: Command): void {
-  addLogOptions(
-    addTreeOptions(
-      addConnectionOptions(
-        program
-          .command("resolve")
-          .description("end a conflict, on every machine: yours, theirs, or both kept (the conflict copy goes)")
-          .argument("<path>", "the file in conflict, relative to the current directory")
-          .option("--mine", "yours wins: committed over the remote's version, the conflict copy deleted")
-          .option("--theirs", "the remote's wins: written here (yours kept in .uspark/backup/ first), the conflict copy deleted")
-          .option("--both", "the remote's at the path, yours kept as a file of its own (the copy)")
-          .addOption(timeoutOption("give up when the server has not answered for this long"))
-          .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs),
-        { create: false },
-      ),
-    ),
-  )
+  const resolve = program
+    .command("resolve")
+    .description("end a conflict, on every machine: yours, theirs, or both kept (the conflict copy goes)")
+    .argument("<path>", "the file in conflict, relative to the current directory");
+  addFlags(resolve, resolveFlags)
     .addHelpText("after", RESOLVE_HELP)
     .action((path: string, flags: ResolveFlags) => runResolveCommand(path, flags));
 }

@@ -3,14 +3,12 @@ import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } 
 import { EXIT } from "../exit-codes.js";
 import { colorWanted, type Reporter, type ReportRecord } from "../report.js";
 import { DEFAULTS, type Watcher } from "../watcher.js";
-import { Option, type Command } from "../cli/commander.js";
+import type { Command } from "../cli/commander.js";
 import { reporterFor, rootOf } from "../cli/connection.js";
 import { exit, usageFailure } from "../cli/exit.js";
-import type { RunFlags } from "../cli/flags.js";
-import { int } from "../cli/options.js";
-import { lockRoot, release, startWatcher, type SessionLock, type Started } from "../cli/watcher-start.js";
+import { addFlags, choiceFlag, countFlag, switchFlag, type FlagValues } from "../cli/flag-kit.js";
 import { pull } from "./pull.js";
-import { addWatchOptions } from "./watch.js";
+import { lockRoot, release, sessionFlags, startWatcher, type SessionLock, type Started } from "./watch-session.js";
 
 // `uspark run -- <agent>`: starts the agent, passes its stdout through and syncs what it changes.
 
@@ -25,19 +23,25 @@ agent's output unchanged instead. A pipe or a file always gets the agent's stdou
 for byte. Its stdin and stderr are yours. Signals are passed on to it. Exit code: the agent's when
 it fails (128+n when signal n ended it), else the sync's.`;
 
+/** run's own flags, then a session's. */
+const runFlags = {
+  agent: choiceFlag("--agent <name>", "the agent's stream format (default: from the command's name)", ["auto", ...agentNames]),
+  pull: switchFlag("--pull", "pull the remote project first; a conflict (or any failed pull) stops before the agent starts"),
+  raw: switchFlag("--raw", "on a terminal too, print the agent's output unchanged instead of the readable view (a pipe or a file always gets it unchanged)"),
+  exitGrace: countFlag("--exit-grace <ms>", "after the agent exits, wait this long for its stdout to close (a process it left running may hold it)", DEFAULTS.exitGraceMs),
+  twoWay: switchFlag("--two-way", "also follow the remote while the agent runs and write its changes here (never over a local change)"),
+  ...sessionFlags,
+};
+
+export type RunFlags = FlagValues<typeof runFlags>;
+
 export function addRunCommand(program: Command): void {
-  addWatchOptions(
-    program
-      .command("run")
-      .description("start an agent, pass its stdout through and sync what it changes; exit with its code when it fails")
-      .usage("[options] -- <agent command ...>")
-      .argument("<command...>", "the agent command and its arguments, after --")
-      .addOption(new Option("--agent <name>", "the agent's stream format (default: from the command's name)").choices(["auto", ...agentNames]))
-      .option("--pull", "pull the remote project first; a conflict (or any failed pull) stops before the agent starts")
-      .option("--raw", "on a terminal too, print the agent's output unchanged instead of the readable view (a pipe or a file always gets it unchanged)")
-      .option("--exit-grace <ms>", "after the agent exits, wait this long for its stdout to close (a process it left running may hold it)", int("--exit-grace"), DEFAULTS.exitGraceMs)
-      .option("--two-way", "also follow the remote while the agent runs and write its changes here (never over a local change)"),
-  )
+  const run = program
+    .command("run")
+    .description("start an agent, pass its stdout through and sync what it changes; exit with its code when it fails")
+    .usage("[options] -- <agent command ...>")
+    .argument("<command...>", "the agent command and its arguments, after --");
+  addFlags(run, runFlags)
     .addHelpText("after", RUN_EXAMPLES)
     .action((command: string[], flags: RunFlags) => runRunCommand(command, flags));
 }

@@ -9,8 +9,8 @@ import { formatTable } from "../text/table.js";
 import { validateProjectId } from "../api/validate.js";
 import type { CredentialStore, TokenRecord } from "../server/credentials.js";
 import { exit, printToStdout, usageFailure } from "../cli/exit.js";
-import { storeOf } from "./serve.js";
-import type { StoreFlags, TokenCreateFlags } from "../cli/flags.js";
+import { storeOf, type StoreFlags } from "./serve.js";
+import type { TokenCreateFlags, TokenListFlags } from "./serve-token.js";
 import { errorText } from "../errors/text.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -31,7 +31,7 @@ export async function runTokenCreateCommand(flags: TokenCreateFlags): Promise<vo
   await printToStdout(`${made.secret}\n`);
 }
 
-export async function runTokenListCommand(flags: StoreFlags & { json?: boolean }): Promise<void> {
+export async function runTokenListCommand(flags: TokenListFlags): Promise<void> {
   const report = new Reporter();
   const listing = await withCredentials(flags, report, (credentials) => credentials.tokens());
   if (!listing) return;

@@ -1,7 +1,7 @@
 import { parsePositiveInt, UsageError } from "../config.js";
-import { Option, type Command } from "../cli/commander.js";
-import type { StoreFlags, TokenCreateFlags } from "../cli/flags.js";
-import { collect } from "../cli/options.js";
+import type { Command } from "../cli/commander.js";
+import { addFlags, choiceFlag, listFlag, parsedFlag, switchFlag, textFlag, type FlagValues } from "../cli/flag-kit.js";
+import type { StoreFlags } from "./serve.js";
 
 // `uspark serve token create|list|revoke`: their flags and help; their work is serve-token-run.ts,
 // loaded when one runs.
@@ -19,34 +19,45 @@ Examples:
   $ uspark serve token revoke --data ./uspark-data 3f9c0a1b2d4e
   $ USPARK_SERVE_TOKEN="$ADMIN" uspark serve --data ./uspark-data --host 0.0.0.0   # the admin token, not in ps`;
 
+/** Ten years: far past any use, and a date every store and `token list` can show. */
+const MAX_EXPIRES_DAYS = 3650;
+
+/** The store a token command works on: uspark serve's (serve's own --data and --db are read too). */
+const storeFlags = {
+  data: textFlag("--data <dir>", "the file store uspark serve uses (default ~/.uspark/serve-data)"),
+  db: textFlag("--db <postgres-url>", "the PostgreSQL store uspark serve uses (env USPARK_DATABASE_URL)"),
+};
+
+const createFlags = {
+  ...storeFlags,
+  project: listFlag("--project <id>", "a project the token may use (repeatable)").required(),
+  scope: choiceFlag("--scope <scope>", "read: GET only; write: also push", ["read", "write"]).required(),
+  expires: parsedFlag("--expires <days>", `refused after this many days (1 to ${MAX_EXPIRES_DAYS})`, expiresDays),
+};
+
+const listFlags = { ...storeFlags, json: switchFlag("--json", "one JSON object { tokens: [...] }") };
+
+export type TokenCreateFlags = FlagValues<typeof createFlags>;
+export type TokenListFlags = FlagValues<typeof listFlags>;
+
+// `serve` has --data and --db too, and commander gives them to it wherever they stand: each reads optsWithGlobals.
+const run = () => import("./serve-token-run.js");
+
 /** `uspark serve token create|list|revoke` (docs/access.md#tokens-and-scopes), on the store serve uses. */
 export function addTokenCommands(serve: Command): void {
   const token = serve.command("token").description("scoped tokens: some projects, read or write, optional expiry; stored hashed").addHelpText("after", TOKEN_HELP);
-  addStoreOptions(token.command("create").description("make a token and print its secret, once, on stdout"))
-    .requiredOption("--project <id>", "a project the token may use (repeatable)", collect)
-    .addOption(new Option("--scope <scope>", "read: GET only; write: also push").choices(["read", "write"]).makeOptionMandatory())
-    .option("--expires <days>", `refused after this many days (1 to ${MAX_EXPIRES_DAYS})`, expiresDays)
+  addFlags(token.command("create").description("make a token and print its secret, once, on stdout"), createFlags)
     .addHelpText("after", TOKEN_HELP)
-    // `serve` has --data and --db too, and commander gives them to it wherever they stand.
-    .action(async (_flags: TokenCreateFlags, command: Command) => (await import("./serve-token-run.js")).runTokenCreateCommand(command.optsWithGlobals<TokenCreateFlags>()));
-  addStoreOptions(token.command("list").description("every token: id, scope, status, dates, projects (never a secret)"))
-    .option("--json", "one JSON object { tokens: [...] }")
+    .action(async (_flags: unknown, command: Command) => (await run()).runTokenCreateCommand(command.optsWithGlobals<TokenCreateFlags>()));
+  addFlags(token.command("list").description("every token: id, scope, status, dates, projects (never a secret)"), listFlags)
     .addHelpText("after", TOKEN_HELP)
-    .action(async (_flags: StoreFlags, command: Command) => (await import("./serve-token-run.js")).runTokenListCommand(command.optsWithGlobals<StoreFlags & { json?: boolean }>()));
-  addStoreOptions(token.command("revoke").description("refuse a token from the next request on (on every server of this store)"))
+    .action(async (_flags: unknown, command: Command) => (await run()).runTokenListCommand(command.optsWithGlobals<TokenListFlags>()));
+  addFlags(token.command("revoke").description("refuse a token from the next request on (on every server of this store)"), storeFlags)
     .argument("<id>", "the token's id, as token list shows it")
     .addHelpText("after", TOKEN_HELP)
-    .action(async (id: string, _flags: StoreFlags, command: Command) => (await import("./serve-token-run.js")).runTokenRevokeCommand(id, command.optsWithGlobals<StoreFlags>()));
+    .action(async (id: string, _flags: unknown, command: Command) => (await run()).runTokenRevokeCommand(id, command.optsWithGlobals<StoreFlags>()));
 }
 
-function addStoreOptions(command: Command): Command {
-  return command
-    .option("--data <dir>", "the file store uspark serve uses (default ~/.uspark/serve-data)")
-    .option("--db <postgres-url>", "the PostgreSQL store uspark serve uses (env USPARK_DATABASE_URL)");
-}
-
-/** Ten years: far past any use, and a date every store and `token list` can show. */
-const MAX_EXPIRES_DAYS = 3650;
 
 /** `--expires <days>`: 1 to MAX_EXPIRES_DAYS, refused before anything is stored. */
 function expiresDays(raw: string): number {

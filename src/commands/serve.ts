@@ -2,10 +2,9 @@ import path from "node:path";
 import { defaultServeData, UsageError } from "../config.js";
 import { Reporter } from "../report.js";
 import { errorCode, errorText } from "../errors/text.js";
-import { Option, type Command } from "../cli/commander.js";
+import type { Command } from "../cli/commander.js";
 import { exit, usageFailure } from "../cli/exit.js";
-import type { ServeFlags, StoreFlags } from "../cli/flags.js";
-import { collect, int, positive } from "../cli/options.js";
+import { addFlags, countFlag, listFlag, positiveFlag, switchFlag, textFlag, type FlagValues } from "../cli/flag-kit.js";
 import { addTokenCommands } from "./serve-token.js";
 
 // `uspark serve`: the reference project server (its work is server/, loaded when it runs).
@@ -32,22 +31,29 @@ Examples:
   $ uspark serve --db postgres://uspark:secret@db.internal/uspark --port 4401   # replicas may share it
   $ USPARK_SERVE_TOKEN="$TOKEN" uspark serve --data /srv/uspark --public-url https://uspark.example.com   # behind a proxy`;
 
+/** serve's flags: its store, where it listens, who may use it, what it says. */
+const serveFlags = {
+  data: textFlag("--data <dir>", "where projects, commits and blobs are stored (a directory; default ~/.uspark/serve-data)"),
+  db: textFlag("--db <postgres-url>", "keep everything in PostgreSQL instead (env USPARK_DATABASE_URL); replicas may share it"),
+  port: countFlag("--port <port>", "port to listen on (0: any free port)", 4400),
+  host: textFlag("--host <host>", "address to bind; other than loopback only with --token", "127.0.0.1"),
+  publicUrl: textFlag("--public-url <url>", "the URL clients and browsers use when it is not the bound address (a proxy in front): its name is served too"),
+  allowedHost: listFlag("--allowed-host <name>", "another host name to serve, name (any port) or name:port (repeatable)"),
+  token: textFlag("--token <token>", "the admin token, required on every request but those of scoped tokens (or USPARK_SERVE_TOKEN, which ps does not show)"),
+  quiet: switchFlag("-q, --quiet", "print errors and the address only"),
+  verbose: switchFlag("-v, --verbose", "print every request"),
+  maxBlobBytes: positiveFlag("--max-blob-bytes <bytes>", "the largest file (blob) it accepts; larger ones get 413 (default: 104857600, 100 MiB)"),
+  latency: countFlag("--latency <ms>", "delay every answer (benchmarks)").hidden(),
+};
+
+export type ServeFlags = FlagValues<typeof serveFlags>;
+
+/** Where `uspark serve` and `uspark serve token` keep projects and tokens. */
+export type StoreFlags = Pick<ServeFlags, "data" | "db">;
+
 /** `serve` and `serve token create|list|revoke`. */
 export function addServeCommands(program: Command): void {
-  const serve = program
-    .command("serve")
-    .description("run the reference project server: the project API and its web view (open the address it prints in a browser)")
-    .option("--data <dir>", "where projects, commits and blobs are stored (a directory; default ~/.uspark/serve-data)")
-    .option("--db <postgres-url>", "keep everything in PostgreSQL instead (env USPARK_DATABASE_URL); replicas may share it")
-    .option("--port <port>", "port to listen on (0: any free port)", int("--port"), 4400)
-    .option("--host <host>", "address to bind; other than loopback only with --token", "127.0.0.1")
-    .option("--public-url <url>", "the URL clients and browsers use when it is not the bound address (a proxy in front): its name is served too")
-    .option("--allowed-host <name>", "another host name to serve, name (any port) or name:port (repeatable)", collect)
-    .option("--token <token>", "the admin token, required on every request but those of scoped tokens (or USPARK_SERVE_TOKEN, which ps does not show)")
-    .option("-q, --quiet", "print errors and the address only")
-    .option("-v, --verbose", "print every request")
-    .option("--max-blob-bytes <bytes>", "the largest file (blob) it accepts; larger ones get 413 (default: 104857600, 100 MiB)", positive("--max-blob-bytes"))
-    .addOption(new Option("--latency <ms>", "delay every answer (benchmarks)").hideHelp().argParser(int("--latency")))
+  const serve = addFlags(program.command("serve").description("run the reference project server: the project API and its web view (open the address it prints in a browser)"), serveFlags)
     .addHelpText("after", SERVE_HELP)
     .action((flags: ServeFlags) => runServeCommand(flags));
   addTokenCommands(serve);

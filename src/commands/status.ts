@@ -1,6 +1,6 @@
 import type { Command } from "../cli/commander.js";
-import type { StatusFlags } from "../cli/flags.js";
-import { addInspectOptions, runInspection } from "./inspect.js";
+import { addFlags, switchFlag, type FlagValues } from "../cli/flag-kit.js";
+import { inspectFlags, runInspection } from "./inspect.js";
 
 // `uspark status` (lifecycle/status.ts does it).
 
@@ -17,10 +17,18 @@ Examples:
   $ uspark status --json | jq '.paths[] | select(.status == "conflict")'
   $ uspark status --quiet || uspark push             # scriptable: exit 1 when not in sync`;
 
+/** status's flags: those of every inspecting command, then its own. */
+const statusFlags = {
+  ...inspectFlags,
+  json: switchFlag("--json", "one JSON object (a documented, versioned shape)"),
+  short: switchFlag("--short", "one line a path: two letters (here, remotely), then the path"),
+};
+
+export type StatusFlags = FlagValues<typeof statusFlags>;
+
 export function addStatusCommand(program: Command): void {
-  addInspectOptions(program.command("status").description("what is not in sync: changes here, changes remotely, conflicts (exit 1 if any)"))
-    .option("--json", "one JSON object (a documented, versioned shape)")
-    .option("--short", "one line a path: two letters (here, remotely), then the path")
+  const command = program.command("status").description("what is not in sync: changes here, changes remotely, conflicts (exit 1 if any)");
+  addFlags(command, statusFlags)
     .addHelpText("after", STATUS_HELP)
     .action((flags: StatusFlags) => runStatusCommand(flags));
 }

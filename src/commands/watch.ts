@@ -5,13 +5,11 @@ import { UsageError } from "../config.js";
 import type { Reporter } from "../report.js";
 import { agentStdin } from "../stream/stdin.js";
 import { deferred } from "../deferred.js";
-import { DEFAULTS } from "../watcher.js";
-import { Option, type Command } from "../cli/commander.js";
+import type { Command } from "../cli/commander.js";
 import { reporterFor } from "../cli/connection.js";
 import { exit, pipeUsageFailure, usageFailure } from "../cli/exit.js";
-import type { WatchFlags } from "../cli/flags.js";
-import { addConnectionOptions, addLogOptions, addTreeOptions, flushTimeoutAlias, int, positive, timeoutOption } from "../cli/options.js";
-import { startWatcher, type Started } from "../cli/watcher-start.js";
+import { addFlags, choiceFlag, negatedFlag, switchFlag, type FlagValues } from "../cli/flag-kit.js";
+import { sessionFlags, startWatcher, type SessionFlags, type Started } from "./watch-session.js";
 
 // `uspark watch`: the files an agent's JSON stream on stdin edits, synced while it runs (or, with
 // --no-stdin, a daemon syncing the tree).
@@ -23,46 +21,23 @@ Examples:
   $ uspark watch-claude --dry-run --root ~/src/my-app < session.jsonl
 stdout is stdin, unchanged; progress, warnings and the summary go to stderr.`;
 
+/** watch's own flags, then a session's. */
+const watchFlags = {
+  agent: choiceFlag("--agent <name>", "the agent whose stream this is", ["auto", ...agentNames], "auto"),
+  stdin: negatedFlag("--no-stdin", "read no stream: watch the tree and sync until SIGINT/SIGTERM/SIGHUP (a dev container's daemon)"),
+  twoWay: switchFlag("--two-way", "also follow the remote and write its changes here (never over a local change)"),
+  ...sessionFlags,
+};
+
+export type WatchFlags = FlagValues<typeof watchFlags>;
+
 export function addWatchCommand(program: Command): void {
-  addWatchOptions(
-    program
-      .command("watch")
-      .description("sync the files edited in any supported agent's JSON stream")
-      .addOption(new Option("--agent <name>", "the agent whose stream this is").choices(["auto", ...agentNames]).default("auto"))
-      .option("--no-stdin", "read no stream: watch the tree and sync until SIGINT/SIGTERM/SIGHUP (a dev container's daemon)")
-      .option("--two-way", "also follow the remote and write its changes here (never over a local change)"),
-  )
+  addFlags(program.command("watch").description("sync the files edited in any supported agent's JSON stream"), watchFlags)
     .addHelpText("after", WATCH_EXAMPLES)
     .action((flags: WatchFlags) => runWatchCommand(flags));
 }
 
-export function addWatchOptions(command: Command): Command {
-  return addLogOptions(
-    addTreeOptions(
-      addConnectionOptions(command)
-        .option("--dry-run", "detect and print what would be pushed; send nothing")
-        .option("--debounce <ms>", "push after this long without a new change", int("--debounce"), DEFAULTS.debounceMs)
-        .option("--max-wait <ms>", "push at the latest this long after a batch's first change", int("--max-wait"), DEFAULTS.maxWaitMs)
-        .addOption(timeoutOption("at the end, wait this long for the last pushes (and give up on a server silent for this long)"))
-        .addOption(flushTimeoutAlias())
-        .option("--request-timeout <ms>", "time limit of one request", int("--request-timeout"), DEFAULTS.requestTimeoutMs)
-        .option("--max-file-size <bytes>", "skip (and report) larger files", int("--max-file-size"), DEFAULTS.maxFileSize)
-        .option("--concurrency <n>", "parallel blob uploads", positive("--concurrency"), DEFAULTS.concurrency)
-        .option("--no-fs-watch", "do not watch the file system for changes made outside tool events")
-        .option("--poll [ms]", "poll the file system (bind mounts in containers where native events never come)", int("--poll"))
-        .option("--rescan <ms>", "compare the whole tree with what was synced this often (0: only at start and end)", int("--rescan"), DEFAULTS.rescanMs)
-        .option("--max-line-length <bytes>", "pass longer lines through without parsing them", positive("--max-line-length"))
-        .addOption(transcriptOption()),
-    ),
-  );
-}
-
-/** `--transcript` (watch, watch-claude, run): off by default, transcripts hold prompts and file contents. */
-function transcriptOption(): Option {
-  return new Option("--transcript", "also send the agent's stream, byte for byte, as this session's transcript (it holds prompts and file contents)");
-}
-
-export async function runWatchCommand(flags: WatchFlags): Promise<void> {
+export async function runWatchCommand(flags: SessionFlags): Promise<void> {
   const stdin = flags.stdin !== false;
   const report = reporterFor(flags, undefined, undefined, !stdin);
   const sessionStopped = deferred();

@@ -2,11 +2,36 @@ import { checkPrefix, UsageError, type Connection } from "../config.js";
 import { ownLogIgnores } from "../ignore/own-log.js";
 import type { ReporterOptions } from "../report.js";
 import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../state-dir.js";
-import { createWatcher, type Watcher, type WatcherOptions } from "../watcher.js";
-import { connect, reporterFor, rootOf } from "./connection.js";
-import { timeoutOf, type LogFlags, type WatchFlags } from "./flags.js";
+import { createWatcher, DEFAULTS, type Watcher, type WatcherOptions } from "../watcher.js";
+import { connect, reporterFor, rootOf } from "../cli/connection.js";
+import { countFlag, Flag, negatedFlag, positiveFlag, switchFlag, type FlagValues } from "../cli/flag-kit.js";
+import { logFlags, projectCreateFlags, requestTimeoutFlag, timeoutFlagWithOlderName, treeFlags, type LogFlags } from "../cli/flags.js";
 
-/** The sync session of watch, watch-claude and run: the root's lock, then the watcher. */
+// The sync session of watch, watch-claude and run: their shared flags, the root's lock, then the watcher.
+
+/** The flags of a sync session, after each command's own (watch, watch-claude, run). */
+export const sessionFlags = {
+  ...projectCreateFlags,
+  dryRun: switchFlag("--dry-run", "detect and print what would be pushed; send nothing"),
+  debounce: countFlag("--debounce <ms>", "push after this long without a new change", DEFAULTS.debounceMs),
+  maxWait: countFlag("--max-wait <ms>", "push at the latest this long after a batch's first change", DEFAULTS.maxWaitMs),
+  timeout: timeoutFlagWithOlderName("at the end, wait this long for the last pushes (and give up on a server silent for this long)"),
+  requestTimeout: requestTimeoutFlag,
+  maxFileSize: countFlag("--max-file-size <bytes>", "skip (and report) larger files", DEFAULTS.maxFileSize),
+  concurrency: positiveFlag("--concurrency <n>", "parallel blob uploads", DEFAULTS.concurrency),
+  fsWatch: negatedFlag("--no-fs-watch", "do not watch the file system for changes made outside tool events"),
+  // A number, or true when given without one (then a second).
+  poll: new Flag<number | true | undefined>(() => countFlag("--poll [ms]", "poll the file system (bind mounts in containers where native events never come)").make()),
+  rescan: countFlag("--rescan <ms>", "compare the whole tree with what was synced this often (0: only at start and end)", DEFAULTS.rescanMs),
+  maxLineLength: positiveFlag("--max-line-length <bytes>", "pass longer lines through without parsing them"),
+  // Off by default: transcripts hold prompts and file contents.
+  transcript: switchFlag("--transcript", "also send the agent's stream, byte for byte, as this session's transcript (it holds prompts and file contents)"),
+  ...treeFlags,
+  ...logFlags,
+};
+
+/** What a session reads of its command's flags: the shared ones, the agent's format, and watch's own. */
+export type SessionFlags = FlagValues<typeof sessionFlags> & { agent: string; twoWay?: boolean; stdin?: boolean };
 
 export interface Started {
   watcher: Watcher;
@@ -21,7 +46,7 @@ export interface Started {
  * The root's lock (unless given, or a dry run), then the watcher; throws a UsageError for bad flags
  * or a held lock. `mayShare` (the pipe form): beside a live uspark holding the lock, see lockRoot.
  */
-export async function startWatcher(flags: WatchFlags, extra: WatcherExtras, heldLock?: SessionLock, mayShare = false): Promise<Started> {
+export async function startWatcher(flags: SessionFlags, extra: WatcherExtras, heldLock?: SessionLock, mayShare = false): Promise<Started> {
   const root = rootOf(flags);
   const { connection, prefix } = flags.dryRun ? { connection: undefined, prefix: flags.prefix } : await connect(flags, root, { dryRunNeedsNone: true });
   checkPrefix(root, prefix);
@@ -73,7 +98,7 @@ function lockFailure(error: unknown): never {
 }
 
 /** A watcher from the command line's flags; throws a UsageError for bad ones. */
-function watcherFor(flags: WatchFlags, root: string, connection: Connection | undefined, { listener, ...extra }: WatcherExtras): Watcher {
+function watcherFor(flags: SessionFlags, root: string, connection: Connection | undefined, { listener, ...extra }: WatcherExtras): Watcher {
   const report = reporterFor(flags, connection?.token, listener, flags.stdin === false);
   // Its own log inside the tree would be committed after each line it writes, in a loop.
   const ownLogs = ownLogIgnores(root, (rel, stream) => report.info("ignore", `not syncing ${rel}: it is this process's own log (its ${stream})`, { path: rel }));
@@ -91,7 +116,7 @@ function watcherFor(flags: WatchFlags, root: string, connection: Connection | un
     insecure: flags.insecure,
     debounceMs: flags.debounce,
     maxWaitMs: flags.maxWait,
-    flushTimeoutMs: timeoutOf(flags),
+    flushTimeoutMs: flags.timeout,
     requestTimeoutMs: flags.requestTimeout,
     maxFileSize: flags.maxFileSize,
     concurrency: flags.concurrency,

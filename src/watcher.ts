@@ -42,6 +42,9 @@ export interface WatcherOptions {
   insecure?: boolean;
   debounceMs?: number;
   maxWaitMs?: number;
+  /** Give up on a server silent this long; at the end, wait at most this long for the last pushes (--timeout). */
+  timeoutMs?: number;
+  /** The older name of timeoutMs (until 0.4), still taken. */
   flushTimeoutMs?: number;
   requestTimeoutMs?: number;
   maxFileSize?: number;
@@ -109,6 +112,8 @@ export interface Watcher {
 export const DEFAULTS = {
   debounceMs: 300,
   maxWaitMs: 2000,
+  timeoutMs: 60_000,
+  /** The older name of timeoutMs. */
   flushTimeoutMs: 60_000,
   requestTimeoutMs: 30_000,
   maxFileSize: 50 * 1024 * 1024,
@@ -204,7 +209,7 @@ class WatchSession implements Watcher {
   }
 
   end(): Promise<WatchSummary> {
-    const timeoutMs = this.options.flushTimeoutMs ?? DEFAULTS.flushTimeoutMs;
+    const timeoutMs = this.options.timeoutMs ?? this.options.flushTimeoutMs ?? DEFAULTS.timeoutMs;
     const stop = (session: SyncSession, remainingMs: number) => session.finish(remainingMs);
     this.ended ??= this.finish({ stop, deadline: deadlineIn(timeoutMs) }, (t) => t.end(timeoutMs));
     return this.ended;

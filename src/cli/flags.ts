@@ -51,7 +51,7 @@ const GIVE_UP = "give up when the server has not answered for this long";
  * idea, in code too (`timeout`).
  */
 export function timeoutFlag(description = GIVE_UP) {
-  return countFlag("--timeout <ms>", description, DEFAULTS.flushTimeoutMs);
+  return countFlag("--timeout <ms>", description, DEFAULTS.timeoutMs);
 }
 
 /** --timeout where `--flush-timeout`, its name until 0.4 for push, pull and the watchers, is still taken (hidden, stored as timeout). */

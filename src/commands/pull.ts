@@ -70,7 +70,7 @@ export async function pull(flags: PullFlags, paths: string[] = []): Promise<numb
     force: flags.force === true,
     dryRun: flags.dryRun === true,
     create: flags.create === true,
-    giveUpAfterMs: flags.timeout,
+    timeoutMs: flags.timeout,
     requestTimeoutMs: flags.requestTimeout,
     concurrency: flags.concurrency,
     report: reporterFor(flags, connection.token),

@@ -68,7 +68,7 @@ export async function runPushCommand(paths: string[], flags: PushFlags): Promise
     ontoRewound: flags.ontoRewound === true,
     ignore: flags.ignore ?? [],
     prefix,
-    flushTimeoutMs: flags.timeout,
+    timeoutMs: flags.timeout,
     requestTimeoutMs: flags.requestTimeout,
     maxFileSize: flags.maxFileSize,
     concurrency: flags.concurrency,

@@ -116,7 +116,7 @@ function watcherFor(flags: SessionFlags, root: string, connection: Connection | 
     insecure: flags.insecure,
     debounceMs: flags.debounce,
     maxWaitMs: flags.maxWait,
-    flushTimeoutMs: flags.timeout,
+    timeoutMs: flags.timeout,
     requestTimeoutMs: flags.requestTimeout,
     maxFileSize: flags.maxFileSize,
     concurrency: flags.concurrency,

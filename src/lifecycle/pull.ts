@@ -40,7 +40,7 @@ export interface PullOptions {
   force?: boolean;
   dryRun?: boolean;
   /** Give up when the server has not answered for this long, ms. Default 60000. */
-  giveUpAfterMs?: number;
+  timeoutMs?: number;
   maxFileSize?: number;
   backoff?: BackoffPolicy;
   /** Create the project if the server does not have it. */

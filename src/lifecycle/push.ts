@@ -45,7 +45,7 @@ export interface PushOptions {
   maxFileSize: number;
   concurrency: number;
   /** Give up when the server has not answered for this long. Default 60000. */
-  flushTimeoutMs?: number;
+  timeoutMs?: number;
   source: CommitSource;
   report: Reporter;
   backoff?: BackoffPolicy;
@@ -63,7 +63,7 @@ export async function runPush(options: PushOptions): Promise<number> {
   }
   const scope = resolvePaths(options);
   if (scope === "usage") return 2;
-  const ws = await openOrExit({ ...options, giveUpAfterMs: options.flushTimeoutMs }, "push");
+  const ws = await openOrExit(options, "push");
   if (typeof ws === "number") return ws;
   try {
     const journal = options.pending ? await pendingEntries(ws, options) : undefined;
@@ -123,7 +123,7 @@ async function settleJournal(ws: Workspace, options: PushOptions, pending: Journ
 async function sendTranscripts(ws: Workspace, options: PushOptions): Promise<number> {
   const spools = await pendingTranscripts({ ...options, root: ws.root });
   if (spools.length === 0) return 0;
-  return sendPendingTranscripts(spools, { ...options, root: ws.root, flushTimeoutMs: options.flushTimeoutMs ?? 60_000 });
+  return sendPendingTranscripts(spools, { ...options, root: ws.root, timeoutMs: options.timeoutMs ?? 60_000 });
 }
 
 function dryRun(report: Reporter, result: RoundResult): 0 | 1 {

@@ -24,7 +24,7 @@ export interface ResolveOptions {
   choice: Resolution | undefined;
   cwd?: string;
   requestTimeoutMs: number;
-  giveUpAfterMs?: number;
+  timeoutMs?: number;
   report: Reporter;
 }
 

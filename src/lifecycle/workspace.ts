@@ -24,7 +24,7 @@ import { errorText } from "../errors/text.js";
 /**
  * The parts of one push, pull or status: the tree under the root, the project's API under one
  * retry policy, the remote view, the base, and the reconciler over them. It gives up when the
- * server has not answered for `giveUpAfterMs` (a large transfer within its own deadline counts as
+ * server has not answered for `timeoutMs` (a large transfer within its own deadline counts as
  * an answer).
  */
 
@@ -41,7 +41,7 @@ export interface WorkspaceOptions {
   report: Reporter;
   source: CommitSource;
   /** Give up when the server has not answered for this long, ms. Default 60000. */
-  giveUpAfterMs?: number;
+  timeoutMs?: number;
   backoff?: BackoffPolicy;
   /** Create the project if the server does not have it (else that is a usage error, exit 2). */
   create?: boolean;
@@ -96,7 +96,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   const prefix = options.prefix?.replace(/\/+$/, "") || undefined;
   const client = new ApiClient({ ...options, connections: options.concurrency + 1, report });
   const controller = new AbortController();
-  const timeoutMs = options.giveUpAfterMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const deadline: IdleDeadline = idleDeadline({
     timeoutMs,
     longTransferDeadline: () => client.longTransferDeadline(),

@@ -20,7 +20,7 @@ export interface PendingTranscriptsOptions {
   token?: string;
   requestTimeoutMs: number;
   /** Give up on a spool after this long without an append going through. */
-  flushTimeoutMs: number;
+  timeoutMs: number;
   report: Reporter;
   backoff?: BackoffPolicy;
 }
@@ -56,7 +56,7 @@ async function sendSpool(client: ApiClient, meta: SpoolMeta, options: PendingTra
   let offset = meta.acked;
   const controller = new AbortController();
   const deadline = idleDeadline({
-    timeoutMs: options.flushTimeoutMs,
+    timeoutMs: options.timeoutMs,
     longTransferDeadline: () => client.longTransferDeadline(),
     expire: () => controller.abort(),
   });
@@ -78,7 +78,7 @@ async function sendSpool(client: ApiClient, meta: SpoolMeta, options: PendingTra
       report.info("transcript", `${error.message}: the transcript of session ${meta.sessionId} is dropped`);
       return true;
     }
-    const why = controller.signal.aborted ? `no progress for ${options.flushTimeoutMs} ms` : errorText(error);
+    const why = controller.signal.aborted ? `no progress for ${options.timeoutMs} ms` : errorText(error);
     await writeSpoolMeta(root, { ...meta, acked: offset, pid: undefined }).catch(() => undefined);
     report.error("transcript", `transcript of session ${meta.sessionId}: ${why}; still in ${file}`);
     return false;

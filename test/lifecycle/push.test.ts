@@ -136,7 +136,7 @@ describe("uspark push", () => {
     try {
       await tree({ "a.ts": "a" });
       const started = Date.now();
-      expect(await push({ flushTimeoutMs: 300 }, proxy.url)).toBe(1);
+      expect(await push({ timeoutMs: 300 }, proxy.url)).toBe(1);
       expect(Date.now() - started).toBeLessThan(3000);
       expect(log.events("push-failed")[0]!.message).toMatch(/has not answered for 300 ms/);
     } finally {

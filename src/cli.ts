@@ -6,12 +6,12 @@
 import { readFileSync } from "node:fs";
 import type * as Commander from "commander";
 import { agentNames } from "./agents/index.js";
-import { DEFAULT_API_URL, parseNonNegativeInt, parsePositiveInt, UsageError } from "./config.js";
-import { EXIT } from "./exit-codes.js";
-import { MASS_DELETE_TEXT } from "./mass-delete.js";
-import { Reporter } from "./report.js";
-import { requireCjs } from "./cjs.js";
-import { DEFAULTS } from "./watcher.js";
+import { DEFAULT_API_URL, parseNonNegativeInt, parsePositiveInt, UsageError } from "./config/config.js";
+import { EXIT } from "./util/exit-codes.js";
+import { MASS_DELETE_TEXT } from "./reconcile/mass-delete.js";
+import { Reporter } from "./report/reporter.js";
+import { requireCjs } from "./util/cjs.js";
+import { DEFAULTS } from "./watcher/watcher.js";
 import { isPipeForm } from "./cli/pipe-form.js";
 import { checkWorkingDirectory, copyStdinThrough, exit, printToStdout, runCatCommand, runDiffCommand, runLogCommand, runLsCommand, runProjectsCommand, runProjectsCreateCommand, runPullCommand, runPushCommand, runResolveCommand, runRestoreCommand, runRunCommand, runServeCommand, runStatusCommand, runWatchCommand, usageFailure } from "./cli/commands.js";
 import { completionCommands, completionScript, SHELLS, type Shell } from "./cli/completion.js";

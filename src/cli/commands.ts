@@ -1,23 +1,23 @@
 import { statSync } from "node:fs";
 import path from "node:path";
 import { isatty } from "node:tty";
-import { checkPrefix, defaultServeData, givenApiUrl, homeConfigPath, isChosenServer, knownServersPath, loadHomeConfig, loadKnownServers, recordKnownServer, resolveConnection, resolvePrefix, resolveServer, UsageError, type Connection, type ConnectionFlags, type HomeConfig, type MissingProjectHint } from "../config.js";
-import { EXIT } from "../exit-codes.js";
+import { checkPrefix, defaultServeData, givenApiUrl, homeConfigPath, isChosenServer, knownServersPath, loadHomeConfig, loadKnownServers, recordKnownServer, resolveConnection, resolvePrefix, resolveServer, UsageError, type Connection, type ConnectionFlags, type HomeConfig, type MissingProjectHint } from "../config/config.js";
+import { EXIT } from "../util/exit-codes.js";
 import { ownLogIgnores } from "../ignore/own-log.js";
 import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../agents/commands.js";
 import { runSession } from "../lifecycle/session.js";
-import { colorWanted, Reporter, stderrFailure, stderrOutput, type ReporterOptions, type ReportRecord, type Verbosity } from "../report.js";
-import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../state-dir.js";
+import { colorWanted, Reporter, stderrFailure, stderrOutput, type ReporterOptions, type ReportRecord, type Verbosity } from "../report/reporter.js";
+import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../state/state-dir.js";
 import { passthroughOf } from "../stream/early-copy.js";
 import { agentStdin } from "../stream/stdin.js";
-import { createWatcher, type Watcher, type WatcherOptions } from "../watcher.js";
+import { createWatcher, type Watcher, type WatcherOptions } from "../watcher/watcher.js";
 import { timeoutOf, type ConnectionOptionFlags, type DiffFlags, type HistoryFlags, type InspectFlags, type LogFlags, type ProjectsFlags, type PullFlags, type PushFlags, type ResolveFlags, type RunFlags, type ServeFlags, type StatusFlags, type StoreFlags, type TreeFlags, type WatchFlags } from "./flags.js";
 import { ApiClient, ApiError } from "../transfer/client.js";
 import { listProjects } from "../transfer/projects.js";
 import { validateProjectId } from "../api/validate.js";
 import { rememberedProject } from "../reconcile/state-store.js";
-import { deferred } from "../deferred.js";
-import { findRoot } from "../root.js";
+import { deferred } from "../util/deferred.js";
+import { findRoot } from "../reconcile/root.js";
 
 /**
  * What each command does with its parsed flags: check the root and the connection (a bad one is

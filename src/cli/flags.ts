@@ -1,4 +1,4 @@
-import type { LogFormat } from "../report.js";
+import type { LogFormat } from "../report/reporter.js";
 
 /** The parsed flags of each command, as commander hands them over. */
 

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import { describeError, errorCode, isGone, type DirNode } from "./tree.js";
 
 /** The watcher's warnings: the first problem of a kind is a warning, the same kind again a debug line. */

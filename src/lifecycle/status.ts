@@ -1,5 +1,5 @@
 import { readJournal, entriesFor } from "../sync/journal.js";
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import { writeStdout } from "./output.js";
 import { longStatus, shortStatus, statusEntries, type StatusReport } from "./status-report.js";
 import { openOrExit, type Workspace, type WorkspaceOptions } from "./workspace.js";

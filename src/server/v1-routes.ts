@@ -8,7 +8,7 @@ import { API_ERRORS, API_VERSION, type CommitAnswer, type ConflictEntry, type Li
 import type { ProjectAccess } from "./access.js";
 import type { RouteContext } from "./context.js";
 import { HttpError, readBody, readJson, sendJson } from "./http.js";
-import { queryVersion } from "./routes.js";
+import { queryVersion } from "./routes/table.js";
 import type { BodyFeed } from "./store.js";
 import { parseCommitRequest } from "../api/validate.js";
 

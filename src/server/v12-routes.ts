@@ -6,7 +6,7 @@ import { API_ERRORS, API_VERSION } from "../api/types.js";
 import type { ProjectAccess } from "./access.js";
 import type { Context, RouteContext } from "./context.js";
 import { HttpError, readJson, sendJson } from "./http.js";
-import { queryCommits } from "./routes.js";
+import { queryCommits } from "./routes/table.js";
 import { validateProjectId } from "../api/validate.js";
 
 /**

@@ -1,5 +1,5 @@
 import type Picocolors from "picocolors";
-import { requireCjs } from "./cjs.js";
+import { requireCjs } from "../util/cjs.js";
 
 const pc = requireCjs("picocolors") as typeof Picocolors;
 

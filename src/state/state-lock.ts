@@ -1,4 +1,4 @@
-import { nodeCrypto } from "./lazy-builtins.js";
+import { nodeCrypto } from "../util/lazy-builtins.js";
 import { linkSync, lstatSync, promises as fsp, readFileSync, realpathSync, renameSync, statSync, type Stats } from "node:fs";
 import path from "node:path";
 import { ensureDir, refusedLink, StateDirError, unlinkIfThere, writeNewFile } from "./state-dir.js";

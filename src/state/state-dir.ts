@@ -1,5 +1,5 @@
-import { fsyncDirQuietly } from "./fsync-dir.js";
-import { nodeCrypto } from "./lazy-builtins.js";
+import { fsyncDirQuietly } from "../util/fsync-dir.js";
+import { nodeCrypto } from "../util/lazy-builtins.js";
 import { closeSync, constants, lstatSync, mkdirSync, openSync, promises as fsp, readdirSync, rmdirSync, unlinkSync, writeSync, type Stats } from "node:fs";
 import { processGone } from "./state-lock.js";
 import path from "node:path";

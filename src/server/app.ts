@@ -13,8 +13,10 @@ import { isPublicRoute, needOf, parseRoute, type Route } from "./routes/table.js
 import { getEvents, listSessions, putEvents } from "./routes/sessions.js";
 import { API_ERRORS } from "../api/types.js";
 import { ProjectNotFoundError, ProjectUnavailableError, StoreUnavailableError } from "./store.js";
-import { commit, getBlob, getFiles, putBlob } from "./v1-routes.js";
-import { createProject, getCommits, listProjects } from "./v12-routes.js";
+import { getBlob, putBlob } from "./routes/blobs.js";
+import { commit, getCommits } from "./routes/commits.js";
+import { getFiles } from "./routes/files.js";
+import { createProject, listProjects } from "./routes/projects.js";
 
 export type { CommitEvent, Limits } from "./context.js";
 

@@ -86,10 +86,9 @@ export async function openOrExit(options: WorkspaceOptions, command: string): Pr
   }
 }
 
-export async function openWorkspace(options: WorkspaceOptions): Promise<Workspace> {
+/** The server's side of a workspace: the client, its calls' retries, and the idle deadline that aborts `controller` when the server falls silent. */
+function connect(options: WorkspaceOptions) {
   const { report } = options;
-  const root = await realpath(options.root);
-  const prefix = options.prefix?.replace(/\/+$/, "") || undefined;
   const client = new ApiClient({ ...options, connections: options.concurrency + 1, report });
   const controller = new AbortController();
   const timeoutMs = options.giveUpAfterMs ?? DEFAULT_IDLE_TIMEOUT_MS;
@@ -103,6 +102,14 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   const caller = new RetryingCaller({ report, host: hostOf(options.apiUrl), policy: options.backoff, onProgress: () => deadline.progress(), onStart: () => deadline.progress() });
   const remote = new ProjectRemote(client, caller, { concurrency: options.concurrency, report });
   const view = new RemoteView(remote, report);
+  return { client, controller, deadline, remote, view };
+}
+
+export async function openWorkspace(options: WorkspaceOptions): Promise<Workspace> {
+  const { report } = options;
+  const root = await realpath(options.root);
+  const prefix = options.prefix?.replace(/\/+$/, "") || undefined;
+  const { client, controller, deadline, remote, view } = connect(options);
   const ignore = new IgnoreEngine({ root, ignore: options.ignore });
   const tree = new DiskTree({ root, prefix, ignore, maxFileSize: options.maxFileSize, report });
   const base = await BaseKeeper.load({ apiUrl: options.apiUrl, projectId: options.projectId, prefix }, { store: fileStateStore(root, report), report });

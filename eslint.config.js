@@ -17,7 +17,8 @@ const FLOORS = [
   ["config"],
   ["fswatch", "transfer", "server"],
   ["reconcile", "transcript"],
-  ["sync"],
+  // terminal/: what a command shows on a terminal (the commands branch of issue 47 adds it).
+  ["sync", "terminal"],
   ["watcher"],
   ["lifecycle"],
 ];

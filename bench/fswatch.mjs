@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // File system watcher benchmark: ready time, peak RSS, idle CPU and the `mkdir -p x && echo > x/f`
-// case for chokidar 5, raw @parcel/watcher and uspark's own startFsWatcher (dist/fswatch.js, so
+// case for chokidar 5, raw @parcel/watcher and uspark's own startFsWatcher (dist/fswatch/index.js, so
 // build first), on a generated tree of 50,000 files in 5,000 directories plus an ignored
 // node_modules of 100,000 files. Each candidate runs in its own process, one after the other.
 //
@@ -193,8 +193,8 @@ async function load(name) {
     }
     case "uspark":
     case "uspark-poll": {
-      const { startFsWatcher } = await import(pathToFileURL(path.join(repo, "dist", "fswatch.js")).href);
-      const { Reporter } = await import(pathToFileURL(path.join(repo, "dist", "report.js")).href);
+      const { startFsWatcher } = await import(pathToFileURL(path.join(repo, "dist", "fswatch", "index.js")).href);
+      const { Reporter } = await import(pathToFileURL(path.join(repo, "dist", "report", "reporter.js")).href);
       return async (root, onPath) => {
         const watcher = startFsWatcher({
           root,

@@ -80,7 +80,7 @@ if (strays.length > 0) {
   process.exit(1);
 }
 
-// Built-ins that a command may never need are loaded where first used (src/lazy-builtins.ts, the
+// Built-ins that a command may never need are loaded where first used (src/util/lazy-builtins.ts, the
 // API client's transport): imported at start, node:crypto and node:http cost --version, --help and
 // a dry run some 40 internal modules (measured: --version 252 -> 226 M instructions).
 const eager = [...atStart].flatMap((fileName) => chunks.get(fileName).imports).filter((id) => /^node:(https?|crypto)$/.test(id));

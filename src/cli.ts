@@ -4,9 +4,9 @@
  * names, runs the one it names and turns its errors into exit codes.
  */
 import { readFileSync } from "node:fs";
-import { DEFAULT_API_URL, UsageError } from "./config.js";
-import { EXIT } from "./exit-codes.js";
-import { Reporter } from "./report.js";
+import { DEFAULT_API_URL, UsageError } from "./config/config.js";
+import { EXIT } from "./util/exit-codes.js";
+import { Reporter } from "./report/reporter.js";
 import { isPipeForm } from "./cli/pipe-form.js";
 import { Command, CommanderError, Help } from "./cli/commander.js";
 import { checkWorkingDirectory, copyStdinThrough, exit, usageFailure } from "./cli/exit.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Breath } from "../src/breath.js";
+import { Breath } from "../src/util/breath.js";
 
 /** Has the event loop turned (a macrotask run) since this was called? */
 function turnWatch(): () => boolean {

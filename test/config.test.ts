@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writ
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkApiUrl, checkPrefix, givenApiUrl, isChosenServer, knownServersPath, loadHomeConfig, loadKnownServers, parseNonNegativeInt, recordKnownServer, resolveConnection, resolvePrefix, resolveServer, updateHomeConfig, UsageError, type HomeConfig } from "../src/config.js";
+import { checkApiUrl, checkPrefix, givenApiUrl, isChosenServer, knownServersPath, loadHomeConfig, loadKnownServers, parseNonNegativeInt, recordKnownServer, resolveConnection, resolvePrefix, resolveServer, updateHomeConfig, UsageError, type HomeConfig } from "../src/config/config.js";
 
 describe("resolveConnection", () => {
   it("should prefer flags over the environment over the home config", () => {

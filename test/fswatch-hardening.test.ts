@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, 
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { FsWatcher } from "../src/fswatch.js";
+import type { FsWatcher } from "../src/fswatch/index.js";
 import { startHarness } from "./kit/fswatch.js";
 
 /** The file watcher under the conditions issue 15 broke it with (defects 1, 6, 7, 8, 9) and the settle barrier. */

@@ -2,7 +2,7 @@ import { lstatSync, mkdirSync, mkdtempSync, readdir, realpathSync, rmSync, unlin
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { FsWatcher } from "../src/fswatch.js";
+import type { FsWatcher } from "../src/fswatch/index.js";
 import { startHarness } from "./kit/fswatch.js";
 
 /**

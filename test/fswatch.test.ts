@@ -4,8 +4,8 @@ import { watch } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { startFsWatcher, type FsWatcher, type FsWatcherOptions } from "../src/fswatch.js";
-import { Reporter } from "../src/report.js";
+import { startFsWatcher, type FsWatcher, type FsWatcherOptions } from "../src/fswatch/index.js";
+import { Reporter } from "../src/report/reporter.js";
 import { startHarness, type Harness } from "./kit/fswatch.js";
 
 const WAIT_MS = 10_000;

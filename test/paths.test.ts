@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createPathPolicy, isInside, selfAndAncestors, type PathDecision } from "../src/paths.js";
+import { createPathPolicy, isInside, selfAndAncestors, type PathDecision } from "../src/paths/paths.js";
 
 let base: string;
 let root: string;

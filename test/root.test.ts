@@ -1,7 +1,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { findRoot } from "../src/root.js";
+import { findRoot } from "../src/reconcile/root.js";
 import { tempDir } from "./kit/sync.js";
 
 /** Root discovery (docs/commands.md#finding-the-root): the nearest ancestor holding .uspark/state.json, never $HOME. */

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { StateDirError, writeStateFile } from "../src/state-dir.js";
+import { StateDirError, writeStateFile } from "../src/state/state-dir.js";
 import { runCli } from "./kit/cli.js";
 import { perTest, UNREACHABLE, writeEvents } from "./kit/fixtures.js";
 

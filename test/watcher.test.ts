@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createWatcher, Reporter, UsageError } from "../src/index.js";
-import { notSyncedHeadline } from "../src/watcher.js";
+import { notSyncedHeadline } from "../src/watcher/watcher.js";
 import { remoteFiles, startRef, tempDir, type RefServer } from "./kit/sync.js";
 
 let root: string;

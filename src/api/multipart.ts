@@ -1,4 +1,4 @@
-import { nodeCrypto } from "../lazy-builtins.js";
+import { nodeCrypto } from "../util/lazy-builtins.js";
 
 // multipart/form-data as both ends write it (docs/api.md, the v1.1 batch blob routes): one part
 // per blob, named by its sha256, framed as the platform's FormData frames a file. Both ends read

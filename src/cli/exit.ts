@@ -1,8 +1,8 @@
 import { isatty } from "node:tty";
-import { UsageError } from "../config.js";
-import { EXIT } from "../exit-codes.js";
+import { UsageError } from "../config/config.js";
+import { EXIT } from "../util/exit-codes.js";
 import { errorCode } from "../errors/text.js";
-import { Reporter, stderrFailure, stderrOutput } from "../report.js";
+import { Reporter, stderrFailure, stderrOutput } from "../report/reporter.js";
 import { passthroughOf } from "../stream/early-copy.js";
 import { agentStdin } from "../stream/stdin.js";
 

@@ -2,7 +2,7 @@ import { reporterFor, rootAndConnection } from "../cli/connection.js";
 import { exit } from "../cli/exit.js";
 import type { FlagValues } from "../cli/flag-kit.js";
 import { logFlags, projectFlags, requestTimeoutFlag, timeoutFlag, treeFlags } from "../cli/flags.js";
-import { EXIT } from "../exit-codes.js";
+import { EXIT } from "../util/exit-codes.js";
 
 // status, diff, log, ls, cat, restore (docs/commands.md#status-diff-and-history): what is in sync,
 // what changed, what was. What they share: their flags, the workspace they open, their stdout.

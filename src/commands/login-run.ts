@@ -5,9 +5,9 @@
 
 import os from "node:os";
 import { DEVICE_CODE_GRANT, SLOW_DOWN_SECONDS } from "../api/types.js";
-import { homeConfigPath, normalizeApiUrl, resolveServer, updateHomeConfig, UsageError } from "../config.js";
-import { EXIT } from "../exit-codes.js";
-import { Reporter } from "../report.js";
+import { homeConfigPath, normalizeApiUrl, resolveServer, updateHomeConfig, UsageError } from "../config/config.js";
+import { EXIT } from "../util/exit-codes.js";
+import { Reporter } from "../report/reporter.js";
 import { failureReason } from "../transfer/retry.js";
 import { homeConfig, rememberChoice } from "../cli/connection.js";
 import { exit, usageFailure } from "../cli/exit.js";

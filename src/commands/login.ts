@@ -1,4 +1,4 @@
-import { DEFAULT_API_URL } from "../config.js";
+import { DEFAULT_API_URL } from "../config/config.js";
 import type { Command } from "../cli/commander.js";
 import { addFlags, choiceFlag, listFlag, switchFlag, textFlag, type FlagValues } from "../cli/flag-kit.js";
 

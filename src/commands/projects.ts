@@ -1,13 +1,13 @@
-import { resolveServer, UsageError } from "../config.js";
-import { EXIT } from "../exit-codes.js";
-import type { Reporter } from "../report.js";
+import { resolveServer, UsageError } from "../config/config.js";
+import { EXIT } from "../util/exit-codes.js";
+import type { Reporter } from "../report/reporter.js";
 import type { EventAt } from "../report-events.js";
 import { errorText } from "../errors/text.js";
 import { ApiClient, ApiError } from "../transfer/client.js";
 import { listProjects } from "../transfer/projects.js";
 import { validateProjectId } from "../api/validate.js";
 import { rememberedProject } from "../reconcile/state-store.js";
-import { findRoot } from "../root.js";
+import { findRoot } from "../reconcile/root.js";
 import type { Command } from "../cli/commander.js";
 import { homeConfig, rememberChoice, reporterFor } from "../cli/connection.js";
 import { exit, usageFailure } from "../cli/exit.js";

@@ -1,5 +1,5 @@
-import { MASS_DELETE_TEXT } from "../mass-delete.js";
-import { DEFAULTS } from "../watcher.js";
+import { MASS_DELETE_TEXT } from "../reconcile/mass-delete.js";
+import { DEFAULTS } from "../watcher/watcher.js";
 import type { Command } from "../cli/commander.js";
 import { reporterFor, rootAndConnection } from "../cli/connection.js";
 import { exit } from "../cli/exit.js";

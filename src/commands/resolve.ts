@@ -1,4 +1,4 @@
-import { EXIT } from "../exit-codes.js";
+import { EXIT } from "../util/exit-codes.js";
 import type { Command } from "../cli/commander.js";
 import { reporterFor, rootAndConnection } from "../cli/connection.js";
 import { exit } from "../cli/exit.js";

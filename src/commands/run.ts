@@ -1,8 +1,8 @@
 import { agentNames } from "../agents/index.js";
 import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } from "../agents/commands.js";
-import { EXIT } from "../exit-codes.js";
-import { colorWanted, type Reporter, type ReportRecord } from "../report.js";
-import { DEFAULTS, type Watcher } from "../watcher.js";
+import { EXIT } from "../util/exit-codes.js";
+import { colorWanted, type Reporter, type ReportRecord } from "../report/reporter.js";
+import { DEFAULTS, type Watcher } from "../watcher/watcher.js";
 import type { Command } from "../cli/commander.js";
 import { reporterFor, rootOf } from "../cli/connection.js";
 import { exit, usageFailure } from "../cli/exit.js";

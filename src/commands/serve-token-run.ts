@@ -2,9 +2,9 @@
 // store `uspark serve` uses. The secret is printed once, alone on stdout; the store keeps its
 // SHA-256 only.
 
-import { UsageError } from "../config.js";
-import { EXIT } from "../exit-codes.js";
-import { Reporter } from "../report.js";
+import { UsageError } from "../config/config.js";
+import { EXIT } from "../util/exit-codes.js";
+import { Reporter } from "../report/reporter.js";
 import { formatTable } from "../text/table.js";
 import { validateProjectId } from "../api/validate.js";
 import type { CredentialStore, TokenRecord } from "../server/credentials.js";

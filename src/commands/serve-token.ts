@@ -1,4 +1,4 @@
-import { parsePositiveInt, UsageError } from "../config.js";
+import { parsePositiveInt, UsageError } from "../config/config.js";
 import type { Command } from "../cli/commander.js";
 import { addFlags, choiceFlag, listFlag, parsedFlag, switchFlag, textFlag, type FlagValues } from "../cli/flag-kit.js";
 import type { StoreFlags } from "./serve.js";

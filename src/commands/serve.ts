@@ -1,6 +1,6 @@
 import path from "node:path";
-import { defaultServeData, UsageError } from "../config.js";
-import { Reporter } from "../report.js";
+import { defaultServeData, UsageError } from "../config/config.js";
+import { Reporter } from "../report/reporter.js";
 import { errorCode, errorText } from "../errors/text.js";
 import type { Command } from "../cli/commander.js";
 import { exit, usageFailure } from "../cli/exit.js";

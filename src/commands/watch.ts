@@ -1,10 +1,10 @@
 import { isatty } from "node:tty";
 import { agentNames } from "../agents/index.js";
 import { runSession } from "../lifecycle/session.js";
-import { UsageError } from "../config.js";
-import type { Reporter } from "../report.js";
+import { UsageError } from "../config/config.js";
+import type { Reporter } from "../report/reporter.js";
 import { agentStdin } from "../stream/stdin.js";
-import { deferred } from "../deferred.js";
+import { deferred } from "../util/deferred.js";
 import type { Command } from "../cli/commander.js";
 import { reporterFor } from "../cli/connection.js";
 import { exit, pipeUsageFailure, usageFailure } from "../cli/exit.js";

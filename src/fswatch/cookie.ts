@@ -1,5 +1,5 @@
 import type { FSWatcher } from "node:fs";
-import { createStateFile, ensureDir, removeDirIfUnused, removeStateFile, stateDirExists } from "../state-dir.js";
+import { createStateFile, ensureDir, removeDirIfUnused, removeStateFile, stateDirExists } from "../state/state-dir.js";
 
 /** `fs.watch` of one directory, with names as the kernel gives them (bytes). */
 export type WatchDirectory = (dir: string, listener: (event: string, filename: Buffer | string | null) => void) => FSWatcher;

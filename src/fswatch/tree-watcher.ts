@@ -1,12 +1,12 @@
-import { envFlag } from "../config.js";
+import { envFlag } from "../config/config.js";
 import { lstatSync, readdir, realpathSync, watch, type Dirent } from "node:fs";
 import path from "node:path";
 import type { FileChange } from "../agents/types.js";
 import { IgnoreEngine } from "../ignore/engine.js";
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import { BurstDetector, burstThreshold } from "./burst.js";
 import { CookieBarrier, type WatchDirectory } from "./cookie.js";
-import { utf8Name, warnNotUtf8 } from "./names.js";
+import { utf8Name, warnNotUtf8 } from "../paths/names.js";
 import { Poller } from "./poller.js";
 import { drain } from "./pool.js";
 import { readProc, Trouble } from "./trouble.js";

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import type { EventAt } from "../report-events.js";
 import { describeError, errorCode, isGone, type DirNode } from "./tree.js";
 

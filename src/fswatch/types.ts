@@ -1,6 +1,6 @@
 import type { FileChange } from "../agents/types.js";
 import type { IgnoreEngine } from "../ignore/engine.js";
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import type { WatchDirectory } from "./cookie.js";
 
 export type { WatchDirectory };

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import type { Readable } from "node:stream";
-import { EXIT } from "../exit-codes.js";
-import type { Reporter } from "../report.js";
-import type { Watcher } from "../watcher.js";
+import { EXIT } from "../util/exit-codes.js";
+import type { Reporter } from "../report/reporter.js";
+import type { Watcher } from "../watcher/watcher.js";
 import { commandName } from "../agents/commands.js";
 import { runExitCode, type AgentExit } from "./run.js";
 import type { RunView } from "../terminal/run-view.js";

@@ -1,7 +1,7 @@
 import type { RoundRequest, RoundResult } from "../reconcile/reconciler.js";
 import { pathRefusal } from "../reconcile/disk-tree.js";
 import { RESOLVE_HINT } from "../reconcile/conflict-copy.js";
-import { plural, type Reporter } from "../report.js";
+import { plural, type Reporter } from "../report/reporter.js";
 import type { BackoffPolicy } from "../transfer/retry.js";
 import { openConflicts, reportHeld, reportPlan, reportRefusedPaths, reportUnsynced } from "../terminal/round-report.js";
 import { resolvePaths } from "./scope.js";

@@ -1,9 +1,9 @@
 import type { CommitSource } from "../api/types.js";
-import { isInside } from "../paths.js";
+import { isInside } from "../paths/paths.js";
 import { pathRefusal } from "../reconcile/disk-tree.js";
 import { RESOLVE_HINT } from "../reconcile/conflict-copy.js";
 import type { RoundRequest, RoundResult } from "../reconcile/reconciler.js";
-import { plural, pushedFiles, type Reporter } from "../report.js";
+import { plural, pushedFiles, type Reporter } from "../report/reporter.js";
 import { entriesFor, readJournal, updateJournal, type JournalEntry } from "../sync/journal.js";
 import { pendingTranscripts, sendPendingTranscripts } from "../transcript/pending.js";
 import type { BackoffPolicy } from "../transfer/retry.js";

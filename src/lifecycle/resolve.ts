@@ -1,5 +1,5 @@
 import type { Resolution } from "../reconcile/plan.js";
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import { resolvePaths } from "./scope.js";
 import { openOrExit, type Workspace } from "./workspace.js";
 import { errorText } from "../errors/text.js";

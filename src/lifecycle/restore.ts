@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Change, RemoteFile } from "../api/types.js";
 import type { RemoteEntry } from "../reconcile/plan.js";
 import { ApiError } from "../transfer/client.js";
-import { plural, type Reporter } from "../report.js";
+import { plural, type Reporter } from "../report/reporter.js";
 import { openConflicts, reportUnsynced } from "../terminal/round-report.js";
 import { filesAt, projectPath, withHistory, type HistoryOptions } from "./history.js";
 import type { Workspace } from "./workspace.js";

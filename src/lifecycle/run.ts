@@ -1,4 +1,4 @@
-import { signalExitCode } from "../exit-codes.js";
+import { signalExitCode } from "../util/exit-codes.js";
 
 /** `uspark run`: the exit code of a run, from the agent's exit and the sync's code. */
 

@@ -1,6 +1,6 @@
 import path from "node:path";
-import { createPathPolicy, isInside, type PathPolicy } from "../paths.js";
-import type { Reporter } from "../report.js";
+import { createPathPolicy, isInside, type PathPolicy } from "../paths/paths.js";
+import type { Reporter } from "../report/reporter.js";
 
 /** The project paths a command was given (files or directories, here or only remotely). */
 export interface PathScope {

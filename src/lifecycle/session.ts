@@ -1,8 +1,8 @@
 import type { Readable, Writable } from "node:stream";
-import { EXIT, signalExitCode } from "../exit-codes.js";
-import { isReaderGone, type Reporter } from "../report.js";
+import { EXIT, signalExitCode } from "../util/exit-codes.js";
+import { isReaderGone, type Reporter } from "../report/reporter.js";
 import { passthroughOf } from "../stream/early-copy.js";
-import type { Watcher } from "../watcher.js";
+import type { Watcher } from "../watcher/watcher.js";
 import { errorText } from "../errors/text.js";
 
 /**

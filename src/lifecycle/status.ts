@@ -1,5 +1,5 @@
 import { readJournal, entriesFor } from "../sync/journal.js";
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import { writeStdout } from "../terminal/output.js";
 import { longStatus, shortStatus, statusEntries, type StatusReport } from "../terminal/status-report.js";
 import { openOrExit, type Workspace, type WorkspaceCommand, type WorkspaceOptions } from "./workspace.js";

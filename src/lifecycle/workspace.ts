@@ -1,7 +1,7 @@
 import os from "node:os";
 import { realpath } from "node:fs/promises";
 import type { CommitSource } from "../api/types.js";
-import { UsageError } from "../config.js";
+import { UsageError } from "../config/config.js";
 import { IgnoreEngine } from "../ignore/engine.js";
 import { BaseKeeper } from "../reconcile/base-keeper.js";
 import { DiskTree } from "../reconcile/disk-tree.js";
@@ -10,9 +10,9 @@ import { Reconciler } from "../reconcile/reconciler.js";
 import { RemoteView } from "../reconcile/remote-view.js";
 import { checkLineage, RewoundError } from "../reconcile/lineage.js";
 import { fileStateStore } from "../reconcile/state-store.js";
-import { removeOwnTemps } from "../state-dir.js";
+import { removeOwnTemps } from "../state/state-dir.js";
 import { gitCleanFiles } from "../reconcile/git-clean.js";
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import { ApiClient } from "../transfer/client.js";
 import { DEFAULT_IDLE_TIMEOUT_MS, idleDeadline, type IdleDeadline } from "../transfer/deadline.js";
 import { ProjectRemote } from "../transfer/project-remote.js";
@@ -90,10 +90,9 @@ export async function openOrExit(options: WorkspaceOptions, command: WorkspaceCo
   }
 }
 
-export async function openWorkspace(options: WorkspaceOptions): Promise<Workspace> {
+/** The server's side of a workspace: the client, its calls' retries, and the idle deadline that aborts `controller` when the server falls silent. */
+function connect(options: WorkspaceOptions) {
   const { report } = options;
-  const root = await realpath(options.root);
-  const prefix = options.prefix?.replace(/\/+$/, "") || undefined;
   const client = new ApiClient({ ...options, connections: options.concurrency + 1, report });
   const controller = new AbortController();
   const timeoutMs = options.timeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
@@ -107,6 +106,14 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   const caller = new RetryingCaller({ report, host: hostOf(options.apiUrl), policy: options.backoff, onProgress: () => deadline.progress(), onStart: () => deadline.progress() });
   const remote = new ProjectRemote(client, caller, { concurrency: options.concurrency, report });
   const view = new RemoteView(remote, report);
+  return { client, controller, deadline, remote, view };
+}
+
+export async function openWorkspace(options: WorkspaceOptions): Promise<Workspace> {
+  const { report } = options;
+  const root = await realpath(options.root);
+  const prefix = options.prefix?.replace(/\/+$/, "") || undefined;
+  const { client, controller, deadline, remote, view } = connect(options);
   const ignore = new IgnoreEngine({ root, ignore: options.ignore });
   const tree = new DiskTree({ root, prefix, ignore, maxFileSize: options.maxFileSize, report });
   const base = await BaseKeeper.load({ apiUrl: options.apiUrl, projectId: options.projectId, prefix }, { store: fileStateStore(root, report), report });

@@ -1,6 +1,6 @@
 import type { Change } from "../api/types.js";
-import type { Reporter } from "../report.js";
-import { realTimers, type Timers } from "../timers.js";
+import type { Reporter } from "../report/reporter.js";
+import { realTimers, type Timers } from "../util/timers.js";
 import { emptyBase, type Base, type BaseEntry, type BaseKey, type OpenConflict } from "./base.js";
 import { mirrorOf, sameMirror, type RemotePicture } from "./mirror.js";
 import type { Intent, StateStore } from "./state-store.js";

@@ -1,4 +1,4 @@
-import { normalizeApiUrl } from "../config.js";
+import { normalizeApiUrl } from "../config/config.js";
 import { mergedMirror, type MirrorPoint } from "./mirror.js";
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { conflictEntries } from "../api/answers.js";
 import type { Change, CommitSource, ConflictEntry } from "../api/types.js";
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import { ApiError } from "../transfer/api-error.js";
 import type { ProjectRemote } from "../transfer/project-remote.js";
 import type { UploadItem } from "../transfer/blobs.js";

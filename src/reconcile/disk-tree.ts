@@ -1,13 +1,13 @@
 import { lstatSync, promises as fsp } from "node:fs";
 import path from "node:path";
 import type { IgnoreEngine } from "../ignore/engine.js";
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import { MAX_PATH_BYTES, validateProjectPath } from "../api/validate.js";
-import { Breath } from "../breath.js";
-import { ensureDir, ownTempDir, stateDirPath } from "../state-dir.js";
+import { Breath } from "../util/breath.js";
+import { ensureDir, ownTempDir, stateDirPath } from "../state/state-dir.js";
 import { readLocal } from "./local-read.js";
 import { joinAbs, joinRel, walkFiles } from "./walk.js";
-import { NOT_UTF8 } from "../fswatch/names.js";
+import { NOT_UTF8 } from "../paths/names.js";
 import { describeRule } from "../ignore/pattern.js";
 import { removeEmptiedParents, removeUnchanged, syncDirectories, writeAtomic } from "./disk-write.js";
 import { stillAsPlanned, type LocalExpectation, type LocalRead, type LocalStat, type LocalTree, type TreeListing, type Unrepresentable } from "./local-tree.js";

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { constants, promises as fsp, type Stats } from "node:fs";
 import path from "node:path";
-import { isInside } from "../paths.js";
-import { fsyncDirQuietly } from "../fsync-dir.js";
+import { isInside } from "../paths/paths.js";
+import { fsyncDirQuietly } from "../util/fsync-dir.js";
 import { LocalChanged, WriteRefused } from "./local-tree.js";
 import { errorCode } from "../errors/text.js";
 

@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
 import { promises as fsp } from "node:fs";
 import path from "node:path";
-import { mapLimit } from "../map-limit.js";
-import { selfAndAncestors } from "../paths.js";
+import { mapLimit } from "../util/map-limit.js";
+import { selfAndAncestors } from "../paths/paths.js";
 import { localStatOf, type LocalStat } from "./base-keeper.js";
 import { errorCode } from "../errors/text.js";
 

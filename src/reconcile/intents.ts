@@ -1,5 +1,5 @@
 import type { Change } from "../api/types.js";
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import { ApiError } from "../transfer/api-error.js";
 import type { ProjectRemote } from "../transfer/project-remote.js";
 import type { BaseKeeper } from "./base-keeper.js";

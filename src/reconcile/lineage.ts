@@ -1,6 +1,6 @@
 import { ApiError } from "../transfer/api-error.js";
 import type { ProjectRemote } from "../transfer/project-remote.js";
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import type { RemoteView } from "./remote-view.js";
 
 /**

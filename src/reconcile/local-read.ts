@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstat, fstatSync, lstatSync, openSync, promises as fsp, read, readlinkSync, readSync, realpathSync, type Stats } from "node:fs";
 import path from "node:path";
-import { isInside } from "../paths.js";
+import { isInside } from "../paths/paths.js";
 import { localStatOf, sameStat, type LocalStat } from "./base-keeper.js";
 import { errorCode, errorText } from "../errors/text.js";
 

@@ -1,4 +1,4 @@
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import type { ProjectRemote } from "../transfer/project-remote.js";
 import type { BaseKeeper } from "./base-keeper.js";
 import type { Ledger } from "./ledger.js";

@@ -1,5 +1,5 @@
-import { mapLimit } from "../map-limit.js";
-import { realTimers, type Timers } from "../timers.js";
+import { mapLimit } from "../util/map-limit.js";
+import { realTimers, type Timers } from "../util/timers.js";
 import { sameStat, statMatches, type BaseKeeper, type LocalStat } from "./base-keeper.js";
 import type { LocalRead, LocalTree } from "./local-tree.js";
 import type { LocalFile } from "./plan.js";

@@ -1,4 +1,4 @@
-import { isMassDelete } from "../mass-delete.js";
+import { isMassDelete } from "./mass-delete.js";
 import type { OpenConflict } from "./base.js";
 import type { LocalStat } from "./base-keeper.js";
 import { conflictCopyPath } from "./conflict-copy.js";

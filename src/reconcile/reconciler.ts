@@ -1,6 +1,6 @@
 import type { CommitSource } from "../api/types.js";
-import type { Reporter } from "../report.js";
-import { realTimers, type Timers } from "../timers.js";
+import type { Reporter } from "../report/reporter.js";
+import { realTimers, type Timers } from "../util/timers.js";
 import type { ProjectRemote } from "../transfer/project-remote.js";
 import { sameStat, type BaseKeeper } from "./base-keeper.js";
 import { commitStep, type CommitStepContext } from "./commit-step.js";

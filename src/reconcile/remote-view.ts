@@ -1,7 +1,7 @@
 import { chainHash } from "../api/chain.js";
 import type { ApiVersion, Change, ConflictEntry, Listing } from "../api/types.js";
 import { ancestorsOf } from "../api/validate.js";
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import { contradiction } from "../transfer/api-error.js";
 import type { ProjectRemote } from "../transfer/project-remote.js";
 import type { RemoteEntry } from "./plan.js";

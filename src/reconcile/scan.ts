@@ -1,5 +1,5 @@
-import { isMassDelete, MASS_DELETE_TEXT } from "../mass-delete.js";
-import type { Reporter } from "../report.js";
+import { isMassDelete, MASS_DELETE_TEXT } from "./mass-delete.js";
+import type { Reporter } from "../report/reporter.js";
 import type { BaseKeeper } from "./base-keeper.js";
 import type { LocalStat, LocalTree, Unrepresentable } from "./local-tree.js";
 import type { Observation } from "./observe.js";

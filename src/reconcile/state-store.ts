@@ -1,8 +1,8 @@
 import { isSha256, parseCommitRequest } from "../api/validate.js";
 import type { Change, CommitSource } from "../api/types.js";
-import { normalizeApiUrl } from "../config.js";
-import type { Reporter } from "../report.js";
-import { listStateFiles, processGone, readStateFile, removeStateFile, stateFilePath, stateFileStat, thisBoot, withLock, writeStateFile } from "../state-dir.js";
+import { normalizeApiUrl } from "../config/config.js";
+import type { Reporter } from "../report/reporter.js";
+import { listStateFiles, processGone, readStateFile, removeStateFile, stateFilePath, stateFileStat, thisBoot, withLock, writeStateFile } from "../state/state-dir.js";
 import { baseIn, lastProject, mergeBase, parseState, withBase, type Base, type BaseKey, type StateFile } from "./base.js";
 import { errorText } from "../errors/text.js";
 

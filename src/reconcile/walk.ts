@@ -1,10 +1,10 @@
 import { readdirSync, type Dirent } from "node:fs";
 import path from "node:path";
 import { IgnoreEngine } from "../ignore/engine.js";
-import { Breath } from "../breath.js";
-import { isInside } from "../paths.js";
-import type { Reporter } from "../report.js";
-import { utf8Name, warnNotUtf8 } from "../fswatch/names.js";
+import { Breath } from "../util/breath.js";
+import { isInside } from "../paths/paths.js";
+import type { Reporter } from "../report/reporter.js";
+import { utf8Name, warnNotUtf8 } from "../paths/names.js";
 import { errorCode } from "../errors/text.js";
 
 /**

@@ -3,18 +3,20 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Door, type ProjectAccess } from "./access.js";
 import { bearerToken, mayAccess, type Authority, type Principal } from "./authority.js";
-import { getBlobs, postBlobs } from "./batch-routes.js";
+import { getBlobs, postBlobs } from "./routes/blobs-batch.js";
 import type { Context } from "./context.js";
 import type { DeviceFlow } from "./device.js";
-import { postDeviceCode, postDeviceToken } from "./device-routes.js";
+import { postDeviceCode, postDeviceToken } from "./routes/devices.js";
 import { isApiUrl } from "./host-check.js";
 import { HttpError, sendError, sendJson } from "./http.js";
-import { isPublicRoute, needOf, parseRoute, type Route } from "./routes.js";
-import { getEvents, listSessions, putEvents } from "./session-routes.js";
+import { isPublicRoute, needOf, parseRoute, type Route } from "./routes/table.js";
+import { getEvents, listSessions, putEvents } from "./routes/sessions.js";
 import { API_ERRORS } from "../api/types.js";
 import { ProjectNotFoundError, ProjectUnavailableError, StoreUnavailableError } from "./store.js";
-import { commit, getBlob, getFiles, putBlob } from "./v1-routes.js";
-import { createProject, getCommits, listProjects } from "./v12-routes.js";
+import { getBlob, putBlob } from "./routes/blobs.js";
+import { commit, getCommits } from "./routes/commits.js";
+import { getFiles } from "./routes/files.js";
+import { createProject, listProjects } from "./routes/projects.js";
 
 export type { CommitEvent, Limits } from "./context.js";
 

@@ -1,4 +1,4 @@
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import type { RemoteView } from "../reconcile/remote-view.js";
 import { ApiError } from "../transfer/api-error.js";
 import { errorText } from "../errors/text.js";

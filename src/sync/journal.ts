@@ -1,13 +1,13 @@
-import { normalizeApiUrl } from "../config.js";
-import type { Reporter } from "../report.js";
-import { moveStateFileAside, readStateFile, removeStateFile, stateFilePath, withLock, writeStateFile } from "../state-dir.js";
+import { normalizeApiUrl } from "../config/config.js";
+import type { Reporter } from "../report/reporter.js";
+import { moveStateFileAside, readStateFile, removeStateFile, stateFilePath, withLock, writeStateFile } from "../state/state-dir.js";
 import { errorText } from "../errors/text.js";
 
 /**
  * The journal of changes that could not be synced: `<root>/.uspark/pending.json`, so that
  * `uspark push --pending` can retry them later. Entries are keyed by API URL + project id + remote
  * path; when two entries share a key the newer one wins. Written atomically (temp file, fsync,
- * rename, fsync of the directory) through src/state-dir.ts, which refuses symlinks; a
+ * rename, fsync of the directory) through src/state/state-dir.ts, which refuses symlinks; a
  * read-merge-write holds a lock, so two sessions on one root never drop each other's entries. A
  * corrupt journal is moved aside with a warning, never silently overwritten.
  */

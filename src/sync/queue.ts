@@ -1,5 +1,5 @@
-import type { Timers } from "../timers.js";
-import { realTimers } from "../timers.js";
+import type { Timers } from "../util/timers.js";
+import { realTimers } from "../util/timers.js";
 
 /**
  * The change queue: coalesces changes per key (the remote path; the last value wins) and hands

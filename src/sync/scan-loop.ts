@@ -1,4 +1,4 @@
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import type { Unrepresentable } from "../reconcile/local-tree.js";
 import type { SyncSession } from "./session.js";
 import { errorText } from "../errors/text.js";

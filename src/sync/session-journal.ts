@@ -1,5 +1,5 @@
-import type { Reporter } from "../report.js";
-import { stateFileExists } from "../state-dir.js";
+import type { Reporter } from "../report/reporter.js";
+import { stateFileExists } from "../state/state-dir.js";
 import type { Ledger } from "../reconcile/ledger.js";
 import { JOURNAL_NAME, journalPath, updateJournal, type JournalEntry, type SyncedPath } from "./journal.js";
 import { errorText } from "../errors/text.js";

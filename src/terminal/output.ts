@@ -1,4 +1,4 @@
-import { isReaderGone } from "../report.js";
+import { isReaderGone } from "../report/reporter.js";
 
 /**
  * stdout for the commands whose answer is data (status, diff, log, ls, cat): each write resolved

@@ -1,5 +1,5 @@
 import type { Direction, Tally } from "../reconcile/progress.js";
-import { stderrOutput, type Reporter } from "../report.js";
+import { stderrOutput, type Reporter } from "../report/reporter.js";
 import { cutToWidth, terminalColumns } from "./terminal-text.js";
 
 /**

@@ -1,8 +1,8 @@
-import { MASS_DELETE_TEXT } from "../mass-delete.js";
+import { MASS_DELETE_TEXT } from "../reconcile/mass-delete.js";
 import type { Ledger } from "../reconcile/ledger.js";
 import type { Plan } from "../reconcile/plan.js";
 import type { RoundResult } from "../reconcile/reconciler.js";
-import { reportNotSynced, type Reporter } from "../report.js";
+import { reportNotSynced, type Reporter } from "../report/reporter.js";
 
 /**
  * What a push or a pull says about its round: the plan of a dry run line by line, the deletes the

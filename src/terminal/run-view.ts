@@ -1,8 +1,8 @@
 import { Writable } from "node:stream";
 import type Picocolors from "picocolors";
-import { requireCjs } from "../cjs.js";
+import { requireCjs } from "../util/cjs.js";
 import { createConversationReader, type ConversationReader, type Step } from "../agents/conversation/index.js";
-import { escapeControl, type ReportRecord } from "../report.js";
+import { escapeControl, type ReportRecord } from "../report/reporter.js";
 import { DEFAULT_DETECT_MAX_BYTES, DEFAULT_DETECT_MAX_EVENTS } from "../agents/detect.js";
 import { LineSplitter } from "../stream/lines.js";
 import { cutToWidth, terminalColumns } from "./terminal-text.js";

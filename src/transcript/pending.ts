@@ -1,6 +1,6 @@
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import { ApiClient } from "../transfer/client.js";
-import { normalizeApiUrl } from "../config.js";
+import { normalizeApiUrl } from "../config/config.js";
 import { idleDeadline } from "../transfer/deadline.js";
 import type { BackoffPolicy } from "../transfer/retry.js";
 import { readSpools, removeSpool, spoolDataName, SpoolReader, writeSpoolMeta, type SpoolMeta } from "./spool.js";

@@ -1,7 +1,7 @@
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import { ApiClient } from "../transfer/client.js";
 import { sleep, type BackoffPolicy } from "../transfer/retry.js";
-import { deferred, type Deferred } from "../deferred.js";
+import { deferred, type Deferred } from "../util/deferred.js";
 import { ByteQueue } from "./queue.js";
 import { removeSpool, spoolDataName, writeSpoolMeta, type SpoolMeta } from "./spool.js";
 import { SpoolWriter } from "./spool-writer.js";

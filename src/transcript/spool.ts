@@ -1,6 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
-import type { Reporter } from "../report.js";
-import { listStateFiles, openStateFile, readStateFile, removeStateFile, writeStateFile } from "../state-dir.js";
+import type { Reporter } from "../report/reporter.js";
+import { listStateFiles, openStateFile, readStateFile, removeStateFile, writeStateFile } from "../state/state-dir.js";
 import { errorText } from "../errors/text.js";
 
 /**

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import { ApiError, type ApiClient } from "./client.js";
 
 /** The blob requests the transfer layer makes (the client's; the simulation's server in memory). */
 export type BlobApi = Pick<ApiClient, "hasBlob" | "putBlob" | "postBlobs" | "getBlobs" | "getBlob">;
 import { MAX_BATCH_BYTES, MAX_BATCH_PARTS } from "../api/validate.js";
-import { mapLimit } from "../map-limit.js";
+import { mapLimit } from "../util/map-limit.js";
 
 /**
  * The transfer layer: blobs up and down, whatever the server's API version. v1.1 servers get

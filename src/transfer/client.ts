@@ -1,4 +1,4 @@
-import { secretMasker, type Reporter } from "../report.js";
+import { secretMasker, type Reporter } from "../report/reporter.js";
 import { isSha256 } from "../api/validate.js";
 import { multipartChunks, multipartType, newBoundary } from "../api/multipart.js";
 import { multipartBoundary, MultipartError, MultipartReader } from "../api/multipart-reader.js";

@@ -2,7 +2,7 @@ import type { Change, CommitFeed, CommitSource, Listing } from "../api/types.js"
 import { transferTimeMs, type ApiClient } from "./client.js";
 import type { RetryingCaller } from "./retry.js";
 import { Transfer, type BlobApi } from "./blobs.js";
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 
 /**
  * One project's API as the reconcile uses it: every request under the session's retry policy,

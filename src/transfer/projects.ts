@@ -1,6 +1,6 @@
 import type { ProjectSummary } from "../api/types.js";
-import { UsageError } from "../config.js";
-import { plural, type Reporter } from "../report.js";
+import { UsageError } from "../config/config.js";
+import { plural, type Reporter } from "../report/reporter.js";
 import { formatTable } from "../text/table.js";
 import { ApiError, type ApiClient } from "./client.js";
 

@@ -1,6 +1,6 @@
-import { DEFAULT_API_URL } from "../config.js";
-import type { Reporter } from "../report.js";
-import { realTimers, type Timers } from "../timers.js";
+import { DEFAULT_API_URL } from "../config/config.js";
+import type { Reporter } from "../report/reporter.js";
+import { realTimers, type Timers } from "../util/timers.js";
 
 /**
  * When to try a request again, and how long to wait first. The maths is pure (pass the random

@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { FileChange } from "../agents/types.js";
-import type { PathDecision, PathPolicy } from "../paths.js";
-import type { Reporter } from "../report.js";
+import type { PathDecision, PathPolicy } from "../paths/paths.js";
+import type { Reporter } from "../report/reporter.js";
 
 export interface IntakeOptions {
   policy: PathPolicy;

@@ -3,7 +3,7 @@ import { streamCommandFor } from "../agents/commands.js";
 import { createAutoParser } from "../agents/detect.js";
 import { FormatCheck } from "../agents/format-check.js";
 import type { AgentFormat, AgentParser, FileChange } from "../agents/types.js";
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 import { JsonSniffer } from "../stream/json-sniffer.js";
 import { DEFAULT_MAX_LINE_LENGTH, LineSplitter } from "../stream/lines.js";
 

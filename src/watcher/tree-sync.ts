@@ -1,7 +1,7 @@
 import type { FileChange } from "../agents/types.js";
-import type { FsWatcher } from "../fswatch.js";
-import type { PathPolicy } from "../paths.js";
-import type { Reporter } from "../report.js";
+import type { FsWatcher } from "../fswatch/index.js";
+import type { PathPolicy } from "../paths/paths.js";
+import type { Reporter } from "../report/reporter.js";
 import type { ScanLoop } from "../sync/scan-loop.js";
 import type { SyncOptions, SyncResult, SyncSession } from "../sync/index.js";
 
@@ -82,7 +82,7 @@ export class TreeSync {
     });
     this.fsWatcher =
       fsWatch &&
-      afterThisTurn(() => import("../fswatch.js")).then(({ startFsWatcher }) =>
+      afterThisTurn(() => import("../fswatch/index.js")).then(({ startFsWatcher }) =>
         startFsWatcher({ root: policy.root, ignoreEngine: policy.ignore, poll: fsWatch.poll, report, onChange: options.onChange }),
       );
     void this.fsWatcher?.then(async (watcher) => {

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { MultipartError } from "../../src/api/multipart-reader.js";
-import { UsageError } from "../../src/config.js";
+import { UsageError } from "../../src/config/config.js";
 import { UsparkError } from "../../src/errors/base.js";
 import { errorCode } from "../../src/errors/text.js";
 import { RewoundError } from "../../src/reconcile/lineage.js";
 import { LocalChanged, WriteRefused } from "../../src/reconcile/local-tree.js";
 import { HttpError } from "../../src/server/http.js";
 import { ProjectNotFoundError, ProjectUnavailableError, StoreSetupError, StoreUnavailableError } from "../../src/server/store.js";
-import { RootLockHeld, StateDirError } from "../../src/state-dir.js";
+import { RootLockHeld, StateDirError } from "../../src/state/state-dir.js";
 import { SyncInterrupted } from "../../src/sync/session.js";
 import { TranscriptFailed, TranscriptsNotSupported } from "../../src/transcript/upload.js";
 import { ApiError } from "../../src/transfer/api-error.js";

@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { FileChange } from "../../src/agents/types.js";
-import { startFsWatcher, type FsWatcher, type FsWatcherOptions } from "../../src/fswatch.js";
-import { Reporter } from "../../src/report.js";
+import { startFsWatcher, type FsWatcher, type FsWatcherOptions } from "../../src/fswatch/index.js";
+import { Reporter } from "../../src/report/reporter.js";
 
 /** The file watcher with its reports recorded, for the watcher's tests. */
 

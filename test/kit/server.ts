@@ -5,7 +5,7 @@ import { request as httpRequest, type RequestOptions } from "node:http";
 import { join } from "node:path";
 import { afterAll, onTestFinished } from "vitest";
 import type { Pool, QueryResultRow } from "pg";
-import { requireCjs } from "../../src/cjs.js";
+import { requireCjs } from "../../src/util/cjs.js";
 import { querySchema, type PgCluster } from "./pg-cluster.js";
 import { MEMORY_TMPDIR } from "./memory-tmpdir.js";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server/index.js";

@@ -6,7 +6,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach } from "vitest";
-import { Reporter } from "../../src/report.js";
+import { Reporter } from "../../src/report/reporter.js";
 import { MEMORY_TMPDIR } from "./memory-tmpdir.js";
 import { startServer, type RunningServer } from "../../src/server/index.js";
 import { createProject } from "./server.js";

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { resolvePaths } from "../../src/lifecycle/scope.js";
-import { Reporter } from "../../src/report.js";
+import { Reporter } from "../../src/report/reporter.js";
 
 let base: string;
 let root: string;

@@ -2,7 +2,7 @@ import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Reporter } from "../../src/report.js";
+import { Reporter } from "../../src/report/reporter.js";
 import { baseIn, emptyBase, lastProject, mergeBase, parseState, withBase, type Base } from "../../src/reconcile/base.js";
 import { BaseKeeper, FileSystemMarks, statMatches } from "../../src/reconcile/base-keeper.js";
 import { fileStateStore, statePath, type Intent, type StateStore } from "../../src/reconcile/state-store.js";

@@ -9,7 +9,7 @@ import { Observer } from "../../src/reconcile/observe.js";
 import { RemoteView } from "../../src/reconcile/remote-view.js";
 import { scanTree } from "../../src/reconcile/scan.js";
 import { fileStateStore } from "../../src/reconcile/state-store.js";
-import { Reporter } from "../../src/report.js";
+import { Reporter } from "../../src/report/reporter.js";
 import { ApiClient } from "../../src/transfer/client.js";
 import { ProjectRemote } from "../../src/transfer/project-remote.js";
 import { RetryingCaller } from "../../src/transfer/retry.js";

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENTS, createAutoParser, type AgentParser, type FileChange } from "../../src/agents/index.js";
 import { LineSplitter, type LineSink } from "../../src/stream/lines.js";
 import { passthrough } from "../../src/stream/passthrough.js";
-import { createWatcher } from "../../src/watcher.js";
+import { createWatcher } from "../../src/watcher/watcher.js";
 import { runCli } from "../kit/cli.js";
 import { captureReporter } from "../kit/sync.js";
 import { SOAK, TIMEOUT_MS } from "./harness.js";

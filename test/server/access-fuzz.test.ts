@@ -3,7 +3,7 @@
 // write token of one project. No answer is a 5xx, and none holds a byte of the other project.
 
 import { describe, expect, it } from "vitest";
-import { API_ROUTES } from "../../src/server/routes.js";
+import { API_ROUTES } from "../../src/server/routes/table.js";
 import { WEB_ROUTES } from "../../src/server/web/web-routes.js";
 import { rawRequest, tempDir, testServer } from "../kit/server.js";
 import { csrfOf, mintToken, WebClient } from "./web/web-client.js";

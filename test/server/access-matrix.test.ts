@@ -4,7 +4,7 @@
 
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { API_ROUTES, type Need, type Route } from "../../src/server/routes.js";
+import { API_ROUTES, type Need, type Route } from "../../src/server/routes/table.js";
 import { hashOfSecret } from "../../src/server/tokens.js";
 import { WEB_ROUTES, type WebRoute } from "../../src/server/web/web-routes.js";
 import { sha256, storeCases, type TestServer } from "../kit/server.js";

@@ -3,7 +3,7 @@
 // API and on the web view.
 
 import { describe, expect, it } from "vitest";
-import { API_ROUTES, parseRoute, type Route } from "../../src/server/routes.js";
+import { API_ROUTES, parseRoute, type Route } from "../../src/server/routes/table.js";
 import { parseWebRoute, WEB_ROUTES, type WebRoute } from "../../src/server/web/web-routes.js";
 import { COOKIE_NAME } from "../../src/server/web/web-sessions.js";
 import { rawRequest, testServer } from "../kit/server.js";
@@ -78,7 +78,7 @@ const VARIANTS: Variant[] = [
 
 const EMPTY_SHA = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
-/** A URL of each API route (src/server/routes.ts): a route without one fails the test. */
+/** A URL of each API route (src/server/routes/table.ts): a route without one fails the test. */
 const API_EXAMPLES: Record<Route["kind"], string> = {
   healthz: "/healthz",
   readyz: "/readyz",

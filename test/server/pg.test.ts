@@ -3,7 +3,7 @@
 
 import { randomUUID } from "node:crypto";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { requireCjs } from "../../src/cjs.js";
+import { requireCjs } from "../../src/util/cjs.js";
 import { startServer, type RunningServer } from "../../src/server/index.js";
 import { MIGRATIONS } from "../../src/server/pg/migrations.js";
 import { runCli, startCli, waitForOutput } from "../kit/cli.js";

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSyncSession, type SyncOptions } from "../../src/sync/index.js";
 import { requeued } from "../../src/sync/session.js";
 import { journalPath, readJournal } from "../../src/sync/journal.js";
-import type { Timers } from "../../src/timers.js";
+import type { Timers } from "../../src/util/timers.js";
 import {
   captureReporter,
   isBlobUpload,

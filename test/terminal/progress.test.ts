@@ -3,7 +3,7 @@ import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { formatBytes, formatDuration, ProgressLine, progressText } from "../../src/terminal/progress.js";
-import { Reporter } from "../../src/report.js";
+import { Reporter } from "../../src/report/reporter.js";
 import { runCli } from "../kit/cli.js";
 import { runOnTerminal } from "../kit/terminal.js";
 import { perTest } from "../kit/fixtures.js";

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { StateDirError } from "../../src/state-dir.js";
+import { StateDirError } from "../../src/state/state-dir.js";
 import { openSpoolForAppend, readSpools, SpoolReader, writeSpoolMeta } from "../../src/transcript/spool.js";
 import { captureReporter, tempDir } from "../kit/sync.js";
 

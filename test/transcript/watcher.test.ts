@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createWatcher } from "../../src/watcher.js";
+import { createWatcher } from "../../src/watcher/watcher.js";
 import { captureReporter, tempDir } from "../kit/sync.js";
 import { answer, isSessionsRoute, isTranscriptPut, listedSessions, onPuts, storedSessions, useServed, v1Sessions } from "../kit/transcript.js";
 

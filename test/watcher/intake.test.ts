@@ -3,8 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { FileChange } from "../../src/agents/types.js";
-import { createPathPolicy } from "../../src/paths.js";
-import { Reporter } from "../../src/report.js";
+import { createPathPolicy } from "../../src/paths/paths.js";
+import { Reporter } from "../../src/report/reporter.js";
 import { ChangeIntake } from "../../src/watcher/intake.js";
 
 let root: string | undefined;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { StreamReader } from "../../src/watcher/stream-reader.js";
-import { Reporter } from "../../src/report.js";
+import { Reporter } from "../../src/report/reporter.js";
 import { fixture } from "../kit/agent-fixtures.js";
 
 /** The warnings a StreamReader says while reading `session` as `agent`'s stream. */

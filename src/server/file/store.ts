@@ -24,7 +24,7 @@ import {
   type StoredBytes,
 } from "../store.js";
 import { CommitWaiters } from "../waiters.js";
-import { mapLimit } from "../../map-limit.js";
+import { mapLimit } from "../../util/map-limit.js";
 import { BlobFiles } from "./blobs.js";
 import { FileCredentials } from "./credentials.js";
 import { appendLog, applyChanges, emptyProject, loadLog, nextChain, readRecords, type LogRecord, type Project } from "./log.js";

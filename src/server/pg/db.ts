@@ -1,8 +1,8 @@
 // The connection pool, transactions, and which database errors mean "unreachable, retry later".
 
-import { redactCredentials } from "../../report.js";
+import { redactCredentials } from "../../report/reporter.js";
 import type { Pool, PoolClient } from "pg";
-import { requireCjs } from "../../cjs.js";
+import { requireCjs } from "../../util/cjs.js";
 import { StoreSetupError, StoreUnavailableError } from "../store.js";
 import { errorText } from "../../errors/text.js";
 

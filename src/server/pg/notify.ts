@@ -5,7 +5,7 @@
 // the heads again (see PgStore).
 
 import type { Client, ClientBase } from "pg";
-import { requireCjs } from "../../cjs.js";
+import { requireCjs } from "../../util/cjs.js";
 
 const CHANNEL = "uspark_commits";
 const RETRY_MS = 1000;

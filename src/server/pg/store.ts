@@ -20,7 +20,7 @@ import {
 } from "../store.js";
 import { CommitWaiters } from "../waiters.js";
 import { blobSizes, dropStaleUploads, readBlob, writeBlob } from "./blobs.js";
-import { redactCredentials } from "../../report.js";
+import { redactCredentials } from "../../report/reporter.js";
 import { createPool, guarded, transaction } from "./db.js";
 import { PgCredentials } from "./credentials.js";
 import { migrate, pendingMigrations } from "./migrations.js";

@@ -2,7 +2,7 @@
 // segment, a file's path the segments after /f/. WEB_ROUTES is its route table, as API_ROUTES is
 // the API's: the authorization matrix test is generated from both.
 
-import type { RouteSpec } from "../routes.js";
+import type { RouteSpec } from "../routes/table.js";
 
 export type WebRoute =
   | { kind: "asset"; path: string }

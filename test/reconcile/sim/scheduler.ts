@@ -1,4 +1,4 @@
-import type { Timers } from "../../../src/timers.js";
+import type { Timers } from "../../../src/util/timers.js";
 import type { Random } from "./random.js";
 
 /**

@@ -5,7 +5,7 @@ import type { Mode } from "../../../src/reconcile/reconcile.js";
 import { Reconciler, type RoundRequest } from "../../../src/reconcile/reconciler.js";
 import { RemoteView } from "../../../src/reconcile/remote-view.js";
 import type { Intent, StateStore } from "../../../src/reconcile/state-store.js";
-import { Reporter } from "../../../src/report.js";
+import { Reporter } from "../../../src/report/reporter.js";
 import { restoreIn } from "../../../src/lifecycle/restore.js";
 import { ApiError } from "../../../src/transfer/api-error.js";
 import { ProjectRemote } from "../../../src/transfer/project-remote.js";

@@ -5,7 +5,7 @@
 
 import { createConversationReader, type ConversationReader, type Step } from "../../../agents/conversation/index.js";
 import type { ProjectAccess } from "../../access.js";
-import { plural } from "../../../report.js";
+import { plural } from "../../../report/reporter.js";
 import { HttpError } from "../../http.js";
 import type { SessionInfo, StoredBytes } from "../../store.js";
 import { readPage } from "../byte-pages.js";

@@ -1,8 +1,8 @@
 import { realpathSync } from "node:fs";
 import path from "node:path";
-import { IgnoreEngine } from "./ignore/engine.js";
-import { describeRule } from "./ignore/pattern.js";
-import { validateProjectPath } from "./api/validate.js";
+import { IgnoreEngine } from "../ignore/engine.js";
+import { describeRule } from "../ignore/pattern.js";
+import { validateProjectPath } from "../api/validate.js";
 
 /**
  * The path policy: which local files may be synced, and under which project path. Nothing

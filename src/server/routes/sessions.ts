@@ -2,10 +2,10 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
-import type { ProjectAccess } from "./access.js";
-import type { RouteContext } from "./context.js";
-import { HttpError, readAll, sendJson } from "./http.js";
-import { queryOffset } from "./routes.js";
+import type { ProjectAccess } from "../access.js";
+import type { RouteContext } from "../context.js";
+import { HttpError, readAll, sendJson } from "../http.js";
+import { queryOffset } from "./table.js";
 
 export async function putEvents(
   req: IncomingMessage,

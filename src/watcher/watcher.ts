@@ -1,15 +1,15 @@
-import { AGENTS, agentNames } from "./agents/index.js";
-import { checkApiUrl, DEFAULT_API_URL, requireProjectId, UsageError } from "./config.js";
-import { nodeCrypto } from "./lazy-builtins.js";
-import { createPathPolicy, type PathPolicy } from "./paths.js";
-import { plural, pushedFiles, Reporter, reportNotSynced } from "./report.js";
-import type { SyncOptions, SyncResult, SyncSession } from "./sync/index.js";
-import { allSynced } from "./sync/outcome.js";
-import { RESOLVE_HINT } from "./reconcile/conflict-copy.js";
-import { createTranscript, type Transcript, type TranscriptOptions, type TranscriptResult } from "./transcript/recorder.js";
-import { ChangeIntake } from "./watcher/intake.js";
-import { StreamReader } from "./watcher/stream-reader.js";
-import { deadlineIn, TreeSync, type TreeSyncStop } from "./watcher/tree-sync.js";
+import { AGENTS, agentNames } from "../agents/index.js";
+import { checkApiUrl, DEFAULT_API_URL, requireProjectId, UsageError } from "../config/config.js";
+import { nodeCrypto } from "../util/lazy-builtins.js";
+import { createPathPolicy, type PathPolicy } from "../paths/paths.js";
+import { plural, pushedFiles, Reporter, reportNotSynced } from "../report/reporter.js";
+import type { SyncOptions, SyncResult, SyncSession } from "../sync/index.js";
+import { allSynced } from "../sync/outcome.js";
+import { RESOLVE_HINT } from "../reconcile/conflict-copy.js";
+import { createTranscript, type Transcript, type TranscriptOptions, type TranscriptResult } from "../transcript/recorder.js";
+import { ChangeIntake } from "./intake.js";
+import { StreamReader } from "./stream-reader.js";
+import { deadlineIn, TreeSync, type TreeSyncStop } from "./tree-sync.js";
 
 /**
  * The watcher without its pipes: feed it an agent's stream (raw bytes, or parsed messages from

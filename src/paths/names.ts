@@ -5,7 +5,7 @@
  */
 
 import path from "node:path";
-import type { Reporter } from "../report.js";
+import type { Reporter } from "../report/reporter.js";
 
 export type NameCheck = { valid: true; name: string } | { valid: false; escaped: string };
 

@@ -2,9 +2,9 @@
 // each route answers and what each needs. The door (app.ts, access.ts) asks this table and
 // nothing else, and the authorization matrix test is generated from it.
 
-import { COMMITS_DEFAULT_LIMIT, COMMITS_MAX_LIMIT, COMMITS_MAX_WAIT_MS } from "../api/types.js";
-import { HttpError } from "./http.js";
-import { checkIdentifier } from "./identifiers.js";
+import { COMMITS_DEFAULT_LIMIT, COMMITS_MAX_LIMIT, COMMITS_MAX_WAIT_MS } from "../../api/types.js";
+import { HttpError } from "../http.js";
+import { checkIdentifier } from "../identifiers.js";
 
 const NUMBER = /^\d{1,15}$/;
 

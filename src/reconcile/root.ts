@@ -1,8 +1,8 @@
 import { lstatSync, realpathSync } from "node:fs";
 import path from "node:path";
-import { selfAndAncestors } from "./paths.js";
-import { STATE_NAME } from "./reconcile/state-store.js";
-import { STATE_DIR } from "./state-dir.js";
+import { selfAndAncestors } from "../paths/paths.js";
+import { STATE_NAME } from "./state-store.js";
+import { STATE_DIR } from "../state/state-dir.js";
 
 /**
  * Which directory a command works on when no --root names one, as git finds its work tree: the

@@ -1,5 +1,5 @@
-import { TreeWatcher } from "./fswatch/tree-watcher.js";
-import type { FsWatcher, FsWatcherOptions } from "./fswatch/types.js";
+import { TreeWatcher } from "./tree-watcher.js";
+import type { FsWatcher, FsWatcherOptions } from "./types.js";
 
 /**
  * The file system backstop: catches the changes no tool event announces (`sed -i`, `rm`, `mv`,
@@ -25,8 +25,8 @@ import type { FsWatcher, FsWatcherOptions } from "./fswatch/types.js";
  * later write below it.
  */
 
-export type { FsWatcher, FsWatcherOptions, FsWatcherStats, SettleOptions, WatchDirectory } from "./fswatch/types.js";
-export { DEFAULT_POLL_MS, SETTLE_MAX_MS, SETTLE_QUIET_MS } from "./fswatch/tree-watcher.js";
+export type { FsWatcher, FsWatcherOptions, FsWatcherStats, SettleOptions, WatchDirectory } from "./types.js";
+export { DEFAULT_POLL_MS, SETTLE_MAX_MS, SETTLE_QUIET_MS } from "./tree-watcher.js";
 
 /** Starts watching at once; the walk of the tree runs in the background (see `ready`). */
 export function startFsWatcher(options: FsWatcherOptions): FsWatcher {

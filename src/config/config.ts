@@ -1,12 +1,12 @@
 import { appendFileSync, chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { nodeCrypto } from "./lazy-builtins.js";
-import { isLoopbackHost } from "./loopback.js";
-import { isInside } from "./paths.js";
-import { redactCredentials } from "./report.js";
-import { errorCode, errorText } from "./errors/text.js";
-import { UsparkError } from "./errors/base.js";
+import { nodeCrypto } from "../util/lazy-builtins.js";
+import { isLoopbackHost } from "../util/loopback.js";
+import { isInside } from "../paths/paths.js";
+import { redactCredentials } from "../report/reporter.js";
+import { errorCode, errorText } from "../errors/text.js";
+import { UsparkError } from "../errors/base.js";
 
 /**
  * Where the connection settings come from, in order: flags, environment

@@ -1,10 +1,10 @@
-import { fsyncDirQuietly } from "./fsync-dir.js";
-import { nodeCrypto } from "./lazy-builtins.js";
+import { fsyncDirQuietly } from "../util/fsync-dir.js";
+import { nodeCrypto } from "../util/lazy-builtins.js";
 import { closeSync, constants, lstatSync, mkdirSync, openSync, promises as fsp, readdirSync, rmdirSync, unlinkSync, writeSync, type Stats } from "node:fs";
 import { processGone } from "./state-lock.js";
 import path from "node:path";
-import { errorCode } from "./errors/text.js";
-import { UsparkError } from "./errors/base.js";
+import { errorCode } from "../errors/text.js";
+import { UsparkError } from "../errors/base.js";
 
 /**
  * Every file of ours under `<root>/.uspark/` (journal, state, spool, cookies) is read and written

@@ -2,12 +2,12 @@
 // device has none yet. Bodies are form-encoded as the RFC says; JSON is taken too.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { WireErrorCodeWith } from "../api/errors.js";
-import { DEVICE_CODE_GRANT } from "../api/types.js";
-import { validateProjectId } from "../api/validate.js";
-import type { DeviceRequest } from "./authority.js";
-import type { DeviceFlow } from "./device.js";
-import { HttpError, readAll, sendJson } from "./http.js";
+import type { WireErrorCodeWith } from "../../api/errors.js";
+import { DEVICE_CODE_GRANT } from "../../api/types.js";
+import { validateProjectId } from "../../api/validate.js";
+import type { DeviceRequest } from "../authority.js";
+import type { DeviceFlow } from "../device.js";
+import { HttpError, readAll, sendJson } from "../http.js";
 
 /** A device request carries a code and a grant type: anything longer is not one. */
 const MAX_BODY_BYTES = 16 * 1024;

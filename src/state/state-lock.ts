@@ -1,9 +1,9 @@
-import { nodeCrypto } from "./lazy-builtins.js";
+import { nodeCrypto } from "../util/lazy-builtins.js";
 import { linkSync, lstatSync, promises as fsp, readFileSync, realpathSync, renameSync, statSync, type Stats } from "node:fs";
 import path from "node:path";
 import { ensureDir, refusedLink, StateDirError, unlinkIfThere, writeNewFile } from "./state-dir.js";
-import { errorCode } from "./errors/text.js";
-import { UsparkError } from "./errors/base.js";
+import { errorCode } from "../errors/text.js";
+import { UsparkError } from "../errors/base.js";
 
 /**
  * The lock files under `.uspark/`: `lock` (one watcher per root) and `<name>.lock` (a short

@@ -4,15 +4,15 @@
 import { createHash, type Hash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
-import type { ProjectAccess } from "./access.js";
-import type { Limits, RouteContext } from "./context.js";
-import { HttpError, readBody, readJson, sendJson } from "./http.js";
-import { BlobSpool, type SpooledPart } from "./blob-spool.js";
-import type { WireErrorCode, WireErrorStatus } from "../api/errors.js";
-import { isSha256 } from "../api/validate.js";
-import { closingDelimiter, CRLF, multipartType, newBoundary, partHead } from "../api/multipart.js";
-import { multipartBoundary, MultipartError, MultipartReader } from "../api/multipart-reader.js";
-import { mapLimit } from "../map-limit.js";
+import type { ProjectAccess } from "../access.js";
+import type { Limits, RouteContext } from "../context.js";
+import { HttpError, readBody, readJson, sendJson } from "../http.js";
+import { BlobSpool, type SpooledPart } from "../blob-spool.js";
+import type { WireErrorCode, WireErrorStatus } from "../../api/errors.js";
+import { isSha256 } from "../../api/validate.js";
+import { closingDelimiter, CRLF, multipartType, newBoundary, partHead } from "../../api/multipart.js";
+import { multipartBoundary, MultipartError, MultipartReader } from "../../api/multipart-reader.js";
+import { mapLimit } from "../../util/map-limit.js";
 
 /** Room for the multipart framing (boundaries, part headers) on top of the blob bytes. */
 const FRAMING_BYTES_PER_PART = 1024;

@@ -11,13 +11,16 @@ import tsParser from "@typescript-eslint/parser";
  * dependency: only the commands may import it.
  */
 const FLOORS = [
+  // errors/: the one error base and the helpers that read a caught value; they import nothing.
+  ["errors"],
   ["util"],
   ["text", "ignore", "stream", "api", "report", "state"],
-  ["agents", "paths"],
+  // docs/: the generated tables of docs/ (scripts/docs.mjs), from the lists of api/ and report/.
+  ["agents", "paths", "docs"],
   ["config"],
   ["fswatch", "transfer", "server"],
   ["reconcile", "transcript"],
-  // terminal/: what a command shows on a terminal (the commands branch of issue 47 adds it).
+  // terminal/: what a command shows on a terminal.
   ["sync", "terminal"],
   ["watcher"],
   ["lifecycle"],
@@ -93,10 +96,9 @@ export default [
     rules: { "max-lines-per-function": ["error", { max: 60, ...CODE_LINES, IIFEs: true }] },
   },
   {
-    // issue 47: src/cli.ts (553 code lines, more once formatted) and src/cli/commands.ts (580 once
-    // formatted) are being split into src/commands/, and bench/run.mjs (622 once formatted) is to be
-    // split by the rows it runs; drop each from this entry then.
-    files: ["src/cli.ts", "src/cli/commands.ts", "bench/run.mjs"],
+    // The one file over the limit: bench/run.mjs (over 600 lines once formatted) is to be split by
+    // the sections it runs; drop this entry then.
+    files: ["bench/run.mjs"],
     rules: { "max-lines": "off" },
   },
   ...layerRules(),

@@ -1,7 +1,7 @@
 import { resolveServer, UsageError } from "../config/config.js";
 import { EXIT } from "../util/exit-codes.js";
 import type { Reporter } from "../report/reporter.js";
-import type { EventAt } from "../report-events.js";
+import type { EventAt } from "../report/events.js";
 import { errorText } from "../errors/text.js";
 import { ApiClient, ApiError } from "../transfer/client.js";
 import { listProjects } from "../transfer/projects.js";

@@ -1,5 +1,5 @@
 import { WIRE_ERRORS } from "../api/errors.js";
-import { EVENT_SECTIONS, REPORT_EVENTS, type EventSpec } from "../report-events.js";
+import { EVENT_SECTIONS, REPORT_EVENTS, type EventSpec } from "../report/events.js";
 
 /**
  * The tables of docs/ that are made from the code's own lists (`npm run docs:generate`): each
@@ -29,7 +29,7 @@ export function wireErrorTable(): string {
   return markdownTable(["code", "status", "meaning"], rows);
 }
 
-/** The table of one section of docs/log-events.md: its events of src/report-events.ts, in their order. */
+/** The table of one section of docs/log-events.md: its events of src/report/events.ts, in their order. */
 export function eventTable(section: keyof typeof EVENT_SECTIONS): string {
   const events = Object.entries(REPORT_EVENTS as Record<string, EventSpec>).filter(([, spec]) => spec.section === section);
   return markdownTable(["event", "level", "fields", "when"], events.map(([name, spec]) => [`\`${name}\``, spec.levels.join(", "), spec.fields, spec.when]));

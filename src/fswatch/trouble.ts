@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Reporter } from "../report/reporter.js";
-import type { EventAt } from "../report-events.js";
+import type { EventAt } from "../report/events.js";
 import { describeError, errorCode, isGone, type DirNode } from "./tree.js";
 
 /** The watcher's warnings: the first problem of a kind is a warning, the same kind again a debug line. */

@@ -1,7 +1,7 @@
 import type Picocolors from "picocolors";
 import { requireCjs } from "../util/cjs.js";
 
-import type { EventAt, EventName } from "../report-events.js";
+import type { EventAt, EventName } from "./events.js";
 
 const pc = requireCjs("picocolors") as typeof Picocolors;
 

@@ -2,16 +2,16 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { EVENT_SECTIONS, REPORT_EVENTS, type EventSpec } from "../src/report-events.js";
+import { EVENT_SECTIONS, REPORT_EVENTS, type EventSpec } from "../../src/report/events.js";
 
 /**
- * Every event src/ says with a literal name is in the log's catalogue (src/report-events.ts) at the
+ * Every event src/ says with a literal name is in the log's catalogue (src/report/events.ts) at the
  * level it is said at: the compiler checks it too (the Reporter takes no other), this reads the
  * source, so a catalogue that loses an event still said fails here. The page's equality with the
  * catalogue: test/docs-generated.test.ts.
  */
 
-const src = fileURLToPath(new URL("../src/", import.meta.url));
+const src = fileURLToPath(new URL("../../src/", import.meta.url));
 const events = REPORT_EVENTS as Record<string, EventSpec>;
 // `report.warn("event", …)`, or `report.warnOnce(key, "event", …)` (its key first).
 const SAID = /\.(?:(error|warn|info|debug)\(\s*|(warnOnce|infoOnce)\(\s*[^,]+,\s*)"([a-z0-9-]+)"/g;

@@ -1,4 +1,4 @@
-import type { Level } from "./report/reporter.js";
+import type { Level } from "./reporter.js";
 
 /**
  * Every event of the log (`--log-format json` is an API: docs/log-events.md), with the levels it

@@ -10,6 +10,7 @@ import {
   ProjectNotFoundError,
   StoreUnavailableError,
   type AppendOutcome,
+  type BlobPart,
   type BodyFeed,
   type CommitOutcome,
   type FeedQuery,
@@ -19,7 +20,7 @@ import {
   type StoredBytes,
 } from "../store.js";
 import { CommitWaiters } from "../waiters.js";
-import { blobSizes, dropStaleUploads, readBlob, writeBlob } from "./blobs.js";
+import { blobSizes, dropStaleUploads, readBlob, writeBlob, writeBlobs } from "./blobs.js";
 import { redactCredentials } from "../../report.js";
 import { createPool, guarded, transaction } from "./db.js";
 import { PgCredentials } from "./credentials.js";
@@ -158,6 +159,11 @@ export class PgStore implements ProjectStore {
   async putBlob(projectId: string, sha256: string, feed: BodyFeed): Promise<"created" | "exists"> {
     this.ready();
     return writeBlob(this.pool, projectId, sha256, feed);
+  }
+
+  async putBlobs(projectId: string, parts: readonly BlobPart[]): Promise<Array<"created" | "exists">> {
+    this.ready();
+    return writeBlobs(this.pool, projectId, parts);
   }
 
   /** One transaction holding the project row's lock: checks, applies, notifies every replica. */

@@ -160,7 +160,7 @@ async function smallExit(ctx, url) {
   const connection = ["--project-id", "small", "--api-url", url, "--root", small];
   await uspark(ctx.bin, ["push", ...connection, "--quiet"], ctx.rssFile);
   const exits = [];
-  for (let round = 0; round < Math.max(ctx.rounds, 3); round++) {
+  for (let round = 0; round < ctx.rounds; round++) {
     exits.push((await endToExit([ctx.bin, "watch", ...connection, "--verbose", "--log-format", "json"], { scan: "ready" })) / 1000);
   }
   return exits;

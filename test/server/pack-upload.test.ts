@@ -47,6 +47,17 @@ describe.each(storeCases(pg))("%s store", (store, testServer) => {
     expect(await t.storedBlobs()).toEqual(blobs.map((blob) => sha256(blob)).sort());
   });
 
+  it("stores a pack holding a blob of several 1 MiB chunks and empty and small ones, each read back whole", async () => {
+    const t = await testServer();
+    const big = Buffer.from(Array.from({ length: 2 * 1024 * 1024 + 5 }, (_, i) => (i * 13) % 251));
+    const form = new FormData();
+    for (const bytes of [Buffer.from("small"), big, Buffer.alloc(0)]) form.append(sha256(bytes), new Blob([bytes]));
+    expect((await t.request("/blobs", { method: "POST", body: form })).status).toBe(200);
+    expect(Buffer.from(await (await t.request(`/blobs/${sha256(big)}`)).arrayBuffer()).equals(big)).toBe(true);
+    expect(await (await t.request(`/blobs/${sha256("small")}`)).text()).toBe("small");
+    expect(await (await t.request(`/blobs/${sha256("")}`)).text()).toBe("");
+  });
+
   it("keeps a pack's blobs across a restart, visible to its project only, and stores them again for another", async () => {
     const t = await testServer({ projects: ["demo", "other"] });
     const blobs = blobsOf("kept", 5);

@@ -478,20 +478,21 @@ async function monorepo() {
   const sizes = String(option("files", smoke ? 300 : 50_000)).split(",").map(Number);
   const rounds = Number(option("rounds", smoke ? 1 : 3));
   const pgUrl = option("pg-url");
-  const cluster = pgUrl ? undefined : await startCluster();
-  const pg = schemasOn(pgUrl ?? cluster.url);
+  // The smoke run measures --data alone (measureMonorepo's `lite`): no cluster.
+  const cluster = pgUrl || smoke ? undefined : await startCluster();
+  const pg = smoke ? undefined : schemasOn(pgUrl ?? cluster.url);
   const rows = [];
   try {
     for (const files of sizes) {
       print(`\n13. Monorepo: ${files} generated files (bench/lib/monorepo-tree.mjs), uspark and git on the same tree, interleaved, median of ${rounds}`);
       const dir = path.join(work, `monorepo-${files}`);
-      const r = await measureMonorepo({ bin, work: dir, files, rounds, pg, profileDir: option("profile") && path.resolve(option("profile")), onProgress: note });
+      const r = await measureMonorepo({ bin, work: dir, files, rounds, pg, replicas: !smoke, lite: smoke, profileDir: option("profile") && path.resolve(option("profile")), onProgress: note });
       rmSync(dir, { recursive: true, force: true });
       rows.push(r);
       monorepoFigures(r);
     }
   } finally {
-    await pg.admin.end();
+    await pg?.admin.end();
     await cluster?.destroy();
   }
   results.monorepo = rows;
@@ -508,11 +509,14 @@ function monorepoFigures(r) {
   figure("monorepo", `git add -A, commit, push to a bare repo, ${n} files (reference)`, r.firstPush.git, ms(r.firstPush.git), "reference");
   side("first push into an empty project, serve --data", r.firstPush.git, r.firstPush.data, "git's add+commit+push", 2);
   if (r.firstPush.db !== undefined) side("first push into an empty project, serve --db", r.firstPush.git, r.firstPush.db, "git's add+commit+push", 2);
+  if (r.firstPush.db2 !== undefined) side("first push through two --db replicas (round robin)", r.firstPush.git, r.firstPush.db2, "git's add+commit+push", 2);
   side("uspark status of the synced tree", r.status.git, r.status.uspark, "git status", 4);
   side("one edited file: uspark push", r.edit.git, r.edit.uspark, "git add+commit+push", 3);
-  side("uspark watch, spawn to ready", r.watch.walk, r.watch.ready, "a plain walk", 2);
-  figure("monorepo", `end of stdin to exit, nothing pending, ${n} files`, r.watch.exit, ms(r.watch.exit), "<= 100 ms", r.watch.exit <= 0.1);
-  figure("monorepo", "end of stdin to exit, small project (20 files)", r.exitSmall, ms(r.exitSmall), "<= 30 ms", r.exitSmall <= 0.03);
+  if (r.watch) {
+    side("uspark watch, spawn to ready", r.watch.walk, r.watch.ready, "a plain walk", 2);
+    figure("monorepo", `end of stdin to exit, nothing pending, ${n} files`, r.watch.exit, ms(r.watch.exit), "<= 100 ms", r.watch.exit <= 0.1);
+    figure("monorepo", "end of stdin to exit, small project (20 files)", r.exitSmall, ms(r.exitSmall), "<= 30 ms", r.exitSmall <= 0.03);
+  }
   const rss = r.rssBytes.firstPush;
   figure("monorepo", `client peak RSS, first push of ${n} files`, rss, mib(rss), n <= 50_000 ? "<= 200 MiB" : "info (the curve)", n <= 50_000 ? rss <= 200 * MiB : undefined);
   figure("monorepo", `client peak RSS, uspark status of ${n} files`, r.rssBytes.status, mib(r.rssBytes.status), "info");

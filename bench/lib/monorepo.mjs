@@ -4,7 +4,9 @@
 // round runs git and uspark back to back (a noisy machine hits both alike); the figures are medians.
 import { spawn, spawnSync } from "node:child_process";
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { endToExit } from "./exit-time.mjs";
 import { median, sh, timeShell } from "./measure.mjs";
 import { writeMonorepoTree } from "./monorepo-tree.mjs";
@@ -72,14 +74,46 @@ async function uspark(bin, args, rssFile, nodeArgs = []) {
 }
 
 /** Where a first push goes: a fresh server (its own data dir, or a fresh schema) and an empty project in it. */
-async function freshServer(bin, store, { work, round, pg, nodeArgs }) {
+async function freshServer(bin, store, { work, round, pg, nodeArgs, lite }) {
   if (store === "data") {
     const dataDir = path.join(work, `data-${round}`);
     rmSync(dataDir, { recursive: true, force: true });
-    const server = await serve(bin, ["--data", dataDir], nodeArgs);
+    const server = lite ? await inProcess(bin, dataDir) : await serve(bin, ["--data", dataDir], nodeArgs);
     return { ...server, stop: async () => (await server.stop(), rmSync(dataDir, { recursive: true, force: true })) };
   }
-  return serve(bin, ["--db", await pg.freshSchemaUrl()], nodeArgs);
+  const db = await pg.freshSchemaUrl();
+  if (store === "db") return serve(bin, ["--db", db], nodeArgs);
+  // "db2": two replicas on one database behind a round-robin balancer of the bench's own.
+  const replicas = [await serve(bin, ["--db", db], nodeArgs), await serve(bin, ["--db", db], nodeArgs)];
+  const balancer = await roundRobin(replicas.map((replica) => replica.url));
+  return { url: balancer.url, stop: async () => (await balancer.close(), await Promise.all(replicas.map((replica) => replica.stop()))) };
+}
+
+/** The build's server in this process (the smoke run: a node start less). */
+async function inProcess(bin, dataDir) {
+  const { startServer } = await import(pathToFileURL(path.join(path.dirname(bin), "..", "dist", "server", "index.js")).href);
+  const server = await startServer({ dataDir, port: 0, host: "127.0.0.1", quiet: true });
+  return { url: server.url, stop: () => server.close() };
+}
+
+/** An HTTP proxy on 127.0.0.1 that sends each request to the next of `urls` in turn. */
+async function roundRobin(urls) {
+  const agent = new http.Agent({ keepAlive: true });
+  let next = 0;
+  const server = http.createServer((req, res) => {
+    const target = new URL(req.url, urls[next++ % urls.length]);
+    const upstream = http.request(target, { method: req.method, headers: req.headers, agent }, (answer) => {
+      res.writeHead(answer.statusCode, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.once("error", () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    close: () => (agent.destroy(), new Promise((resolve) => server.close(resolve))),
+  };
 }
 
 /**
@@ -195,24 +229,27 @@ async function profiles(ctx, stores, profileDir) {
 
 /**
  * Everything of the section; resolves with the raw samples and medians. `pg`: { freshSchemaUrl }
- * of a running cluster (undefined: no --db rows). `profileDir`: also profile a first push of each store.
+ * of a running cluster (undefined: no --db rows); `replicas`: also a first push through two --db
+ * replicas behind a round-robin balancer. `lite` (the smoke run, part of the test suite): the
+ * --data store alone, and no watch (the scale and exit sections run those). `profileDir`: also
+ * profile a first push of each store.
  */
-export async function measureMonorepo({ bin, work, files, rounds, pg, profileDir, onProgress = () => {} }) {
+export async function measureMonorepo({ bin, work, files, rounds, pg, replicas = false, lite = false, profileDir, onProgress = () => {} }) {
   const tree = path.join(work, "tree");
   const started = performance.now();
   const paths = writeMonorepoTree(tree, files);
   onProgress(`generated ${files} files in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  const ctx = { bin, tree, work, rounds, files, pg, rssFile: path.join(work, "rss"), git: gitOf(tree, path.join(work, "git"), path.join(work, "bare.git")) };
+  const ctx = { bin, tree, work, rounds, files, pg, lite, rssFile: path.join(work, "rss"), git: gitOf(tree, path.join(work, "git"), path.join(work, "bare.git")) };
   // --data last: the tree's state is then that server's, which the later rows use.
-  const stores = pg ? ["db", "data"] : ["data"];
+  const stores = pg && !lite ? [...(replicas ? ["db2"] : []), "db", "data"] : ["data"];
   const first = await firstPushes(ctx, stores);
   try {
     onProgress("first pushes done");
     const status = await statuses(ctx, first.server.url);
     const edit = await oneEdits(ctx, first.server.url, paths);
-    const watch = await watches(ctx, first.server.url);
-    const exitSmall = await smallExit(ctx, first.server.url);
-    const profile = profileDir ? await profiles(ctx, stores, profileDir) : undefined;
+    const watch = lite ? undefined : await watches(ctx, first.server.url);
+    const exitSmall = lite ? undefined : await smallExit(ctx, first.server.url);
+    const profile = profileDir ? await profiles(ctx, stores.filter((store) => store !== "db2"), profileDir) : undefined;
     const med = (samples) => Object.fromEntries(Object.entries(samples).map(([key, values]) => [key, median(values)]));
     return {
       files,
@@ -221,8 +258,8 @@ export async function measureMonorepo({ bin, work, files, rounds, pg, profileDir
       firstPush: med(first.times),
       status: med(status.times),
       edit: med(edit),
-      watch: med(watch),
-      exitSmall: median(exitSmall),
+      watch: watch && med(watch),
+      exitSmall: exitSmall && median(exitSmall),
       rssBytes: { firstPush: first.rss, status: status.rss },
       profile,
     };

@@ -2,9 +2,9 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startServer } from "../../src/server/index.js";
-import { spawnServe } from "./child.js";
-import { createProject, listFiles, sha256, storeCases, tempDir, testServer as fileServer, type ProjectApi } from "./helpers.js";
-import { usePgCluster } from "./pg-cluster.js";
+import { spawnServe } from "../kit/serve-child.js";
+import { createProject, listFiles, sha256, storeCases, tempDir, testServer as fileServer, type ProjectApi } from "../kit/server.js";
+import { usePgCluster } from "../kit/pg-cluster.js";
 
 const pg = usePgCluster();
 

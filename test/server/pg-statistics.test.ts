@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { testServer } from "./helpers.js";
-import { usePgCluster } from "./pg-cluster.js";
+import { testServer } from "../kit/server.js";
+import { usePgCluster } from "../kit/pg-cluster.js";
 
 const pg = usePgCluster();
 

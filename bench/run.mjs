@@ -6,7 +6,8 @@
 //
 //   node bench/run.mjs                 the full run (200 MiB session; about a minute)
 //   node bench/run.mjs --smoke         a few MiB and a few edits, seconds, on tmpfs, no Chromium (the test suite runs it)
-//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server,depth,scale,web
+//   node bench/run.mjs --only throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server,depth,scale,web,monorepo
+//   node bench/run.mjs --only monorepo --files 50000,200000   uspark and git on generated monorepo trees of these sizes (the curve)
 //   options: --mb N --rounds N --out FILE --keep (leave the temp dir) --strict (exit 1 on a FAIL)
 //            --bin PATH (measure another build's bin/uspark.js, e.g. an older checkout's)
 //            --profile DIR (also run the throughput command once under node --cpu-prof, keep the
@@ -35,6 +36,8 @@ import { measureScanScale } from "./lib/scan-scale.mjs";
 import { measureTranscript } from "./lib/transcript-cost.mjs";
 import { measureWebView } from "./lib/web-view.mjs";
 import { measurePageMemory } from "./lib/page-memory.mjs";
+import { measureMonorepo } from "./lib/monorepo.mjs";
+import { schemasOn, startCluster } from "./lib/pg-cluster.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
@@ -53,7 +56,7 @@ const config = smoke
   : { mb: 200, bigLineMiB: 64, files: 50, rounds: 9, startupRounds: 10, edits: 1000, syncFiles: 100, burst: 50, pauseMs: 400, debounceMs: 300, slowMiBps: 100, transferFiles: 1000, serverClients: 8, serverCommits: 100, scaleFiles: 50_000 };
 config.mb = Number(option("mb", config.mb));
 config.rounds = Number(option("rounds", config.rounds));
-const only = new Set((option("only", "throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server,depth,scale,web") ?? "").split(","));
+const only = new Set((option("only", "throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server,depth,scale,web,monorepo") ?? "").split(","));
 const out = path.resolve(option("out", path.join(here, "results.json")));
 
 if (!existsSync(path.join(repo, "dist", "cli.js"))) {
@@ -466,6 +469,80 @@ async function scale() {
   figure("scale", "  the same with --no-fs-watch (an end scan is due)", r.exitNoFsMs, `${r.exitNoFsMs.toFixed(0)} ms`, "info");
 }
 
+/**
+ * uspark and git side by side on one generated monorepo tree (issue 45): the first push into an
+ * empty project (both stores), status, one edit pushed, a watch's start and exit, peak memory.
+ * `--files 50000,200000` measures each size (the curve); `--profile DIR` also profiles a first push.
+ */
+async function monorepo() {
+  const sizes = String(option("files", smoke ? 300 : 50_000)).split(",").map(Number);
+  const rounds = Number(option("rounds", smoke ? 1 : 3));
+  const pgUrl = option("pg-url");
+  // The smoke run measures --data alone (measureMonorepo's `lite`): no cluster.
+  const cluster = pgUrl || smoke ? undefined : await startCluster();
+  const pg = smoke ? undefined : schemasOn(pgUrl ?? cluster.url);
+  const rows = [];
+  try {
+    for (const files of sizes) {
+      print(`\n13. Monorepo: ${files} generated files (bench/lib/monorepo-tree.mjs), uspark and git on the same tree, interleaved, median of ${rounds}`);
+      const dir = path.join(work, `monorepo-${files}`);
+      const r = await measureMonorepo({ bin, work: dir, files, rounds, pg, replicas: !smoke, lite: smoke, profileDir: option("profile") && path.resolve(option("profile")), onProgress: note });
+      rmSync(dir, { recursive: true, force: true });
+      rows.push(r);
+      monorepoFigures(r);
+    }
+  } finally {
+    await pg?.admin.end();
+    await cluster?.destroy();
+  }
+  results.monorepo = rows;
+  if (rows.length > 1) monorepoCurve(rows);
+}
+
+function monorepoFigures(r) {
+  const n = r.files;
+  const side = (label, git, mine, target, limit) => {
+    const ratio = mine / git;
+    figure("monorepo", `${label}, ${n} files`, mine, ms(mine), "info");
+    figure("monorepo", `  vs ${target} (${ms(git)})`, ratio, `${ratio.toFixed(2)}x`, `<= ${limit}x`, ratio <= limit);
+  };
+  figure("monorepo", `git add -A, commit, push to a bare repo, ${n} files (reference)`, r.firstPush.git, ms(r.firstPush.git), "reference");
+  side("first push into an empty project, serve --data", r.firstPush.git, r.firstPush.data, "git's add+commit+push", 2);
+  if (r.firstPush.db !== undefined) side("first push into an empty project, serve --db", r.firstPush.git, r.firstPush.db, "git's add+commit+push", 2);
+  if (r.firstPush.db2 !== undefined) side("first push through two --db replicas (round robin)", r.firstPush.git, r.firstPush.db2, "git's add+commit+push", 2);
+  side("uspark status of the synced tree", r.status.git, r.status.uspark, "git status", 4);
+  side("one edited file: uspark push", r.edit.git, r.edit.uspark, "git add+commit+push", 3);
+  if (r.watch) {
+    side("uspark watch, spawn to ready", r.watch.walk, r.watch.ready, "a plain walk", 2);
+    figure("monorepo", `end of stdin to exit, nothing pending, ${n} files`, r.watch.exit, ms(r.watch.exit), "<= 100 ms", r.watch.exit <= 0.1);
+    figure("monorepo", "end of stdin to exit, small project (20 files)", r.exitSmall, ms(r.exitSmall), "<= 30 ms", r.exitSmall <= 0.03);
+  }
+  const rss = r.rssBytes.firstPush;
+  figure("monorepo", `client peak RSS, first push of ${n} files`, rss, mib(rss), n <= 50_000 ? "<= 200 MiB" : "info (the curve)", n <= 50_000 ? rss <= 200 * MiB : undefined);
+  figure("monorepo", `client peak RSS, uspark status of ${n} files`, r.rssBytes.status, mib(r.rssBytes.status), "info");
+  for (const [store, p] of Object.entries(r.profile ?? {})) {
+    note(`profile of the first push to --${store} (${ms(p.seconds)} under --cpu-prof); self time by function:`);
+    for (const side of ["client", "server"]) {
+      if (!p[side]) continue;
+      note(`  ${side}: ${p[side].file}`);
+      for (const { name, where, ms: t } of p[side].top) note(`    ${t.toFixed(0).padStart(7)} ms  ${name} ${where}`);
+    }
+  }
+}
+
+/** Each size's figures over the first size's, against the ratio of files: linear or not. */
+function monorepoCurve(rows) {
+  const [first] = rows;
+  for (const r of rows.slice(1)) {
+    const scale = r.files / first.files;
+    const say = (label, a, b) => figure("monorepo", `${label}: ${r.files} vs ${first.files} files`, b / a, `${(b / a).toFixed(2)}x`, `info (files: ${scale.toFixed(1)}x)`);
+    say("first push --data", first.firstPush.data, r.firstPush.data);
+    if (r.firstPush.db !== undefined) say("first push --db", first.firstPush.db, r.firstPush.db);
+    say("status", first.status.uspark, r.status.uspark);
+    say("client peak RSS, first push", first.rssBytes.firstPush, r.rssBytes.firstPush);
+  }
+}
+
 async function exitTime() {
   const rounds = config.startupRounds;
   print(`\n6. End of input to exit: uspark watch syncing to the reference server, its start-up scans done, nothing pending, median of ${rounds}`);
@@ -518,6 +595,7 @@ try {
     depth,
     scale,
     web: () => webView(session),
+    monorepo,
   };
   // How long each section took (the smoke run is part of the test suite: where its time goes).
   results.sectionSeconds = {};

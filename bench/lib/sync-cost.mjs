@@ -3,7 +3,7 @@
 // agent would apply them (file first, then its tool_result line).
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
@@ -192,11 +192,18 @@ async function remoteMatches(url, expected, checks) {
   return files.every((file) => expected.get(file.path) === file.sha256);
 }
 
-/** sha256 → size of every blob in the reference server's data dir (blobs/ab/cdef…). */
+/** sha256 → size of every blob in the reference server's data dir (blobs/ab/cdef…, and those of packs in blobs/packs/). */
 function storedBlobs(dataDir) {
   const blobs = new Map();
   const dir = path.join(dataDir, "blobs");
   if (!existsSync(dir)) return blobs;
+  const packs = path.join(dir, "packs");
+  // A pack ends with its index (JSON [[sha256, offset, size], ...]) and the index's length in 8 bytes (src/server/file/packs.ts).
+  for (const name of existsSync(packs) ? readdirSync(packs).filter((name) => name.endsWith(".pack")) : []) {
+    const bytes = readFileSync(path.join(packs, name));
+    const length = Number(bytes.readBigUInt64BE(bytes.length - 8));
+    for (const [sha256, , size] of JSON.parse(bytes.subarray(bytes.length - 8 - length, bytes.length - 8).toString("utf8"))) blobs.set(sha256, size);
+  }
   for (const fan of readdirSync(dir)) {
     if (!/^[0-9a-f]{2}$/.test(fan)) continue;
     for (const rest of readdirSync(path.join(dir, fan))) {

@@ -7,7 +7,7 @@
 import { mayAccess, type Access, type Authority, type Principal } from "./authority.js";
 import { HttpError } from "./http.js";
 import { checkIdentifier } from "./identifiers.js";
-import { ProjectNotFoundError, type AppendOutcome, type BodyFeed, type CommitOutcome, type FeedQuery, type FileEntry, type ProjectStore, type SessionInfo, type StoredBytes } from "./store.js";
+import { ProjectNotFoundError, type AppendOutcome, type BlobPart, type BodyFeed, type CommitOutcome, type FeedQuery, type FileEntry, type ProjectStore, type SessionInfo, type StoredBytes } from "./store.js";
 import type { CommitFeed, CommitRequest } from "../api/types.js";
 
 /** How often a waiting request asks again whether its credential still holds (a revoke ends it within this). */
@@ -94,6 +94,13 @@ export class ProjectAccess {
   putBlob(sha256: string, feed: BodyFeed): Promise<"created" | "exists"> {
     this.mustWrite();
     return this.store.putBlob(this.projectId, checkIdentifier("blob", sha256), feed);
+  }
+
+  /** putBlob of each part, made durable together (POST /blobs). */
+  putBlobs(parts: readonly BlobPart[]): Promise<Array<"created" | "exists">> {
+    this.mustWrite();
+    for (const { sha256 } of parts) checkIdentifier("blob", sha256);
+    return this.store.putBlobs(this.projectId, parts);
   }
 
   commit(key: string, request: CommitRequest): Promise<CommitOutcome> {

@@ -40,10 +40,15 @@ export async function fileSize(file: string): Promise<number | undefined> {
 
 /** The first `size` bytes of a file (from any offset), read as they are consumed (the file may grow meanwhile). */
 export function fileBytes(file: string, size: number): StoredBytes {
+  return fileBytesAt(file, 0, size);
+}
+
+/** The `size` bytes of a file from byte `start` (a blob in a pack), read as they are consumed. */
+export function fileBytesAt(file: string, start: number, size: number): StoredBytes {
   // An inclusive end cannot say "no byte": an empty file is an empty stream.
   return {
     size,
-    chunks: (from = 0) => (from >= size ? Readable.from([]) : createReadStream(file, { start: from, end: size - 1 })),
+    chunks: (from = 0) => (from >= size ? Readable.from([]) : createReadStream(file, { start: start + from, end: start + size - 1 })),
   };
 }
 

@@ -31,6 +31,13 @@ export type AppendOutcome = { kind: "appended"; length: number } | { kind: "offs
 /** Writes the chunks of a body as they arrive; resolves once the body has been read. */
 export type BodyFeed = (write: (chunk: Buffer) => void | Promise<void>) => Promise<void>;
 
+/** One blob of a pack upload: its hash (checked), its size, its bytes. */
+export interface BlobPart {
+  sha256: string;
+  size: number;
+  feed: BodyFeed;
+}
+
 /** Stored bytes (a blob, a transcript): their size, and the bytes read as they are consumed (never held whole). */
 export interface StoredBytes {
   size: number;
@@ -104,6 +111,12 @@ export interface ProjectStore {
    * project could see it already: whether another project holds it is never told.
    */
   putBlob(projectId: string, sha256: string, feed: BodyFeed): Promise<"created" | "exists">;
+  /**
+   * putBlob of many blobs at once (POST /blobs), each answered as putBlob would, made durable
+   * together: all are stored before it resolves, none when it throws. Each feed hands a fresh
+   * buffer a chunk (the store may keep it) and the announced `size` in all.
+   */
+  putBlobs(projectId: string, parts: readonly BlobPart[]): Promise<Array<"created" | "exists">>;
   /**
    * Applies a commit all or nothing, in the order of docs/api.md: a known Idempotency-Key answers
    * its first version again (the same request) or key_reused (another one), then checkCommit.

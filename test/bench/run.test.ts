@@ -60,7 +60,7 @@ describe("npm run bench, in smoke mode", () => {
     expect(results.mode).toBe("smoke");
     expect(results.sane).toBe(true);
     expect(new Set(results.figures.map((f) => f.section))).toEqual(
-      new Set(["throughput", "memory", "startup", "sync", "fswatch", "exit", "transfer", "transcript", "server", "depth", "scale", "web"]),
+      new Set(["throughput", "memory", "startup", "sync", "fswatch", "exit", "transfer", "transcript", "server", "depth", "scale", "web", "monorepo"]),
     );
     for (const figure of results.figures) {
       expect(Number.isFinite(figure.value), figure.name).toBe(true);

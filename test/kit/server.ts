@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, onTestFinished } from "vitest";
 import type { Pool, QueryResultRow } from "pg";
 import { requireCjs } from "../../src/util/cjs.js";
+import { packedHashes } from "../../src/server/file/packs.js";
 import { querySchema, type PgCluster } from "./pg-cluster.js";
 import { MEMORY_TMPDIR } from "./memory-tmpdir.js";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server/index.js";
@@ -214,7 +215,9 @@ export async function testServer(options: TestServerOptions = {}) {
     /** The hashes of every stored blob, sorted (anything else in the blob store shows up too). */
     async storedBlobs(): Promise<string[]> {
       if (databaseUrl) return (await query<{ sha256: string }>("SELECT sha256 FROM blobs ORDER BY sha256")).map((r) => r.sha256);
-      return (await listFiles(join(dataDir, "blobs"))).map((file) => file.replace(/[/\\]/, ""));
+      // Loose blobs (PUT) and those of packs (POST /blobs), each once.
+      const loose = (await listFiles(join(dataDir, "blobs"))).filter((file) => !/^packs[/\\][^/\\]+\.pack$/.test(file)).map((file) => file.replace(/[/\\]/, ""));
+      return [...new Set([...loose, ...(await packedHashes(join(dataDir, "blobs", "packs")))])].sort();
     },
     /** Long polls in progress on the server. */
     waiting: () => server.waiting(),

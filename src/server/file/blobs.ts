@@ -1,15 +1,21 @@
-// Content-addressed blobs on disk: DATA/blobs/ab/cdef..., written atomically.
+// Content-addressed blobs on disk: DATA/blobs/ab/cdef..., written atomically, one file a blob
+// (PUT /blobs/{sha256}); or many in one pack, DATA/blobs/packs/ (POST /blobs, packs.ts).
 
 import { randomUUID } from "node:crypto";
 import { mkdir, open, readdir, rename, rm, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileBytes, fileSize, fsyncDir, isCode, writeAll } from "../fsutil.js";
-import type { BodyFeed, StoredBytes } from "../store.js";
+import type { BlobPart, BodyFeed, StoredBytes } from "../store.js";
+import { BlobPacks } from "./packs.js";
 
 const TEMP_PREFIX = ".tmp-";
 
 export class BlobFiles {
-  constructor(private readonly dir: string) {}
+  private readonly packs: BlobPacks;
+
+  constructor(private readonly dir: string) {
+    this.packs = new BlobPacks(join(dir, "packs"));
+  }
 
   /**
    * Makes the blobs directory and drops crash leftovers from the fan-out directories there are.
@@ -28,18 +34,21 @@ export class BlobFiles {
       }),
     );
     await fsyncDir(this.dir);
+    await this.packs.prepare();
   }
 
   path(sha256: string): string {
     return join(this.dir, sha256.slice(0, 2), sha256.slice(2));
   }
 
-  size(sha256: string): Promise<number | undefined> {
-    return fileSize(this.path(sha256));
+  async size(sha256: string): Promise<number | undefined> {
+    return this.packs.size(sha256) ?? fileSize(this.path(sha256));
   }
 
-  /** The blob's file, read when consumed, never held whole in memory. */
+  /** The blob's bytes, read when consumed, never held whole in memory. */
   async read(sha256: string): Promise<StoredBytes | undefined> {
+    const packed = this.packs.read(sha256);
+    if (packed) return packed;
     // Blobs are never deleted, so one that is there now is there when it is read.
     const size = await this.size(sha256);
     return size === undefined ? undefined : fileBytes(this.path(sha256), size);
@@ -74,6 +83,11 @@ export class BlobFiles {
       if (!closed) await file.close().catch(() => {});
       if (!renamed) await rm(temp, { force: true });
     }
+  }
+
+  /** Stores `parts` in one pack, made durable once (an empty list writes nothing). */
+  writePack(parts: readonly BlobPart[]): Promise<void> {
+    return this.packs.write(parts);
   }
 
   /** The blob's temp file; its fan-out directory made first if this is its first blob, and made durable. */

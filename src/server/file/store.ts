@@ -15,6 +15,7 @@ import {
   ProjectUnavailableError,
   StoreSetupError,
   type AppendOutcome,
+  type BlobPart,
   type BodyFeed,
   type CommitOutcome,
   type FeedQuery,
@@ -150,9 +151,29 @@ export class FileStore implements ProjectStore {
       (async () => {
         await this.blobs.write(sha256, feed, !seen);
         if (seen || project.visible.has(sha256)) return seen ? "exists" : "created";
-        await recordUploaded(project.dir, sha256);
+        await recordUploaded(project.dir, [sha256]);
         project.visible.add(sha256);
         return "created";
+      })(),
+    );
+  }
+
+  /**
+   * The blobs the project could not see go into one pack (made durable once), then into its
+   * blobs.txt (one append, one fsync); those it could see are only read.
+   */
+  putBlobs(projectId: string, parts: readonly BlobPart[]): Promise<Array<"created" | "exists">> {
+    const project = this.usable(projectId);
+    return this.tasks.track(
+      (async () => {
+        const seen = await mapLimit(parts, 16, async ({ sha256 }) => project.visible.has(sha256) && (await this.blobs.size(sha256)) !== undefined);
+        for (const [i, part] of parts.entries()) if (seen[i]) await part.feed(() => {}); // read (and checked by the feed) all the same
+        const fresh = parts.filter((_, i) => !seen[i]);
+        await this.blobs.writePack(fresh);
+        const record = [...new Set(fresh.map(({ sha256 }) => sha256))].filter((sha256) => !project.visible.has(sha256));
+        await recordUploaded(project.dir, record);
+        for (const sha256 of record) project.visible.add(sha256);
+        return seen.map((was) => (was ? "exists" : "created"));
       })(),
     );
   }

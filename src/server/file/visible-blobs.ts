@@ -25,13 +25,14 @@ export async function loadUploaded(dir: string, visible: Set<string>): Promise<v
   if (text !== "" && !text.endsWith("\n")) await appendFile(join(dir, VISIBLE_FILE), "\n", { flush: true });
 }
 
-/** Records an upload to the project in `dir`, durably. */
-export async function recordUploaded(dir: string, sha256: string): Promise<void> {
+/** Records uploads to the project in `dir`, durably: one append and one fsync for them all. */
+export async function recordUploaded(dir: string, hashes: readonly string[]): Promise<void> {
+  if (hashes.length === 0) return;
   const path = join(dir, VISIBLE_FILE);
   const first = (await fileSize(path)) === undefined;
   const file = await open(path, "a");
   try {
-    await writeAll(file, Buffer.from(`${sha256}\n`));
+    await writeAll(file, Buffer.from(hashes.map((sha256) => `${sha256}\n`).join("")));
     await file.datasync();
   } finally {
     await file.close();

@@ -6,10 +6,12 @@
 
 import { randomUUID } from "node:crypto";
 import type { ClientBase, Pool } from "pg";
-import type { BodyFeed, StoredBytes } from "../store.js";
+import type { BlobPart, BodyFeed, StoredBytes } from "../store.js";
 import { guarded, transaction } from "./db.js";
 
 const CHUNK_BYTES = 1024 * 1024;
+/** Chunk bytes gathered before one multi-row INSERT of a pack (hex-encoded on the wire: twice this). */
+const INSERT_BYTES = 4 * 1024 * 1024;
 /** Staged chunks older than this belong to an upload that died with its replica. */
 const STALE_UPLOAD = "1 day";
 
@@ -79,6 +81,70 @@ export async function writeBlob(pool: Pool, project: string, sha256: string, fee
   } finally {
     // A failed or refused upload leaves nothing staged (dropStaleUploads catches what this misses).
     if (!moved) await pool.query("DELETE FROM blob_uploads WHERE upload = $1", [upload]).catch(() => {});
+  }
+}
+
+/**
+ * writeBlob of many blobs (POST /blobs: the body is spooled and checked already, so nothing is
+ * staged): one transaction with a multi-row INSERT of the blobs, of their chunks and of the
+ * project's rows, so one commit makes the pack durable. Rows are taken in hash order: two packs
+ * with blobs in common wait for each other, never deadlock.
+ */
+export async function writeBlobs(pool: Pool, project: string, parts: readonly BlobPart[]): Promise<Array<"created" | "exists">> {
+  const visible = await blobSizes(pool, project, parts.map((part) => part.sha256));
+  const seen = parts.map((part) => visible.has(part.sha256));
+  for (const [i, part] of parts.entries()) if (seen[i]) await part.feed(() => {}); // read (and checked by the feed) all the same
+  const fresh = [...new Map(parts.filter((_, i) => !seen[i]).map((part) => [part.sha256, part])).values()].sort((a, b) =>
+    a.sha256 < b.sha256 ? -1 : a.sha256 > b.sha256 ? 1 : 0,
+  );
+  if (fresh.length > 0) await transaction(pool, (client) => insertPack(client, project, fresh));
+  return seen.map((was) => (was ? "exists" : "created"));
+}
+
+async function insertPack(client: ClientBase, project: string, parts: readonly BlobPart[]): Promise<void> {
+  const hashes = parts.map((part) => part.sha256);
+  // A concurrent insert of the same blob waits here for the other to commit, then sees it.
+  const { rows } = await client.query<{ sha256: string }>(
+    "INSERT INTO blobs (sha256, size) SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT DO NOTHING RETURNING sha256",
+    [hashes, parts.map((part) => part.size)],
+  );
+  const inserted = new Set(rows.map((row) => row.sha256));
+  const chunks = new ChunkInserts(client);
+  for (const part of parts) {
+    // Read even when another project holds it: an upload takes as long whoever holds the blob.
+    const keep = inserted.has(part.sha256);
+    const cut = new ChunkRows(CHUNK_BYTES, (seq, data) => (keep ? chunks.add(part.sha256, seq, data) : Promise.resolve()));
+    await part.feed((chunk) => cut.push(chunk));
+    await cut.end();
+    if (cut.size !== part.size) throw new Error(`blob ${part.sha256} gave ${cut.size} bytes, not ${part.size}`);
+  }
+  await chunks.flush();
+  await client.query("INSERT INTO project_blobs (project, sha256) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING", [project, hashes]);
+}
+
+/** Chunk rows gathered into multi-row INSERTs of about INSERT_BYTES. */
+class ChunkInserts {
+  private rows: { sha256: string; seq: number; data: Buffer }[] = [];
+  private bytes = 0;
+
+  constructor(private readonly client: ClientBase) {}
+
+  async add(sha256: string, seq: number, data: Buffer): Promise<void> {
+    this.rows.push({ sha256, seq, data });
+    this.bytes += data.length;
+    if (this.bytes >= INSERT_BYTES) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    if (this.rows.length === 0) return;
+    const rows = this.rows;
+    this.rows = [];
+    this.bytes = 0;
+    await this.client.query("INSERT INTO blob_chunks (sha256, seq, data) SELECT * FROM unnest($1::text[], $2::integer[], $3::bytea[])", [
+      rows.map((row) => row.sha256),
+      rows.map((row) => row.seq),
+      rows.map((row) => row.data),
+    ]);
   }
 }
 

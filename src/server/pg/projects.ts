@@ -82,6 +82,25 @@ export async function currentFiles(db: Db, projectId: string, paths: string[]): 
   return new Map(rows.map((r) => [r.path, { sha256: r.sha256, size: Number(r.size) }]));
 }
 
+/** Rows of file_history changed since its last ANALYZE that make its statistics stale (with a tenth of its rows). */
+const STALE_ROWS = 500;
+
+/**
+ * Analyzes file_history when many rows changed since it last was. Without statistics (a fresh
+ * table, or one a first push of 50,000 files just grew, before autovacuum comes by) the planner
+ * reads filesUnderDirs' range with the unique index, filtering every current file of the project
+ * once per path: 12 s a 1000-path commit at 20,000 files, where the prefix index takes 2 ms.
+ */
+export async function refreshStatistics(db: Db): Promise<void> {
+  const { rows } = await guarded(() =>
+    db.query<{ changed: string; live: string }>(
+      "SELECT n_mod_since_analyze AS changed, n_live_tup AS live FROM pg_stat_user_tables WHERE relid = 'file_history'::regclass",
+    ),
+  );
+  const stats = rows[0];
+  if (stats && Number(stats.changed) > STALE_ROWS + Number(stats.live) / 10) await guarded(() => db.query("ANALYZE file_history"));
+}
+
 /**
  * Current files under each of `dirs`, at most `limit` per directory (checkCommit's `under`: the
  * commit's deletes there and one more). Bytewise ranges, so the pattern index finds them.

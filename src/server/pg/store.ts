@@ -10,6 +10,7 @@ import {
   ProjectNotFoundError,
   StoreUnavailableError,
   type AppendOutcome,
+  type BlobPart,
   type BodyFeed,
   type CommitOutcome,
   type FeedQuery,
@@ -19,7 +20,7 @@ import {
   type StoredBytes,
 } from "../store.js";
 import { CommitWaiters } from "../waiters.js";
-import { blobSizes, dropStaleUploads, readBlob, writeBlob } from "./blobs.js";
+import { blobSizes, dropStaleUploads, readBlob, writeBlob, writeBlobs } from "./blobs.js";
 import { redactCredentials } from "../../report/reporter.js";
 import { createPool, guarded, transaction } from "./db.js";
 import { PgCredentials } from "./credentials.js";
@@ -37,6 +38,7 @@ import {
   headOf,
   headsOf,
   listProjects,
+  refreshStatistics,
 } from "./projects.js";
 import { appendEvents, listSessions, readEvents } from "./transcripts.js";
 import { errorText } from "../../errors/text.js";
@@ -49,6 +51,8 @@ export interface PgStoreOptions {
 const RETRY_MS = 1000;
 /** How often the heads of waited projects are read again, in case a notification was lost. */
 const RECHECK_MS = 2000;
+/** Changes in a commit that may make file_history's statistics stale (a first push's parts). */
+const LARGE_COMMIT = 100;
 
 export class PgStore implements ProjectStore {
   private migrated = false;
@@ -161,9 +165,16 @@ export class PgStore implements ProjectStore {
     return writeBlob(this.pool, projectId, sha256, feed);
   }
 
+  async putBlobs(projectId: string, parts: readonly BlobPart[]): Promise<Array<"created" | "exists">> {
+    this.ready();
+    return writeBlobs(this.pool, projectId, parts);
+  }
+
   /** One transaction holding the project row's lock: checks, applies, notifies every replica. */
   async commit(projectId: string, key: string, request: CommitRequest): Promise<CommitOutcome> {
     this.ready();
+    // Outside the transaction: ANALYZE would hold its lock on the table until the commit ends.
+    if (request.changes.length >= LARGE_COMMIT) await refreshStatistics(this.pool);
     return transaction(this.pool, async (client): Promise<CommitOutcome> => {
       const locked = await client.query<{ version: string }>("SELECT version FROM projects WHERE id = $1 FOR UPDATE", [projectId]);
       if (!locked.rows[0]) throw new ProjectNotFoundError(projectId);

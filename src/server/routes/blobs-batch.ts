@@ -12,11 +12,9 @@ import type { WireErrorCode, WireErrorStatus } from "../../api/errors.js";
 import { isSha256 } from "../../api/validate.js";
 import { closingDelimiter, CRLF, multipartType, newBoundary, partHead } from "../../api/multipart.js";
 import { multipartBoundary, MultipartError, MultipartReader } from "../../api/multipart-reader.js";
-import { mapLimit } from "../../util/map-limit.js";
 
 /** Room for the multipart framing (boundaries, part headers) on top of the blob bytes. */
 const FRAMING_BYTES_PER_PART = 1024;
-const STORE_CONCURRENCY = 16;
 
 /**
  * Stores every part of a multipart upload. The body is read as it streams in: each part is
@@ -29,8 +27,8 @@ export async function postBlobs(req: IncomingMessage, res: ServerResponse, ctx: 
   const spool = await BlobSpool.open();
   try {
     const parts = await receiveParts(req, boundary, spool, ctx.limits);
-    // A few at a time: each new blob waits for its own fsyncs.
-    const results = await mapLimit(parts, STORE_CONCURRENCY, ([sha256, part]) => project.putBlob(sha256, (write) => spool.feed(part, write)));
+    // Stored together: made durable once for the whole request (a pack file, one transaction).
+    const results = await project.putBlobs(parts.map(([sha256, part]) => ({ sha256, size: part.size, feed: (write) => spool.feed(part, write) })));
     const stored = parts.filter((_, i) => results[i] === "created").map(([sha256]) => sha256);
     const present = parts.filter((_, i) => results[i] === "exists").map(([sha256]) => sha256);
     sendJson(res, 200, { stored, present });

@@ -157,9 +157,9 @@ function hostileCases(): { name: string; write: Write; mention: string | RegExp 
 }
 
 /** The harmless file went through, the hostile one did not, and it cost exactly one warning. */
-function expectRefusedOnce(outcome: Outcome, mention: string | RegExp) {
+function expectRefusedOnce(outcome: Outcome, mention: string | RegExp, window?: RegExp) {
   expect(outcome.remote).toEqual(["ok.txt"]);
-  const messages = outcome.warnings.map((w) => String(w.message));
+  const messages = outcome.warnings.map((w) => String(w.message)).filter((message) => window === undefined || !window.test(message));
   expect(messages, `exactly one warning: ${messages.join(" / ")}`).toHaveLength(1);
   if (typeof mention === "string") expect(messages[0]).toContain(mention);
   else expect(messages[0]).toMatch(mention);
@@ -227,7 +227,9 @@ describe("hostile paths in the agent's stream: never pushed, never followed, one
     const outcome = await session([{ filePath: path.join(dir, "target.txt"), apply: () => writeFileSync(path.join(dir, "target.txt"), "innocent\n") }], {
       exitCode: 1,
     });
-    expectRefusedOnce(outcome, /sub\/target\.txt: .*outside the project root/);
+    // The swap takes two steps (a directory cannot be renamed over by a symlink): a scan that
+    // falls between them finds sub/ gone and says so, which is true and no hostile path.
+    expectRefusedOnce(outcome, /sub\/target\.txt: .*outside the project root/, /^cannot read directory sub: ENOENT/);
   });
 
   it("a server answering with a redirect to another origin: not followed, the token never reaches it", async () => {

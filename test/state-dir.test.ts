@@ -2,7 +2,8 @@ import { mkdtemp, mkdir, readFile, readdir, rm, symlink, writeFile } from "node:
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { foreignLock, parseLockText, readStateFile, StateDirError, withLock, writeStateFile } from "../src/state/state-dir.js";
+import { readStateFile, StateDirError, writeStateFile } from "../src/state/state-dir.js";
+import { foreignLock, parseLockText, withLock } from "../src/state/state-lock.js";
 import { readJournal, updateJournal, type JournalEntry } from "../src/sync/journal.js";
 
 let root: string;

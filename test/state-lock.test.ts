@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { takeRootLock, thisBoot, withLock } from "../src/state/state-dir.js";
+import { takeRootLock, thisBoot, withLock } from "../src/state/state-lock.js";
 import { MEMORY_TMPDIR } from "./kit/memory-tmpdir.js";
 
 /**
@@ -12,7 +12,7 @@ import { MEMORY_TMPDIR } from "./kit/memory-tmpdir.js";
  * taken over by two processes at once (only one may hold it).
  */
 
-const STATE_DIR_MODULE = pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "dist", "state", "state-dir.js")).href;
+const STATE_LOCK_MODULE = pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "dist", "state", "state-lock.js")).href;
 
 let root: string;
 let children: ChildProcess[] = [];
@@ -118,7 +118,7 @@ function lockChild(who: string, paused: boolean, lock: "state" | "root" = "state
         return kill(pid, signal);
       };
     }
-    const { withLock, takeRootLock } = await import(${JSON.stringify(STATE_DIR_MODULE)});
+    const { withLock, takeRootLock } = await import(${JSON.stringify(STATE_LOCK_MODULE)});
     const held = () => {
       appendFileSync(gates + "/log", who + " in\\n");
       waitFile(gates + "/release-" + who);

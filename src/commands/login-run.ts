@@ -11,7 +11,6 @@ import { Reporter } from "../report/reporter.js";
 import { failureReason } from "../transfer/retry.js";
 import { homeConfig, rememberChoice } from "../cli/connection.js";
 import { exit, usageFailure } from "../cli/exit.js";
-import type { LoginFlags } from "./login.js";
 import { errorText } from "../errors/text.js";
 
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -47,7 +46,15 @@ export function afterPoll(status: number, body: Record<string, unknown>, interva
   }
 }
 
-export async function runLoginCommand(flags: LoginFlags): Promise<void> {
+/** What login and logout read of their flags (declared once in login.ts, which the compiler checks against this). */
+export interface LoginRequest {
+  apiUrl?: string;
+  insecure?: true;
+  project?: string[];
+  scope?: "read" | "write";
+}
+
+export async function runLoginCommand(flags: LoginRequest): Promise<void> {
   const report = new Reporter();
   let apiUrl: string;
   try {
@@ -89,7 +96,7 @@ export async function runLoginCommand(flags: LoginFlags): Promise<void> {
   exit(EXIT.ok);
 }
 
-export async function runLogoutCommand(flags: LoginFlags): Promise<void> {
+export async function runLogoutCommand(flags: LoginRequest): Promise<void> {
   const report = new Reporter();
   const file = homeConfigPath();
   try {
@@ -113,7 +120,7 @@ export async function runLogoutCommand(flags: LoginFlags): Promise<void> {
 }
 
 /** The device code request: what this login asks for and which machine asks (the approval page shows both; older servers ignore them). */
-export function deviceCodeRequest(flags: Pick<LoginFlags, "project" | "scope">, host: string): URLSearchParams {
+export function deviceCodeRequest(flags: Pick<LoginRequest, "project" | "scope">, host: string): URLSearchParams {
   const form = new URLSearchParams({ client_id: "uspark" });
   for (const project of flags.project ?? []) form.append("project", project);
   if (flags.scope) form.set("scope", flags.scope);

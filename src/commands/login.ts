@@ -34,7 +34,7 @@ const loginFlags = {
   scope: choiceFlag("--scope <scope>", "the access to ask for: read, or write (also push)", ["read", "write"]),
 };
 
-export type LoginFlags = FlagValues<typeof loginFlags>;
+type LoginFlags = FlagValues<typeof loginFlags>;
 
 export function addLoginCommand(program: Command): void {
   addFlags(program.command("login").description("log in to a server through its web view (device code): the token is saved for that server in ~/.uspark/config.json"), loginFlags)

@@ -9,13 +9,23 @@ import { formatTable } from "../text/table.js";
 import { validateProjectId } from "../api/validate.js";
 import type { CredentialStore, TokenRecord } from "../server/credentials.js";
 import { exit, printToStdout, usageFailure } from "../cli/exit.js";
-import { storeOf, type StoreFlags } from "./serve.js";
-import type { TokenCreateFlags, TokenListFlags } from "./serve-token.js";
+import { storeOf, type StoreFlags } from "./serve-store.js";
 import { errorText } from "../errors/text.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-export async function runTokenCreateCommand(flags: TokenCreateFlags): Promise<void> {
+/** What the token commands read of their flags (declared once in serve-token.ts, which the compiler checks against these). */
+export interface TokenCreateRequest extends StoreFlags {
+  project: string[];
+  scope: "read" | "write";
+  expires?: number;
+}
+
+export interface TokenListRequest extends StoreFlags {
+  json?: true;
+}
+
+export async function runTokenCreateCommand(flags: TokenCreateRequest): Promise<void> {
   const report = new Reporter();
   for (const project of flags.project) {
     const bad = validateProjectId(project);
@@ -31,7 +41,7 @@ export async function runTokenCreateCommand(flags: TokenCreateFlags): Promise<vo
   await printToStdout(`${made.secret}\n`);
 }
 
-export async function runTokenListCommand(flags: TokenListFlags): Promise<void> {
+export async function runTokenListCommand(flags: TokenListRequest): Promise<void> {
   const report = new Reporter();
   const listing = await withCredentials(flags, report, (credentials) => credentials.tokens());
   if (!listing) return;

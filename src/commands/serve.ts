@@ -1,11 +1,11 @@
-import path from "node:path";
-import { defaultServeData, UsageError } from "../config/config.js";
+import { UsageError } from "../config/config.js";
 import { Reporter } from "../report/reporter.js";
 import { errorCode, errorText } from "../errors/text.js";
 import type { Command } from "../cli/commander.js";
 import { exit, usageFailure } from "../cli/exit.js";
 import { addFlags, countFlag, listFlag, positiveFlag, switchFlag, textFlag, type FlagValues } from "../cli/flag-kit.js";
 import { addTokenCommands } from "./serve-token.js";
+import { storeOf } from "./serve-store.js";
 
 // `uspark serve`: the reference project server (its work is server/, loaded when it runs).
 
@@ -48,8 +48,6 @@ const serveFlags = {
 
 export type ServeFlags = FlagValues<typeof serveFlags>;
 
-/** Where `uspark serve` and `uspark serve token` keep projects and tokens. */
-export type StoreFlags = Pick<ServeFlags, "data" | "db">;
 
 /** `serve` and `serve token create|list|revoke`. */
 export function addServeCommands(program: Command): void {
@@ -59,17 +57,6 @@ export function addServeCommands(program: Command): void {
   addTokenCommands(serve);
 }
 
-/**
- * The store `--data` or `--db` (or USPARK_DATABASE_URL) names, at most one; with neither, the
- * default directory (`uspark serve` and `uspark serve token` alike: a first try needs no flag).
- */
-export function storeOf(flags: StoreFlags): { dataDir?: string; databaseUrl?: string; defaultStore?: true } {
-  const databaseUrl = flags.db ?? (flags.data === undefined ? process.env.USPARK_DATABASE_URL || undefined : undefined);
-  if (flags.data !== undefined && databaseUrl !== undefined) throw new UsageError("give one of --data <dir> and --db <postgres-url>, not both");
-  if (databaseUrl !== undefined) return { databaseUrl };
-  if (flags.data !== undefined) return { dataDir: path.resolve(flags.data) };
-  return { dataDir: defaultServeData(), defaultStore: true };
-}
 
 export async function runServeCommand(flags: ServeFlags): Promise<void> {
   const { runServe } = await import("../server/index.js");

@@ -1,7 +1,8 @@
 import { checkPrefix, UsageError, type Connection } from "../config/config.js";
 import { ownLogIgnores } from "../ignore/own-log.js";
 import type { ReporterOptions } from "../report/reporter.js";
-import { RootLockHeld, StateDirError, takeRootLock, type RootLock } from "../state/state-dir.js";
+import { StateDirError } from "../state/state-dir.js";
+import { RootLockHeld, takeRootLock, type RootLock } from "../state/state-lock.js";
 import { createWatcher, DEFAULTS, type Watcher, type WatcherOptions } from "../watcher/watcher.js";
 import { connect, reporterFor, rootOf } from "../cli/connection.js";
 import { countFlag, Flag, negatedFlag, positiveFlag, switchFlag, type FlagValues } from "../cli/flag-kit.js";

@@ -10,7 +10,7 @@ import { Reconciler } from "../reconcile/reconciler.js";
 import { RemoteView } from "../reconcile/remote-view.js";
 import { checkLineage, RewoundError } from "../reconcile/lineage.js";
 import { fileStateStore } from "../reconcile/state-store.js";
-import { removeOwnTemps } from "../state/state-dir.js";
+import { removeOwnTemps } from "../state/own-temps.js";
 import { gitCleanFiles } from "../reconcile/git-clean.js";
 import type { Reporter } from "../report/reporter.js";
 import { ApiClient } from "../transfer/client.js";

@@ -1,4 +1,8 @@
-import type { BaseEntry } from "./base.js";
+/** What the mirror point compares of a base entry (base.ts): its content and size. */
+interface BaseEntry {
+  readonly sha256: string;
+  readonly size: number;
+}
 
 /**
  * The mirror point (docs/local-state.md): a version, with the server's chain hash at it, at which

@@ -2,7 +2,8 @@ import { isSha256, parseCommitRequest } from "../api/validate.js";
 import type { Change, CommitSource } from "../api/types.js";
 import { normalizeApiUrl } from "../config/config.js";
 import type { Reporter } from "../report/reporter.js";
-import { listStateFiles, processGone, readStateFile, removeStateFile, stateFilePath, stateFileStat, thisBoot, withLock, writeStateFile } from "../state/state-dir.js";
+import { listStateFiles, readStateFile, removeStateFile, stateFilePath, stateFileStat, writeStateFile } from "../state/state-dir.js";
+import { processGone, thisBoot, withLock } from "../state/state-lock.js";
 import { baseIn, lastProject, mergeBase, parseState, withBase, type Base, type BaseKey, type StateFile } from "./base.js";
 import { errorText } from "../errors/text.js";
 

@@ -1,4 +1,5 @@
-import type { Level } from "./reporter.js";
+/** How much a record matters; `--quiet` and `--verbose` choose which are said. */
+export type Level = "error" | "warn" | "info" | "debug";
 
 /**
  * Every event of the log (`--log-format json` is an API: docs/log-events.md), with the levels it

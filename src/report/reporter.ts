@@ -1,7 +1,7 @@
 import type Picocolors from "picocolors";
 import { requireCjs } from "../util/cjs.js";
 
-import type { EventAt, EventName } from "./events.js";
+import type { EventAt, EventName, Level } from "./events.js";
 
 const pc = requireCjs("picocolors") as typeof Picocolors;
 
@@ -15,7 +15,7 @@ const pc = requireCjs("picocolors") as typeof Picocolors;
  */
 export type LogFormat = "text" | "json";
 export type Verbosity = "quiet" | "normal" | "verbose";
-export type Level = "error" | "warn" | "info" | "debug";
+export type { Level } from "./events.js";
 export type Fields = Record<string, unknown>;
 
 /** One thing said, as a listener sees it (the run view shows the commits). */

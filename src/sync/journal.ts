@@ -1,6 +1,7 @@
 import { normalizeApiUrl } from "../config/config.js";
 import type { Reporter } from "../report/reporter.js";
-import { moveStateFileAside, readStateFile, removeStateFile, stateFilePath, withLock, writeStateFile } from "../state/state-dir.js";
+import { moveStateFileAside, readStateFile, removeStateFile, stateFilePath, writeStateFile } from "../state/state-dir.js";
+import { withLock } from "../state/state-lock.js";
 import { errorText } from "../errors/text.js";
 
 /**

@@ -3,7 +3,7 @@ import type { CommitSource } from "../api/types.js";
 import type { IgnoreEngine } from "../ignore/engine.js";
 import { BaseKeeper } from "../reconcile/base-keeper.js";
 import { DiskTree } from "../reconcile/disk-tree.js";
-import { removeOwnTemps } from "../state/state-dir.js";
+import { removeOwnTemps } from "../state/own-temps.js";
 import { gitCleanFiles } from "../reconcile/git-clean.js";
 import type { LocalTree } from "../reconcile/local-tree.js";
 import { UsageError } from "../config/config.js";

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { IgnoreEngine } from "../../src/ignore/engine.js";
 import { DiskTree, pathRefusal } from "../../src/reconcile/disk-tree.js";
 import { LocalChanged } from "../../src/reconcile/local-tree.js";
-import { removeOwnTemps } from "../../src/state/state-dir.js";
+import { removeOwnTemps } from "../../src/state/own-temps.js";
 import { sha256, tempDir } from "../kit/sync.js";
 
 let root: string;

@@ -20,7 +20,7 @@ await rm(path.join(dist, "chunks"), { recursive: true, force: true });
 const { output } = await build({
   // pipe-form: what bin/uspark.js loads before the rest (the pipe form's copy of stdin); the
   // bundle imports the copy from the same chunk, so that both share its one instance.
-  input: { uspark: entry, "pipe-form": path.join(dist, "cli", "pipe-form.js"), library: path.join(dist, "index.js") },
+  input: { uspark: entry, "pipe-form": path.join(dist, "commands", "kit", "pipe-form.js"), library: path.join(dist, "index.js") },
   platform: "node",
   // Every bare import is a package (commander, pg, …) or a Node built-in: never bundled.
   external: (id) => !id.startsWith(".") && !path.isAbsolute(id),
@@ -44,7 +44,7 @@ const { output } = await build({
     // ../package.json next to it.
     codeSplitting: {
       groups: [
-        { name: "pipe-form", test: /[\\/](cli[\\/]pipe-form|stream[\\/]early-copy|stream[\\/]passthrough|stream[\\/]stdin)\.js$/, priority: 2 },
+        { name: "pipe-form", test: /[\\/](commands[\\/]kit[\\/]pipe-form|stream[\\/]early-copy|stream[\\/]passthrough|stream[\\/]stdin)\.js$/, priority: 2 },
         { name: "start", tags: ["$initial"], test: (id) => id !== entry, priority: 1 },
       ],
     },

@@ -1,5 +1,5 @@
-import type { Command } from "../cli/commander.js";
-import { addFlags, countFlag, type FlagValues } from "../cli/flag-kit.js";
+import type { Command } from "./kit/commander.js";
+import { addFlags, countFlag, type FlagValues } from "./kit/flag-kit.js";
 import { HISTORY_HELP, inspectFlags, runInspection } from "./inspect.js";
 
 // `uspark cat` (lifecycle/history.ts does it).

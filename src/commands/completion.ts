@@ -1,6 +1,6 @@
-import { Argument, type Command } from "../cli/commander.js";
-import { completionCommands, completionScript, SHELLS, type Shell } from "../cli/completion.js";
-import { printToStdout } from "../cli/exit.js";
+import { Argument, type Command } from "./kit/commander.js";
+import { completionCommands, completionScript, SHELLS, type Shell } from "./kit/completion.js";
+import { printToStdout } from "./kit/exit.js";
 
 // `uspark completion bash|zsh|fish`: the script is made from the program's commands (cli/completion.ts).
 

@@ -1,7 +1,7 @@
-import { reporterFor, rootAndConnection } from "../cli/connection.js";
-import { exit } from "../cli/exit.js";
-import type { FlagValues } from "../cli/flag-kit.js";
-import { logFlags, projectFlags, requestTimeoutFlag, timeoutFlag, treeFlags } from "../cli/flags.js";
+import { reporterFor, rootAndConnection } from "./kit/connection.js";
+import { exit } from "./kit/exit.js";
+import type { FlagValues } from "./kit/flag-kit.js";
+import { logFlags, projectFlags, requestTimeoutFlag, timeoutFlag, treeFlags } from "./kit/flags.js";
 import { EXIT } from "../util/exit-codes.js";
 
 // status, diff, log, ls, cat, restore (docs/commands.md#status-diff-and-history): what is in sync,

@@ -9,8 +9,8 @@ import { homeConfigPath, normalizeApiUrl, resolveServer, updateHomeConfig, Usage
 import { EXIT } from "../util/exit-codes.js";
 import { Reporter } from "../report/reporter.js";
 import { failureReason } from "../transfer/retry.js";
-import { homeConfig, rememberChoice } from "../cli/connection.js";
-import { exit, usageFailure } from "../cli/exit.js";
+import { homeConfig, rememberChoice } from "./kit/connection.js";
+import { exit, usageFailure } from "./kit/exit.js";
 import { errorText } from "../errors/text.js";
 
 const REQUEST_TIMEOUT_MS = 30_000;

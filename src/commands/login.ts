@@ -1,6 +1,6 @@
 import { DEFAULT_API_URL } from "../config/config.js";
-import type { Command } from "../cli/commander.js";
-import { addFlags, choiceFlag, listFlag, switchFlag, textFlag, type FlagValues } from "../cli/flag-kit.js";
+import type { Command } from "./kit/commander.js";
+import { addFlags, choiceFlag, listFlag, switchFlag, textFlag, type FlagValues } from "./kit/flag-kit.js";
 
 // `uspark login` (docs/access.md#device-login). Its device flow is in login-run.ts, loaded when
 // the command runs, as the other commands' work is: not at every start.

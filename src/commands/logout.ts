@@ -1,5 +1,5 @@
-import type { Command } from "../cli/commander.js";
-import { addFlags, type FlagValues } from "../cli/flag-kit.js";
+import type { Command } from "./kit/commander.js";
+import { addFlags, type FlagValues } from "./kit/flag-kit.js";
 import { LOGIN_HELP, loginServerFlags } from "./login.js";
 
 // `uspark logout`: login's counterpart (login-run.ts, loaded when it runs).

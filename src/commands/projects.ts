@@ -8,11 +8,11 @@ import { listProjects } from "../transfer/projects.js";
 import { validateProjectId } from "../api/validate.js";
 import { rememberedProject } from "../reconcile/state-store.js";
 import { findRoot } from "../reconcile/root.js";
-import type { Command } from "../cli/commander.js";
-import { homeConfig, rememberChoice, reporterFor } from "../cli/connection.js";
-import { exit, usageFailure } from "../cli/exit.js";
-import { addFlags, switchFlag, type FlagValues } from "../cli/flag-kit.js";
-import { logFlags, serverOnlyFlags } from "../cli/flags.js";
+import type { Command } from "./kit/commander.js";
+import { homeConfig, rememberChoice, reporterFor } from "./kit/connection.js";
+import { exit, usageFailure } from "./kit/exit.js";
+import { addFlags, switchFlag, type FlagValues } from "./kit/flag-kit.js";
+import { logFlags, serverOnlyFlags } from "./kit/flags.js";
 
 // `uspark projects` and `uspark projects create <id>`: the server's projects.
 

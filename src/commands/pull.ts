@@ -1,11 +1,11 @@
 import { EXIT } from "../util/exit-codes.js";
 import { MASS_DELETE_TEXT } from "../reconcile/mass-delete.js";
 import { DEFAULTS } from "../watcher/watcher.js";
-import type { Command } from "../cli/commander.js";
-import { reporterFor, rootAndConnection } from "../cli/connection.js";
-import { exit } from "../cli/exit.js";
-import { addFlags, positiveFlag, switchFlag, type FlagValues } from "../cli/flag-kit.js";
-import { logFlags, projectCreateFlags, requestTimeoutFlag, timeoutFlagWithOlderName, treeFlags } from "../cli/flags.js";
+import type { Command } from "./kit/commander.js";
+import { reporterFor, rootAndConnection } from "./kit/connection.js";
+import { exit } from "./kit/exit.js";
+import { addFlags, positiveFlag, switchFlag, type FlagValues } from "./kit/flag-kit.js";
+import { logFlags, projectCreateFlags, requestTimeoutFlag, timeoutFlagWithOlderName, treeFlags } from "./kit/flags.js";
 import { CONFLICTS_HELP } from "./conflicts-help.js";
 
 // `uspark pull`: writes the remote's changes here (lifecycle/pull.ts does it).

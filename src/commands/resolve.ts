@@ -1,9 +1,9 @@
 import { EXIT } from "../util/exit-codes.js";
-import type { Command } from "../cli/commander.js";
-import { reporterFor, rootAndConnection } from "../cli/connection.js";
-import { exit } from "../cli/exit.js";
-import { addFlags, switchFlag, type FlagValues } from "../cli/flag-kit.js";
-import { logFlags, projectFlags, requestTimeoutFlag, timeoutFlag, treeFlags } from "../cli/flags.js";
+import type { Command } from "./kit/commander.js";
+import { reporterFor, rootAndConnection } from "./kit/connection.js";
+import { exit } from "./kit/exit.js";
+import { addFlags, switchFlag, type FlagValues } from "./kit/flag-kit.js";
+import { logFlags, projectFlags, requestTimeoutFlag, timeoutFlag, treeFlags } from "./kit/flags.js";
 
 // `uspark resolve <path>`: ends a conflict on every machine (lifecycle/resolve.ts does it).
 

@@ -3,10 +3,10 @@ import { agentForCommand, commandName, missingStreamFlags, printsNoFileEvents } 
 import { EXIT } from "../util/exit-codes.js";
 import { colorWanted, type Reporter, type ReportRecord } from "../report/reporter.js";
 import { DEFAULTS, type Watcher } from "../watcher/watcher.js";
-import type { Command } from "../cli/commander.js";
-import { reporterFor, rootOf } from "../cli/connection.js";
-import { exit, usageFailure } from "../cli/exit.js";
-import { addFlags, choiceFlag, countFlag, switchFlag, type FlagValues } from "../cli/flag-kit.js";
+import type { Command } from "./kit/commander.js";
+import { reporterFor, rootOf } from "./kit/connection.js";
+import { exit, usageFailure } from "./kit/exit.js";
+import { addFlags, choiceFlag, countFlag, switchFlag, type FlagValues } from "./kit/flag-kit.js";
 import { pull } from "./pull.js";
 import { lockRoot, release, sessionFlags, startWatcher, type SessionLock, type Started } from "./watch-session.js";
 

@@ -8,7 +8,7 @@ import { Reporter } from "../report/reporter.js";
 import { formatTable } from "../text/table.js";
 import { validateProjectId } from "../api/validate.js";
 import type { CredentialStore, TokenRecord } from "../server/credentials.js";
-import { exit, printToStdout, usageFailure } from "../cli/exit.js";
+import { exit, printToStdout, usageFailure } from "./kit/exit.js";
 import { storeOf, type StoreFlags } from "./serve-store.js";
 import { errorText } from "../errors/text.js";
 

@@ -1,6 +1,6 @@
 import { parsePositiveInt, UsageError } from "../config/config.js";
-import type { Command } from "../cli/commander.js";
-import { addFlags, choiceFlag, listFlag, parsedFlag, switchFlag, textFlag, type FlagValues } from "../cli/flag-kit.js";
+import type { Command } from "./kit/commander.js";
+import { addFlags, choiceFlag, listFlag, parsedFlag, switchFlag, textFlag, type FlagValues } from "./kit/flag-kit.js";
 import type { StoreFlags } from "./serve-store.js";
 
 // `uspark serve token create|list|revoke`: their flags and help; their work is serve-token-run.ts,

@@ -1,9 +1,9 @@
 import { UsageError } from "../config/config.js";
 import { Reporter } from "../report/reporter.js";
 import { errorCode, errorText } from "../errors/text.js";
-import type { Command } from "../cli/commander.js";
-import { exit, usageFailure } from "../cli/exit.js";
-import { addFlags, countFlag, listFlag, positiveFlag, switchFlag, textFlag, type FlagValues } from "../cli/flag-kit.js";
+import type { Command } from "./kit/commander.js";
+import { exit, usageFailure } from "./kit/exit.js";
+import { addFlags, countFlag, listFlag, positiveFlag, switchFlag, textFlag, type FlagValues } from "./kit/flag-kit.js";
 import { addTokenCommands } from "./serve-token.js";
 import { storeOf } from "./serve-store.js";
 

@@ -1,5 +1,5 @@
-import type { Command } from "../cli/commander.js";
-import { addFlags, switchFlag, type FlagValues } from "../cli/flag-kit.js";
+import type { Command } from "./kit/commander.js";
+import { addFlags, switchFlag, type FlagValues } from "./kit/flag-kit.js";
 import { inspectFlags, runInspection } from "./inspect.js";
 
 // `uspark status` (lifecycle/status.ts does it).

@@ -1,5 +1,5 @@
-import type { Command } from "../cli/commander.js";
-import { addFlags, type FlagValues } from "../cli/flag-kit.js";
+import type { Command } from "./kit/commander.js";
+import { addFlags, type FlagValues } from "./kit/flag-kit.js";
 import { runWatchCommand, WATCH_EXAMPLES } from "./watch.js";
 import { sessionFlags } from "./watch-session.js";
 

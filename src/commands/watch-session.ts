@@ -4,9 +4,9 @@ import type { ReporterOptions } from "../report/reporter.js";
 import { StateDirError } from "../state/state-dir.js";
 import { RootLockHeld, takeRootLock, type RootLock } from "../state/state-lock.js";
 import { createWatcher, DEFAULTS, type Watcher, type WatcherOptions } from "../watcher/watcher.js";
-import { connect, reporterFor, rootOf } from "../cli/connection.js";
-import { countFlag, Flag, negatedFlag, positiveFlag, switchFlag, type FlagValues } from "../cli/flag-kit.js";
-import { logFlags, projectCreateFlags, requestTimeoutFlag, timeoutFlagWithOlderName, treeFlags, type LogFlags } from "../cli/flags.js";
+import { connect, reporterFor, rootOf } from "./kit/connection.js";
+import { countFlag, Flag, negatedFlag, positiveFlag, switchFlag, type FlagValues } from "./kit/flag-kit.js";
+import { logFlags, projectCreateFlags, requestTimeoutFlag, timeoutFlagWithOlderName, treeFlags, type LogFlags } from "./kit/flags.js";
 
 // The sync session of watch, watch-claude and run: their shared flags, the root's lock, then the watcher.
 

@@ -5,10 +5,10 @@ import { UsageError } from "../config/config.js";
 import type { Reporter } from "../report/reporter.js";
 import { agentStdin } from "../stream/stdin.js";
 import { deferred } from "../util/deferred.js";
-import type { Command } from "../cli/commander.js";
-import { reporterFor } from "../cli/connection.js";
-import { exit, pipeUsageFailure, usageFailure } from "../cli/exit.js";
-import { addFlags, choiceFlag, negatedFlag, switchFlag, type FlagValues } from "../cli/flag-kit.js";
+import type { Command } from "./kit/commander.js";
+import { reporterFor } from "./kit/connection.js";
+import { exit, pipeUsageFailure, usageFailure } from "./kit/exit.js";
+import { addFlags, choiceFlag, negatedFlag, switchFlag, type FlagValues } from "./kit/flag-kit.js";
 import { sessionFlags, startWatcher, type SessionFlags, type Started } from "./watch-session.js";
 
 // `uspark watch`: the files an agent's JSON stream on stdin edits, synced while it runs (or, with

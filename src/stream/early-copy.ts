@@ -3,7 +3,7 @@ import { passthrough, type Passthrough, type PassthroughOptions } from "./passth
 
 /**
  * The pipe form's copy of stdin to stdout, started by bin/uspark.js before the rest of the CLI
- * loads (src/cli/pipe-form.ts, this module and the passthrough are all it loads first): the agent's first bytes never
+ * loads (src/commands/kit/pipe-form.ts, this module and the passthrough are all it loads first): the agent's first bytes never
  * wait on our start-up, some 60 ms of it. What was copied before the session adopts the copy is
  * held, and handed to the session's detection first. Until then reading stops whenever
  * `HELD_LIMIT` bytes are held, so that a fast agent cannot make us hold much.

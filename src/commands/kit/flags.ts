@@ -1,5 +1,5 @@
-import { DEFAULT_API_URL } from "../config/config.js";
-import { DEFAULTS } from "../watcher/watcher.js";
+import { DEFAULT_API_URL } from "../../config/config.js";
+import { DEFAULTS } from "../../watcher/watcher.js";
 import { choiceFlag, countFlag, listFlag, switchFlag, textFlag, type FlagValues } from "./flag-kit.js";
 
 /** The flags several commands share, declared once (flag-kit.ts); each command's own are in its module. */

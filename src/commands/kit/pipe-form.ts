@@ -1,6 +1,6 @@
 import { isatty } from "node:tty";
-import { startEarlyCopy } from "../stream/early-copy.js";
-import { agentStdin } from "../stream/stdin.js";
+import { startEarlyCopy } from "../../stream/early-copy.js";
+import { agentStdin } from "../../stream/stdin.js";
 
 /** `uspark watch` and `watch-claude` read an agent's stream from stdin unless --no-stdin is given. */
 export function isPipeForm(args: readonly string[]): boolean {

@@ -1,4 +1,4 @@
-import { parseNonNegativeInt, parsePositiveInt } from "../config/config.js";
+import { parseNonNegativeInt, parsePositiveInt } from "../../config/config.js";
 import { Option, type Command } from "./commander.js";
 
 /**

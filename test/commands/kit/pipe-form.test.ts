@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isPipeForm } from "../../src/cli/pipe-form.js";
+import { isPipeForm } from "../../../src/commands/kit/pipe-form.js";
 
 describe("isPipeForm", () => {
   it.each([

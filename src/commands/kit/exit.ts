@@ -1,10 +1,10 @@
 import { isatty } from "node:tty";
-import { UsageError } from "../config/config.js";
-import { EXIT } from "../util/exit-codes.js";
-import { errorCode } from "../errors/text.js";
-import { Reporter, stderrFailure, stderrOutput } from "../report/reporter.js";
-import { passthroughOf } from "../stream/early-copy.js";
-import { agentStdin } from "../stream/stdin.js";
+import { UsageError } from "../../config/config.js";
+import { EXIT } from "../../util/exit-codes.js";
+import { errorCode } from "../../errors/text.js";
+import { Reporter, stderrFailure, stderrOutput } from "../../report/reporter.js";
+import { passthroughOf } from "../../stream/early-copy.js";
+import { agentStdin } from "../../stream/stdin.js";
 
 /** How every command ends: its exit code, its usage errors, its stdout written to the end. */
 

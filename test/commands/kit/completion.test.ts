@@ -1,8 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, openSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { buildProgram } from "../../src/cli.js";
-import { CLI, runCli } from "../kit/cli.js";
+import { buildProgram } from "../../../src/cli.js";
+import { CLI, runCli } from "../../kit/cli.js";
 
 /** `uspark completion bash|zsh|fish`, through the built CLI: every subcommand named, bash's script parses and completes. */
 

@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { Command } from "../../src/cli/commander.js";
-import { addFlags, choiceFlag, countFlag, listFlag, negatedFlag, positiveFlag, switchFlag, textFlag, type FlagValues } from "../../src/cli/flag-kit.js";
+import { Command } from "../../../src/commands/kit/commander.js";
+import { addFlags, choiceFlag, countFlag, listFlag, negatedFlag, positiveFlag, switchFlag, textFlag, type FlagValues } from "../../../src/commands/kit/flag-kit.js";
 
 const flags = {
   dryRun: switchFlag("--dry-run", "send nothing"),

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { BaseKeeper } from "../../src/reconcile/base-keeper.js";
 import type { Base } from "../../src/reconcile/base.js";
 import type { Intent, StateStore } from "../../src/reconcile/state-store.js";
-import type { Reporter } from "../../src/report.js";
-import type { Timers } from "../../src/timers.js";
+import type { Reporter } from "../../src/report/reporter.js";
+import type { Timers } from "../../src/util/timers.js";
 
 /**
  * The saves of the base while a save is slow (a 50,000-entry state file on a loaded machine): a

@@ -114,6 +114,8 @@ export class BaseKeeper {
   openIntents: Intent[] = [];
   private timer: unknown;
   private saving: Promise<void> = Promise.resolve();
+  /** A write is queued behind the one in progress and has not taken its copy of the base yet. */
+  private queued = false;
   /** The file system's clock, as the state file's mtimes tell it: which stats can be trusted. */
   readonly marks: FileSystemMarks;
   /** Writes of the state started so far. */
@@ -333,9 +335,8 @@ export class BaseKeeper {
     this.timers().clearTimeout(this.timer);
     this.timer = undefined;
     // A tree found in sync is worth one write: the next command then needs no listing.
-    const mirror = this.mirrorNow(this.base.files);
-    if (!sameMirror(this.base.mirror, mirror)) this.dirty = true;
-    this.save(mirror);
+    if (!sameMirror(this.base.mirror, this.mirrorNow(this.base.files))) this.dirty = true;
+    this.save();
     await this.saving;
   }
 
@@ -359,11 +360,24 @@ export class BaseKeeper {
     (this.timer as { unref?: () => void }).unref?.();
   }
 
-  /** `mirror`: the point the files have now, when the caller just compared them (50,000 entries: once is enough). */
-  private save(mirror = this.dirty ? this.mirrorNow(this.base.files) : undefined): void {
+  /**
+   * Queues a write of the base. One waits at most, and takes its copy of the base when it starts:
+   * behind a slow save (a 50,000-entry state file on a loaded machine) the intervals that passed
+   * meanwhile are one write, not a copy of the base each, written in turn.
+   */
+  private save(): void {
+    if (!this.dirty || this.queued) return;
+    this.queued = true;
+    this.saving = this.saving.then(() => this.write());
+  }
+
+  /** Writes the base as it is now with the paths touched since the last write; the intents it records go once it is written. */
+  private async write(): Promise<void> {
+    this.queued = false;
     if (!this.dirty) return;
     this.dirty = false;
     this.saves++;
+    const mirror = this.mirrorNow(this.base.files);
     const snapshot: Base = { ...this.base, files: new Map(this.base.files), conflicts: new Map(this.base.conflicts), held: new Set(this.base.held), sent: new Map(this.base.sent ?? []) };
     if (mirror === undefined) delete snapshot.mirror;
     else snapshot.mirror = mirror;
@@ -372,18 +386,16 @@ export class BaseKeeper {
     const keys = this.answeredKeys;
     this.touched = new Set();
     this.answeredKeys = [];
-    this.saving = this.saving
-      .then(() => this.options.store.save(snapshot, paths))
-      .then(async (fsMtimeMs) => {
-        if (typeof fsMtimeMs === "number") this.marks.add(this.now(), fsMtimeMs);
-        for (const key of keys) await this.removeIntentUnlessSent(key);
-      })
-      .catch((error: unknown) => {
-        // Not written: the next save tries these paths again, and the intents stay until then.
-        for (const path of paths) this.touched.add(path);
-        this.answeredKeys.push(...keys);
-        this.options.report.warn("state-write", `could not write the base to .uspark/state.json: ${errorText(error)}; the next run re-checks by hash`);
-      });
+    try {
+      const fsMtimeMs = await this.options.store.save(snapshot, paths);
+      if (typeof fsMtimeMs === "number") this.marks.add(this.now(), fsMtimeMs);
+      for (const key of keys) await this.removeIntentUnlessSent(key);
+    } catch (error) {
+      // Not written: the next save tries these paths again, and the intents stay until then.
+      for (const path of paths) this.touched.add(path);
+      this.answeredKeys.push(...keys);
+      this.options.report.warn("state-write", `could not write the base to .uspark/state.json: ${errorText(error)}; the next run re-checks by hash`);
+    }
   }
 
   /** The mirror point these files have with the view's picture now, if any. */

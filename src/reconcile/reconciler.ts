@@ -9,7 +9,8 @@ import { Ledger } from "./ledger.js";
 import { localStep, type LocalChanges, type LocalStepContext } from "./local-step.js";
 import type { LocalStat, LocalTree, Unrepresentable } from "./local-tree.js";
 import { Observer, type Observation } from "./observe.js";
-import { emptyPlan, plan, type NewConflict, type PathState, type Plan, type Resolution } from "./plan.js";
+import { commitChunks } from "./commit-chunks.js";
+import { plan, type NewConflict, type PathState, type Plan, type Resolution } from "./plan.js";
 import type { Mode } from "./reconcile.js";
 import type { TransferProgress } from "./progress.js";
 import type { RemoteView } from "./remote-view.js";
@@ -356,27 +357,6 @@ export class Reconciler {
 function withoutOwnCopies(planned: Plan, copies: ReadonlySet<string>): void {
   planned.writes = planned.writes.filter((w) => !copies.has(w.path));
   planned.removes = planned.removes.filter((r) => !copies.has(r.path));
-}
-
-/** Changes in one commit at most: a fresh push of 50,000 files goes in parts, each acknowledged before the next. */
-export const MAX_COMMIT_CHANGES = 1000;
-
-/** The plan's commit in parts of at most MAX_COMMIT_CHANGES changes (the plan itself when it fits). */
-function commitChunks(planned: Plan): Plan[] {
-  const total = planned.puts.length + planned.copies.length + planned.deletes.length;
-  if (total <= MAX_COMMIT_CHANGES) return [planned];
-  const items = [...planned.puts.map((p) => ({ put: p })), ...planned.copies.map((c) => ({ copy: c })), ...planned.deletes.map((d) => ({ del: d }))];
-  const parts: Plan[] = [];
-  for (let i = 0; i < items.length; i += MAX_COMMIT_CHANGES) {
-    const part = { ...emptyPlan(), conflicts: planned.conflicts };
-    for (const item of items.slice(i, i + MAX_COMMIT_CHANGES)) {
-      if ("put" in item) part.puts.push(item.put);
-      else if ("copy" in item) part.copies.push(item.copy);
-      else part.deletes.push(item.del);
-    }
-    parts.push(part);
-  }
-  return parts;
 }
 
 function refusedBy(view: RemoteView, path: string): { reason: string; refused: boolean } | undefined {

@@ -34,14 +34,19 @@ const entries = readdirSync(path.join(import.meta.dirname, "src"), { withFileTyp
 const unplaced = entries.filter((entry) => entry.isDirectory() && !FLOORS.flat().includes(entry.name) && !TOP.includes(entry.name));
 const loose = entries.filter((entry) => entry.isFile() && !["cli.ts", "index.ts"].includes(entry.name));
 if (unplaced.length > 0 || loose.length > 0) {
-  const names = [...unplaced.map((entry) => `src/${entry.name}/ has no floor in FLOORS`), ...loose.map((entry) => `src/${entry.name} belongs in a folder`)];
+  const names = [
+    ...unplaced.map((entry) => `src/${entry.name}/ has no floor in FLOORS`),
+    ...loose.map((entry) => `src/${entry.name} belongs in a folder`),
+  ];
   throw new Error(`eslint.config.js: ${names.join("; ")}`);
 }
 
 /** What `folder` may not import: its floor and those above, the server, the top. */
 function forbiddenFor(folder) {
   const floor = FLOORS.findIndex((names) => names.includes(folder));
-  const above = FLOORS.slice(floor).flat().filter((name) => name !== folder);
+  const above = FLOORS.slice(floor)
+    .flat()
+    .filter((name) => name !== folder);
   return [...new Set([...above, ...ONLY_FROM_TOP.filter((name) => name !== folder), ...TOP])];
 }
 
@@ -64,7 +69,10 @@ function layerRules() {
         files: [`src/${folder}/${"*/".repeat(depth - 1)}*.ts`],
         rules: {
           "no-restricted-imports": ["error", { patterns: [{ regex, message }] }],
-          "no-restricted-syntax": ["error", { selector: `ImportExpression > Literal.source[value=/${regex.replace(/\//g, "\\/")}/]`, message }],
+          "no-restricted-syntax": [
+            "error",
+            { selector: `ImportExpression > Literal.source[value=/${regex.replace(/\//g, "\\/")}/]`, message },
+          ],
         },
       };
     }),

@@ -29,7 +29,13 @@ export default defineConfig({
       // Its workers share a PostgreSQL cluster between their files; globalSetup stops them at the end.
       {
         extends: true,
-        test: { name: "shared", isolate: false, include: ["test/**/*.test.ts"], exclude: OWN_MODULES, globalSetup: ["test/kit/pg-clusters.global.ts"] },
+        test: {
+          name: "shared",
+          isolate: false,
+          include: ["test/**/*.test.ts"],
+          exclude: OWN_MODULES,
+          globalSetup: ["test/kit/pg-clusters.global.ts"],
+        },
       },
       { extends: true, test: { name: "own-modules", include: OWN_MODULES } },
     ],

@@ -61,7 +61,16 @@ async function read(file, baseline = false) {
   const liveAfterMib = (m.heapUsed + m.arrayBuffers) / 2 ** 20;
   if (reader.format === undefined) throw new Error("unreachable: keeps the reader alive until here");
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return { format: reader.format, mib: bytes / 2 ** 20, seconds, mibPerSecond: bytes / 2 ** 20 / seconds, peakRssMib: peakRss / 2 ** 20, peakHeapMib: peakHeap / 2 ** 20, liveAfterMib, counts };
+  return {
+    format: reader.format,
+    mib: bytes / 2 ** 20,
+    seconds,
+    mibPerSecond: bytes / 2 ** 20 / seconds,
+    peakRssMib: peakRss / 2 ** 20,
+    peakHeapMib: peakHeap / 2 ** 20,
+    liveAfterMib,
+    counts,
+  };
 }
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "uspark-conversation-"));
@@ -78,7 +87,8 @@ try {
   const hugeBaseline = await read(huge, true);
   const withHuge = await read(huge);
   const figures = { baseline, plain, hugeBaseline, withHugeLine: withHuge, gcSampled: typeof globalThis.gc === "function" };
-  const show = (name, r) => `${name}: ${r.mib.toFixed(0)} MiB (${r.format}) in ${r.seconds.toFixed(2)} s = ${r.mibPerSecond.toFixed(0)} MiB/s; peak RSS ${r.peakRssMib.toFixed(0)} MiB, heap+buffers ${r.peakHeapMib.toFixed(0)} MiB, ${r.liveAfterMib.toFixed(0)} MiB live after; steps ${JSON.stringify(r.counts)}`;
+  const show = (name, r) =>
+    `${name}: ${r.mib.toFixed(0)} MiB (${r.format}) in ${r.seconds.toFixed(2)} s = ${r.mibPerSecond.toFixed(0)} MiB/s; peak RSS ${r.peakRssMib.toFixed(0)} MiB, heap+buffers ${r.peakHeapMib.toFixed(0)} MiB, ${r.liveAfterMib.toFixed(0)} MiB live after; steps ${JSON.stringify(r.counts)}`;
   console.log(show("splitter alone", baseline));
   console.log(show("stream", plain));
   console.log(show(`splitter alone, a ${hugeMb} MiB line`, hugeBaseline));

@@ -54,7 +54,8 @@ function timed(cliArgs, { signalAfterMs } = {}) {
     let signalledAt;
     child.stderr.on("data", (chunk) => (stderr += chunk));
     const cap = setTimeout(() => child.kill("SIGKILL"), capSeconds * 1000);
-    const signal = signalAfterMs === undefined ? undefined : setTimeout(() => ((signalledAt = performance.now()), child.kill("SIGTERM")), signalAfterMs);
+    const signal =
+      signalAfterMs === undefined ? undefined : setTimeout(() => ((signalledAt = performance.now()), child.kill("SIGTERM")), signalAfterMs);
     child.once("exit", (code, killed) => {
       clearTimeout(cap);
       clearTimeout(signal);
@@ -83,8 +84,15 @@ try {
   }
   const deepest = path.join(work, `chain-${Math.max(...depths)}`);
   const stop = await timed(["watch", "--no-stdin", "--flush-timeout", "2000", "--root", deepest, ...connection], { signalAfterMs: 1000 });
-  figures.push({ name: "SIGTERM during the start scan to exit", depth: Math.max(...depths), seconds: stop.seconds ?? null, code: stop.code });
-  print(`  watch --no-stdin, SIGTERM 1 s into the start scan of ${Math.max(...depths)} levels: exit after ${shown(stop.seconds)} (exit ${stop.code ?? "killed"})`);
+  figures.push({
+    name: "SIGTERM during the start scan to exit",
+    depth: Math.max(...depths),
+    seconds: stop.seconds ?? null,
+    code: stop.code,
+  });
+  print(
+    `  watch --no-stdin, SIGTERM 1 s into the start scan of ${Math.max(...depths)} levels: exit after ${shown(stop.seconds)} (exit ${stop.code ?? "killed"})`,
+  );
 } finally {
   await server.stop();
   // rm -rf walks by descriptor: Node's rmSync would meet PATH_MAX in the deepest chain.

@@ -21,10 +21,13 @@ if (!jsdiffDir) {
 const rounds = Number(option("rounds", 9));
 const jsdiff = await import(pathToFileURL(path.join(path.resolve(jsdiffDir), "libesm", "index.js")).href);
 const { diffLines } = await import(pathToFileURL(path.join(here, "..", "dist", "text", "unified-diff.js")).href);
-const { FILE_DIFF_BUDGET, MAX_DIFF_SIDE_BYTES } = await import(pathToFileURL(path.join(here, "..", "dist", "server", "web", "page-budget.js")).href);
+const { FILE_DIFF_BUDGET, MAX_DIFF_SIDE_BYTES } = await import(
+  pathToFileURL(path.join(here, "..", "dist", "server", "web", "page-budget.js")).href
+);
 
 const LINES = MAX_DIFF_SIDE_BYTES / 16;
-const numbered = (tag, changed = () => false) => Array.from({ length: LINES }, (_, i) => `${changed(i) ? "y" : tag}${i}`.padEnd(15, ".") + "\n").join("");
+const numbered = (tag, changed = () => false) =>
+  Array.from({ length: LINES }, (_, i) => `${changed(i) ? "y" : tag}${i}`.padEnd(15, ".") + "\n").join("");
 const base = numbered("x");
 const middle = (n) => (i) => i >= (LINES - n) / 2 && i < (LINES + n) / 2;
 const CASES = {
@@ -68,7 +71,9 @@ function timed(make, a, b) {
   return { ms: median(times), changes };
 }
 
-console.log(`one file's diff, ${MAX_DIFF_SIDE_BYTES / 1024} KiB a side, ${FILE_DIFF_BUDGET.lines} lines shown at most; median of ${rounds}; node ${process.version}`);
+console.log(
+  `one file's diff, ${MAX_DIFF_SIDE_BYTES / 1024} KiB a side, ${FILE_DIFF_BUDGET.lines} lines shown at most; median of ${rounds}; node ${process.version}`,
+);
 console.log(`${"case".padEnd(56)} ${"ours ms".padStart(9)} ${"jsdiff ms".padStart(10)}   -/+ lines shown (ours / jsdiff)`);
 for (const [name, changed] of Object.entries(CASES)) {
   const [a, b] = changed === undefined ? ["", base.slice(0, FILE_DIFF_BUDGET.bytes)] : [base, changed];

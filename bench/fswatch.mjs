@@ -43,7 +43,9 @@ export async function runFsWatchBench({ smoke = false, only = CANDIDATES, log = 
   try {
     const started = performance.now();
     generateTree(root, size);
-    log(`tree: ${size.files} files in ${size.dirs} directories + node_modules of ${size.nmFiles} files (${Math.round(performance.now() - started)} ms to generate) in ${root}`);
+    log(
+      `tree: ${size.files} files in ${size.dirs} directories + node_modules of ${size.nmFiles} files (${Math.round(performance.now() - started)} ms to generate) in ${root}`,
+    );
     const results = {};
     for (const name of only) {
       results[name] = await runChild(name, root, smoke ? 30_000 : 180_000);
@@ -58,10 +60,22 @@ export async function runFsWatchBench({ smoke = false, only = CANDIDATES, log = 
 }
 
 function table(results) {
-  const rows = [["candidate", "ready ms", "peak RSS MiB", "idle CPU %", "mkdir x+write x/f", "mkdir -p a/b/c+write", "later write in a/b/c", "edit"]];
+  const rows = [
+    ["candidate", "ready ms", "peak RSS MiB", "idle CPU %", "mkdir x+write x/f", "mkdir -p a/b/c+write", "later write in a/b/c", "edit"],
+  ];
   for (const [name, r] of Object.entries(results)) {
     if (r.error) rows.push([name, r.error, "", "", "", "", "", ""]);
-    else rows.push([name, String(r.readyMs), String(r.peakRssMiB), String(r.idleCpuPct), of(r.mkdirCaught), of(r.deepCaught), of(r.laterCaught), r.editCaught ? "caught" : "MISSED"]);
+    else
+      rows.push([
+        name,
+        String(r.readyMs),
+        String(r.peakRssMiB),
+        String(r.idleCpuPct),
+        of(r.mkdirCaught),
+        of(r.deepCaught),
+        of(r.laterCaught),
+        r.editCaught ? "caught" : "MISSED",
+      ]);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
   return rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join("  ")).join("\n");
@@ -71,7 +85,9 @@ const of = (caught) => `${caught}/${TRIALS} caught`;
 
 function runChild(name, root, timeoutMs) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--child", name, root], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--child", name, root], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     child.stdout.on("data", (chunk) => (out += chunk));
     const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
@@ -147,7 +163,18 @@ async function child(name, root) {
   let pollRoundMs;
   if (watcher.pollRound) pollRoundMs = await watcher.pollRound();
   await watcher.close();
-  return { importMs, readyMs, peakRssMiB: peakRssMiB(), rssAfterReadyMiB, idleCpuPct, mkdirCaught, deepCaught, laterCaught, editCaught, ...(pollRoundMs !== undefined ? { pollRoundMs } : {}) };
+  return {
+    importMs,
+    readyMs,
+    peakRssMiB: peakRssMiB(),
+    rssAfterReadyMiB,
+    idleCpuPct,
+    mkdirCaught,
+    deepCaught,
+    laterCaught,
+    editCaught,
+    ...(pollRoundMs !== undefined ? { pollRoundMs } : {}),
+  };
 }
 
 let smokeTree;

@@ -52,11 +52,45 @@ const smoke = flag("smoke");
 // Another build to measure (an older checkout's bin/uspark.js, for before/after figures).
 const bin = path.resolve(option("bin", path.join(repo, "bin", "uspark.js")));
 const config = smoke
-  ? { mb: 2, bigLineMiB: 2, files: 20, rounds: 1, startupRounds: 1, edits: 20, syncFiles: 10, burst: 10, pauseMs: 150, debounceMs: 100, slowMiBps: 400, transferFiles: 20, serverClients: 2, serverCommits: 5, scaleFiles: 200 }
-  : { mb: 200, bigLineMiB: 64, files: 50, rounds: 9, startupRounds: 10, edits: 1000, syncFiles: 100, burst: 50, pauseMs: 400, debounceMs: 300, slowMiBps: 100, transferFiles: 1000, serverClients: 8, serverCommits: 100, scaleFiles: 50_000 };
+  ? {
+      mb: 2,
+      bigLineMiB: 2,
+      files: 20,
+      rounds: 1,
+      startupRounds: 1,
+      edits: 20,
+      syncFiles: 10,
+      burst: 10,
+      pauseMs: 150,
+      debounceMs: 100,
+      slowMiBps: 400,
+      transferFiles: 20,
+      serverClients: 2,
+      serverCommits: 5,
+      scaleFiles: 200,
+    }
+  : {
+      mb: 200,
+      bigLineMiB: 64,
+      files: 50,
+      rounds: 9,
+      startupRounds: 10,
+      edits: 1000,
+      syncFiles: 100,
+      burst: 50,
+      pauseMs: 400,
+      debounceMs: 300,
+      slowMiBps: 100,
+      transferFiles: 1000,
+      serverClients: 8,
+      serverCommits: 100,
+      scaleFiles: 50_000,
+    };
 config.mb = Number(option("mb", config.mb));
 config.rounds = Number(option("rounds", config.rounds));
-const only = new Set((option("only", "throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server,depth,scale,web,monorepo") ?? "").split(","));
+const only = new Set(
+  (option("only", "throughput,memory,startup,sync,fswatch,exit,transfer,transcript,server,depth,scale,web,monorepo") ?? "").split(","),
+);
 const out = path.resolve(option("out", path.join(here, "results.json")));
 
 if (!existsSync(path.join(repo, "dist", "cli.js"))) {
@@ -160,7 +194,14 @@ async function throughputToolUseResult(session, target) {
   rmSync(file, { force: true });
   const ratio = median(ratios.claude);
   note(`in Claude Code 2's shape (each user event with its tool_use_result), ${mib(generated.bytes)}: Node's floor ${ms(best.node)}`);
-  figure("throughput", "uspark watch-claude --dry-run, tool_use_result", ratio, `${ms(best.claude)} ${ratio.toFixed(2)}x`, target, ratio <= 1.5);
+  figure(
+    "throughput",
+    "uspark watch-claude --dry-run, tool_use_result",
+    ratio,
+    `${ms(best.claude)} ${ratio.toFixed(2)}x`,
+    target,
+    ratio <= 1.5,
+  );
   note(`best over best: ${(best.claude / best.node).toFixed(2)}x`);
 }
 
@@ -179,11 +220,23 @@ async function throughput(session) {
   const { best, ratios } = await pairedRounds(commands, (key) => {
     if (key !== "cat" && key !== "node") detected[key] = dryRunFiles(err);
   });
-  results.throughput = { bytes: session.bytes, lines: session.lines, seconds: best, detectedFiles: detected, expectedFiles: session.touched.length };
+  results.throughput = {
+    bytes: session.bytes,
+    lines: session.lines,
+    seconds: best,
+    detectedFiles: detected,
+    expectedFiles: session.touched.length,
+  };
   // Issue 22: within 1.5x of Node's own pipe, the floor of any Node tool (cat is shown for scale).
   const target = "<= 1.5x Node's floor";
   figure("throughput", "cat | cat", best.cat, ms(best.cat));
-  figure("throughput", "node stdin.pipe(stdout) (Node's floor)", best.node / best.cat, `${ms(best.node)} ${(best.node / best.cat).toFixed(2)}x cat`, "reference");
+  figure(
+    "throughput",
+    "node stdin.pipe(stdout) (Node's floor)",
+    best.node / best.cat,
+    `${ms(best.node)} ${(best.node / best.cat).toFixed(2)}x cat`,
+    "reference",
+  );
   const rows = [
     ["claude", "uspark watch-claude --dry-run"],
     ["claudeNoFs", "uspark watch-claude --dry-run --no-fs-watch"],
@@ -193,7 +246,9 @@ async function throughput(session) {
     const ratio = median(ratios[key]);
     figure("throughput", name, ratio, `${ms(best[key])} ${ratio.toFixed(2)}x`, target, ratio <= 1.5);
   }
-  note(`uspark above Node's floor (bests): ${ms(best.claudeNoFs - best.node)} without, ${ms(best.claude - best.node)} with the file watcher`);
+  note(
+    `uspark above Node's floor (bests): ${ms(best.claudeNoFs - best.node)} without, ${ms(best.claude - best.node)} with the file watcher`,
+  );
   note(`best over best: ${rows.map(([key, name]) => `${name.replace(/^uspark /, "")} ${(best[key] / best.node).toFixed(2)}x`).join(", ")}`);
   await throughputToolUseResult(session, target);
   const profileDir = option("profile");
@@ -201,7 +256,9 @@ async function throughput(session) {
     const dir = path.resolve(profileDir);
     mkdirSync(dir, { recursive: true });
     const before = new Set(readdirSync(dir));
-    await timeShell(`cat ${file} | ${sh(process.execPath)} --cpu-prof --cpu-prof-dir ${sh(dir)} ${sh(bin)} watch-claude --dry-run --no-fs-watch --root ${sh(root)} > /dev/null 2> ${sh(err)}`);
+    await timeShell(
+      `cat ${file} | ${sh(process.execPath)} --cpu-prof --cpu-prof-dir ${sh(dir)} ${sh(bin)} watch-claude --dry-run --no-fs-watch --root ${sh(root)} > /dev/null 2> ${sh(err)}`,
+    );
     const written = readdirSync(dir).find((name) => name.endsWith(".cpuprofile") && !before.has(name));
     if (written) {
       note(`profile of uspark watch-claude --dry-run --no-fs-watch: ${path.join(dir, written)}; self time by function:`);
@@ -232,9 +289,30 @@ async function memory(session, bigLine) {
   results.memory = { peakRssBytes: peaks, slowReaderMiBps: config.slowMiBps, sessionBytes: session.bytes, bigLineBytes: bigLine.bytes };
   const target = "<= 100 MiB";
   figure("memory", "node stdin.pipe(stdout) (reference)", peaks.node, mib(peaks.node), "reference");
-  figure("memory", `uspark watch-claude, ${mib(session.bytes)} session`, peaks.session, mib(peaks.session), target, peaks.session <= 100 * MiB);
-  figure("memory", `uspark watch-claude, one ${mib(bigLine.bytes)} line`, peaks.bigLine, mib(peaks.bigLine), target, peaks.bigLine <= 100 * MiB);
-  figure("memory", `uspark watch (auto), one ${mib(bigLine.bytes)} line`, peaks.bigLineAuto, mib(peaks.bigLineAuto), target, peaks.bigLineAuto <= 100 * MiB);
+  figure(
+    "memory",
+    `uspark watch-claude, ${mib(session.bytes)} session`,
+    peaks.session,
+    mib(peaks.session),
+    target,
+    peaks.session <= 100 * MiB,
+  );
+  figure(
+    "memory",
+    `uspark watch-claude, one ${mib(bigLine.bytes)} line`,
+    peaks.bigLine,
+    mib(peaks.bigLine),
+    target,
+    peaks.bigLine <= 100 * MiB,
+  );
+  figure(
+    "memory",
+    `uspark watch (auto), one ${mib(bigLine.bytes)} line`,
+    peaks.bigLineAuto,
+    mib(peaks.bigLineAuto),
+    target,
+    peaks.bigLineAuto <= 100 * MiB,
+  );
   // Blob packs both ways (16 MiB a request): what push and pull hold is bounded by the packs in flight, not the tree.
   const moved = await measureTransferMemory({ repo, bin, work, files: smoke ? 10 : 200 });
   results.memory.transfer = { bytes: moved.bytes, pushPeakRssBytes: moved.push.bytes, pullPeakRssBytes: moved.pull.bytes };
@@ -258,7 +336,9 @@ async function startup() {
       samples.claude.push(await firstByte([bin, "watch-claude", "--dry-run", "--root", root], line));
       samples.claudeNoFs.push(await firstByte([bin, "watch-claude", "--dry-run", "--no-fs-watch", "--root", root], line));
       samples.auto.push(await firstByte([bin, "watch", "--dry-run", "--root", root], line));
-      samples.syncing.push(await firstByte([bin, "watch-claude", "--project-id", "startup", "--api-url", server.url, "--root", root], line));
+      samples.syncing.push(
+        await firstByte([bin, "watch-claude", "--project-id", "startup", "--api-url", server.url, "--root", root], line),
+      );
       // A command whose whole work is one request: start-up, the HTTP client and the exit.
       samples.request.push(await untilExit([bin, "projects", "--api-url", server.url]));
     }
@@ -280,24 +360,52 @@ async function startup() {
   }
   // v0.2 took +400 ms here: undici's first request (its module graph, its WebAssembly parser).
   figure("startup", "uspark projects (one request), spawn to exit", m.request, `${m.request.toFixed(0)} ms`);
-  figure("startup", `  … above node -e ''`, m.request - m.bare, `+${(m.request - m.bare).toFixed(0)} ms`, "<= +150 ms", m.request - m.bare <= 150);
+  figure(
+    "startup",
+    `  … above node -e ''`,
+    m.request - m.bare,
+    `+${(m.request - m.bare).toFixed(0)} ms`,
+    "<= +150 ms",
+    m.request - m.bare <= 150,
+  );
 }
 
 async function sync() {
   const { pauseMs, debounceMs } = config;
-  print(`\n4. Sync cost: ${config.edits} edits of ${config.syncFiles} files in bursts of ${config.burst} (2 ms apart, ${pauseMs} ms between), --debounce ${debounceMs}, reference server on 127.0.0.1`);
-  const cost = await measureSyncCost({ repo, work, edits: config.edits, files: config.syncFiles, burst: config.burst, pauseMs, debounceMs });
+  print(
+    `\n4. Sync cost: ${config.edits} edits of ${config.syncFiles} files in bursts of ${config.burst} (2 ms apart, ${pauseMs} ms between), --debounce ${debounceMs}, reference server on 127.0.0.1`,
+  );
+  const cost = await measureSyncCost({
+    repo,
+    work,
+    edits: config.edits,
+    files: config.syncFiles,
+    burst: config.burst,
+    pauseMs,
+    debounceMs,
+  });
   results.sync = cost;
   const bursts = Math.ceil(cost.edits / cost.burst);
   figure("sync", "commits", cost.commits, String(cost.commits), `one per burst: ${bursts}`, cost.commits <= bursts + 1);
   figure("sync", "requests", cost.requests, `${cost.requests}`, "info");
-  note(`    ${Object.entries(cost.requestsByKind).map(([kind, n]) => `${kind} ${n}`).join(", ")}`);
+  note(
+    `    ${Object.entries(cost.requestsByKind)
+      .map(([kind, n]) => `${kind} ${n}`)
+      .join(", ")}`,
+  );
   figure("sync", "bytes uploaded", cost.bytesUploaded, mib(cost.bytesUploaded), "info");
   figure("sync", "  bytes the edits changed", cost.bytesChanged, mib(cost.bytesChanged), "info");
   figure("sync", "  whole files after every edit (no batching)", cost.bytesWholeFilePerEdit, mib(cost.bytesWholeFilePerEdit), "info");
   figure("sync", "  uploads of content read mid-write", cost.unknownUploads, String(cost.unknownUploads), "info");
   const target = cost.debounceMs + 50;
-  figure("sync", "last tool_result to the server's answer", cost.lastResultToAckMs, `${cost.lastResultToAckMs.toFixed(0)} ms`, `<= debounce + 50 = ${target} ms`, cost.lastResultToAckMs <= target);
+  figure(
+    "sync",
+    "last tool_result to the server's answer",
+    cost.lastResultToAckMs,
+    `${cost.lastResultToAckMs.toFixed(0)} ms`,
+    `<= debounce + 50 = ${target} ms`,
+    cost.lastResultToAckMs <= target,
+  );
   const last = cost.finalFlush;
   note(
     `    the last flush: ${last.blobs} blob requests and a commit; its first request ${last.firstRequestAfterResultMs.toFixed(0)} ms after the last tool_result, ` +
@@ -308,7 +416,9 @@ async function sync() {
 /** Push and pull of many changed files, at 0 ms and 50 ms of server latency, side by side. */
 async function transfer() {
   const latency = 50;
-  print(`\n7. Transfer: uspark push of ${config.transferFiles} changed files, then uspark pull of them into an empty directory; reference server on 127.0.0.1 answering after 0 and ${latency} ms; median seconds of ${smoke ? 1 : 3} rounds`);
+  print(
+    `\n7. Transfer: uspark push of ${config.transferFiles} changed files, then uspark pull of them into an empty directory; reference server on 127.0.0.1 answering after 0 and ${latency} ms; median seconds of ${smoke ? 1 : 3} rounds`,
+  );
   const runs = await measureTransfer({ repo, bin, work, files: config.transferFiles, latencies: [0, latency], rounds: smoke ? 1 : 3 });
   results.transfer = runs;
   const [near, far] = runs;
@@ -316,18 +426,31 @@ async function transfer() {
   for (const way of ["push", "pull"]) {
     print(`  ${`${way} seconds`.padEnd(24)} ${near[way].seconds.toFixed(2).padStart(22)} ${far[way].seconds.toFixed(2).padStart(22)}`);
     print(`  ${`${way} requests`.padEnd(24)} ${String(near[way].requests).padStart(22)} ${String(far[way].requests).padStart(22)}`);
-    note(`    ${way} at ${latency} ms: ${Object.entries(far[way].kinds).map(([kind, n]) => `${kind} ${n}`).join(", ")}`);
+    note(
+      `    ${way} at ${latency} ms: ${Object.entries(far[way].kinds)
+        .map(([kind, n]) => `${kind} ${n}`)
+        .join(", ")}`,
+    );
   }
   for (const way of ["push", "pull"]) {
     const ratio = far[way].seconds / near[way].seconds;
-    figure("transfer", `${way} ${config.transferFiles} files: ${latency} ms latency vs 0 ms`, ratio, `${ratio.toFixed(2)}x`, "<= 1.5x", ratio <= 1.5);
+    figure(
+      "transfer",
+      `${way} ${config.transferFiles} files: ${latency} ms latency vs 0 ms`,
+      ratio,
+      `${ratio.toFixed(2)}x`,
+      "<= 1.5x",
+      ratio <= 1.5,
+    );
     figure("transfer", `  ${way} requests at ${latency} ms`, far[way].requests, String(far[way].requests), "info");
   }
 }
 
 async function webView(session) {
   const files = config.scaleFiles;
-  print(`\n12. Web view: page load of the tree of ${files} files and of the session page of a ${mib(session.bytes)} transcript (server answer; Chromium load)`);
+  print(
+    `\n12. Web view: page load of the tree of ${files} files and of the session page of a ${mib(session.bytes)} transcript (server answer; Chromium load)`,
+  );
   // Chromium is most of the smoke run's web section (~4.5 of 5 s of CPU): the smoke run measures the server's answers only.
   const r = await measureWebView({ repo, work, files, sessionPath: session.path, sessionId: "bench-session", browser: !smoke });
   results.web = r;
@@ -344,7 +467,8 @@ async function webView(session) {
     figure("web", `${label}: server answer`, again, shown(again), "<= 500 ms", again <= 500);
     if (r.browser) figure("web", `${label}: Chromium load`, r.browser[key], shown(r.browser[key]), "<= 1000 ms", r.browser[key] <= 1000);
   }
-  if (!r.browser) note(smoke ? "smoke run: Chromium not started, browser load times left out" : "no /usr/bin/chromium: browser load times left out");
+  if (!r.browser)
+    note(smoke ? "smoke run: Chromium not started, browser load times left out" : "no /usr/bin/chromium: browser load times left out");
   await pageMemory();
 }
 
@@ -364,17 +488,32 @@ async function pageMemory() {
 }
 
 async function transcript(session) {
-  print(`\n8. Transcript: cat SESSION | uspark watch-claude (syncing to the reference server on 127.0.0.1) | reader, ${mib(session.bytes)}, ${ROUNDS_SAY}`);
+  print(
+    `\n8. Transcript: cat SESSION | uspark watch-claude (syncing to the reference server on 127.0.0.1) | reader, ${mib(session.bytes)}, ${ROUNDS_SAY}`,
+  );
   const cost = await measureTranscript({ repo, bin, work, sessionPath: session.path, rounds: config.rounds });
   results.transcript = cost;
   const { off, on } = cost.seconds;
   const rate = (seconds) => `${mib(session.bytes / seconds)}/s`;
   figure("transcript", "stdout complete, without --transcript", off.stdout, `${ms(off.stdout)} ${rate(off.stdout)}`, "reference");
   const ratio = median(cost.roundRatios);
-  figure("transcript", "stdout complete, with --transcript", ratio, `${ms(on.stdout)} ${rate(on.stdout)} ${ratio.toFixed(2)}x`, "<= 1.2x without", ratio <= 1.2);
+  figure(
+    "transcript",
+    "stdout complete, with --transcript",
+    ratio,
+    `${ms(on.stdout)} ${rate(on.stdout)} ${ratio.toFixed(2)}x`,
+    "<= 1.2x without",
+    ratio <= 1.2,
+  );
   note(`best over best: ${(on.stdout / off.stdout).toFixed(2)}x`);
   figure("transcript", "exit, without --transcript", off.exit, ms(off.exit), "reference");
-  figure("transcript", "exit (last append answered), with --transcript", on.exit / off.exit, `${ms(on.exit)} ${(on.exit / off.exit).toFixed(2)}x`, "info");
+  figure(
+    "transcript",
+    "exit (last append answered), with --transcript",
+    on.exit / off.exit,
+    `${ms(on.exit)} ${(on.exit / off.exit).toFixed(2)}x`,
+    "info",
+  );
   if (!cost.exitCodes.every((code) => code === 0)) {
     sane = false;
     note(`SANITY: uspark exited ${cost.exitCodes.join(", ")} (in the order run); every run should exit 0`);
@@ -398,8 +537,22 @@ function fswatch() {
   const ours = report.results.uspark;
   const all = (n) => `${n}/5 caught`;
   figure("fswatch", "uspark watcher ready", ours.readyMs, `${ours.readyMs} ms`, "<= 1500 ms", ours.readyMs <= 1500);
-  figure("fswatch", "uspark watcher peak RSS (whole process)", ours.peakRssMiB, `${ours.peakRssMiB} MiB`, "<= 150 MiB", ours.peakRssMiB <= 150);
-  figure("fswatch", "file written right after mkdir -p", ours.deepCaught, all(ours.deepCaught), "5/5", ours.deepCaught === 5 && ours.mkdirCaught === 5);
+  figure(
+    "fswatch",
+    "uspark watcher peak RSS (whole process)",
+    ours.peakRssMiB,
+    `${ours.peakRssMiB} MiB`,
+    "<= 150 MiB",
+    ours.peakRssMiB <= 150,
+  );
+  figure(
+    "fswatch",
+    "file written right after mkdir -p",
+    ours.deepCaught,
+    all(ours.deepCaught),
+    "5/5",
+    ours.deepCaught === 5 && ours.mkdirCaught === 5,
+  );
 }
 
 /** Runs a bench script whose last stdout line is its JSON report: the report (undefined, said, when it gave none) and the lines before it. */
@@ -446,7 +599,13 @@ async function server() {
     commits,
     pgUrl: option("pg-url"),
     onRow: (row) =>
-      figure("server", row.name, row.perSecond, `${row.perSecond.toFixed(0)}/s, p50 ${row.p50Ms.toFixed(1)} ms, p99 ${row.p99Ms.toFixed(1)} ms`, "info"),
+      figure(
+        "server",
+        row.name,
+        row.perSecond,
+        `${row.perSecond.toFixed(0)}/s, p50 ${row.p50Ms.toFixed(1)} ms, p99 ${row.p99Ms.toFixed(1)} ms`,
+        "info",
+      ),
   });
 }
 
@@ -475,7 +634,9 @@ async function scale() {
  * `--files 50000,200000` measures each size (the curve); `--profile DIR` also profiles a first push.
  */
 async function monorepo() {
-  const sizes = String(option("files", smoke ? 300 : 50_000)).split(",").map(Number);
+  const sizes = String(option("files", smoke ? 300 : 50_000))
+    .split(",")
+    .map(Number);
   const rounds = Number(option("rounds", smoke ? 1 : 3));
   const pgUrl = option("pg-url");
   // The smoke run measures --data alone (measureMonorepo's `lite`): no cluster.
@@ -484,9 +645,21 @@ async function monorepo() {
   const rows = [];
   try {
     for (const files of sizes) {
-      print(`\n13. Monorepo: ${files} generated files (bench/lib/monorepo-tree.mjs), uspark and git on the same tree, interleaved, median of ${rounds}`);
+      print(
+        `\n13. Monorepo: ${files} generated files (bench/lib/monorepo-tree.mjs), uspark and git on the same tree, interleaved, median of ${rounds}`,
+      );
       const dir = path.join(work, `monorepo-${files}`);
-      const r = await measureMonorepo({ bin, work: dir, files, rounds, pg, replicas: !smoke, lite: smoke, profileDir: option("profile") && path.resolve(option("profile")), onProgress: note });
+      const r = await measureMonorepo({
+        bin,
+        work: dir,
+        files,
+        rounds,
+        pg,
+        replicas: !smoke,
+        lite: smoke,
+        profileDir: option("profile") && path.resolve(option("profile")),
+        onProgress: note,
+      });
       rmSync(dir, { recursive: true, force: true });
       rows.push(r);
       monorepoFigures(r);
@@ -508,17 +681,33 @@ function monorepoFigures(r) {
   };
   figure("monorepo", `git add -A, commit, push to a bare repo, ${n} files (reference)`, r.firstPush.git, ms(r.firstPush.git), "reference");
   side("first push into an empty project, serve --data", r.firstPush.git, r.firstPush.data, "git's add+commit+push", 2);
-  if (r.firstPush.db !== undefined) side("first push into an empty project, serve --db", r.firstPush.git, r.firstPush.db, "git's add+commit+push", 2);
-  if (r.firstPush.db2 !== undefined) side("first push through two --db replicas (round robin)", r.firstPush.git, r.firstPush.db2, "git's add+commit+push", 2);
+  if (r.firstPush.db !== undefined)
+    side("first push into an empty project, serve --db", r.firstPush.git, r.firstPush.db, "git's add+commit+push", 2);
+  if (r.firstPush.db2 !== undefined)
+    side("first push through two --db replicas (round robin)", r.firstPush.git, r.firstPush.db2, "git's add+commit+push", 2);
   side("uspark status of the synced tree", r.status.git, r.status.uspark, "git status", 4);
   side("one edited file: uspark push", r.edit.git, r.edit.uspark, "git add+commit+push", 3);
   if (r.watch) {
     side("uspark watch, spawn to ready", r.watch.walk, r.watch.ready, "a plain walk", 2);
-    figure("monorepo", `end of stdin to exit, nothing pending, ${n} files`, r.watch.exit, ms(r.watch.exit), "<= 100 ms", r.watch.exit <= 0.1);
+    figure(
+      "monorepo",
+      `end of stdin to exit, nothing pending, ${n} files`,
+      r.watch.exit,
+      ms(r.watch.exit),
+      "<= 100 ms",
+      r.watch.exit <= 0.1,
+    );
     figure("monorepo", "end of stdin to exit, small project (20 files)", r.exitSmall, ms(r.exitSmall), "<= 30 ms", r.exitSmall <= 0.03);
   }
   const rss = r.rssBytes.firstPush;
-  figure("monorepo", `client peak RSS, first push of ${n} files`, rss, mib(rss), n <= 50_000 ? "<= 200 MiB" : "info (the curve)", n <= 50_000 ? rss <= 200 * MiB : undefined);
+  figure(
+    "monorepo",
+    `client peak RSS, first push of ${n} files`,
+    rss,
+    mib(rss),
+    n <= 50_000 ? "<= 200 MiB" : "info (the curve)",
+    n <= 50_000 ? rss <= 200 * MiB : undefined,
+  );
   figure("monorepo", `client peak RSS, uspark status of ${n} files`, r.rssBytes.status, mib(r.rssBytes.status), "info");
   for (const [store, p] of Object.entries(r.profile ?? {})) {
     note(`profile of the first push to --${store} (${ms(p.seconds)} under --cpu-prof); self time by function:`);
@@ -535,7 +724,14 @@ function monorepoCurve(rows) {
   const [first] = rows;
   for (const r of rows.slice(1)) {
     const scale = r.files / first.files;
-    const say = (label, a, b) => figure("monorepo", `${label}: ${r.files} vs ${first.files} files`, b / a, `${(b / a).toFixed(2)}x`, `info (files: ${scale.toFixed(1)}x)`);
+    const say = (label, a, b) =>
+      figure(
+        "monorepo",
+        `${label}: ${r.files} vs ${first.files} files`,
+        b / a,
+        `${(b / a).toFixed(2)}x`,
+        `info (files: ${scale.toFixed(1)}x)`,
+      );
     say("first push --data", first.firstPush.data, r.firstPush.data);
     if (r.firstPush.db !== undefined) say("first push --db", first.firstPush.db, r.firstPush.db);
     say("status", first.status.uspark, r.status.uspark);
@@ -545,7 +741,9 @@ function monorepoCurve(rows) {
 
 async function exitTime() {
   const rounds = config.startupRounds;
-  print(`\n6. End of input to exit: uspark watch syncing to the reference server, its start-up scans done, nothing pending, median of ${rounds}`);
+  print(
+    `\n6. End of input to exit: uspark watch syncing to the reference server, its start-up scans done, nothing pending, median of ${rounds}`,
+  );
   const { startServer } = await import(pathToFileURL(path.join(repo, "dist", "server", "index.js")).href);
   const server = await startServer({ dataDir: path.join(work, "exit-data"), port: 0, host: "127.0.0.1" });
   const samples = { watcher: [], noFs: [] };
@@ -576,13 +774,19 @@ try {
   let session;
   if (only.has("throughput") || only.has("memory") || only.has("transcript") || only.has("web")) {
     const started = performance.now();
-    session = { path: path.join(work, "session.jsonl"), ...writeClaudeSession(path.join(work, "session.jsonl"), { mb: config.mb, root, files: config.files }) };
+    session = {
+      path: path.join(work, "session.jsonl"),
+      ...writeClaudeSession(path.join(work, "session.jsonl"), { mb: config.mb, root, files: config.files }),
+    };
     print(`generated a ${mib(session.bytes)} session of ${session.lines} lines in ${ms((performance.now() - started) / 1000)}`);
   }
   const sections = {
     throughput: () => throughput(session),
     memory: () => {
-      const bigLine = { path: path.join(work, "big-line.jsonl"), ...writeBigLineSession(path.join(work, "big-line.jsonl"), { mib: config.bigLineMiB, root }) };
+      const bigLine = {
+        path: path.join(work, "big-line.jsonl"),
+        ...writeBigLineSession(path.join(work, "big-line.jsonl"), { mib: config.bigLineMiB, root }),
+      };
       return memory(session, bigLine);
     },
     startup,
@@ -608,7 +812,9 @@ try {
   results.sane = sane;
   writeFileSync(out, JSON.stringify(results, null, 2) + "\n");
   const failed = results.figures.filter((f) => f.pass === false).length;
-  print(`\n${failed === 0 ? "every target met" : `${failed} target(s) missed`}${sane ? "" : "; SANITY CHECKS FAILED"}; raw numbers in ${path.relative(process.cwd(), out) || out}`);
+  print(
+    `\n${failed === 0 ? "every target met" : `${failed} target(s) missed`}${sane ? "" : "; SANITY CHECKS FAILED"}; raw numbers in ${path.relative(process.cwd(), out) || out}`,
+  );
   process.exitCode = !sane || (flag("strict") && failed > 0) ? 1 : 0;
 } catch (error) {
   console.error(`bench: ${error.stack ?? error}`);

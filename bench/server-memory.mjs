@@ -53,7 +53,10 @@ function multipartBomb(api, parts) {
     });
     // A server that refuses early closes the connection while we still send: we may hear of the
     // close before we read its answer.
-    req.on("error", (error) => answered || resolve({ status: error.code, ms: performance.now() - started, sentMiB: (sent * chunk.length) / MiB }));
+    req.on(
+      "error",
+      (error) => answered || resolve({ status: error.code, ms: performance.now() - started, sentMiB: (sent * chunk.length) / MiB }),
+    );
     const pump = () => {
       while (!answered && sent < parts / 1000) {
         sent++;
@@ -121,7 +124,10 @@ async function main() {
       record(name, await measured(bin, ["--data", path.join(work, `batch${parts}`)], (api) => fullBatch(api, parts, 63)));
     }
     // The file store has streamed blobs both ways from the start: the baseline for --db.
-    record(`--data, PUT then GET of a ${blobMiB} MiB blob`, await measured(bin, ["--data", path.join(work, "blob")], (api) => bigBlob(api, blobMiB)));
+    record(
+      `--data, PUT then GET of a ${blobMiB} MiB blob`,
+      await measured(bin, ["--data", path.join(work, "blob")], (api) => bigBlob(api, blobMiB)),
+    );
     record("--db, idle", await measured(bin, ["--db", await cluster.freshSchemaUrl()], async () => ({})));
     const blob = `--db, PUT then GET of a ${blobMiB} MiB blob`;
     record(blob, await measured(bin, ["--db", await cluster.freshSchemaUrl()], (api) => bigBlob(api, blobMiB)));

@@ -29,7 +29,10 @@ for (const tool of ["valgrind", "perf"]) {
 const tmp = mkdtempSync(path.join(tmpdir(), "uspark-start-cost-"));
 const port = 40000 + Math.floor(Math.random() * 20000);
 const apiUrl = `http://127.0.0.1:${port}`;
-const server = spawn(process.execPath, [bin, "serve", "--data", path.join(tmp, "data"), "--port", String(port), "--quiet"], { stdio: "ignore", env });
+const server = spawn(process.execPath, [bin, "serve", "--data", path.join(tmp, "data"), "--port", String(port), "--quiet"], {
+  stdio: "ignore",
+  env,
+});
 await untilServing();
 let runs = 0;
 
@@ -42,7 +45,10 @@ try {
 
 async function untilServing() {
   for (let i = 0; i < 200; i++) {
-    const up = await fetch(`${apiUrl}/api/projects`).then(() => true, () => false);
+    const up = await fetch(`${apiUrl}/api/projects`).then(
+      () => true,
+      () => false,
+    );
     if (up) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -78,14 +84,24 @@ async function prepare(scenario) {
   if (scenario === "dryrun") {
     const events = [
       { type: "system", subtype: "init", cwd: root, session_id: "s1" },
-      { type: "assistant", message: { content: [{ type: "tool_use", id: "t1", name: "Write", input: { file_path: file, content: "hello\n" } }] } },
+      {
+        type: "assistant",
+        message: { content: [{ type: "tool_use", id: "t1", name: "Write", input: { file_path: file, content: "hello\n" } }] },
+      },
       { type: "user", message: { content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] } },
     ];
-    return { args: ["watch-claude", "--dry-run", "--root", root, "--quiet"], input: events.map((event) => JSON.stringify(event) + "\n").join("") };
+    return {
+      args: ["watch-claude", "--dry-run", "--root", root, "--quiet"],
+      input: events.map((event) => JSON.stringify(event) + "\n").join(""),
+    };
   }
   if (scenario === "push") {
     const id = `p${runs}`;
-    const created = await fetch(`${apiUrl}/api/projects`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id }) });
+    const created = await fetch(`${apiUrl}/api/projects`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ id }),
+    });
     if (created.status !== 201) throw new Error(`creating project ${id}: ${created.status}`);
     return { args: ["push", "--project-id", id, "--api-url", apiUrl, "--root", root, "--quiet"] };
   }

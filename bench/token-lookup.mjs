@@ -13,13 +13,22 @@ const N = Number(process.env.N ?? 2000);
 
 async function run(label, options) {
   const server = await startServer({ ...options, port: 0, token: ADMIN });
-  await fetch(`${server.url}/api/projects`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}` }, body: JSON.stringify({ id: "demo" }) });
+  await fetch(`${server.url}/api/projects`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN}` },
+    body: JSON.stringify({ id: "demo" }),
+  });
   const opened = await openCredentials(options);
   // 100 other tokens in the store, as a real one would hold
   for (let i = 0; i < 100; i++) await createToken(opened.credentials, { projects: ["p" + i], access: "read" }, Date.now());
   const { secret } = await createToken(opened.credentials, { projects: ["demo"], access: "read" }, Date.now());
   await opened.close();
-  for (const [who, token] of [["admin", ADMIN], ["scoped", secret], ["admin", ADMIN], ["scoped", secret]]) {
+  for (const [who, token] of [
+    ["admin", ADMIN],
+    ["scoped", secret],
+    ["admin", ADMIN],
+    ["scoped", secret],
+  ]) {
     const started = performance.now();
     for (let i = 0; i < N; i++) {
       const res = await fetch(`${server.url}/api/projects/demo/files`, { headers: { authorization: `Bearer ${token}` } });
@@ -27,7 +36,7 @@ async function run(label, options) {
       await res.arrayBuffer();
     }
     const ms = performance.now() - started;
-    console.log(`${label} ${who}: ${(ms / N * 1000).toFixed(0)} µs/request (${N} sequential GET /files)`);
+    console.log(`${label} ${who}: ${((ms / N) * 1000).toFixed(0)} µs/request (${N} sequential GET /files)`);
   }
   await server.close();
 }

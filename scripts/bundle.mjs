@@ -44,7 +44,11 @@ const { output } = await build({
     // ../package.json next to it.
     codeSplitting: {
       groups: [
-        { name: "pipe-form", test: /[\\/](commands[\\/]kit[\\/]pipe-form|stream[\\/]early-copy|stream[\\/]passthrough|stream[\\/]stdin)\.js$/, priority: 2 },
+        {
+          name: "pipe-form",
+          test: /[\\/](commands[\\/]kit[\\/]pipe-form|stream[\\/]early-copy|stream[\\/]passthrough|stream[\\/]stdin)\.js$/,
+          priority: 2,
+        },
         { name: "start", tags: ["$initial"], test: (id) => id !== entry, priority: 1 },
       ],
     },
@@ -56,7 +60,11 @@ const { output } = await build({
 // (a helper the bundler adds from a dev-only package would fail at run time, not here).
 const { dependencies } = JSON.parse(await readFile(path.join(repo, "package.json"), "utf8"));
 const chunks = new Map(output.filter((file) => file.type === "chunk").map((chunk) => [chunk.fileName, chunk]));
-const packageOf = (id) => id.split("/").slice(0, id.startsWith("@") ? 2 : 1).join("/");
+const packageOf = (id) =>
+  id
+    .split("/")
+    .slice(0, id.startsWith("@") ? 2 : 1)
+    .join("/");
 const missing = [...chunks.values()]
   .flatMap((chunk) => [...chunk.imports, ...chunk.dynamicImports])
   .filter((id) => !id.startsWith("node:") && !builtinModules.includes(id) && !chunks.has(id) && !(packageOf(id) in dependencies));

@@ -55,13 +55,17 @@ try {
   const agent = spawn(process.execPath, [path.join(repo, "scripts", "play-session.mjs"), session, "--root", project, "--delay", "40"], {
     stdio: ["ignore", "pipe", "inherit"],
   });
-  const watcher = spawn(...usparkCommand(["watch-claude", "--project-id", "demo", "--api-url", url, "--root", project, "--debounce", "100"]), {
-    stdio: [agent.stdout, "ignore", "inherit"],
-  });
+  const watcher = spawn(
+    ...usparkCommand(["watch-claude", "--project-id", "demo", "--api-url", url, "--root", project, "--debounce", "100"]),
+    {
+      stdio: [agent.stdout, "ignore", "inherit"],
+    },
+  );
   const code = await new Promise((resolve) => watcher.once("exit", resolve));
   say(`uspark exited with ${code}; the server now holds (GET ${url}/api/projects/demo/files):`);
   const files = await (await fetch(`${url}/api/projects/demo/files`)).json();
-  for (const file of files.files) console.log(`  ${file.path.padEnd(28)} ${String(file.size).padStart(5)} bytes  sha256 ${file.sha256.slice(0, 12)}…`);
+  for (const file of files.files)
+    console.log(`  ${file.path.padEnd(28)} ${String(file.size).padStart(5)} bytes  sha256 ${file.sha256.slice(0, 12)}…`);
   console.log(`  (version ${files.version})`);
   say("the same files on disk:");
   await run("find", [project, "-type", "f", "-not", "-path", "*/.uspark/*"], { stdio: "inherit" });

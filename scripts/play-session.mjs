@@ -14,7 +14,10 @@ export const RECORDED_ROOT = "/workspace/project";
 
 /** The session's lines with the recorded root replaced by `root`. */
 export function sessionLines(file, root) {
-  return readFileSync(file, "utf8").split("\n").filter((line) => line !== "").map((line) => line.split(RECORDED_ROOT).join(root));
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => line.split(RECORDED_ROOT).join(root));
 }
 
 /** Applies the edit of one Claude tool call to disk, as Claude Code would have. */
@@ -31,13 +34,29 @@ export function applyToolUse(block, root) {
       writeFileSync(abs, input.content ?? "");
       break;
     case "Edit":
-      writeFileSync(abs, current.includes(input.old_string) ? current.replace(input.old_string, input.new_string) : current + input.new_string + "\n");
+      writeFileSync(
+        abs,
+        current.includes(input.old_string) ? current.replace(input.old_string, input.new_string) : current + input.new_string + "\n",
+      );
       break;
     case "MultiEdit":
-      writeFileSync(abs, (input.edits ?? []).reduce((text, edit) => (text.includes(edit.old_string) ? text.replace(edit.old_string, edit.new_string) : text + edit.new_string + "\n"), current));
+      writeFileSync(
+        abs,
+        (input.edits ?? []).reduce(
+          (text, edit) => (text.includes(edit.old_string) ? text.replace(edit.old_string, edit.new_string) : text + edit.new_string + "\n"),
+          current,
+        ),
+      );
       break;
     case "NotebookEdit":
-      writeFileSync(abs, JSON.stringify({ cells: [{ id: input.cell_id, cell_type: "code", source: input.new_source }], nbformat: 4, nbformat_minor: 5 }, null, 1));
+      writeFileSync(
+        abs,
+        JSON.stringify(
+          { cells: [{ id: input.cell_id, cell_type: "code", source: input.new_source }], nbformat: 4, nbformat_minor: 5 },
+          null,
+          1,
+        ),
+      );
       break;
   }
 }

@@ -24,7 +24,12 @@ const PROJECT = "todo-api";
 
 /** The app as a person left it before asking the agent: an HTTP API for a to-do list. */
 const APP = {
-  "package.json": JSON.stringify({ name: "todo-api", version: "0.1.0", type: "module", scripts: { start: "node src/server.js", test: "node --test" } }, null, 2) + "\n",
+  "package.json":
+    JSON.stringify(
+      { name: "todo-api", version: "0.1.0", type: "module", scripts: { start: "node src/server.js", test: "node --test" } },
+      null,
+      2,
+    ) + "\n",
   "README.md": "# todo-api\n\nA small HTTP API for a to-do list.\n\n```sh\nnpm start   # listens on :3000\n```\n",
   "src/server.js": [
     'import http from "node:http";',
@@ -42,7 +47,7 @@ const APP = {
     "}",
     "",
     "async function body(req) {",
-    "  let text = \"\";",
+    '  let text = "";',
     "  for await (const chunk of req) text += chunk;",
     "  return JSON.parse(text);",
     "}",
@@ -70,23 +75,59 @@ const APP = {
 function agentSession() {
   const sessionId = "5f0c9e2a-4b7d-4e1a-9c3f-8d2b6a1e7f40";
   const file = (name) => `${RECORDED_ROOT}/${name}`;
-  const lines = [{ type: "system", subtype: "init", cwd: RECORDED_ROOT, session_id: sessionId, tools: ["Bash", "Edit", "Read", "Write"], model: "claude-sonnet-4-5-20250929", permissionMode: "acceptEdits" }];
-  lines.push({ type: "user", message: { role: "user", content: [{ type: "text", text: "Let a todo be marked done (PATCH /todos/:id), and add tests." }] }, session_id: sessionId });
+  const lines = [
+    {
+      type: "system",
+      subtype: "init",
+      cwd: RECORDED_ROOT,
+      session_id: sessionId,
+      tools: ["Bash", "Edit", "Read", "Write"],
+      model: "claude-sonnet-4-5-20250929",
+      permissionMode: "acceptEdits",
+    },
+  ];
+  lines.push({
+    type: "user",
+    message: { role: "user", content: [{ type: "text", text: "Let a todo be marked done (PATCH /todos/:id), and add tests." }] },
+    session_id: sessionId,
+  });
   let n = 0;
-  const say = (text) => lines.push({ type: "assistant", message: { role: "assistant", content: [{ type: "text", text }] }, session_id: sessionId });
+  const say = (text) =>
+    lines.push({ type: "assistant", message: { role: "assistant", content: [{ type: "text", text }] }, session_id: sessionId });
   const tool = (name, input, result, isError = false) => {
     const id = `toolu_${String(++n).padStart(2, "0")}`;
-    lines.push({ type: "assistant", message: { role: "assistant", content: [{ type: "tool_use", id, name, input }] }, session_id: sessionId });
-    lines.push({ type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: id, content: result, is_error: isError }] }, session_id: sessionId });
+    lines.push({
+      type: "assistant",
+      message: { role: "assistant", content: [{ type: "tool_use", id, name, input }] },
+      session_id: sessionId,
+    });
+    lines.push({
+      type: "user",
+      message: { role: "user", content: [{ type: "tool_result", tool_use_id: id, content: result, is_error: isError }] },
+      session_id: sessionId,
+    });
   };
   say("I'll read the store and the server first.");
   tool("Read", { file_path: file("src/todos.js") }, APP["src/todos.js"]);
   tool("Read", { file_path: file("src/server.js") }, APP["src/server.js"]);
   say("The store needs a `done` flag and a way to toggle it; then a route for it.");
-  tool("Edit", { file_path: file("src/todos.js"), old_string: "  const todo = { id: todos.length + 1, title };", new_string: "  const todo = { id: todos.length + 1, title, done: false };" }, `The file ${file("src/todos.js")} has been updated.`);
   tool(
     "Edit",
-    { file_path: file("src/todos.js"), old_string: "  return todo;\n}\n", new_string: "  return todo;\n}\n\nexport function setDone(id, done) {\n  const todo = todos.find((t) => t.id === id);\n  if (todo) todo.done = done;\n  return todo;\n}\n" },
+    {
+      file_path: file("src/todos.js"),
+      old_string: "  const todo = { id: todos.length + 1, title };",
+      new_string: "  const todo = { id: todos.length + 1, title, done: false };",
+    },
+    `The file ${file("src/todos.js")} has been updated.`,
+  );
+  tool(
+    "Edit",
+    {
+      file_path: file("src/todos.js"),
+      old_string: "  return todo;\n}\n",
+      new_string:
+        "  return todo;\n}\n\nexport function setDone(id, done) {\n  const todo = todos.find((t) => t.id === id);\n  if (todo) todo.done = done;\n  return todo;\n}\n",
+    },
     `The file ${file("src/todos.js")} has been updated.`,
   );
   tool(
@@ -94,23 +135,54 @@ function agentSession() {
     {
       file_path: file("src/server.js"),
       old_string: '  send(res, 404, { error: "not found" });',
-      new_string: '  const done = /^\\/todos\\/(\\d+)$/.exec(req.url ?? "");\n  if (req.method === "PATCH" && done) {\n    const todo = setDone(Number(done[1]), (await body(req)).done === true);\n    return todo ? send(res, 200, todo) : send(res, 404, { error: "no such todo" });\n  }\n  send(res, 404, { error: "not found" });',
+      new_string:
+        '  const done = /^\\/todos\\/(\\d+)$/.exec(req.url ?? "");\n  if (req.method === "PATCH" && done) {\n    const todo = setDone(Number(done[1]), (await body(req)).done === true);\n    return todo ? send(res, 200, todo) : send(res, 404, { error: "no such todo" });\n  }\n  send(res, 404, { error: "not found" });',
     },
     `The file ${file("src/server.js")} has been updated.`,
   );
-  tool("Edit", { file_path: file("src/server.js"), old_string: 'import { addTodo, listTodos } from "./todos.js";', new_string: 'import { addTodo, listTodos, setDone } from "./todos.js";' }, `The file ${file("src/server.js")} has been updated.`);
+  tool(
+    "Edit",
+    {
+      file_path: file("src/server.js"),
+      old_string: 'import { addTodo, listTodos } from "./todos.js";',
+      new_string: 'import { addTodo, listTodos, setDone } from "./todos.js";',
+    },
+    `The file ${file("src/server.js")} has been updated.`,
+  );
   tool(
     "Write",
     {
       file_path: file("test/todos.test.js"),
-      content: 'import assert from "node:assert/strict";\nimport { test } from "node:test";\nimport { addTodo, setDone } from "../src/todos.js";\n\ntest("a new todo is not done", () => {\n  assert.equal(addTodo({ title: "milk" }).done, false);\n});\n\ntest("setDone marks it done", () => {\n  const todo = addTodo({ title: "bread" });\n  assert.equal(setDone(todo.id, true).done, true);\n});\n\ntest("setDone of an unknown id is undefined", () => {\n  assert.equal(setDone(999, true), undefined);\n});\n',
+      content:
+        'import assert from "node:assert/strict";\nimport { test } from "node:test";\nimport { addTodo, setDone } from "../src/todos.js";\n\ntest("a new todo is not done", () => {\n  assert.equal(addTodo({ title: "milk" }).done, false);\n});\n\ntest("setDone marks it done", () => {\n  const todo = addTodo({ title: "bread" });\n  assert.equal(setDone(todo.id, true).done, true);\n});\n\ntest("setDone of an unknown id is undefined", () => {\n  assert.equal(setDone(999, true), undefined);\n});\n',
     },
     `File created successfully at: ${file("test/todos.test.js")}`,
   );
-  tool("Bash", { command: "npm test", description: "Run the tests" }, "✔ a new todo is not done\n✔ setDone marks it done\n✔ setDone of an unknown id is undefined\nℹ tests 3\nℹ pass 3\nℹ fail 0");
-  tool("Edit", { file_path: file("README.md"), old_string: "npm start   # listens on :3000\n```\n", new_string: "npm start   # listens on :3000\nnpm test\n```\n\n`PATCH /todos/:id` with `{ \"done\": true }` marks a todo done.\n" }, `The file ${file("README.md")} has been updated.`);
+  tool(
+    "Bash",
+    { command: "npm test", description: "Run the tests" },
+    "✔ a new todo is not done\n✔ setDone marks it done\n✔ setDone of an unknown id is undefined\nℹ tests 3\nℹ pass 3\nℹ fail 0",
+  );
+  tool(
+    "Edit",
+    {
+      file_path: file("README.md"),
+      old_string: "npm start   # listens on :3000\n```\n",
+      new_string: 'npm start   # listens on :3000\nnpm test\n```\n\n`PATCH /todos/:id` with `{ "done": true }` marks a todo done.\n',
+    },
+    `The file ${file("README.md")} has been updated.`,
+  );
   say("Done: todos have a `done` flag, `PATCH /todos/:id` sets it, and three tests cover it (all pass).");
-  lines.push({ type: "result", subtype: "success", is_error: false, duration_ms: 41230, num_turns: 9, result: "Todos can be marked done; tests added.", session_id: sessionId, total_cost_usd: 0.0841 });
+  lines.push({
+    type: "result",
+    subtype: "success",
+    is_error: false,
+    duration_ms: 41230,
+    num_turns: 9,
+    result: "Todos can be marked done; tests added.",
+    session_id: sessionId,
+    total_cost_usd: 0.0841,
+  });
   return lines.map((line) => JSON.stringify(line)).join("\n") + "\n";
 }
 
@@ -143,7 +215,15 @@ async function shoot(url, out) {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: "/usr/bin/chromium",
     headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--no-first-run",
+      "--disable-sync",
+    ],
     viewport: { width: 1100, height: 720 },
   });
   try {

@@ -28,7 +28,11 @@ for (const [name, value] of Object.entries(values)) {
 const env = { ...process.env, SIM_FIRST: values.first, SIM_SEEDS: values.seeds, SIM_SCALE: values.scale };
 if (values.seed !== undefined) env.SIM_SEED = values.seed;
 const filter = values.seed === undefined ? "holds on seeds" : "replays seed";
-console.log(values.seed === undefined ? `simulating seeds ${values.first} to ${Number(values.first) + Number(values.seeds) - 1} (scale ${values.scale})` : `replaying seed ${values.seed}`);
+console.log(
+  values.seed === undefined
+    ? `simulating seeds ${values.first} to ${Number(values.first) + Number(values.seeds) - 1} (scale ${values.scale})`
+    : `replaying seed ${values.seed}`,
+);
 const started = Date.now();
 const run = spawnSync("npx", ["vitest", "run", "test/reconcile/simulation.test.ts", "-t", filter], { cwd: repo, env, stdio: "inherit" });
 console.log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);

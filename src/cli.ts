@@ -56,7 +56,6 @@ Exit codes: 0 everything synced, 1 something not synced (listed and journaled in
 failed (not a closed pipe), 127 run: agent command not found; run passes on the agent's own
 non-zero code (128+n when signal n ended it).`;
 
-
 /** Each top-level command's builder, in the order `uspark --help` lists them. */
 const COMMANDS: readonly (readonly [name: string, add: (program: Command) => void])[] = [
   ["watch-claude", addWatchClaudeCommand],
@@ -96,7 +95,9 @@ export function commandsFor(args: readonly string[]): readonly string[] {
 /** The program with the given commands (default: all); its help, version and error output. */
 export function buildProgram(names: readonly string[] = commandsFor([])): Command {
   const program = new Command("uspark")
-    .description("Keep a remote uSpark project in sync with the files an AI coding agent edits.\nstdin is copied to stdout unchanged; the tool's own words go to stderr.")
+    .description(
+      "Keep a remote uSpark project in sync with the files an AI coding agent edits.\nstdin is copied to stdout unchanged; the tool's own words go to stderr.",
+    )
     .version(packageVersion(), "-V, --version")
     .addHelpText("after", EXAMPLES)
     .configureOutput({ outputError: (text) => reportCommanderError(text) })
@@ -113,8 +114,13 @@ export function buildProgram(names: readonly string[] = commandsFor([])): Comman
  */
 function listEveryCommand(program: Command): void {
   const help = new Help();
-  const nested = (command: Command): Command[] => help.visibleCommands(command).filter((sub) => sub.name() !== "help").flatMap((sub) => [sub, ...nested(sub)]);
-  const pathOf = (command: Command): string[] => (command.parent && command.parent !== program ? [...pathOf(command.parent), command.parent.name()] : []);
+  const nested = (command: Command): Command[] =>
+    help
+      .visibleCommands(command)
+      .filter((sub) => sub.name() !== "help")
+      .flatMap((sub) => [sub, ...nested(sub)]);
+  const pathOf = (command: Command): string[] =>
+    command.parent && command.parent !== program ? [...pathOf(command.parent), command.parent.name()] : [];
   program.configureHelp({
     visibleCommands: (command) => help.visibleCommands(command).flatMap((sub) => [sub, ...(sub.name() === "help" ? [] : nested(sub))]),
     subcommandTerm: (command) => [...pathOf(command), help.subcommandTerm(command)].join(" "),
@@ -123,7 +129,10 @@ function listEveryCommand(program: Command): void {
 
 /** Commander's own complaints (unknown flag, missing argument), as one line through the reporter. */
 function reportCommanderError(text: string): void {
-  const message = text.trim().replace(/^error: /, "").replace(/\s*\n\s*/g, " ");
+  const message = text
+    .trim()
+    .replace(/^error: /, "")
+    .replace(/\s*\n\s*/g, " ");
   new Reporter().error("usage", `${message} (run with --help for usage)`);
 }
 

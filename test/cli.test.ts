@@ -12,7 +12,10 @@ const names = all.commands.map((command) => command.name());
 
 /** Every command under `command`, with its path of names (`serve token create`). */
 function tree(command: Command, path: string[] = []): [string, Command][] {
-  return command.commands.flatMap((sub) => [[[...path, sub.name()].join(" "), sub] as [string, Command], ...tree(sub, [...path, sub.name()])]);
+  return command.commands.flatMap((sub) => [
+    [[...path, sub.name()].join(" "), sub] as [string, Command],
+    ...tree(sub, [...path, sub.name()]),
+  ]);
 }
 
 describe("commandsFor", () => {
@@ -26,9 +29,12 @@ describe("commandsFor", () => {
     expect(commandsFor(args)).toEqual(expected);
   });
 
-  it.each([[[]], [["--help"]], [["-h", "push"]], [["help", "push"]], [["completion", "bash"]], [["pusj"]], [["--root", "x", "push"]]])("should build every command for %j", (args) => {
-    expect(commandsFor(args)).toEqual(names);
-  });
+  it.each([[[]], [["--help"]], [["-h", "push"]], [["help", "push"]], [["completion", "bash"]], [["pusj"]], [["--root", "x", "push"]]])(
+    "should build every command for %j",
+    (args) => {
+      expect(commandsFor(args)).toEqual(names);
+    },
+  );
 });
 
 describe("buildProgram with one command", () => {
@@ -44,7 +50,9 @@ describe("buildProgram with one command", () => {
 describe("the program's help", () => {
   it("lists every command, those within a command too, under its whole name", () => {
     const help = all.helpInformation();
-    const paths = tree(all).map(([path]) => path).filter((path) => !/(^| )help$/.test(path) || path === "help");
+    const paths = tree(all)
+      .map(([path]) => path)
+      .filter((path) => !/(^| )help$/.test(path) || path === "help");
     expect(paths).toContain("serve token create");
     expect(paths).toContain("projects create");
     for (const path of paths) expect(help, path).toMatch(new RegExp(`^  ${path}( |$)`, "m"));

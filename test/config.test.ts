@@ -2,7 +2,23 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writ
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkApiUrl, checkPrefix, givenApiUrl, isChosenServer, knownServersPath, loadHomeConfig, loadKnownServers, parseNonNegativeInt, recordKnownServer, resolveConnection, resolvePrefix, resolveServer, updateHomeConfig, UsageError, type HomeConfig } from "../src/config/config.js";
+import {
+  checkApiUrl,
+  checkPrefix,
+  givenApiUrl,
+  isChosenServer,
+  knownServersPath,
+  loadHomeConfig,
+  loadKnownServers,
+  parseNonNegativeInt,
+  recordKnownServer,
+  resolveConnection,
+  resolvePrefix,
+  resolveServer,
+  updateHomeConfig,
+  UsageError,
+  type HomeConfig,
+} from "../src/config/config.js";
 
 describe("resolveConnection", () => {
   it("should prefer flags over the environment over the home config", () => {
@@ -25,7 +41,12 @@ describe("resolveConnection", () => {
   });
 
   it("takes what the root remembers after flags and the environment, before the home config (the token is never remembered, nor given to a remembered server it is not stored for)", () => {
-    const home = { apiUrl: "http://127.0.0.1:2", token: "home-token", projectId: "home-project", knownServers: new Set(["http://127.0.0.1:3"]) };
+    const home = {
+      apiUrl: "http://127.0.0.1:2",
+      token: "home-token",
+      projectId: "home-project",
+      knownServers: new Set(["http://127.0.0.1:3"]),
+    };
     const remembered = { apiUrl: "http://127.0.0.1:3", projectId: "pulled", prefix: "app" };
     expect(resolveConnection({}, {}, home, remembered)).toEqual({ apiUrl: "http://127.0.0.1:3", token: undefined, projectId: "pulled" });
     expect(resolveConnection({ apiUrl: "http://127.0.0.1:4" }, { USPARK_PROJECT_ID: "env-project" }, home, remembered)).toEqual({
@@ -46,11 +67,23 @@ describe("resolveServer", () => {
   const home = { apiUrl: "https://uspark.example.com", token: "home-token", knownServers: new Set(["https://pulled.example.org"]) };
   const tree = (apiUrl: string) => ({ apiUrl, projectId: "p" });
   it("uses a remembered server, with the stored token only when it is the server that token is stored for", () => {
-    expect(resolveServer({}, {}, home, tree("https://uspark.example.com/"))).toEqual({ apiUrl: "https://uspark.example.com", token: "home-token" });
-    expect(resolveServer({}, {}, home, tree("https://pulled.example.org"))).toEqual({ apiUrl: "https://pulled.example.org", token: undefined });
-    expect(resolveServer({}, { USPARK_TOKEN: "env" }, home, tree("https://pulled.example.org"))).toEqual({ apiUrl: "https://pulled.example.org", token: "env" });
+    expect(resolveServer({}, {}, home, tree("https://uspark.example.com/"))).toEqual({
+      apiUrl: "https://uspark.example.com",
+      token: "home-token",
+    });
+    expect(resolveServer({}, {}, home, tree("https://pulled.example.org"))).toEqual({
+      apiUrl: "https://pulled.example.org",
+      token: undefined,
+    });
+    expect(resolveServer({}, { USPARK_TOKEN: "env" }, home, tree("https://pulled.example.org"))).toEqual({
+      apiUrl: "https://pulled.example.org",
+      token: "env",
+    });
     // A server the user gives is theirs to pair with the stored token.
-    expect(resolveServer({ apiUrl: "https://other.example.org" }, {}, home, tree("https://evil.example.net"))).toEqual({ apiUrl: "https://other.example.org", token: "home-token" });
+    expect(resolveServer({ apiUrl: "https://other.example.org" }, {}, home, tree("https://evil.example.net"))).toEqual({
+      apiUrl: "https://other.example.org",
+      token: "home-token",
+    });
   });
 
   it("stops at a tree naming a server not chosen on this machine, whatever token there is, naming it and the flag that confirms it", () => {
@@ -58,7 +91,12 @@ describe("resolveServer", () => {
       "this tree's .uspark/state.json names https://evil.example.net, a server not chosen on this machine: nothing was sent",
       "if you trust it, pass --api-url https://evil.example.net (remembered from then on)",
     );
-    for (const [flags, env] of [[{}, {}], [{ token: "t" }, {}], [{}, { USPARK_TOKEN: "env" }], [{}, { USPARK_API_URL: "" }]] as const) {
+    for (const [flags, env] of [
+      [{}, {}],
+      [{ token: "t" }, {}],
+      [{}, { USPARK_TOKEN: "env" }],
+      [{}, { USPARK_API_URL: "" }],
+    ] as const) {
       expect(() => resolveServer(flags, env, home, tree("https://evil.example.net/"))).toThrow(refusal);
     }
   });
@@ -258,7 +296,12 @@ describe("parseNonNegativeInt", () => {
 
 describe("credentials in API URL errors", () => {
   it("should never repeat the password of a URL it cannot parse or use", () => {
-    for (const raw of ["http://bob:hunter2@example.com:99999/x", "htps://bob:hunter2@example.com", "ftp://bob:hunter2@example.com", "https://h:99999/?token=hunter2&x=1"]) {
+    for (const raw of [
+      "http://bob:hunter2@example.com:99999/x",
+      "htps://bob:hunter2@example.com",
+      "ftp://bob:hunter2@example.com",
+      "https://h:99999/?token=hunter2&x=1",
+    ]) {
       let message = "";
       try {
         checkApiUrl(raw, false);
@@ -280,7 +323,8 @@ describe("checkPrefix", () => {
       expect(() => checkPrefix(root, undefined)).not.toThrow();
       expect(() => checkPrefix(root, "docs")).not.toThrow();
       expect(() => checkPrefix(root, "./docs/")).not.toThrow();
-      for (const bad of ["dcos", "file.txt", "..", "/tmp"]) expect(() => checkPrefix(root, bad), bad).toThrow(/--prefix .* is not a directory under the root/);
+      for (const bad of ["dcos", "file.txt", "..", "/tmp"])
+        expect(() => checkPrefix(root, bad), bad).toThrow(/--prefix .* is not a directory under the root/);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

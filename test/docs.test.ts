@@ -12,11 +12,20 @@ import { describe, expect, it } from "vitest";
  */
 
 const repo = fileURLToPath(new URL("../", import.meta.url));
-const pages = ["README.md", ...readdirSync(path.join(repo, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
+const pages = [
+  "README.md",
+  ...readdirSync(path.join(repo, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => `docs/${name}`),
+];
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, each space a hyphen. */
 function anchor(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-");
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, "")
+    .replace(/ /g, "-");
 }
 
 /** The relative links of a Markdown text (`[x](target)`, images too), outside code blocks. */
@@ -30,7 +39,8 @@ function commentsOf(source: string): string[] {
   const file = ts.createSourceFile("source.ts", source, ts.ScriptTarget.Latest, true);
   const ranges = new Map<number, ts.CommentRange>();
   const visit = (node: ts.Node): void => {
-    for (const range of [...(ts.getLeadingCommentRanges(source, node.pos) ?? []), ...(ts.getTrailingCommentRanges(source, node.end) ?? [])]) ranges.set(range.pos, range);
+    for (const range of [...(ts.getLeadingCommentRanges(source, node.pos) ?? []), ...(ts.getTrailingCommentRanges(source, node.end) ?? [])])
+      ranges.set(range.pos, range);
     ts.forEachChild(node, visit);
   };
   visit(file);
@@ -110,8 +120,14 @@ describe("the checks themselves", () => {
   });
 
   it("a citation is a docs/ page, with its anchor, in a comment; a path in a string is data", () => {
-    expect(citationsIn("// the base (docs/sync.md#the-base), see docs/api.md.\nconst a = 1;")).toEqual(["docs/sync.md#the-base", "docs/api.md"]);
-    expect(citationsIn("/**\n * The base (docs/sync.md#the-base).\n */\nexport const b = `docs/x.md`; // docs/api.md")).toEqual(["docs/sync.md#the-base", "docs/api.md"]);
+    expect(citationsIn("// the base (docs/sync.md#the-base), see docs/api.md.\nconst a = 1;")).toEqual([
+      "docs/sync.md#the-base",
+      "docs/api.md",
+    ]);
+    expect(citationsIn("/**\n * The base (docs/sync.md#the-base).\n */\nexport const b = `docs/x.md`; // docs/api.md")).toEqual([
+      "docs/sync.md#the-base",
+      "docs/api.md",
+    ]);
     expect(citationsIn('write("docs/notes.md", "x");')).toEqual([]);
     expect(citationsIn("travisennis/acai docs/design-docs/tools.md")).toEqual([]);
   });

@@ -109,7 +109,9 @@ describe("the file watcher under hostile conditions", { timeout: 60_000 }, () =>
     await h.saw("write sentinel.ts");
     writeFileSync(Buffer.from(path.join(root, "caf\xe9.txt"), "latin1"), "more events on it");
     await h.watcher.settle();
-    expect(h.warnings.filter((warning) => warning.includes("caf"))).toEqual(["not synced caf\\xe9.txt: the name is not valid UTF-8, and project paths must be"]);
+    expect(h.warnings.filter((warning) => warning.includes("caf"))).toEqual([
+      "not synced caf\\xe9.txt: the name is not valid UTF-8, and project paths must be",
+    ]);
     expect(h.seen()).toEqual(["write sentinel.ts"]);
   });
 
@@ -159,7 +161,9 @@ describe("the file watcher under hostile conditions", { timeout: 60_000 }, () =>
 
 function readProc(name: string): string {
   try {
-    return execFileSync("cat", [`/proc/sys/${name}`]).toString().trim();
+    return execFileSync("cat", [`/proc/sys/${name}`])
+      .toString()
+      .trim();
   } catch {
     return "16384";
   }

@@ -1,4 +1,15 @@
-import { lstatSync, mkdirSync, mkdtempSync, readdir, realpathSync, rmSync, unlinkSync, watch, writeFileSync, type FSWatcher } from "node:fs";
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdir,
+  realpathSync,
+  rmSync,
+  unlinkSync,
+  watch,
+  writeFileSync,
+  type FSWatcher,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -85,7 +96,8 @@ describe("a poll round", { timeout: 30_000 }, () => {
     // The root is watched; a and everything below it are polled (no round but the one settle() runs).
     vi.stubEnv("CHOKIDAR_INTERVAL", "600000");
     const watchDirectory = (dir: string, listener: (event: string, filename: string | null) => void): FSWatcher => {
-      if (dir.startsWith(path.join(root, "a"))) throw Object.assign(new Error(`ENOSPC: System limit for number of file watchers reached, watch '${dir}'`), { code: "ENOSPC" });
+      if (dir.startsWith(path.join(root, "a")))
+        throw Object.assign(new Error(`ENOSPC: System limit for number of file watchers reached, watch '${dir}'`), { code: "ENOSPC" });
       return watch(dir, { persistent: false }, listener);
     };
     const h = await startHarness(root, { watchDirectory });
@@ -107,7 +119,8 @@ describe("a poll round", { timeout: 30_000 }, () => {
     writeFileSync(path.join(root, "gone.ts"), "x");
     writeFileSync(path.join(root, "p", "f.ts"), "x");
     const watchDirectory = (dir: string, listener: (event: string, filename: string | null) => void): FSWatcher => {
-      if (dir === path.join(root, "p")) throw Object.assign(new Error(`ENOSPC: System limit for number of file watchers reached, watch '${dir}'`), { code: "ENOSPC" });
+      if (dir === path.join(root, "p"))
+        throw Object.assign(new Error(`ENOSPC: System limit for number of file watchers reached, watch '${dir}'`), { code: "ENOSPC" });
       return watch(dir, { persistent: false }, (event) => listener(event, null));
     };
     const h = await startHarness(root, { watchDirectory });
@@ -116,7 +129,10 @@ describe("a poll round", { timeout: 30_000 }, () => {
     unlinkSync(path.join(root, "gone.ts"));
     mkdirSync(path.join(root, "n"));
     writeFileSync(path.join(root, "n", "deep.ts"), "x");
-    await h.until((seen) => ["write new.ts", "delete gone.ts", "write n/deep.ts"].every((line) => seen.includes(line)), "changes found by listing");
+    await h.until(
+      (seen) => ["write new.ts", "delete gone.ts", "write n/deep.ts"].every((line) => seen.includes(line)),
+      "changes found by listing",
+    );
     writeFileSync(path.join(root, "p", "f.ts"), "changed");
     await h.watcher.settle();
     expect(h.seen()).toContain("write p/f.ts");

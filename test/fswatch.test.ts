@@ -1,5 +1,20 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, realpathSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync, writeSync, type FSWatcher } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+  type FSWatcher,
+} from "node:fs";
 import { watch } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -141,7 +156,12 @@ describe("startFsWatcher", { timeout: 30_000 }, () => {
     await h.saw("write f.ts");
     await h.watcher.settle();
     // The last word on the path is a write: the file exists.
-    expect(h.seen().filter((line) => line.endsWith(" f.ts")).at(-1)).toBe("write f.ts");
+    expect(
+      h
+        .seen()
+        .filter((line) => line.endsWith(" f.ts"))
+        .at(-1),
+    ).toBe("write f.ts");
   });
 
   it("should report a file written into a directory created a moment before", async () => {
@@ -238,10 +258,22 @@ describe("startFsWatcher", { timeout: 30_000 }, () => {
 
   it("should never report or watch node_modules, .git or .uspark", async () => {
     const root = tempDir();
-    put(root, { "node_modules/x/index.js": "x", ".git/HEAD": "ref", ".uspark/pending.json": "{}", "pkg/node_modules/y.js": "y", "a.ts": "a" });
+    put(root, {
+      "node_modules/x/index.js": "x",
+      ".git/HEAD": "ref",
+      ".uspark/pending.json": "{}",
+      "pkg/node_modules/y.js": "y",
+      "a.ts": "a",
+    });
     const h = await watchTree(root);
     expect(h.watcher.stats().dirs).toBe(2); // the root and pkg/
-    put(root, { "node_modules/x/index.js": "x2", "node_modules/z.js": "z", ".git/index": "i", ".uspark/pending.json": "[]", "pkg/node_modules/y.js": "y2" });
+    put(root, {
+      "node_modules/x/index.js": "x2",
+      "node_modules/z.js": "z",
+      ".git/index": "i",
+      ".uspark/pending.json": "[]",
+      "pkg/node_modules/y.js": "y2",
+    });
     execFileSync("sh", ["-c", "mkdir -p sub/node_modules/q && echo > sub/node_modules/q/i.js && echo > sub/ok.ts"], { cwd: root });
     await h.saw("write sub/ok.ts");
     await h.watcher.settle();
@@ -308,7 +340,8 @@ describe("startFsWatcher", { timeout: 30_000 }, () => {
     put(root, { "a/x.ts": "x", "b/y.ts": "y", "c/z.ts": "z" });
     let allowed = 2; // the root and one more
     const watchDirectory = (dir: string, listener: (event: string, filename: string | null) => void): FSWatcher => {
-      if (allowed-- <= 0) throw Object.assign(new Error(`ENOSPC: System limit for number of file watchers reached, watch '${dir}'`), { code: "ENOSPC" });
+      if (allowed-- <= 0)
+        throw Object.assign(new Error(`ENOSPC: System limit for number of file watchers reached, watch '${dir}'`), { code: "ENOSPC" });
       return watch(dir, { persistent: false }, listener);
     };
     const h = await watchTree(root, { watchDirectory });
@@ -330,7 +363,8 @@ describe("startFsWatcher", { timeout: 30_000 }, () => {
     const root = tempDir();
     put(root, { "open/a.ts": "a", "locked/b.ts": "b", "locked2/c.ts": "c" });
     const watchDirectory = (dir: string, listener: (event: string, filename: string | null) => void): FSWatcher => {
-      if (path.basename(dir).startsWith("locked")) throw Object.assign(new Error(`EACCES: permission denied, watch '${dir}'`), { code: "EACCES" });
+      if (path.basename(dir).startsWith("locked"))
+        throw Object.assign(new Error(`EACCES: permission denied, watch '${dir}'`), { code: "EACCES" });
       return watch(dir, { persistent: false }, listener);
     };
     const h = await watchTree(root, { watchDirectory });

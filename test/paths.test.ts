@@ -133,9 +133,16 @@ describe("path policy", () => {
   it("should skip a .gitignored file whatever its source, telling once which rule (defect 2)", () => {
     writeFileSync(path.join(root, ".gitignore"), "*.pem\n/.env\n");
     const policy = createPathPolicy({ root });
-    expect(policy.resolve(path.join(root, ".env"))).toEqual({ ok: false, severity: "notice", reason: "not synced .env: ignored by .gitignore:2 (/.env)" });
+    expect(policy.resolve(path.join(root, ".env"))).toEqual({
+      ok: false,
+      severity: "notice",
+      reason: "not synced .env: ignored by .gitignore:2 (/.env)",
+    });
     expect(policy.resolve(path.join(root, ".env"))).toMatchObject({ ok: false, severity: "skip" });
-    expect(policy.resolve(path.join(root, "certs/server.pem"))).toMatchObject({ ok: false, reason: "not synced certs/server.pem: ignored by .gitignore:1 (*.pem)" });
+    expect(policy.resolve(path.join(root, "certs/server.pem"))).toMatchObject({
+      ok: false,
+      reason: "not synced certs/server.pem: ignored by .gitignore:1 (*.pem)",
+    });
     expect(accepted(policy.resolve(path.join(root, "src/.env")))).toBe("src/.env");
   });
 
@@ -143,6 +150,9 @@ describe("path policy", () => {
     const policy = createPathPolicy({ root });
     expect(accepted(policy.resolve(path.join(root, "out.log")))).toBe("out.log");
     writeFileSync(path.join(root, ".gitignore"), "*.log\n");
-    expect(policy.resolve(path.join(root, "out.log"))).toMatchObject({ ok: false, reason: "not synced out.log: ignored by .gitignore:1 (*.log)" });
+    expect(policy.resolve(path.join(root, "out.log"))).toMatchObject({
+      ok: false,
+      reason: "not synced out.log: ignored by .gitignore:1 (*.log)",
+    });
   });
 });

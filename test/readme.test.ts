@@ -21,7 +21,9 @@ describe("the package", () => {
 
 describe("the packed tarball", () => {
   // What `npm pack` would put in it (dist/ is built by pretest); --ignore-scripts: no second build.
-  const packed = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: fileURLToPath(repo), encoding: "utf8" })) as [{ files: { path: string }[]; version: string }];
+  const packed = JSON.parse(
+    execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: fileURLToPath(repo), encoding: "utf8" }),
+  ) as [{ files: { path: string }[]; version: string }];
   const files = packed[0].files.map((file) => file.path);
   const code = files.filter((file) => file.endsWith(".js"));
 
@@ -33,7 +35,12 @@ describe("the packed tarball", () => {
   });
 
   it("names its version in the CHANGELOG, and where it lives", () => {
-    const pkg = JSON.parse(readFileSync(new URL("package.json", repo), "utf8")) as { version: string; repository?: unknown; homepage?: string; bugs?: unknown };
+    const pkg = JSON.parse(readFileSync(new URL("package.json", repo), "utf8")) as {
+      version: string;
+      repository?: unknown;
+      homepage?: string;
+      bugs?: unknown;
+    };
     expect(readFileSync(new URL("CHANGELOG.md", repo), "utf8")).toContain(`## ${pkg.version}`);
     expect([pkg.repository, pkg.homepage, pkg.bugs].every(Boolean)).toBe(true);
   });
@@ -56,7 +63,10 @@ describe("the packed tarball", () => {
   it("its library entry gives what src/index.ts exports, from the bundle's chunks", async () => {
     const library = (await import(new URL("dist/library.js", repo).href)) as Record<string, unknown>;
     const source = readFileSync(new URL("src/index.ts", repo), "utf8");
-    const values = [...source.matchAll(/export \{([^}]+)\}/g)].flatMap((m) => m[1]!.split(",")).map((name) => name.trim()).filter((name) => name && !name.startsWith("type "));
+    const values = [...source.matchAll(/export \{([^}]+)\}/g)]
+      .flatMap((m) => m[1]!.split(","))
+      .map((name) => name.trim())
+      .filter((name) => name && !name.startsWith("type "));
     expect(Object.keys(library).sort()).toEqual(values.sort());
   });
 });

@@ -14,7 +14,10 @@ import { perTest, UNREACHABLE, writeEvents } from "./kit/fixtures.js";
 const t = perTest("uspark-gitignore-");
 
 function git(...args: string[]): string {
-  return execFileSync("git", ["-C", t.root, ...args], { encoding: "utf8", env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" } });
+  return execFileSync("git", ["-C", t.root, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
+  });
 }
 
 describe(".uspark/.gitignore", () => {
@@ -22,9 +25,22 @@ describe(".uspark/.gitignore", () => {
     git("init", "-q");
     writeFileSync(path.join(t.root, ".gitignore"), ".env\n");
     writeFileSync(path.join(t.root, ".env"), "API_KEY=read-by-the-agent\n");
-    const stream = writeEvents(path.join(t.root, "a.txt"), "a") + JSON.stringify({ type: "user", content: "API_KEY=read-by-the-agent" }) + "\n";
+    const stream =
+      writeEvents(path.join(t.root, "a.txt"), "a") + JSON.stringify({ type: "user", content: "API_KEY=read-by-the-agent" }) + "\n";
     writeFileSync(path.join(t.root, "a.txt"), "a");
-    const args = ["watch-claude", "--transcript", "--project-id", "p1", "--api-url", UNREACHABLE, "--root", t.root, "--flush-timeout", "300", "--no-fs-watch"];
+    const args = [
+      "watch-claude",
+      "--transcript",
+      "--project-id",
+      "p1",
+      "--api-url",
+      UNREACHABLE,
+      "--root",
+      t.root,
+      "--flush-timeout",
+      "300",
+      "--no-fs-watch",
+    ];
     const result = await runCli(args, { input: stream });
     expect(result.code, result.stderr).toBe(1);
     expect(readdirSync(path.join(t.root, ".uspark")).some((name) => name.includes("transcript"))).toBe(true);

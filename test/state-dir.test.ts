@@ -81,7 +81,11 @@ describe("whose root lock it is", () => {
   it.each([
     { why: "this root, this boot", lock: "99\nroot /work/app\ndir 2049:77\nboot b-now\n", foreign: undefined },
     { why: "the same directory renamed", lock: "99\nroot /work/old-name\ndir 2049:77\nboot b-now\n", foreign: undefined },
-    { why: "a copy (another inode)", lock: "99\nroot /work/app\ndir 2049:78\nboot b-now\n", foreign: "for /work/app, another directory (this one is a copy of it?)" },
+    {
+      why: "a copy (another inode)",
+      lock: "99\nroot /work/app\ndir 2049:78\nboot b-now\n",
+      foreign: "for /work/app, another directory (this one is a copy of it?)",
+    },
     { why: "an earlier boot", lock: "99\nroot /work/app\ndir 2049:77\nboot b-then\n", foreign: "from an earlier boot" },
     { why: "a lock of before (the pid alone)", lock: "99\n", foreign: undefined },
   ])("$why", ({ lock, foreign }) => {

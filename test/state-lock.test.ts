@@ -12,7 +12,9 @@ import { MEMORY_TMPDIR } from "./kit/memory-tmpdir.js";
  * taken over by two processes at once (only one may hold it).
  */
 
-const STATE_LOCK_MODULE = pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "dist", "state", "state-lock.js")).href;
+const STATE_LOCK_MODULE = pathToFileURL(
+  path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "dist", "state", "state-lock.js"),
+).href;
 
 let root: string;
 let children: ChildProcess[] = [];
@@ -35,7 +37,13 @@ function liveStranger(looksLikeUspark = false): number {
 
 function lockOf(pid: number, fields: { start?: string; dir?: string; boot?: string }): string {
   const stat = statSync(root);
-  const lines = [`${pid}`, ...(fields.start ? [`start ${fields.start}`] : []), `root ${root}`, `dir ${fields.dir ?? `${stat.dev}:${stat.ino}`}`, `boot ${fields.boot ?? thisBoot()}`];
+  const lines = [
+    `${pid}`,
+    ...(fields.start ? [`start ${fields.start}`] : []),
+    `root ${root}`,
+    `dir ${fields.dir ?? `${stat.dev}:${stat.ino}`}`,
+    `boot ${fields.boot ?? thisBoot()}`,
+  ];
   return `${lines.join("\n")}\n`;
 }
 
@@ -136,7 +144,9 @@ function lockChild(who: string, paused: boolean, lock: "state" | "root" = "state
       }
     }
   `;
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script, gates(), root, who, paused ? "paused" : "free", lock], { stdio: ["ignore", "inherit", "inherit"] });
+  const child = spawn(process.execPath, ["--input-type=module", "-e", script, gates(), root, who, paused ? "paused" : "free", lock], {
+    stdio: ["ignore", "inherit", "inherit"],
+  });
   children.push(child);
   return child;
 }

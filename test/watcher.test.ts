@@ -22,8 +22,18 @@ afterEach(async () => {
 /** Messages as the Claude Agent SDK yields them: the stream-json shape, already parsed. */
 function sdkWrite(id: string, file: string) {
   return [
-    { type: "assistant", session_id: "s", parent_tool_use_id: null, message: { role: "assistant", content: [{ type: "tool_use", id, name: "Write", input: { file_path: file, content: "…" } }] } },
-    { type: "user", session_id: "s", parent_tool_use_id: null, message: { role: "user", content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] } },
+    {
+      type: "assistant",
+      session_id: "s",
+      parent_tool_use_id: null,
+      message: { role: "assistant", content: [{ type: "tool_use", id, name: "Write", input: { file_path: file, content: "…" } }] },
+    },
+    {
+      type: "user",
+      session_id: "s",
+      parent_tool_use_id: null,
+      message: { role: "user", content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] },
+    },
   ];
 }
 
@@ -41,7 +51,11 @@ describe("createWatcher", () => {
   it("should sync from raw stream bytes in arbitrary chunks and detect the agent", async () => {
     writeFileSync(path.join(root, "b.ts"), "b");
     const watcher = createWatcher({ root, apiUrl: server.url, projectId: "p1", fsWatch: false, report: quiet });
-    const bytes = Buffer.from(sdkWrite("t2", path.join(root, "b.ts")).map((m) => JSON.stringify(m) + "\n").join(""));
+    const bytes = Buffer.from(
+      sdkWrite("t2", path.join(root, "b.ts"))
+        .map((m) => JSON.stringify(m) + "\n")
+        .join(""),
+    );
     for (let i = 0; i < bytes.length; i += 7) watcher.write(bytes.subarray(i, i + 7));
     const summary = await watcher.end();
     expect(summary.agent).toBe("claude");

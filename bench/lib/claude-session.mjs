@@ -19,7 +19,13 @@ import { pathToFileURL } from "node:url";
 export const SESSION_ID = "e8889acf-5473-49e2-bd81-4896717df7c7";
 const MODEL = "claude-opus-4-1-20250805";
 const WORDS = "the quick brown fox jumps over lazy dog function const return import export type interface async await".split(" ");
-const USAGE = { input_tokens: 4, cache_creation_input_tokens: 5355, cache_read_input_tokens: 11292, output_tokens: 2, service_tier: "standard" };
+const USAGE = {
+  input_tokens: 4,
+  cache_creation_input_tokens: 5355,
+  cache_read_input_tokens: 11292,
+  output_tokens: 2,
+  service_tier: "standard",
+};
 
 /** A seeded generator of the session's random parts (the reference generator's LCG). */
 export function randomSource(seed = 1) {
@@ -56,7 +62,7 @@ function writer(fd) {
   const flush = () => {
     if (parts.length === 0) return;
     const buf = Buffer.from(parts.join(""));
-    for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off);
+    for (let off = 0; off < buf.length;) off += writeSync(fd, buf, off);
     parts = [];
     pending = 0;
   };
@@ -99,7 +105,16 @@ function events(out, r) {
     assistant(content) {
       out.emit({
         type: "assistant",
-        message: { id: `msg_${++msg}`, type: "message", role: "assistant", model: MODEL, content, stop_reason: null, stop_sequence: null, usage: USAGE },
+        message: {
+          id: `msg_${++msg}`,
+          type: "message",
+          role: "assistant",
+          model: MODEL,
+          content,
+          stop_reason: null,
+          stop_sequence: null,
+          usage: USAGE,
+        },
         parent_tool_use_id: null,
         session_id: SESSION_ID,
         uuid: r.uuid(),
@@ -117,7 +132,13 @@ function events(out, r) {
       });
     },
     delta(text) {
-      out.emit({ type: "stream_event", event: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } }, session_id: SESSION_ID, parent_tool_use_id: null, uuid: r.uuid() });
+      out.emit({
+        type: "stream_event",
+        event: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } },
+        session_id: SESSION_ID,
+        parent_tool_use_id: null,
+        uuid: r.uuid(),
+      });
     },
     result(turns) {
       out.emit({
@@ -145,7 +166,10 @@ function events(out, r) {
  * read or written file's content, an edited file's original and its patch); off by default, the
  * shape of the team's reference generator.
  */
-export function writeClaudeSession(file, { mb = 50, root = "/workspace/project", files = 50, seed = 1, partial = true, toolUseResult = false } = {}) {
+export function writeClaudeSession(
+  file,
+  { mb = 50, root = "/workspace/project", files = 50, seed = 1, partial = true, toolUseResult = false } = {},
+) {
   const fd = typeof file === "number" ? file : openSync(file, "w");
   const out = writer(fd);
   const r = randomSource(seed);
@@ -154,7 +178,12 @@ export function writeClaudeSession(file, { mb = 50, root = "/workspace/project",
   const touched = new Set();
   const detail = toolUseResult ? (make) => make() : () => undefined;
   /** What Claude Code 2 says of an edit: the file before, and the patch. */
-  const edited = (file, patch) => ({ filePath: file, originalFile: r.code(50 + Math.floor(r.rand() * 400)), structuredPatch: [{ oldStart: 1, oldLines: 1, newStart: 1, newLines: 1, lines: patch }], userModified: false });
+  const edited = (file, patch) => ({
+    filePath: file,
+    originalFile: r.code(50 + Math.floor(r.rand() * 400)),
+    structuredPatch: [{ oldStart: 1, oldLines: 1, newStart: 1, newLines: 1, lines: patch }],
+    userModified: false,
+  });
   let id = 0;
   ev.init(root);
   while (out.bytes < target) {
@@ -168,26 +197,48 @@ export function writeClaudeSession(file, { mb = 50, root = "/workspace/project",
       // Now and then a large file: a result of hundreds of KiB, over many chunks.
       const lines = r.rand() < 0.03 ? 2000 + Math.floor(r.rand() * 6000) : 20 + Math.floor(r.rand() * 200);
       const content = r.code(lines);
-      ev.toolResult(tuid, content, detail(() => ({ type: "text", file: { filePath: file, content, numLines: lines, startLine: 1, totalLines: lines } })));
+      ev.toolResult(
+        tuid,
+        content,
+        detail(() => ({ type: "text", file: { filePath: file, content, numLines: lines, startLine: 1, totalLines: lines } })),
+      );
     } else if (x < 0.5) {
       ev.assistant([{ type: "tool_use", id: tuid, name: "Bash", input: { command: `npm test -- ${r.text(2)}`, description: r.text(5) } }]);
       const stdout = r.code(10 + Math.floor(r.rand() * 100));
-      ev.toolResult(tuid, stdout, detail(() => ({ stdout, stderr: "", interrupted: false, isImage: false })));
+      ev.toolResult(
+        tuid,
+        stdout,
+        detail(() => ({ stdout, stderr: "", interrupted: false, isImage: false })),
+      );
     } else if (x < 0.6) {
       ev.assistant([{ type: "tool_use", id: tuid, name: "Grep", input: { pattern: r.pick(WORDS), path: root } }]);
       const filenames = Array.from({ length: 20 }, (_, i) => `${root}/src/file${i}.ts`);
-      ev.toolResult(tuid, filenames.join("\n"), detail(() => ({ mode: "files_with_matches", filenames, numFiles: filenames.length })));
+      ev.toolResult(
+        tuid,
+        filenames.join("\n"),
+        detail(() => ({ mode: "files_with_matches", filenames, numFiles: filenames.length })),
+      );
     } else if (x < 0.8) {
       touched.add(file);
       const [oldString, newString] = [r.text(8), r.text(10)];
-      ev.assistant([{ type: "tool_use", id: tuid, name: "Edit", input: { file_path: file, old_string: oldString, new_string: newString } }]);
+      ev.assistant([
+        { type: "tool_use", id: tuid, name: "Edit", input: { file_path: file, old_string: oldString, new_string: newString } },
+      ]);
       const said = `The file ${file} has been updated. Here's the result of running \`cat -n\` on a snippet of the edited file:\n${r.code(8)}`;
-      ev.toolResult(tuid, said, detail(() => ({ ...edited(file, [`-${oldString}`, `+${newString}`]), oldString, newString, replaceAll: false })));
+      ev.toolResult(
+        tuid,
+        said,
+        detail(() => ({ ...edited(file, [`-${oldString}`, `+${newString}`]), oldString, newString, replaceAll: false })),
+      );
     } else if (x < 0.9) {
       touched.add(file);
       const content = r.code(50 + Math.floor(r.rand() * 2000));
       ev.assistant([{ type: "tool_use", id: tuid, name: "Write", input: { file_path: file, content } }]);
-      ev.toolResult(tuid, `File created successfully at: ${file}`, detail(() => ({ type: "create", filePath: file, content, structuredPatch: [], originalFile: null })));
+      ev.toolResult(
+        tuid,
+        `File created successfully at: ${file}`,
+        detail(() => ({ type: "create", filePath: file, content, structuredPatch: [], originalFile: null })),
+      );
     } else if (x < 0.97) {
       touched.add(file);
       const edits = [
@@ -195,13 +246,41 @@ export function writeClaudeSession(file, { mb = 50, root = "/workspace/project",
         { old_string: r.text(5), new_string: r.text(7), replace_all: true },
       ];
       ev.assistant([{ type: "tool_use", id: tuid, name: "MultiEdit", input: { file_path: file, edits } }]);
-      ev.toolResult(tuid, `Applied 2 edits to ${file}`, detail(() => ({ ...edited(file, edits.flatMap((e) => [`-${e.old_string}`, `+${e.new_string}`])), edits })));
+      ev.toolResult(
+        tuid,
+        `Applied 2 edits to ${file}`,
+        detail(() => ({
+          ...edited(
+            file,
+            edits.flatMap((e) => [`-${e.old_string}`, `+${e.new_string}`]),
+          ),
+          edits,
+        })),
+      );
     } else {
       const nb = `${root}/notebooks/analysis${Math.floor(r.rand() * 5)}.ipynb`;
       touched.add(nb);
       const source = r.code(5);
-      ev.assistant([{ type: "tool_use", id: tuid, name: "NotebookEdit", input: { notebook_path: nb, cell_id: "cell-1", new_source: source, edit_mode: "replace" } }]);
-      ev.toolResult(tuid, `Updated cell cell-1 with ${r.text(3)}`, detail(() => ({ new_source: source, cell_id: "cell-1", cell_type: "code", language: "python", edit_mode: "replace", notebook_path: nb })));
+      ev.assistant([
+        {
+          type: "tool_use",
+          id: tuid,
+          name: "NotebookEdit",
+          input: { notebook_path: nb, cell_id: "cell-1", new_source: source, edit_mode: "replace" },
+        },
+      ]);
+      ev.toolResult(
+        tuid,
+        `Updated cell cell-1 with ${r.text(3)}`,
+        detail(() => ({
+          new_source: source,
+          cell_id: "cell-1",
+          cell_type: "code",
+          language: "python",
+          edit_mode: "replace",
+          notebook_path: nb,
+        })),
+      );
     }
   }
   ev.result(id);
@@ -226,7 +305,16 @@ export function writeBigLineSession(file, { mib = 64, root = "/workspace/project
   out.flush();
   const head = JSON.stringify({
     type: "assistant",
-    message: { id: "msg_big", type: "message", role: "assistant", model: MODEL, content: [{ type: "tool_use", id, name: "Write", input: { file_path: path, content: "\u0000" } }], stop_reason: null, stop_sequence: null, usage: USAGE },
+    message: {
+      id: "msg_big",
+      type: "message",
+      role: "assistant",
+      model: MODEL,
+      content: [{ type: "tool_use", id, name: "Write", input: { file_path: path, content: "\u0000" } }],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: USAGE,
+    },
     parent_tool_use_id: null,
     session_id: SESSION_ID,
     uuid: r.uuid(),
@@ -235,13 +323,13 @@ export function writeBigLineSession(file, { mib = 64, root = "/workspace/project
   let bytes = out.bytes;
   const put = (text) => {
     const buf = Buffer.from(text);
-    for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off);
+    for (let off = 0; off < buf.length;) off += writeSync(fd, buf, off);
     bytes += buf.length;
   };
   put(before);
   const target = mib * 1024 * 1024;
   let first = true;
-  for (let contentBytes = 0; contentBytes < target; ) {
+  for (let contentBytes = 0; contentBytes < target;) {
     const piece = JSON.stringify((first ? "" : "\n") + r.code(2000)).slice(1, -1);
     first = false;
     put(piece);

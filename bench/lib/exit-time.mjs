@@ -52,7 +52,8 @@ export function endToExit(args, { scan, timeoutMs = 30_000, onScan }) {
     child.once("exit", (code, signal) => {
       const exitedAt = performance.now();
       clearTimeout(timer);
-      if (endedAt === undefined || code !== 0) reject(new Error(`${args.join(" ")} exited (${code ?? signal}) unexpectedly:\n${stderr.slice(-2000)}`));
+      if (endedAt === undefined || code !== 0)
+        reject(new Error(`${args.join(" ")} exited (${code ?? signal}) unexpectedly:\n${stderr.slice(-2000)}`));
       else resolve(exitedAt - endedAt);
     });
   });

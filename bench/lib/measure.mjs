@@ -89,6 +89,10 @@ export const MiB = 1024 * 1024;
 
 /** Makes project `id` on the reference server at `url` (API v1.2: projects exist or not; an older CLI under --bin cannot make one). */
 export async function createProject(url, id) {
-  const res = await fetch(`${url}/api/projects`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id }) });
+  const res = await fetch(`${url}/api/projects`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ id }),
+  });
   if (res.status !== 201 && res.status !== 409) throw new Error(`creating project ${id} answered ${res.status}: ${await res.text()}`);
 }

@@ -17,7 +17,24 @@ const LONG_AGO = new Date("2020-01-01T00:00:00Z");
 /** Files per leaf directory, at most: real trees hold a few to a few dozen. */
 const PER_DIR = 24;
 const AREAS = ["core", "util", "api", "ui", "model", "io", "cli", "test"];
-const WORDS = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "lambda", "theta", "zeta", "node", "tree", "item", "list", "map", "set"];
+const WORDS = [
+  "alpha",
+  "beta",
+  "gamma",
+  "delta",
+  "omega",
+  "sigma",
+  "kappa",
+  "lambda",
+  "theta",
+  "zeta",
+  "node",
+  "tree",
+  "item",
+  "list",
+  "map",
+  "set",
+];
 const EXTENSIONS = [".ts", ".ts", ".ts", ".tsx", ".js", ".json", ".md", ".css"];
 
 /** mulberry32: a small seeded generator, so the tree does not depend on Math.random. */

@@ -15,11 +15,20 @@ import { topSelfTime } from "./profile.mjs";
 const here = path.dirname(new URL(import.meta.url).pathname);
 const RSS_PRELOAD = path.join(here, "peak-rss.mjs");
 const PLAIN_WALK = `const fs=require("fs"),p=require("path");let n=0;const w=(d)=>{for(const e of fs.readdirSync(d,{withFileTypes:true})){if(e.name===".uspark")continue;if(e.isDirectory())w(p.join(d,e.name));else n++}};const t=performance.now();w(process.argv[1]);console.error(JSON.stringify({files:n,ms:performance.now()-t}))`;
-const GIT_ENV = { GIT_AUTHOR_NAME: "bench", GIT_AUTHOR_EMAIL: "bench@example.com", GIT_COMMITTER_NAME: "bench", GIT_COMMITTER_EMAIL: "bench@example.com", GIT_CONFIG_NOSYSTEM: "1", HOME: "/nonexistent" };
+const GIT_ENV = {
+  GIT_AUTHOR_NAME: "bench",
+  GIT_AUTHOR_EMAIL: "bench@example.com",
+  GIT_COMMITTER_NAME: "bench",
+  GIT_COMMITTER_EMAIL: "bench@example.com",
+  GIT_CONFIG_NOSYSTEM: "1",
+  HOME: "/nonexistent",
+};
 
 /** Starts `uspark serve <args> --port 0` (node flags first: --cpu-prof); resolves with its URL and a stop function. */
 export function serve(bin, args, nodeArgs = []) {
-  const child = spawn(process.execPath, [...nodeArgs, bin, "serve", ...args, "--port", "0", "--quiet"], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [...nodeArgs, bin, "serve", ...args, "--port", "0", "--quiet"], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let text = "";
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve ${args.join(" ")} did not start in 60 s:\n${text}`)), 60_000);
@@ -28,14 +37,21 @@ export function serve(bin, args, nodeArgs = []) {
       const match = /listening on (http:\/\/\S+)/.exec(text);
       if (!match) return;
       clearTimeout(timer);
-      resolve({ url: match[1], stop: () => new Promise((done) => (child.exitCode !== null ? done() : (child.once("exit", done), child.kill("SIGTERM")))) });
+      resolve({
+        url: match[1],
+        stop: () => new Promise((done) => (child.exitCode !== null ? done() : (child.once("exit", done), child.kill("SIGTERM")))),
+      });
     });
     child.once("exit", (code) => reject(new Error(`serve exited ${code}:\n${text}`)));
   });
 }
 
 async function createProject(url, id) {
-  const res = await fetch(`${url}/api/projects`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id }) });
+  const res = await fetch(`${url}/api/projects`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ id }),
+  });
   if (res.status !== 201) throw new Error(`creating project ${id} answered ${res.status}: ${await res.text()}`);
 }
 
@@ -58,7 +74,10 @@ function gitOf(tree, gitDir, bare) {
       writeFileSync(path.join(gitDir, "info", "exclude"), ".uspark/\n");
     },
     /** add + commit + push: the whole of git's first push and of an edit's. */
-    push: (message) => timeShell(`${git} add -A && ${git} commit -q -m ${sh(message)} && ${git} push -q ${sh(bare)} main`, { env: { ...process.env, ...GIT_ENV } }),
+    push: (message) =>
+      timeShell(`${git} add -A && ${git} commit -q -m ${sh(message)} && ${git} push -q ${sh(bare)} main`, {
+        env: { ...process.env, ...GIT_ENV },
+      }),
     status: () => timeShell(`${git} status --porcelain >/dev/null`, { env: { ...process.env, ...GIT_ENV } }),
   };
 }
@@ -168,7 +187,9 @@ async function oneEdits(ctx, url, paths) {
   for (let round = 0; round < ctx.rounds; round++) {
     appendFileSync(path.join(ctx.tree, paths[(round * 7919) % paths.length]), `// edit ${round}\n`);
     times.git.push(await ctx.git.push(`edit ${round}`));
-    times.uspark.push((await uspark(ctx.bin, ["push", "--project-id", "mono", "--api-url", url, "--root", ctx.tree, "--quiet"], ctx.rssFile)).seconds);
+    times.uspark.push(
+      (await uspark(ctx.bin, ["push", "--project-id", "mono", "--api-url", url, "--root", ctx.tree, "--quiet"], ctx.rssFile)).seconds,
+    );
   }
   return times;
 }
@@ -208,7 +229,11 @@ async function profiles(ctx, stores, profileDir) {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(path.join(dir, "server"), { recursive: true });
     mkdirSync(path.join(dir, "client"), { recursive: true });
-    const server = await freshServer(ctx.bin, store, { ...ctx, round: "profile", nodeArgs: ["--cpu-prof", "--cpu-prof-dir", path.join(dir, "server")] });
+    const server = await freshServer(ctx.bin, store, {
+      ...ctx,
+      round: "profile",
+      nodeArgs: ["--cpu-prof", "--cpu-prof-dir", path.join(dir, "server")],
+    });
     let seconds;
     try {
       await createProject(server.url, "mono");
@@ -239,7 +264,17 @@ export async function measureMonorepo({ bin, work, files, rounds, pg, replicas =
   const started = performance.now();
   const paths = writeMonorepoTree(tree, files);
   onProgress(`generated ${files} files in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  const ctx = { bin, tree, work, rounds, files, pg, lite, rssFile: path.join(work, "rss"), git: gitOf(tree, path.join(work, "git"), path.join(work, "bare.git")) };
+  const ctx = {
+    bin,
+    tree,
+    work,
+    rounds,
+    files,
+    pg,
+    lite,
+    rssFile: path.join(work, "rss"),
+    git: gitOf(tree, path.join(work, "git"), path.join(work, "bare.git")),
+  };
   // --data last: the tree's state is then that server's, which the later rows use.
   const stores = pg && !lite ? [...(replicas ? ["db2"] : []), "db", "data"] : ["data"];
   const first = await firstPushes(ctx, stores);
@@ -249,7 +284,13 @@ export async function measureMonorepo({ bin, work, files, rounds, pg, replicas =
     const edit = await oneEdits(ctx, first.server.url, paths);
     const watch = lite ? undefined : await watches(ctx, first.server.url);
     const exitSmall = lite ? undefined : await smallExit(ctx, first.server.url);
-    const profile = profileDir ? await profiles(ctx, stores.filter((store) => store !== "db2"), profileDir) : undefined;
+    const profile = profileDir
+      ? await profiles(
+          ctx,
+          stores.filter((store) => store !== "db2"),
+          profileDir,
+        )
+      : undefined;
     const med = (samples) => Object.fromEntries(Object.entries(samples).map(([key, values]) => [key, median(values)]));
     return {
       files,

@@ -17,7 +17,10 @@ const run = promisify(execFile);
 const require = createRequire(import.meta.url);
 
 function pgBin(name) {
-  const onPath = (process.env.PATH ?? "").split(":").map((dir) => join(dir, name)).find((file) => existsSync(file));
+  const onPath = (process.env.PATH ?? "")
+    .split(":")
+    .map((dir) => join(dir, name))
+    .find((file) => existsSync(file));
   if (onPath) return onPath;
   const root = "/usr/lib/postgresql";
   const versions = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)) : [];
@@ -64,7 +67,10 @@ const INITDB_ARGS = ["-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8",
  */
 async function templateDataDir(initdb) {
   const { stdout: version } = await run(initdb, ["--version"]);
-  const key = createHash("sha256").update(`${initdb} ${version} ${INITDB_ARGS.join(" ")} ${userInfo().uid}`).digest("hex").slice(0, 16);
+  const key = createHash("sha256")
+    .update(`${initdb} ${version} ${INITDB_ARGS.join(" ")} ${userInfo().uid}`)
+    .digest("hex")
+    .slice(0, 16);
   const template = join(tmpdir(), `uspark-pg-template-${key}`);
   if (existsSync(join(template, "PG_VERSION"))) return template;
   const aside = await postgresDir("uspark-pg-template-making-");

@@ -49,7 +49,15 @@ export async function measureScanScale({ repo, bin, work, files, rounds }) {
       // With it (the default): its ready scan done, then the end of stdin.
       exits.push(await endToExit(args, { scan: "ready", timeoutMs: 600_000 }));
     }
-    return { files, walkMs: median(walks), statWalkMs: median(statWalks), scanMs: median(scans), readyMs: median(ready), exitMs: median(exits), exitNoFsMs: median(exitsNoFs) };
+    return {
+      files,
+      walkMs: median(walks),
+      statWalkMs: median(statWalks),
+      scanMs: median(scans),
+      readyMs: median(ready),
+      exitMs: median(exits),
+      exitNoFsMs: median(exitsNoFs),
+    };
   } finally {
     await server.close();
   }

@@ -37,8 +37,13 @@ async function expectOk(res, what) {
 
 /** Creates a project (v1.2); an older server (404/405) creates it at its first commit. */
 export async function createProject(url, id) {
-  const res = await fetch(`${url}/api/projects`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id }) });
-  if (res.status !== 201 && res.status !== 404 && res.status !== 405) throw new Error(`POST /api/projects answered ${res.status}: ${await res.text()}`);
+  const res = await fetch(`${url}/api/projects`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ id }),
+  });
+  if (res.status !== 201 && res.status !== 404 && res.status !== 405)
+    throw new Error(`POST /api/projects answered ${res.status}: ${await res.text()}`);
 }
 
 /** `clients` concurrent committers, `commits` each; resolves with per-commit latencies and wall time. */
@@ -48,7 +53,10 @@ async function load(urls, { clients, commits }) {
   const blob = { sha256: createHash("sha256").update(content).digest("hex"), size: Buffer.byteLength(content) };
   // Uploaded to each project: a project sees only the blobs uploaded to it (docs/api.md, "Access").
   for (let client = 0; client < clients; client++) {
-    await expectOk(await fetch(`${urls[0]}/api/projects/bench-${client}/blobs/${blob.sha256}`, { method: "PUT", body: content }), "PUT blob");
+    await expectOk(
+      await fetch(`${urls[0]}/api/projects/bench-${client}/blobs/${blob.sha256}`, { method: "PUT", body: content }),
+      "PUT blob",
+    );
   }
   const latencies = [];
   const started = performance.now();
@@ -89,7 +97,13 @@ export async function measureServerCommits({ bin, clients, commits, pgUrl, onRow
   const rows = [];
   const record = (name, { latencies, seconds }) => {
     const sorted = [...latencies].sort((a, b) => a - b);
-    const row = { name, commits: sorted.length, perSecond: sorted.length / seconds, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) };
+    const row = {
+      name,
+      commits: sorted.length,
+      perSecond: sorted.length / seconds,
+      p50Ms: percentile(sorted, 50),
+      p99Ms: percentile(sorted, 99),
+    };
     rows.push(row);
     onRow?.(row);
   };
@@ -114,7 +128,13 @@ export async function measureServerCommits({ bin, clients, commits, pgUrl, onRow
       try {
         for (let i = 0; i < replicas; i++) servers.push(await serve(bin, ["--db", db]));
         const name = `--db, ${replicas} replica${replicas === 1 ? "" : "s"} (local PostgreSQL, fsync off)`;
-        record(name, await load(servers.map((s) => s.url), { clients, commits }));
+        record(
+          name,
+          await load(
+            servers.map((s) => s.url),
+            { clients, commits },
+          ),
+        );
       } finally {
         await Promise.all(servers.map((s) => s.stop()));
       }

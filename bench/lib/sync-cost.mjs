@@ -19,7 +19,18 @@ const sha256 = (text) => createHash("sha256").update(text).digest("hex");
  * counts what reaches the server. The server first holds the starting tree (`uspark push`), so
  * that what is measured is the cost of the edits alone.
  */
-export async function measureSyncCost({ repo, work, edits = 1000, files = 100, burst = 50, gapMs = 2, pauseMs = 400, debounceMs = 300, seed = 3, watchArgs = [] }) {
+export async function measureSyncCost({
+  repo,
+  work,
+  edits = 1000,
+  files = 100,
+  burst = 50,
+  gapMs = 2,
+  pauseMs = 400,
+  debounceMs = 300,
+  seed = 3,
+  watchArgs = [],
+}) {
   const { startServer } = await import(pathToFileURL(path.join(repo, "dist", "server", "index.js")).href);
   const bin = path.join(repo, "bin", "uspark.js");
   const root = path.join(work, "sync-project");
@@ -45,18 +56,23 @@ export async function measureSyncCost({ repo, work, edits = 1000, files = 100, b
     onRequest: (event) => {
       const request = { ...event, at: performance.now() };
       requests.push(request);
-      if (event.method === "POST" && event.url.endsWith("/commits") && event.status === 200) for (const waiter of commitWaiters) waiter(request);
+      if (event.method === "POST" && event.url.endsWith("/commits") && event.status === 200)
+        for (const waiter of commitWaiters) waiter(request);
     },
   });
   try {
     await createProject(server.url, PROJECT);
     const connection = ["--project-id", PROJECT, "--api-url", server.url, "--root", root];
-    const pushed = await exitOf(spawn(process.execPath, [bin, "push", ...connection, "--quiet"], { stdio: ["ignore", "ignore", "inherit"] }));
+    const pushed = await exitOf(
+      spawn(process.execPath, [bin, "push", ...connection, "--quiet"], { stdio: ["ignore", "ignore", "inherit"] }),
+    );
     if (pushed !== 0) throw new Error(`uspark push of the starting tree exited with ${pushed}`);
     const firstRequest = requests.length;
     const blobsBefore = storedBlobs(path.join(work, "sync-data"));
 
-    const child = spawn(process.execPath, [bin, "watch-claude", ...connection, "--debounce", String(debounceMs), ...watchArgs], { stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [bin, "watch-claude", ...connection, "--debounce", String(debounceMs), ...watchArgs], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stderr = "";
     child.stderr.on("data", (chunk) => (stderr += chunk));
     const exited = exitOf(child);
@@ -67,7 +83,18 @@ export async function measureSyncCost({ repo, work, edits = 1000, files = 100, b
     let agentBytes = 0; // what a push of every edited file after every edit would send
     let changedBytes = 0; // what the edits themselves changed
     let lastResultAt = 0;
-    send({ type: "system", subtype: "init", cwd: root, session_id: SESSION_ID, tools: ["Edit", "Write"], mcp_servers: [], model: "bench", permissionMode: "bypassPermissions", apiKeySource: "none", uuid: r.uuid() });
+    send({
+      type: "system",
+      subtype: "init",
+      cwd: root,
+      session_id: SESSION_ID,
+      tools: ["Edit", "Write"],
+      mcp_servers: [],
+      model: "bench",
+      permissionMode: "bypassPermissions",
+      apiKeySource: "none",
+      uuid: r.uuid(),
+    });
     // As an agent does, think a moment after its init event before the first edit.
     await passedThrough;
     await sleep(pauseMs);
@@ -90,10 +117,22 @@ export async function measureSyncCost({ repo, work, edits = 1000, files = 100, b
         block = { type: "tool_use", id, name: "Write", input: { file_path: file, content: after } };
         changedBytes += Buffer.byteLength(after);
       }
-      send({ type: "assistant", message: { id: `msg_${i}`, type: "message", role: "assistant", model: "bench", content: [block] }, parent_tool_use_id: null, session_id: SESSION_ID, uuid: r.uuid() });
+      send({
+        type: "assistant",
+        message: { id: `msg_${i}`, type: "message", role: "assistant", model: "bench", content: [block] },
+        parent_tool_use_id: null,
+        session_id: SESSION_ID,
+        uuid: r.uuid(),
+      });
       put(rel, after);
       agentBytes += Buffer.byteLength(after);
-      send({ type: "user", message: { role: "user", content: [{ tool_use_id: id, type: "tool_result", content: "ok" }] }, parent_tool_use_id: null, session_id: SESSION_ID, uuid: r.uuid() });
+      send({
+        type: "user",
+        message: { role: "user", content: [{ tool_use_id: id, type: "tool_result", content: "ok" }] },
+        parent_tool_use_id: null,
+        session_id: SESSION_ID,
+        uuid: r.uuid(),
+      });
       lastResultAt = performance.now();
       if (i === edits - 1) break;
       await sleep((i + 1) % burst === 0 ? pauseMs : gapMs);
@@ -172,7 +211,9 @@ export async function measureSyncCost({ repo, work, edits = 1000, files = 100, b
  * (after the last tool_result), and how long the server took over them.
  */
 function finalFlush(requests, lastResultAt, ack) {
-  const flush = requests.filter((request) => request.at > lastResultAt && request.at <= ack.at && !(request.method === "GET" && request.url.endsWith("/files")));
+  const flush = requests.filter(
+    (request) => request.at > lastResultAt && request.at <= ack.at && !(request.method === "GET" && request.url.endsWith("/files")),
+  );
   const started = Math.min(...flush.map((request) => request.at - request.ms));
   return {
     requests: flush.length,
@@ -202,7 +243,8 @@ function storedBlobs(dataDir) {
   for (const name of existsSync(packs) ? readdirSync(packs).filter((name) => name.endsWith(".pack")) : []) {
     const bytes = readFileSync(path.join(packs, name));
     const length = Number(bytes.readBigUInt64BE(bytes.length - 8));
-    for (const [sha256, , size] of JSON.parse(bytes.subarray(bytes.length - 8 - length, bytes.length - 8).toString("utf8"))) blobs.set(sha256, size);
+    for (const [sha256, , size] of JSON.parse(bytes.subarray(bytes.length - 8 - length, bytes.length - 8).toString("utf8")))
+      blobs.set(sha256, size);
   }
   for (const fan of readdirSync(dir)) {
     if (!/^[0-9a-f]{2}$/.test(fan)) continue;

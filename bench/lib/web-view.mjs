@@ -47,7 +47,12 @@ async function commitFiles(url, files) {
   for (let start = 0; start < files; start += CHANGES_PER_COMMIT) {
     const changes = [];
     for (let i = start; i < Math.min(files, start + CHANGES_PER_COMMIT); i++) {
-      changes.push({ op: "put", path: `d${Math.floor(i / 1000)}/s${Math.floor(i / 100) % 10}/f${i % 100}.txt`, sha256, size: content.length });
+      changes.push({
+        op: "put",
+        path: `d${Math.floor(i / 1000)}/s${Math.floor(i / 100) % 10}/f${i % 100}.txt`,
+        sha256,
+        size: content.length,
+      });
     }
     const res = await fetch(`${url}/api/projects/web/commits`, {
       method: "POST",
@@ -95,7 +100,16 @@ async function browserLoads(url, cookie, pages) {
   const { chromium } = await import("playwright-core");
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   try {
     const context = await browser.newContext();

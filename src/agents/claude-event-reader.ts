@@ -66,7 +66,11 @@ export class EventReader implements ScanHandler {
 
   constructor(tools: Record<string, readonly string[]>) {
     this.pathFields = [...new Set(Object.values(tools).flat())];
-    for (const [tool, fields] of Object.entries(tools)) this.toolPaths.set(tool, fields.map((field) => this.pathFields.indexOf(field)));
+    for (const [tool, fields] of Object.entries(tools))
+      this.toolPaths.set(
+        tool,
+        fields.map((field) => this.pathFields.indexOf(field)),
+      );
     this.keys = ["type", "subtype", "cwd", "message", "content", "id", "name", "tool_use_id", "is_error", "input", ...this.pathFields];
   }
 

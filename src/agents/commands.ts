@@ -20,22 +20,54 @@ interface KnownAgent {
 const OUTPUT_FORMAT_STREAM_JSON: Requirement = { names: ["--output-format"], value: "stream-json" };
 const PRINT: Requirement = { names: ["-p", "--print"] };
 
-const OPENCODE_RUN: KnownAgent = { format: "opencode", streamFlags: "run --format json", requires: [{ subcommand: ["run"] }, { names: ["--format"], value: "json" }] };
+const OPENCODE_RUN: KnownAgent = {
+  format: "opencode",
+  streamFlags: "run --format json",
+  requires: [{ subcommand: ["run"] }, { names: ["--format"], value: "json" }],
+};
 
 /** By the command's basename; the flags are those of fixtures/README.md. */
 const KNOWN_AGENTS: Readonly<Record<string, KnownAgent>> = {
-  claude: { format: "claude", streamFlags: "-p --output-format stream-json --verbose", requires: [PRINT, OUTPUT_FORMAT_STREAM_JSON, { names: ["--verbose"] }] },
-  codex: { format: "codex", streamFlags: "exec --json", requires: [{ subcommand: ["exec", "e"] }, { names: ["--json", "--experimental-json"] }] },
-  gemini: { format: "gemini", streamFlags: "--output-format stream-json", requires: [{ names: ["--output-format", "-o"], value: "stream-json" }] },
-  qwen: { format: "qwen", streamFlags: "--output-format stream-json", requires: [{ names: ["--output-format", "-o"], value: "stream-json" }] },
+  claude: {
+    format: "claude",
+    streamFlags: "-p --output-format stream-json --verbose",
+    requires: [PRINT, OUTPUT_FORMAT_STREAM_JSON, { names: ["--verbose"] }],
+  },
+  codex: {
+    format: "codex",
+    streamFlags: "exec --json",
+    requires: [{ subcommand: ["exec", "e"] }, { names: ["--json", "--experimental-json"] }],
+  },
+  gemini: {
+    format: "gemini",
+    streamFlags: "--output-format stream-json",
+    requires: [{ names: ["--output-format", "-o"], value: "stream-json" }],
+  },
+  qwen: {
+    format: "qwen",
+    streamFlags: "--output-format stream-json",
+    requires: [{ names: ["--output-format", "-o"], value: "stream-json" }],
+  },
   "cursor-agent": { format: "cursor", streamFlags: "-p --output-format stream-json", requires: [PRINT, OUTPUT_FORMAT_STREAM_JSON] },
-  kimi: { format: "kimi", streamFlags: "--print --output-format stream-json", requires: [{ names: ["--print"] }, OUTPUT_FORMAT_STREAM_JSON] },
+  kimi: {
+    format: "kimi",
+    streamFlags: "--print --output-format stream-json",
+    requires: [{ names: ["--print"] }, OUTPUT_FORMAT_STREAM_JSON],
+  },
   opencode: OPENCODE_RUN,
   // Kilo Code is OpenCode's fork: the same subcommand, flag and stream.
   kilo: OPENCODE_RUN,
   kilocode: OPENCODE_RUN,
-  copilot: { format: "copilot", streamFlags: "-p --output-format json", requires: [{ names: ["-p", "--prompt"] }, { names: ["--output-format"], value: "json" }] },
-  droid: { format: "droid", streamFlags: "exec --output-format stream-json", requires: [{ subcommand: ["exec"] }, { names: ["-o", "--output-format"], value: "stream-json" }] },
+  copilot: {
+    format: "copilot",
+    streamFlags: "-p --output-format json",
+    requires: [{ names: ["-p", "--prompt"] }, { names: ["--output-format"], value: "json" }],
+  },
+  droid: {
+    format: "droid",
+    streamFlags: "exec --output-format stream-json",
+    requires: [{ subcommand: ["exec"] }, { names: ["-o", "--output-format"], value: "stream-json" }],
+  },
   amp: { format: "amp", streamFlags: "--execute --stream-json", requires: [{ names: ["--stream-json"] }] },
   acai: { format: "acai", streamFlags: "instruct --streaming-json", requires: [{ names: ["--streaming-json"] }] },
 };
@@ -66,10 +98,18 @@ export function printsNoFileEvents(command: string): boolean {
  * names it (`claude -p --output-format stream-json --verbose`); for "auto", the common ones.
  */
 export function streamCommandFor(format: string): string {
-  const commands = Object.entries(KNOWN_AGENTS).map(([command, agent]) => ({ format: agent.format, text: `${command} ${agent.streamFlags}` }));
+  const commands = Object.entries(KNOWN_AGENTS).map(([command, agent]) => ({
+    format: agent.format,
+    text: `${command} ${agent.streamFlags}`,
+  }));
   const known = commands.find((command) => command.format === format);
   if (known) return known.text;
-  return commands.slice(0, 3).map((command) => command.text).join(", ") + ", …";
+  return (
+    commands
+      .slice(0, 3)
+      .map((command) => command.text)
+      .join(", ") + ", …"
+  );
 }
 
 /** The flags to name in a warning when a known agent was started without its JSON stream; else undefined. */

@@ -6,13 +6,7 @@ export { needle, Needle } from "./needle.js";
 export { outcome, PendingCalls, type PendingChange } from "./pending-calls.js";
 
 /** A FileChange, without a `cwd` key when the agent did not tell us its directory. */
-export function fileChange(
-  path: string,
-  kind: FileChange["kind"],
-  cause: string,
-  confirmed: boolean,
-  cwd?: string,
-): FileChange {
+export function fileChange(path: string, kind: FileChange["kind"], cause: string, confirmed: boolean, cwd?: string): FileChange {
   return cwd === undefined ? { path, kind, cause, confirmed } : { path, kind, cause, confirmed, cwd };
 }
 

@@ -22,7 +22,11 @@ import type { AgentFormat, AgentParser, ChangeSink } from "./types.js";
 export const copilot: AgentFormat = {
   name: "copilot",
   detect: (event) =>
-    isObject(event) && typeof event.type === "string" && COPILOT_EVENT.test(event.type) && isObject(event.data) && typeof event.id === "string",
+    isObject(event) &&
+    typeof event.type === "string" &&
+    COPILOT_EVENT.test(event.type) &&
+    isObject(event.data) &&
+    typeof event.id === "string",
   create: (emit) => new CopilotParser(emit),
 };
 
@@ -32,10 +36,35 @@ export const copilot: AgentFormat = {
  */
 const COPILOT_EVENT = new RegExp(
   `^(${[
-    "agent", "assistant", "auto_mode_switch", "capabilities", "command", "commands", "elicitation", "exit_plan_mode",
-    "external_tool", "hook", "human_response", "mcp", "mcp_app", "model", "pending_messages", "permission", "sampling",
-    "sandbox", "session", "session_limits_exhausted", "skill", "subagent", "system", "tool", "tool_search", "ui",
-    "user", "user_input", "workflow",
+    "agent",
+    "assistant",
+    "auto_mode_switch",
+    "capabilities",
+    "command",
+    "commands",
+    "elicitation",
+    "exit_plan_mode",
+    "external_tool",
+    "hook",
+    "human_response",
+    "mcp",
+    "mcp_app",
+    "model",
+    "pending_messages",
+    "permission",
+    "sampling",
+    "sandbox",
+    "session",
+    "session_limits_exhausted",
+    "skill",
+    "subagent",
+    "system",
+    "tool",
+    "tool_search",
+    "ui",
+    "user",
+    "user_input",
+    "workflow",
   ].join("|")})\\.[a-z_.]+$`,
 );
 

@@ -21,7 +21,19 @@ import type { LineSink } from "../stream/lines.js";
  * and never a lone `result` (Auggie's one line copies its shape), so a look-alike waits for the
  * lines that say whose stream it is.
  */
-export const DETECTION_ORDER: readonly AgentFormat[] = Object.freeze([codex, copilot, gemini, opencode, acai, kimi, droid, cursor, qwen, amp, claude]);
+export const DETECTION_ORDER: readonly AgentFormat[] = Object.freeze([
+  codex,
+  copilot,
+  gemini,
+  opencode,
+  acai,
+  kimi,
+  droid,
+  cursor,
+  qwen,
+  amp,
+  claude,
+]);
 
 export interface AutoParserOptions {
   /** Give up after this many JSON object events without a match (default 64). */
@@ -45,7 +57,11 @@ const OPEN_BRACE = 0x7b;
  * into the chosen format's parser, which gets every later line directly. After giving up,
  * lines are dropped at the cost of a function call. Lines that are not JSON objects are skipped.
  */
-export function createAutoParser(emit: ChangeSink, onDetect: (format: AgentFormat | undefined) => void, options: AutoParserOptions = {}): AgentParser & LineSink {
+export function createAutoParser(
+  emit: ChangeSink,
+  onDetect: (format: AgentFormat | undefined) => void,
+  options: AutoParserOptions = {},
+): AgentParser & LineSink {
   return new AutoParser(emit, onDetect, options);
 }
 

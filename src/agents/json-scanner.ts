@@ -235,7 +235,17 @@ export class JsonScanner {
 
   private beginValue(pos: number, c: number): number {
     const kind =
-      c === 0x7b ? OBJECT : c === 0x5b ? ARRAY : c === QUOTE ? STRING : c === 0x2d || (c >= 0x30 && c <= 0x39) ? NUMBER : c === 0x74 || c === 0x66 || c === 0x6e ? LITERAL : 0;
+      c === 0x7b
+        ? OBJECT
+        : c === 0x5b
+          ? ARRAY
+          : c === QUOTE
+            ? STRING
+            : c === 0x2d || (c >= 0x30 && c <= 0x39)
+              ? NUMBER
+              : c === 0x74 || c === 0x66 || c === 0x6e
+                ? LITERAL
+                : 0;
     if (kind === 0) {
       this.fail();
       return pos;
@@ -333,7 +343,8 @@ export class JsonScanner {
       return quote + 1;
     }
     if (this.stringIsKey) {
-      if (this.stringWant === 1) this.key = this.keysByLength === undefined ? (this.decode(buf, start, quote) ?? "") : this.knownKey(buf, start, quote);
+      if (this.stringWant === 1)
+        this.key = this.keysByLength === undefined ? (this.decode(buf, start, quote) ?? "") : this.knownKey(buf, start, quote);
       if (this.mode !== FAILED) this.mode = COLON;
       return quote + 1;
     }

@@ -16,6 +16,5 @@ export const qwen = claudeShaped({
   name: "qwen",
   tools: QWEN_TOOLS,
   detect: (event) =>
-    event.type === "system" &&
-    (typeof event.qwen_code_version === "string" || (event.subtype === "init" && "permission_mode" in event)),
+    event.type === "system" && (typeof event.qwen_code_version === "string" || (event.subtype === "init" && "permission_mode" in event)),
 });

@@ -19,9 +19,16 @@ export function isProjectSummary(value: unknown): value is ProjectSummary {
 export function conflictEntries(body: Record<string, unknown> | undefined): ConflictEntry[] | undefined {
   const list = body?.conflicts;
   if (!Array.isArray(list)) return undefined;
-  const ok = list.every((c: Partial<ConflictEntry> | null) => !!c && typeof c.path === "string" && (c.sha256 === null || isSha256(c.sha256)));
+  const ok = list.every(
+    (c: Partial<ConflictEntry> | null) => !!c && typeof c.path === "string" && (c.sha256 === null || isSha256(c.sha256)),
+  );
   // A clash's other path (v1.3) is what makes the client refresh its view and copy: kept when it is a path.
-  const entry = (c: ConflictEntry): ConflictEntry => ({ path: c.path, sha256: c.sha256, size: typeof c.size === "number" ? c.size : null, ...(typeof c.clash === "string" ? { clash: c.clash } : {}) });
+  const entry = (c: ConflictEntry): ConflictEntry => ({
+    path: c.path,
+    sha256: c.sha256,
+    size: typeof c.size === "number" ? c.size : null,
+    ...(typeof c.clash === "string" ? { clash: c.clash } : {}),
+  });
   return ok ? (list as ConflictEntry[]).map(entry) : undefined;
 }
 
@@ -33,23 +40,36 @@ export type FeedFault = "malformed" | "contradiction";
  * `since + 1`, a version the server gave before; `filtered`, a path's feed: any later version),
  * every change a put or a delete of a string path, the head at least the last.
  */
-export function parseFeed(json: Record<string, unknown> | undefined, since: number, fail: (why: string, fault: FeedFault) => Error, options: { filtered?: boolean } = {}): CommitFeed {
+export function parseFeed(
+  json: Record<string, unknown> | undefined,
+  since: number,
+  fail: (why: string, fault: FeedFault) => Error,
+  options: { filtered?: boolean } = {},
+): CommitFeed {
   if (!json || !isVersion(json.version) || !Array.isArray(json.commits)) throw fail("the answer is not { version, commits }", "malformed");
   const commits: CommitRecord[] = [];
   let expected = since + 1;
   for (const item of json.commits as unknown[]) {
     const commit = item as Partial<CommitRecord> | null;
-    if (!commit || !isVersion(commit.version) || !Array.isArray(commit.changes)) throw fail("a commit is not { version, changes }", "malformed");
+    if (!commit || !isVersion(commit.version) || !Array.isArray(commit.changes))
+      throw fail("a commit is not { version, changes }", "malformed");
     // A path filter lists only the commits that touched the path: versions skip, never go back.
-    if (options.filtered ? commit.version < expected : commit.version !== expected) throw fail(`commit versions go back, repeat or skip (v${commit.version} where v${expected} was due)`, "contradiction");
+    if (options.filtered ? commit.version < expected : commit.version !== expected)
+      throw fail(`commit versions go back, repeat or skip (v${commit.version} where v${expected} was due)`, "contradiction");
     if (!commit.changes.every(isChange)) throw fail(`commit v${commit.version} holds a change that is not a put or a delete`, "malformed");
-    const record: CommitRecord = { version: commit.version, time: typeof commit.time === "string" ? commit.time : "", source: commit.source, changes: commit.changes };
+    const record: CommitRecord = {
+      version: commit.version,
+      time: typeof commit.time === "string" ? commit.time : "",
+      source: commit.source,
+      changes: commit.changes,
+    };
     if (isSha256(commit.chain)) record.chain = commit.chain;
     commits.push(record);
     expected = commit.version + 1;
   }
   if (commits.length === 0 && json.version < since) throw fail(`the head went back from v${since} to v${json.version}`, "contradiction");
-  if (json.version < expected - 1) throw fail(`the head v${json.version} is older than the commits listed (up to v${expected - 1})`, "contradiction");
+  if (json.version < expected - 1)
+    throw fail(`the head v${json.version} is older than the commits listed (up to v${expected - 1})`, "contradiction");
   return isSha256(json.chain) ? { version: json.version, commits, chain: json.chain } : { version: json.version, commits };
 }
 

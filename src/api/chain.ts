@@ -19,12 +19,16 @@ export const ZERO_CHAIN = "0".repeat(64);
  */
 export function canonicalChanges(changes: readonly Change[]): string {
   const parts = changes.map((c) =>
-    c.op === "put" ? `{"op":"put","path":${JSON.stringify(c.path)},"sha256":${JSON.stringify(c.sha256)},"size":${c.size}}` : `{"op":"delete","path":${JSON.stringify(c.path)}}`,
+    c.op === "put"
+      ? `{"op":"put","path":${JSON.stringify(c.path)},"sha256":${JSON.stringify(c.sha256)},"size":${c.size}}`
+      : `{"op":"delete","path":${JSON.stringify(c.path)}}`,
   );
   return `[${parts.join(",")}]`;
 }
 
 /** Lowercase hex SHA-256 of the UTF-8 bytes of `<previous chain hash>\n<canonical changes>`. */
 export function chainHash(previous: string, changes: readonly Change[]): string {
-  return createHash("sha256").update(`${previous}\n${canonicalChanges(changes)}`).digest("hex");
+  return createHash("sha256")
+    .update(`${previous}\n${canonicalChanges(changes)}`)
+    .digest("hex");
 }

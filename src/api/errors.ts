@@ -17,7 +17,10 @@ export const WIRE_ERRORS = {
   exists: { status: [409], meaning: "`POST /api/projects`: the project exists already" },
   version_not_found: { status: [404], meaning: "`GET /files?version=N` past the head" },
   gone: { status: [410], meaning: "`GET /files?version=N`: the server no longer keeps that version" },
-  conflict: { status: [409], meaning: "an expectation of the commit failed, or it would leave a path a file and a directory; nothing applied" },
+  conflict: {
+    status: [409],
+    meaning: "an expectation of the commit failed, or it would leave a path a file and a directory; nothing applied",
+  },
   missing_blobs: { status: [422], meaning: "the commit names blobs the project does not hold (`missing`): upload them and commit again" },
   idempotency_key_reused: { status: [422], meaning: "an `Idempotency-Key` sent again with a different body" },
   invalid_path: { status: [400], meaning: "a project path that is not one (`path`)" },

@@ -117,7 +117,8 @@ export class MultipartReader {
 
   /** A part's headers, whole: its name is all that is read of them. */
   private headers(data: Buffer, pos: number, events: MultipartEvent[]): number {
-    if (data[pos] === 0x0d && data[pos + 1] === 0x0a) throw new MultipartError("a part has no headers (form-data needs its Content-Disposition)");
+    if (data[pos] === 0x0d && data[pos + 1] === 0x0a)
+      throw new MultipartError("a part has no headers (form-data needs its Content-Disposition)");
     const end = data.indexOf(HEADERS_END, pos);
     if (end - pos > MAX_PART_HEADER_BYTES || (end === -1 && data.length - pos > MAX_PART_HEADER_BYTES)) {
       throw new MultipartError(`a part's headers run past ${MAX_PART_HEADER_BYTES} bytes`);

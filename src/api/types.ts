@@ -38,8 +38,7 @@ export interface Listing {
 export type Expect = string | null;
 
 export type Change =
-  | { op: "put"; path: string; sha256: string; size: number; expect?: Expect }
-  | { op: "delete"; path: string; expect?: Expect };
+  { op: "put"; path: string; sha256: string; size: number; expect?: Expect } | { op: "delete"; path: string; expect?: Expect };
 
 export interface CommitSource {
   agent?: string;

@@ -29,7 +29,7 @@ export function validateProjectPath(path: string): string | undefined {
   if (path.includes("\\")) return "path contains a backslash";
   if (path.startsWith("/")) return "path must be relative";
   // Segment by segment without splitting: a scan asks this of every file in the tree.
-  for (let from = 0; from <= path.length; ) {
+  for (let from = 0; from <= path.length;) {
     const slash = path.indexOf("/", from);
     const end = slash === -1 ? path.length : slash;
     if (end === from) return "path has an empty segment";

@@ -13,7 +13,9 @@ const catFlags = {
 export type CatFlags = FlagValues<typeof catFlags>;
 
 export function addCatCommand(program: Command): void {
-  const command = program.command("cat").description("a remote file's bytes on stdout (--at N: as of version N)")
+  const command = program
+    .command("cat")
+    .description("a remote file's bytes on stdout (--at N: as of version N)")
     .argument("<path>", "the file, relative to the current directory");
   addFlags(command, catFlags)
     .addHelpText("after", HISTORY_HELP)

@@ -23,7 +23,9 @@ const diffFlags = {
 export type DiffFlags = FlagValues<typeof diffFlags>;
 
 export function addDiffCommand(program: Command): void {
-  const command = program.command("diff").description("unified diffs of what changed here since the last sync (--remote: what a pull would change)")
+  const command = program
+    .command("diff")
+    .description("unified diffs of what changed here since the last sync (--remote: what a pull would change)")
     .argument("[paths...]", "files or directories, relative to the current directory (default: everything)");
   addFlags(command, diffFlags)
     .addHelpText("after", DIFF_HELP)

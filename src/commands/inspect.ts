@@ -33,11 +33,23 @@ async function inspectOptions(flags: InspectFlags) {
   const target = await rootAndConnection(flags, { prefixMustExist: false });
   if (!target) return undefined;
   const { root, connection, prefix } = target;
-  return { ...connection, root, ignore: flags.ignore, prefix, create: false, timeoutMs: flags.timeout, requestTimeoutMs: flags.requestTimeout, report: reporterFor(flags, connection.token) };
+  return {
+    ...connection,
+    root,
+    ignore: flags.ignore,
+    prefix,
+    create: false,
+    timeoutMs: flags.timeout,
+    requestTimeoutMs: flags.requestTimeout,
+    report: reporterFor(flags, connection.token),
+  };
 }
 
 /** One of the commands whose answer goes to stdout; exit 74 when writing it failed (a closed pipe is no failure). */
-export async function runInspection(flags: InspectFlags, run: (options: NonNullable<Awaited<ReturnType<typeof inspectOptions>>>) => Promise<number>): Promise<void> {
+export async function runInspection(
+  flags: InspectFlags,
+  run: (options: NonNullable<Awaited<ReturnType<typeof inspectOptions>>>) => Promise<number>,
+): Promise<void> {
   const options = await inspectOptions(flags);
   if (!options) return;
   const code = await run(options);

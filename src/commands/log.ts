@@ -14,7 +14,9 @@ const logCommandFlags = {
 export type LogCommandFlags = FlagValues<typeof logCommandFlags>;
 
 export function addLogCommand(program: Command): void {
-  const command = program.command("log").description("the remote's commits, newest first: version, time, agent and session, paths")
+  const command = program
+    .command("log")
+    .description("the remote's commits, newest first: version, time, agent and session, paths")
     .argument("[path]", "only commits that touched this file or directory");
   addFlags(command, logCommandFlags)
     .addHelpText("after", HISTORY_HELP)
@@ -22,5 +24,7 @@ export function addLogCommand(program: Command): void {
 }
 
 export function runLogCommand(path: string | undefined, flags: LogCommandFlags): Promise<void> {
-  return runInspection(flags, async (o) => (await import("../lifecycle/history.js")).runLog({ ...o, path, limit: flags.n, json: flags.json === true }));
+  return runInspection(flags, async (o) =>
+    (await import("../lifecycle/history.js")).runLog({ ...o, path, limit: flags.n, json: flags.json === true }),
+  );
 }

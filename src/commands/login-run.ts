@@ -25,7 +25,8 @@ interface DeviceCode {
 }
 
 /** What to do after a poll's answer (pure). */
-export type PollStep = { kind: "wait"; interval: number } | { kind: "token"; token: string; scope: string } | { kind: "fail"; message: string };
+export type PollStep =
+  { kind: "wait"; interval: number } | { kind: "token"; token: string; scope: string } | { kind: "fail"; message: string };
 
 export function afterPoll(status: number, body: Record<string, unknown>, interval: number): PollStep {
   if (status === 200 && typeof body.access_token === "string") {
@@ -65,7 +66,10 @@ export async function runLoginCommand(flags: LoginRequest): Promise<void> {
     return usageFailure(report, error);
   }
   // A server that lists projects to a request without a token was started without one.
-  const open = await fetch(`${apiUrl}/api/projects`, { redirect: "error", signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).then((res) => res.status === 200, (error: Error) => error);
+  const open = await fetch(`${apiUrl}/api/projects`, { redirect: "error", signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).then(
+    (res) => res.status === 200,
+    (error: Error) => error,
+  );
   if (open instanceof Error) return fail(report, `cannot reach ${apiUrl}: ${failureReason(open)}`);
   if (open) {
     report.info("login", `${apiUrl} was started without a token: uspark needs none there, nothing to log in for`);
@@ -74,11 +78,18 @@ export async function runLoginCommand(flags: LoginRequest): Promise<void> {
   const started = await post(`${apiUrl}/api/device/code`, deviceCodeRequest(flags, os.hostname())).catch((error: Error) => error);
   if (started instanceof Error) return fail(report, `cannot reach ${apiUrl}: ${failureReason(started)}`);
   if (started.status === 404 || started.status === 405) {
-    return usageFailure(report, new UsageError(`${apiUrl} has no device login`, "pass a token with --token or USPARK_TOKEN instead (a server older than uspark 0.3)"));
+    return usageFailure(
+      report,
+      new UsageError(`${apiUrl} has no device login`, "pass a token with --token or USPARK_TOKEN instead (a server older than uspark 0.3)"),
+    );
   }
   const code = started.body as unknown as DeviceCode;
-  if (started.status !== 200 || typeof code.device_code !== "string") return fail(report, `${apiUrl} answered ${started.status} to the device code request`);
-  report.info("login", `open ${code.verification_uri} and enter the code ${code.user_code} (or open ${code.verification_uri_complete ?? code.verification_uri}); waiting for approval`);
+  if (started.status !== 200 || typeof code.device_code !== "string")
+    return fail(report, `${apiUrl} answered ${started.status} to the device code request`);
+  report.info(
+    "login",
+    `open ${code.verification_uri} and enter the code ${code.user_code} (or open ${code.verification_uri_complete ?? code.verification_uri}); waiting for approval`,
+  );
 
   const outcome = await pollUntilDone(apiUrl, code, report);
   if (outcome.kind === "fail") return fail(report, outcome.message);
@@ -92,7 +103,10 @@ export async function runLoginCommand(flags: LoginRequest): Promise<void> {
   } catch (error) {
     return fail(report, `cannot save the token in ${file}: ${errorText(error)}`);
   }
-  new Reporter({ secrets: [outcome.token] }).info("login", `logged in to ${apiUrl} (${outcome.scope}); the token is saved in ${file}, readable by you alone`);
+  new Reporter({ secrets: [outcome.token] }).info(
+    "login",
+    `logged in to ${apiUrl} (${outcome.scope}); the token is saved in ${file}, readable by you alone`,
+  );
   exit(EXIT.ok);
 }
 
@@ -134,7 +148,10 @@ async function pollUntilDone(apiUrl: string, code: DeviceCode, report: Reporter)
   let interval = code.interval ?? 5;
   while (Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, interval * 1000));
-    const answer = await post(`${apiUrl}/api/device/token`, new URLSearchParams({ grant_type: DEVICE_CODE_GRANT, device_code: code.device_code })).catch((error: Error) => error);
+    const answer = await post(
+      `${apiUrl}/api/device/token`,
+      new URLSearchParams({ grant_type: DEVICE_CODE_GRANT, device_code: code.device_code }),
+    ).catch((error: Error) => error);
     if (answer instanceof Error) {
       report.warnOnce("login-poll", "login", `cannot reach ${apiUrl} (${failureReason(answer)}); trying again`);
       continue;

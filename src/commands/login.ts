@@ -37,7 +37,12 @@ const loginFlags = {
 type LoginFlags = FlagValues<typeof loginFlags>;
 
 export function addLoginCommand(program: Command): void {
-  addFlags(program.command("login").description("log in to a server through its web view (device code): the token is saved for that server in ~/.uspark/config.json"), loginFlags)
+  addFlags(
+    program
+      .command("login")
+      .description("log in to a server through its web view (device code): the token is saved for that server in ~/.uspark/config.json"),
+    loginFlags,
+  )
     .addHelpText("after", LOGIN_HELP)
     .action(async (flags: LoginFlags) => (await import("./login-run.js")).runLoginCommand(flags));
 }

@@ -39,7 +39,10 @@ export function addProjectsCommands(program: Command): void {
   const projects = addFlags(program.command("projects").description("list the projects the token can see (on stdout)"), projectsFlags)
     .addHelpText("after", PROJECTS_HELP)
     .action((flags: ProjectsFlags) => runProjectsCommand(flags));
-  addFlags(projects.command("create").description("create a project on the server").argument("<id>", "the new project's id"), projectsCreateFlags)
+  addFlags(
+    projects.command("create").description("create a project on the server").argument("<id>", "the new project's id"),
+    projectsCreateFlags,
+  )
     .addHelpText("after", PROJECTS_HELP)
     // The parent's connection flags are read wherever they stand (`projects create x --api-url …`).
     .action((id: string, _flags: unknown, command: Command) => runProjectsCreateCommand(id, command.optsWithGlobals<ProjectsFlags>()));
@@ -47,7 +50,9 @@ export function addProjectsCommands(program: Command): void {
 
 /** `uspark projects`: needs no project id; the list goes to stdout. */
 export async function runProjectsCommand(flags: ProjectsFlags): Promise<void> {
-  await withClient(flags, "projects", async (client, report) => listProjects(client, process.stdout, flags.json === true, (line) => report.info("projects", line)));
+  await withClient(flags, "projects", async (client, report) =>
+    listProjects(client, process.stdout, flags.json === true, (line) => report.info("projects", line)),
+  );
 }
 
 /** `uspark projects create <id>`: exit 0 when made, 1 when it already exists. */
@@ -66,7 +71,11 @@ export async function runProjectsCreateCommand(id: string, flags: ProjectsFlags)
 }
 
 /** A client for the project routes (no project id needed), closed after `work`; its failures said plainly. */
-async function withClient(flags: ProjectsFlags, what: EventAt<"error">, work: (client: ApiClient, report: Reporter) => Promise<number | void>): Promise<void> {
+async function withClient(
+  flags: ProjectsFlags,
+  what: EventAt<"error">,
+  work: (client: ApiClient, report: Reporter) => Promise<number | void>,
+): Promise<void> {
   let client: ApiClient;
   let report = reporterFor(flags);
   try {
@@ -82,7 +91,12 @@ async function withClient(flags: ProjectsFlags, what: EventAt<"error">, work: (c
     exit((await work(client, report)) ?? EXIT.ok);
   } catch (error) {
     const unsupported = error instanceof ApiError && error.code === "unsupported";
-    report.error(what, unsupported ? "this server does not list or create projects (it speaks an API older than 1.2; it creates a project on its first commit)" : errorText(error));
+    report.error(
+      what,
+      unsupported
+        ? "this server does not list or create projects (it speaks an API older than 1.2; it creates a project on its first commit)"
+        : errorText(error),
+    );
     exit(unsupported ? EXIT.usage : EXIT.notSynced);
   } finally {
     await client.close();

@@ -29,7 +29,10 @@ Examples:
 
 /** pull's own flags, then the project's, the tree's and the log's. */
 const pullFlags = {
-  force: switchFlag("--force", `theirs wins: conflicts (of the given paths, or all) are overwritten after a backup in .uspark/backup/, and deletes of more than ${MASS_DELETE_TEXT} are carried out`),
+  force: switchFlag(
+    "--force",
+    `theirs wins: conflicts (of the given paths, or all) are overwritten after a backup in .uspark/backup/, and deletes of more than ${MASS_DELETE_TEXT} are carried out`,
+  ),
   delete: switchFlag("--delete", "accepted for compatibility: deletes made remotely are always pulled (see --help)"),
   dryRun: switchFlag("--dry-run", "print what would be pulled and deleted; change nothing"),
   timeout: timeoutFlagWithOlderName(),

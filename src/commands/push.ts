@@ -29,9 +29,15 @@ Examples:
 const pushFlags = {
   pending: switchFlag("--pending", "retry what earlier runs journaled in <root>/.uspark/pending.json"),
   delete: switchFlag("--delete", "accepted for compatibility: deletes made here are always pushed (see --help)"),
-  force: switchFlag("--force", `yours wins: conflicts (of the given paths, or all) are committed over the remote's, and deletes of more than ${MASS_DELETE_TEXT} of the project are carried out`),
+  force: switchFlag(
+    "--force",
+    `yours wins: conflicts (of the given paths, or all) are committed over the remote's, and deletes of more than ${MASS_DELETE_TEXT} of the project are carried out`,
+  ),
   dryRun: switchFlag("--dry-run", "list what would be pushed and deleted; send nothing"),
-  ontoRewound: switchFlag("--onto-rewound", "the server was restored from an older backup (every command refuses it): commit this tree's files onto it as it is now, and sync with its history from then on"),
+  ontoRewound: switchFlag(
+    "--onto-rewound",
+    "the server was restored from an older backup (every command refuses it): commit this tree's files onto it as it is now, and sync with its history from then on",
+  ),
   timeout: timeoutFlagWithOlderName(),
   requestTimeout: requestTimeoutFlag,
   maxFileSize: countFlag("--max-file-size <bytes>", "skip larger files", DEFAULTS.maxFileSize),

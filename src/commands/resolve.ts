@@ -58,5 +58,15 @@ async function resolve(flags: ResolveFlags, path: string): Promise<number> {
   if (!target) return EXIT.usage;
   const { root, connection, prefix } = target;
   const { runResolve } = await import("../lifecycle/resolve.js");
-  return runResolve({ ...connection, root, ignore: flags.ignore ?? [], prefix, path, choice: choices[0], timeoutMs: flags.timeout, requestTimeoutMs: flags.requestTimeout, report: reporterFor(flags, connection.token) });
+  return runResolve({
+    ...connection,
+    root,
+    ignore: flags.ignore ?? [],
+    prefix,
+    path,
+    choice: choices[0],
+    timeoutMs: flags.timeout,
+    requestTimeoutMs: flags.requestTimeout,
+    report: reporterFor(flags, connection.token),
+  });
 }

@@ -13,7 +13,9 @@ const restoreFlags = {
 export type RestoreFlags = FlagValues<typeof restoreFlags>;
 
 export function addRestoreCommand(program: Command): void {
-  const command = program.command("restore").description("commit the content these paths had at version N back, and write it here (a local edit kept in .uspark/backup/)")
+  const command = program
+    .command("restore")
+    .description("commit the content these paths had at version N back, and write it here (a local edit kept in .uspark/backup/)")
     .argument("<paths...>", "files or directories, relative to the current directory");
   addFlags(command, restoreFlags)
     .addHelpText("after", HISTORY_HELP)

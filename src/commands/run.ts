@@ -27,8 +27,15 @@ it fails (128+n when signal n ended it), else the sync's.`;
 const runFlags = {
   agent: choiceFlag("--agent <name>", "the agent's stream format (default: from the command's name)", ["auto", ...agentNames]),
   pull: switchFlag("--pull", "pull the remote project first; a conflict (or any failed pull) stops before the agent starts"),
-  raw: switchFlag("--raw", "on a terminal too, print the agent's output unchanged instead of the readable view (a pipe or a file always gets it unchanged)"),
-  exitGrace: countFlag("--exit-grace <ms>", "after the agent exits, wait this long for its stdout to close (a process it left running may hold it)", DEFAULTS.exitGraceMs),
+  raw: switchFlag(
+    "--raw",
+    "on a terminal too, print the agent's output unchanged instead of the readable view (a pipe or a file always gets it unchanged)",
+  ),
+  exitGrace: countFlag(
+    "--exit-grace <ms>",
+    "after the agent exits, wait this long for its stdout to close (a process it left running may hold it)",
+    DEFAULTS.exitGraceMs,
+  ),
   twoWay: switchFlag("--two-way", "also follow the remote while the agent runs and write its changes here (never over a local change)"),
   ...sessionFlags,
 };
@@ -70,7 +77,11 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
   try {
     view = await runViewFor(flags, agent);
     // A missing stream flag is named below; the no-JSON warning would say it a second time.
-    started = await startWatcher({ ...flags, agent }, { warnNoJson: missing === undefined, listener: view?.listener, commitAgent: "run" }, lock);
+    started = await startWatcher(
+      { ...flags, agent },
+      { warnNoJson: missing === undefined, listener: view?.listener, commitAgent: "run" },
+      lock,
+    );
   } catch (error) {
     await release(lock);
     return usageFailure(report, error);
@@ -82,11 +93,22 @@ export async function runRunCommand([command, ...args]: string[], flags: RunFlag
     return exit(EXIT.notSynced);
   }
   if (missing) {
-    report.warn("stream-flag", `${commandName(command!)} was started without ${missing}: its tool events cannot be read, only the file watcher syncs (uspark never changes the agent's arguments)`);
+    report.warn(
+      "stream-flag",
+      `${commandName(command!)} was started without ${missing}: its tool events cannot be read, only the file watcher syncs (uspark never changes the agent's arguments)`,
+    );
   }
   if (printsNoFileEvents(command!)) noFileEventsNotice(report, commandName(command!), flags.fsWatch);
   const { runAgent } = await import("../lifecycle/agent-process.js");
-  const code = await runAgent({ command: command!, args, watcher: started.watcher, report, exitGraceMs: flags.exitGrace, view: view?.view, format: agent });
+  const code = await runAgent({
+    command: command!,
+    args,
+    watcher: started.watcher,
+    report,
+    exitGraceMs: flags.exitGrace,
+    view: view?.view,
+    format: agent,
+  });
   await release(lock);
   exit(code);
 }
@@ -123,12 +145,21 @@ async function runViewFor(flags: RunFlags, agent: string | undefined) {
 /** Said once, before the agent starts: where its changes will be seen, since its output names none. */
 function noFileEventsNotice(report: Reporter, name: string, fsWatch: boolean): void {
   if (fsWatch) report.info("agent", `${name}'s output carries no file events: the file watcher syncs its changes`, { agent: name });
-  else report.warn("agent", `${name}'s output carries no file events and the file watcher is off (--no-fs-watch): only the final scan syncs its changes`, { agent: name });
+  else
+    report.warn(
+      "agent",
+      `${name}'s output carries no file events and the file watcher is off (--no-fs-watch): only the final scan syncs its changes`,
+      { agent: name },
+    );
 }
 
 async function pullBeforeRun(flags: RunFlags): Promise<number> {
   // What `uspark pull` would do with the same flags (a dry run pulls nothing), never --force or --delete.
   const code = await pull(flags);
-  if (code !== EXIT.ok) reporterFor(flags).error("run", "the pull did not complete cleanly; the agent was not started (resolve the conflicts, or pull with --force)");
+  if (code !== EXIT.ok)
+    reporterFor(flags).error(
+      "run",
+      "the pull did not complete cleanly; the agent was not started (resolve the conflicts, or pull with --force)",
+    );
   return code;
 }

@@ -13,7 +13,8 @@ export interface StoreFlags {
  */
 export function storeOf(flags: StoreFlags): { dataDir?: string; databaseUrl?: string; defaultStore?: true } {
   const databaseUrl = flags.db ?? (flags.data === undefined ? process.env.USPARK_DATABASE_URL || undefined : undefined);
-  if (flags.data !== undefined && databaseUrl !== undefined) throw new UsageError("give one of --data <dir> and --db <postgres-url>, not both");
+  if (flags.data !== undefined && databaseUrl !== undefined)
+    throw new UsageError("give one of --data <dir> and --db <postgres-url>, not both");
   if (databaseUrl !== undefined) return { databaseUrl };
   if (flags.data !== undefined) return { dataDir: path.resolve(flags.data) };
   return { dataDir: defaultServeData(), defaultStore: true };

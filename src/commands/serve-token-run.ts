@@ -34,10 +34,16 @@ export async function runTokenCreateCommand(flags: TokenCreateRequest): Promise<
   const now = Date.now();
   const expires = flags.expires === undefined ? undefined : now + flags.expires * DAY_MS;
   const { createToken } = await import("../server/index.js");
-  const made = await withCredentials(flags, report, (credentials) => createToken(credentials, { projects: flags.project, access: flags.scope, expires }, now));
+  const made = await withCredentials(flags, report, (credentials) =>
+    createToken(credentials, { projects: flags.project, access: flags.scope, expires }, now),
+  );
   if (!made) return;
   const until = expires === undefined ? "never expires" : `expires ${new Date(expires).toISOString()}`;
-  report.info("token", `created token ${made.record.id}: ${made.record.access} on ${made.record.projects.join(", ")}; ${until}. The secret below is shown this once.`, { tokenId: made.record.id });
+  report.info(
+    "token",
+    `created token ${made.record.id}: ${made.record.access} on ${made.record.projects.join(", ")}; ${until}. The secret below is shown this once.`,
+    { tokenId: made.record.id },
+  );
   await printToStdout(`${made.secret}\n`);
 }
 
@@ -62,19 +68,40 @@ export async function runTokenRevokeCommand(id: string, flags: StoreFlags): Prom
   const report = new Reporter();
   const outcome = await withCredentials(flags, report, (credentials) => credentials.revokeToken(id, Date.now()));
   if (!outcome) return;
-  if (outcome === "unknown") return usageFailure(report, new UsageError(`no token with id ${JSON.stringify(id)}`, "see uspark serve token list"));
+  if (outcome === "unknown")
+    return usageFailure(report, new UsageError(`no token with id ${JSON.stringify(id)}`, "see uspark serve token list"));
   report.info("token", `revoked token ${id}: refused from the next request on`, { tokenId: id });
   exit(EXIT.ok);
 }
 
 /** What `token list` shows of a token: everything but its hash (and its parent's), the parent by id. */
-function publicFields(token: TokenRecord): { id: string; access: string; projects: string[]; created: string; expires?: string; revoked?: string; parent?: string } {
+function publicFields(token: TokenRecord): {
+  id: string;
+  access: string;
+  projects: string[];
+  created: string;
+  expires?: string;
+  revoked?: string;
+  parent?: string;
+} {
   const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
-  return { id: token.id, access: token.access, projects: token.projects, created: iso(token.created)!, expires: iso(token.expires), revoked: iso(token.revoked), parent: token.parent?.id };
+  return {
+    id: token.id,
+    access: token.access,
+    projects: token.projects,
+    created: iso(token.created)!,
+    expires: iso(token.expires),
+    revoked: iso(token.revoked),
+    parent: token.parent?.id,
+  };
 }
 
 /** Runs `work` on the store's credentials; undefined after an error was reported (and the exit code set). */
-async function withCredentials<T>(flags: StoreFlags, report: Reporter, work: (credentials: CredentialStore) => Promise<T>): Promise<T | undefined> {
+async function withCredentials<T>(
+  flags: StoreFlags,
+  report: Reporter,
+  work: (credentials: CredentialStore) => Promise<T>,
+): Promise<T | undefined> {
   const { openCredentials } = await import("../server/index.js");
   let opened: Awaited<ReturnType<typeof openCredentials>>;
   try {

@@ -45,7 +45,10 @@ const run = () => import("./serve-token-run.js");
 
 /** `uspark serve token create|list|revoke` (docs/access.md#tokens-and-scopes), on the store serve uses. */
 export function addTokenCommands(serve: Command): void {
-  const token = serve.command("token").description("scoped tokens: some projects, read or write, optional expiry; stored hashed").addHelpText("after", TOKEN_HELP);
+  const token = serve
+    .command("token")
+    .description("scoped tokens: some projects, read or write, optional expiry; stored hashed")
+    .addHelpText("after", TOKEN_HELP);
   addFlags(token.command("create").description("make a token and print its secret, once, on stdout"), createFlags)
     .addHelpText("after", TOKEN_HELP)
     .action(async (_flags: unknown, command: Command) => (await run()).runTokenCreateCommand(command.optsWithGlobals<TokenCreateFlags>()));
@@ -55,9 +58,10 @@ export function addTokenCommands(serve: Command): void {
   addFlags(token.command("revoke").description("refuse a token from the next request on (on every server of this store)"), storeFlags)
     .argument("<id>", "the token's id, as token list shows it")
     .addHelpText("after", TOKEN_HELP)
-    .action(async (id: string, _flags: unknown, command: Command) => (await run()).runTokenRevokeCommand(id, command.optsWithGlobals<StoreFlags>()));
+    .action(async (id: string, _flags: unknown, command: Command) =>
+      (await run()).runTokenRevokeCommand(id, command.optsWithGlobals<StoreFlags>()),
+    );
 }
-
 
 /** `--expires <days>`: 1 to MAX_EXPIRES_DAYS, refused before anything is stored. */
 function expiresDays(raw: string): number {

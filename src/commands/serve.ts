@@ -37,38 +37,64 @@ const serveFlags = {
   db: textFlag("--db <postgres-url>", "keep everything in PostgreSQL instead (env USPARK_DATABASE_URL); replicas may share it"),
   port: countFlag("--port <port>", "port to listen on (0: any free port)", 4400),
   host: textFlag("--host <host>", "address to bind; other than loopback only with --token", "127.0.0.1"),
-  publicUrl: textFlag("--public-url <url>", "the URL clients and browsers use when it is not the bound address (a proxy in front): its name is served too"),
+  publicUrl: textFlag(
+    "--public-url <url>",
+    "the URL clients and browsers use when it is not the bound address (a proxy in front): its name is served too",
+  ),
   allowedHost: listFlag("--allowed-host <name>", "another host name to serve, name (any port) or name:port (repeatable)"),
-  token: textFlag("--token <token>", "the admin token, required on every request but those of scoped tokens (or USPARK_SERVE_TOKEN, which ps does not show)"),
+  token: textFlag(
+    "--token <token>",
+    "the admin token, required on every request but those of scoped tokens (or USPARK_SERVE_TOKEN, which ps does not show)",
+  ),
   quiet: switchFlag("-q, --quiet", "print errors and the address only"),
   verbose: switchFlag("-v, --verbose", "print every request"),
-  maxBlobBytes: positiveFlag("--max-blob-bytes <bytes>", "the largest file (blob) it accepts; larger ones get 413 (default: 104857600, 100 MiB)"),
+  maxBlobBytes: positiveFlag(
+    "--max-blob-bytes <bytes>",
+    "the largest file (blob) it accepts; larger ones get 413 (default: 104857600, 100 MiB)",
+  ),
   latency: countFlag("--latency <ms>", "delay every answer (benchmarks)").hidden(),
 };
 
 export type ServeFlags = FlagValues<typeof serveFlags>;
 
-
 /** `serve` and `serve token create|list|revoke`. */
 export function addServeCommands(program: Command): void {
-  const serve = addFlags(program.command("serve").description("run the reference project server: the project API and its web view (open the address it prints in a browser)"), serveFlags)
+  const serve = addFlags(
+    program
+      .command("serve")
+      .description("run the reference project server: the project API and its web view (open the address it prints in a browser)"),
+    serveFlags,
+  )
     .addHelpText("after", SERVE_HELP)
     .action((flags: ServeFlags) => runServeCommand(flags));
   addTokenCommands(serve);
 }
-
 
 export async function runServeCommand(flags: ServeFlags): Promise<void> {
   const { runServe } = await import("../server/index.js");
   try {
     // The environment keeps the admin token out of `ps`.
     const token = flags.token ?? (process.env.USPARK_SERVE_TOKEN || undefined);
-    await runServe({ ...storeOf(flags), port: flags.port, host: flags.host, publicUrl: flags.publicUrl, allowedHosts: flags.allowedHost, token, quiet: flags.quiet, verbose: flags.verbose, maxBlobBytes: flags.maxBlobBytes, latencyMs: flags.latency });
+    await runServe({
+      ...storeOf(flags),
+      port: flags.port,
+      host: flags.host,
+      publicUrl: flags.publicUrl,
+      allowedHosts: flags.allowedHost,
+      token,
+      quiet: flags.quiet,
+      verbose: flags.verbose,
+      maxBlobBytes: flags.maxBlobBytes,
+      latencyMs: flags.latency,
+    });
   } catch (error) {
     if (error instanceof UsageError) return usageFailure(new Reporter(), error);
     if (errorCode(error) === "EUSAGE") return usageFailure(new Reporter(), new UsageError(errorText(error)));
     if (errorCode(error) === "EADDRINUSE") {
-      return usageFailure(new Reporter(), new UsageError(`port ${flags.port} is in use`, "choose another with --port, or --port 0 for any free port"));
+      return usageFailure(
+        new Reporter(),
+        new UsageError(`port ${flags.port} is in use`, "choose another with --port, or --port 0 for any free port"),
+      );
     }
     throw error;
   }

@@ -34,5 +34,7 @@ export function addStatusCommand(program: Command): void {
 }
 
 export function runStatusCommand(flags: StatusFlags): Promise<void> {
-  return runInspection(flags, async (o) => (await import("../lifecycle/status.js")).runStatus({ ...o, json: flags.json === true, short: flags.short === true }));
+  return runInspection(flags, async (o) =>
+    (await import("../lifecycle/status.js")).runStatus({ ...o, json: flags.json === true, short: flags.short === true }),
+  );
 }

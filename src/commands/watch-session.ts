@@ -22,11 +22,20 @@ export const sessionFlags = {
   concurrency: positiveFlag("--concurrency <n>", "parallel blob uploads", DEFAULTS.concurrency),
   fsWatch: negatedFlag("--no-fs-watch", "do not watch the file system for changes made outside tool events"),
   // A number, or true when given without one (then a second).
-  poll: new Flag<number | true | undefined>(() => countFlag("--poll [ms]", "poll the file system (bind mounts in containers where native events never come)").make()),
-  rescan: countFlag("--rescan <ms>", "compare the whole tree with what was synced this often (0: only at start and end)", DEFAULTS.rescanMs),
+  poll: new Flag<number | true | undefined>(() =>
+    countFlag("--poll [ms]", "poll the file system (bind mounts in containers where native events never come)").make(),
+  ),
+  rescan: countFlag(
+    "--rescan <ms>",
+    "compare the whole tree with what was synced this often (0: only at start and end)",
+    DEFAULTS.rescanMs,
+  ),
   maxLineLength: positiveFlag("--max-line-length <bytes>", "pass longer lines through without parsing them"),
   // Off by default: transcripts hold prompts and file contents.
-  transcript: switchFlag("--transcript", "also send the agent's stream, byte for byte, as this session's transcript (it holds prompts and file contents)"),
+  transcript: switchFlag(
+    "--transcript",
+    "also send the agent's stream, byte for byte, as this session's transcript (it holds prompts and file contents)",
+  ),
   ...treeFlags,
   ...logFlags,
 };
@@ -49,14 +58,21 @@ export interface Started {
  */
 export async function startWatcher(flags: SessionFlags, extra: WatcherExtras, heldLock?: SessionLock, mayShare = false): Promise<Started> {
   const root = rootOf(flags);
-  const { connection, prefix } = flags.dryRun ? { connection: undefined, prefix: flags.prefix } : await connect(flags, root, { dryRunNeedsNone: true });
+  const { connection, prefix } = flags.dryRun
+    ? { connection: undefined, prefix: flags.prefix }
+    : await connect(flags, root, { dryRunNeedsNone: true });
   checkPrefix(root, prefix);
   const lock = heldLock ?? (flags.dryRun ? undefined : await lockRoot(root, flags, mayShare));
   // Beside: the other uspark's file watcher sees the tree and its two-way watch writes it.
   const beside = lock === "beside";
   const own = beside ? { ...flags, prefix, fsWatch: false, twoWay: false } : { ...flags, prefix };
   try {
-    return { watcher: watcherFor(own, root, connection, { ...extra, watchedBeside: beside }), root, connection, lock: beside ? undefined : lock };
+    return {
+      watcher: watcherFor(own, root, connection, { ...extra, watchedBeside: beside }),
+      root,
+      connection,
+      lock: beside ? undefined : lock,
+    };
   } catch (error) {
     if (!heldLock) await release(lock);
     throw error;
@@ -89,11 +105,14 @@ export async function release(lock: SessionLock | undefined): Promise<void> {
 }
 
 /** What a command adds to a watcher's options: a warning's switch, the daemon's stop, the run view's listener. */
-type WatcherExtras = Pick<WatcherOptions, "warnNoJson" | "onSyncStopped" | "commitAgent" | "watchedBeside"> & { listener?: ReporterOptions["listener"] };
+type WatcherExtras = Pick<WatcherOptions, "warnNoJson" | "onSyncStopped" | "commitAgent" | "watchedBeside"> & {
+  listener?: ReporterOptions["listener"];
+};
 
 /** A live watcher of the same root is a configuration error (exit 2); anything else goes on up. */
 function lockFailure(error: unknown): never {
-  if (error instanceof RootLockHeld) throw new UsageError(error.message, `stop it first, or watch another --root (a lock whose process is gone is taken over)`);
+  if (error instanceof RootLockHeld)
+    throw new UsageError(error.message, `stop it first, or watch another --root (a lock whose process is gone is taken over)`);
   if (error instanceof StateDirError) throw new UsageError(error.message);
   throw error;
 }
@@ -102,7 +121,9 @@ function lockFailure(error: unknown): never {
 function watcherFor(flags: SessionFlags, root: string, connection: Connection | undefined, { listener, ...extra }: WatcherExtras): Watcher {
   const report = reporterFor(flags, connection?.token, listener, flags.stdin === false);
   // Its own log inside the tree would be committed after each line it writes, in a loop.
-  const ownLogs = ownLogIgnores(root, (rel, stream) => report.info("ignore", `not syncing ${rel}: it is this process's own log (its ${stream})`, { path: rel }));
+  const ownLogs = ownLogIgnores(root, (rel, stream) =>
+    report.info("ignore", `not syncing ${rel}: it is this process's own log (its ${stream})`, { path: rel }),
+  );
   return createWatcher({
     root,
     agent: flags.agent,

@@ -50,9 +50,21 @@ export async function runWatchCommand(flags: SessionFlags): Promise<void> {
     if (stdin) return pipeUsageFailure(report, error);
     return usageFailure(report, error);
   }
-  if (stdin && isatty(0)) report.warn("tty", "stdin is a terminal: pipe an agent's JSON stream into uspark (Ctrl-D ends), or use --no-stdin");
-  const endEarly = sessionStopped.promise.then(() => report.error("daemon", "syncing stopped for good (why is said above): the daemon exits rather than idle; start it again once that is fixed"));
-  const session = runSession({ watcher: started.watcher, report, input: stdin ? agentStdin() : undefined, output: process.stdout, endEarly: stdin ? undefined : endEarly });
+  if (stdin && isatty(0))
+    report.warn("tty", "stdin is a terminal: pipe an agent's JSON stream into uspark (Ctrl-D ends), or use --no-stdin");
+  const endEarly = sessionStopped.promise.then(() =>
+    report.error(
+      "daemon",
+      "syncing stopped for good (why is said above): the daemon exits rather than idle; start it again once that is fixed",
+    ),
+  );
+  const session = runSession({
+    watcher: started.watcher,
+    report,
+    input: stdin ? agentStdin() : undefined,
+    output: process.stdout,
+    endEarly: stdin ? undefined : endEarly,
+  });
   // Once its signal handlers are in place: a supervisor may stop it as soon as it has read this.
   if (!stdin) reportStart(report, started);
   const end = await session;
@@ -63,5 +75,10 @@ export async function runWatchCommand(flags: SessionFlags): Promise<void> {
 /** A daemon's one start line (unless --quiet): what it watches, where it syncs to, how to stop it. */
 function reportStart(report: Reporter, { root, connection }: Started): void {
   const where = connection ? `for project ${connection.projectId} on ${connection.apiUrl}` : "(dry run: nothing is sent)";
-  report.info("start", `watching ${root} ${where}, pid ${process.pid}; SIGINT or SIGTERM stops it`, { root, projectId: connection?.projectId, apiUrl: connection?.apiUrl, pid: process.pid });
+  report.info("start", `watching ${root} ${where}, pid ${process.pid}; SIGINT or SIGTERM stops it`, {
+    root,
+    projectId: connection?.projectId,
+    apiUrl: connection?.apiUrl,
+    pid: process.pid,
+  });
 }

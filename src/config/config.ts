@@ -78,14 +78,25 @@ export function resolveConnection(
  * state file may have been written by anyone (a cloned repository, a tarball, another user's
  * parent directory): the server it names is used only when this user chose it on this machine.
  */
-export function resolveServer(flags: ConnectionFlags, env: NodeJS.ProcessEnv, home: HomeConfig, remembered?: RememberedRemote): { apiUrl: string; token?: string } {
+export function resolveServer(
+  flags: ConnectionFlags,
+  env: NodeJS.ProcessEnv,
+  home: HomeConfig,
+  remembered?: RememberedRemote,
+): { apiUrl: string; token?: string } {
   const given = givenApiUrl(flags, env);
   const apiUrl = given ?? remembered?.apiUrl ?? home.apiUrl ?? DEFAULT_API_URL;
   // The config's own token goes only to the config's own server, even among the chosen ones.
-  const foreign = given === undefined && remembered !== undefined && normalizeApiUrl(remembered.apiUrl) !== normalizeApiUrl(home.apiUrl ?? DEFAULT_API_URL);
+  const foreign =
+    given === undefined &&
+    remembered !== undefined &&
+    normalizeApiUrl(remembered.apiUrl) !== normalizeApiUrl(home.apiUrl ?? DEFAULT_API_URL);
   const checked = checkApiUrl(apiUrl, flags.insecure === true);
   if (given === undefined && remembered !== undefined && !isChosenServer(checked, home)) {
-    throw new UsageError(`this tree's .uspark/state.json names ${checked}, a server not chosen on this machine: nothing was sent`, `if you trust it, pass --api-url ${checked} (remembered from then on)`);
+    throw new UsageError(
+      `this tree's .uspark/state.json names ${checked}, a server not chosen on this machine: nothing was sent`,
+      `if you trust it, pass --api-url ${checked} (remembered from then on)`,
+    );
   }
   const loggedIn = home.servers?.[normalizeApiUrl(checked)]?.token;
   const token = flags.token ?? nonEmpty(env.USPARK_TOKEN) ?? loggedIn ?? (foreign ? undefined : home.token);
@@ -104,7 +115,9 @@ export function givenApiUrl(flags: Pick<ConnectionFlags, "apiUrl">, env: NodeJS.
  */
 export function isChosenServer(apiUrl: string, home: HomeConfig): boolean {
   const url = normalizeApiUrl(apiUrl);
-  return url === normalizeApiUrl(home.apiUrl ?? DEFAULT_API_URL) || home.servers?.[url] !== undefined || home.knownServers?.has(url) === true;
+  return (
+    url === normalizeApiUrl(home.apiUrl ?? DEFAULT_API_URL) || home.servers?.[url] !== undefined || home.knownServers?.has(url) === true
+  );
 }
 
 /** What the error for a missing project id may offer. */
@@ -123,7 +136,11 @@ export function requireProjectId(projectId: string | undefined, { dryRunNeedsNon
  * --prefix, else the remembered one, but only for the remembered project on the remembered
  * server: another project's prefix would name a directory of a different tree.
  */
-export function resolvePrefix(flagPrefix: string | undefined, connection: Pick<Connection, "apiUrl" | "projectId">, remembered?: RememberedRemote): string | undefined {
+export function resolvePrefix(
+  flagPrefix: string | undefined,
+  connection: Pick<Connection, "apiUrl" | "projectId">,
+  remembered?: RememberedRemote,
+): string | undefined {
   if (flagPrefix !== undefined || !remembered?.prefix) return flagPrefix;
   const same = remembered.projectId === connection.projectId && normalizeApiUrl(remembered.apiUrl) === normalizeApiUrl(connection.apiUrl);
   return same ? remembered.prefix : undefined;
@@ -166,7 +183,8 @@ export function checkPrefix(root: string, prefix: string | undefined): void {
   } catch {
     // reported below
   }
-  if (!isDirectory) throw new UsageError(`--prefix ${prefix} is not a directory under the root ${root}`, "check its spelling; it is relative to --root");
+  if (!isDirectory)
+    throw new UsageError(`--prefix ${prefix} is not a directory under the root ${root}`, "check its spelling; it is relative to --root");
 }
 
 export function homeConfigPath(env: NodeJS.ProcessEnv = process.env): string {
@@ -219,7 +237,13 @@ export function loadKnownServers(file: string, warn: (message: string) => void =
     throw new UsageError(`cannot read ${file}: ${errorText(error)}`);
   }
   narrowMode(file, warn);
-  return new Set(text.split("\n").map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#")).map(normalizeApiUrl));
+  return new Set(
+    text
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => line !== "" && !line.startsWith("#"))
+      .map(normalizeApiUrl),
+  );
 }
 
 /**

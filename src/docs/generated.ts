@@ -32,11 +32,17 @@ export function wireErrorTable(): string {
 /** The table of one section of docs/log-events.md: its events of src/report/events.ts, in their order. */
 export function eventTable(section: keyof typeof EVENT_SECTIONS): string {
   const events = Object.entries(REPORT_EVENTS as Record<string, EventSpec>).filter(([, spec]) => spec.section === section);
-  return markdownTable(["event", "level", "fields", "when"], events.map(([name, spec]) => [`\`${name}\``, spec.levels.join(", "), spec.fields, spec.when]));
+  return markdownTable(
+    ["event", "level", "fields", "when"],
+    events.map(([name, spec]) => [`\`${name}\``, spec.levels.join(", "), spec.fields, spec.when]),
+  );
 }
 
 function eventTables(doc: string): string {
-  return Object.keys(EVENT_SECTIONS).reduce((page, section) => replaceGenerated(page, `events: ${section}`, eventTable(section as keyof typeof EVENT_SECTIONS)), doc);
+  return Object.keys(EVENT_SECTIONS).reduce(
+    (page, section) => replaceGenerated(page, `events: ${section}`, eventTable(section as keyof typeof EVENT_SECTIONS)),
+    doc,
+  );
 }
 
 /** The pages made here and what each becomes: docs/... path → its text made from `read(path)`. */

@@ -10,7 +10,19 @@ import { utf8Name, warnNotUtf8 } from "../paths/names.js";
 import { Poller } from "./poller.js";
 import { drain } from "./pool.js";
 import { readProc, Trouble } from "./trouble.js";
-import { addChild, changedSince, childPath, describeError, findNode, forEachNode, isGone, makeNode, probe, signature, type DirNode } from "./tree.js";
+import {
+  addChild,
+  changedSince,
+  childPath,
+  describeError,
+  findNode,
+  forEachNode,
+  isGone,
+  makeNode,
+  probe,
+  signature,
+  type DirNode,
+} from "./tree.js";
 import type { FsWatcher, FsWatcherOptions, FsWatcherStats, SettleOptions } from "./types.js";
 
 export const SETTLE_QUIET_MS = 150;
@@ -65,9 +77,18 @@ export class TreeWatcher implements FsWatcher {
     const envInterval = Number(process.env.CHOKIDAR_INTERVAL);
     this.mode = (options.poll !== undefined && options.poll > 0) || envPolling ? "poll" : "events";
     this.interval =
-      options.poll !== undefined && options.poll > 0 ? options.poll : Number.isFinite(envInterval) && envInterval > 0 ? envInterval : DEFAULT_POLL_MS;
+      options.poll !== undefined && options.poll > 0
+        ? options.poll
+        : Number.isFinite(envInterval) && envInterval > 0
+          ? envInterval
+          : DEFAULT_POLL_MS;
     this.trouble = new Trouble(this.report, this.interval);
-    this.poller = new Poller(this.interval, LIST_CONCURRENCY, (node, done) => this.pollDir(node, done), (work) => this.track(work));
+    this.poller = new Poller(
+      this.interval,
+      LIST_CONCURRENCY,
+      (node, done) => this.pollDir(node, done),
+      (work) => this.track(work),
+    );
     // Not even the few synchronous reads of the start run before the caller's next I/O.
     // Never rejects: nobody has to await it, and an unhandled rejection would end the process.
     this.ready = new Promise<void>((resolve) => setImmediate(resolve))
@@ -83,7 +104,9 @@ export class TreeWatcher implements FsWatcher {
       rootPath = realpathSync.native(rootPath);
       if (!lstatSync(rootPath).isDirectory()) throw Object.assign(new Error("not a directory"), { code: "ENOTDIR" });
     } catch (error) {
-      this.report.warn("fswatch", `cannot watch ${rootPath}: ${describeError(error)}; only the agent's own events are seen`, { path: rootPath });
+      this.report.warn("fswatch", `cannot watch ${rootPath}: ${describeError(error)}; only the agent's own events are seen`, {
+        path: rootPath,
+      });
       return;
     }
     this.ignore ??= new IgnoreEngine({ root: rootPath, ignore: this.options.ignore });
@@ -96,11 +119,20 @@ export class TreeWatcher implements FsWatcher {
     this.poller.start();
     if (this.mode === "events") await this.cookies.arm();
     const stats = this.stats();
-    const how = this.mode === "poll" ? `polling every ${this.interval} ms` : stats.polledDirs > 0 ? `${stats.polledDirs} of them polled` : "native events";
-    this.report.debug("fswatch", `watching ${stats.dirs} directories, ${stats.files} files (${how}), ready in ${Math.round(performance.now() - started)} ms`, {
-      ...stats,
-      mode: this.mode,
-    });
+    const how =
+      this.mode === "poll"
+        ? `polling every ${this.interval} ms`
+        : stats.polledDirs > 0
+          ? `${stats.polledDirs} of them polled`
+          : "native events";
+    this.report.debug(
+      "fswatch",
+      `watching ${stats.dirs} directories, ${stats.files} files (${how}), ready in ${Math.round(performance.now() - started)} ms`,
+      {
+        ...stats,
+        mode: this.mode,
+      },
+    );
   }
 
   async settle(options: SettleOptions = {}): Promise<boolean> {

@@ -37,7 +37,12 @@ export class Trouble {
         fields,
       );
     } else {
-      this.once("watch", "fswatch-limit", `cannot watch ${where} (${describeError(error)}): it is polled every ${this.interval} ms instead; --poll polls everything`, fields);
+      this.once(
+        "watch",
+        "fswatch-limit",
+        `cannot watch ${where} (${describeError(error)}): it is polled every ${this.interval} ms instead; --poll polls everything`,
+        fields,
+      );
     }
     return true;
   }

@@ -42,7 +42,9 @@ interface LevelFile extends RuleFile {
 }
 
 const BUILTIN_NAMES = [".git", "node_modules", ".uspark"] as const;
-const BUILTIN_RULES: ReadonlyMap<string, IgnoreRule> = new Map(BUILTIN_NAMES.map((name, i) => [name, parseLine(`${name}/`, "built-in", i + 1)!]));
+const BUILTIN_RULES: ReadonlyMap<string, IgnoreRule> = new Map(
+  BUILTIN_NAMES.map((name, i) => [name, parseLine(`${name}/`, "built-in", i + 1)!]),
+);
 /** A temp file of ours made beside its target (disk-write.ts): `.<name>.uspark-<12 hex>.tmp`. */
 const OWN_TEMP_NAME = /^\..*\.uspark-[0-9a-f]{12}\.tmp$/s;
 
@@ -148,7 +150,8 @@ export class IgnoreEngine {
 
   /** Re-reads the rule files that apply to `rel` whose stat changed. */
   private refresh(rel: string): void {
-    for (const file of this.outer) if (stampOf(file.file) !== file.stamp) this.reread(file, toPosix(path.relative(this.root, file.file)), "");
+    for (const file of this.outer)
+      if (stampOf(file.file) !== file.stamp) this.reread(file, toPosix(path.relative(this.root, file.file)), "");
     for (let dir: string | undefined = parentOf(rel); dir !== undefined; dir = parentOf(dir)) {
       const known = this.levels.get(dir);
       if (known && stampOf(known.file) !== known.stamp) this.reload(dir);

@@ -87,7 +87,9 @@ export function bytesOf(text: string): string {
 
 /** `file:line (pattern)`, e.g. `.gitignore:3 (/.env)`. */
 export function describeRule(rule: IgnoreRule): string {
-  return rule.source === "--ignore" || rule.source === "built-in" ? `${rule.source} (${rule.pattern})` : `${rule.source}:${rule.line} (${rule.pattern})`;
+  return rule.source === "--ignore" || rule.source === "built-in"
+    ? `${rule.source} (${rule.pattern})`
+    : `${rule.source}:${rule.line} (${rule.pattern})`;
 }
 
 /** Git trims trailing spaces (not tabs) unless the last one is escaped with a backslash. */

@@ -14,7 +14,7 @@ export interface Repository {
 /** The repository whose work tree holds `root` (a real path), if any: a `.git` directory or file. */
 export function findRepository(root: string): Repository | undefined {
   const above: string[] = [];
-  for (let dir = root; ; ) {
+  for (let dir = root; ;) {
     const dotGit = path.join(dir, ".git");
     const kind = kindOf(dotGit);
     if (kind === "dir") return { top: dir, above, excludeFile: path.join(dotGit, "info", "exclude") };

@@ -39,7 +39,8 @@ export async function runAgent({ command, args, watcher, report, exitGraceMs, vi
     const code = errorCode(error);
     const name = commandName(command);
     if (code === "ENOENT") report.error("run", `command not found: ${command}`, { command });
-    else if (code === "EACCES") report.error("run", `cannot start ${name}: permission denied (not executable? chmod +x ${shellWord(command)})`, { command });
+    else if (code === "EACCES")
+      report.error("run", `cannot start ${name}: permission denied (not executable? chmod +x ${shellWord(command)})`, { command });
     else report.error("run", `cannot start ${name}: ${errorText(error)}`, { command });
     // Nothing ran, so nothing can have changed because of it: no flush to wait for.
     return code === "ENOENT" ? EXIT.notFound : EXIT.cannotExecute;
@@ -93,7 +94,10 @@ export function stdoutHeldPastGrace(child: AgentChild, exited: Promise<AgentExit
           timer = setTimeout(check, graceMs);
           return;
         }
-        report.warn("run", `${commandName(child.spawnfile)}'s output is still held open ${graceMs} ms after it exited (by a process it left running?): no longer reading it`);
+        report.warn(
+          "run",
+          `${commandName(child.spawnfile)}'s output is still held open ${graceMs} ms after it exited (by a process it left running?): no longer reading it`,
+        );
         resolve();
         // After the session stopped reading it: the pipe must not keep this process alive.
         setImmediate(() => child.stdout.destroy());

@@ -62,8 +62,16 @@ function fileDiffs(plan: Plan, ws: Workspace, remote: boolean, hereNow: Readonly
   const local: Side = { kind: "local" };
   const conflicts = [...plan.conflicts.map((c) => c.path), ...plan.stillOpen.map((c) => c.path)];
   const diffs: FileDiff[] = remote
-    ? [...plan.leftAlone.filter((l) => l.decision.kind === "pull").map((l) => l.path), ...conflicts].map((path) => ({ path, from: hereNow.has(path) ? local : ({ kind: "absent" } as Side), to: theirs(path) }))
-    : [...plan.puts.map((p) => ({ path: p.path, from: base(p.path), to: local })), ...plan.deletes.map((d) => ({ path: d.path, from: base(d.path), to: { kind: "absent" } as Side })), ...conflicts.map((path) => ({ path, from: base(path), to: local }))];
+    ? [...plan.leftAlone.filter((l) => l.decision.kind === "pull").map((l) => l.path), ...conflicts].map((path) => ({
+        path,
+        from: hereNow.has(path) ? local : ({ kind: "absent" } as Side),
+        to: theirs(path),
+      }))
+    : [
+        ...plan.puts.map((p) => ({ path: p.path, from: base(p.path), to: local })),
+        ...plan.deletes.map((d) => ({ path: d.path, from: base(d.path), to: { kind: "absent" } as Side })),
+        ...conflicts.map((path) => ({ path, from: base(path), to: local })),
+      ];
   return diffs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 

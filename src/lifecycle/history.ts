@@ -27,7 +27,12 @@ class HistoryUsage extends UsparkError {
 }
 
 /** A workspace for one history command, its answer, closed after; failures said as `<command> failed`. Only a restore `writes` (its base). */
-export async function withHistory(options: HistoryOptions, command: "log" | "ls" | "cat" | "restore", work: (ws: Workspace) => Promise<number>, writes = false): Promise<number> {
+export async function withHistory(
+  options: HistoryOptions,
+  command: "log" | "ls" | "cat" | "restore",
+  work: (ws: Workspace) => Promise<number>,
+  writes = false,
+): Promise<number> {
   const ws = await openInspection(options, command, writes);
   if (typeof ws === "number") return ws;
   try {
@@ -61,10 +66,16 @@ export async function runLog(options: HistoryOptions & { path?: string; limit: n
   return withHistory(options, "log", async (ws) => {
     needsHistory(ws, "commit log");
     const commits = (await lastCommits(ws, options.limit, path)).reverse();
-    const shown = path === undefined ? commits : commits.map((c) => ({ ...c, changes: c.changes.filter((ch) => ch.path === path || ch.path.startsWith(path + "/")) }));
-    await writeStdout(options.json ? JSON.stringify({ format: 1, version: ws.view.version, commits: shown }) + "\n" : shown.map(commitText).join(""));
+    const shown =
+      path === undefined
+        ? commits
+        : commits.map((c) => ({ ...c, changes: c.changes.filter((ch) => ch.path === path || ch.path.startsWith(path + "/")) }));
+    await writeStdout(
+      options.json ? JSON.stringify({ format: 1, version: ws.view.version, commits: shown }) + "\n" : shown.map(commitText).join(""),
+    );
     // stdout stays empty for a script; a person at a terminal would otherwise see nothing at all.
-    if (shown.length === 0 && !options.json) options.report.info("log", path === undefined ? `no commits yet in ${options.projectId}` : `no commit has touched ${path}`);
+    if (shown.length === 0 && !options.json)
+      options.report.info("log", path === undefined ? `no commits yet in ${options.projectId}` : `no commit has touched ${path}`);
     return 0;
   });
 }
@@ -73,7 +84,7 @@ export async function runLog(options: HistoryOptions & { path?: string; limit: n
 async function lastCommits(ws: Workspace, limit: number, path: string | undefined): Promise<CommitRecord[]> {
   const head = ws.view.version;
   let kept: CommitRecord[] = [];
-  for (let since = path === undefined ? Math.max(0, head - limit) : 0; since < head; ) {
+  for (let since = path === undefined ? Math.max(0, head - limit) : 0; since < head;) {
     const feed = await ws.remote.feed(since, { limit: 1000, path }, ws.signal);
     if (feed.commits.length === 0) break;
     kept = [...kept, ...feed.commits].slice(-limit);
@@ -83,7 +94,9 @@ async function lastCommits(ws: Workspace, limit: number, path: string | undefine
 }
 
 function commitText(commit: CommitRecord): string {
-  const who = [commit.source?.agent, commit.source?.sessionId ? `session ${commit.source.sessionId}` : undefined].filter(Boolean).join(", ");
+  const who = [commit.source?.agent, commit.source?.sessionId ? `session ${commit.source.sessionId}` : undefined]
+    .filter(Boolean)
+    .join(", ");
   const lines = [`version ${commit.version}  ${commit.time}${who ? `  ${who}` : ""}`];
   for (const change of commit.changes) lines.push(`  ${change.op === "put" ? "put   " : "delete"} ${change.path}`);
   return lines.join("\n") + "\n";
@@ -106,7 +119,9 @@ export async function runCat(options: HistoryOptions & { path: string; at?: numb
     const file = files.find((f) => f.path === path);
     if (!file) {
       const directory = files.some((f) => f.path.startsWith(path + "/"));
-      const message = directory ? `${path} is a directory at version ${at}, not a file` : `${path} does not exist at version ${at}${await whereItWas(ws, path, at)}`;
+      const message = directory
+        ? `${path} is a directory at version ${at}, not a file`
+        : `${path} does not exist at version ${at}${await whereItWas(ws, path, at)}`;
       options.report.error("not-found", message, { path });
       return 1;
     }
@@ -125,7 +140,8 @@ async function whereItWas(ws: Workspace, path: string, at: number): Promise<stri
     return "";
   }
   const deleted = touched.filter((commit) => commit.version <= at).at(-1);
-  if (deleted) return `: deleted in version ${deleted.version} (\`uspark cat ${shellWord(path)} --at ${deleted.version - 1}\` shows it before)`;
+  if (deleted)
+    return `: deleted in version ${deleted.version} (\`uspark cat ${shellWord(path)} --at ${deleted.version - 1}\` shows it before)`;
   const written = touched.find((commit) => commit.version > at);
   return written ? `: first written in version ${written.version}` : ": no commit has written it";
 }
@@ -139,7 +155,8 @@ export async function filesAt(ws: Pick<Workspace, "view" | "remote" | "signal">,
     return (await ws.remote.list(ws.signal, at)).files;
   } catch (error) {
     if (error instanceof ApiError && error.status === 410) throw new HistoryUsage(`--at ${at}: the server no longer keeps version ${at}`);
-    if (error instanceof ApiError && error.status === 404 && error.code === "version_not_found") throw new HistoryUsage(`--at ${at}: no such version (the project is at ${ws.view.version})`);
+    if (error instanceof ApiError && error.status === 404 && error.code === "version_not_found")
+      throw new HistoryUsage(`--at ${at}: no such version (the project is at ${ws.view.version})`);
     throw error;
   }
 }

@@ -60,7 +60,10 @@ export async function runPull(options: PullOptions): Promise<0 | 1 | 2> {
   }
   const scope = resolvePaths({ ...options, paths: options.paths ?? [] });
   if (scope === "usage") return 2;
-  const ws = await openOrExit({ ...options, prefix, maxFileSize: options.maxFileSize ?? Number.MAX_SAFE_INTEGER, source: { agent: "pull" } }, "pull");
+  const ws = await openOrExit(
+    { ...options, prefix, maxFileSize: options.maxFileSize ?? Number.MAX_SAFE_INTEGER, source: { agent: "pull" } },
+    "pull",
+  );
   if (typeof ws === "number") return ws;
   try {
     const request: RoundRequest = { mode: "pull", paths: "all", dryRun: options.dryRun, within: scope?.contains };
@@ -86,14 +89,21 @@ function dryRun(report: Reporter, result: RoundResult): 0 | 1 {
   const refused = reportRefusedPaths(report, result);
   const { plan } = result;
   const held = plan.held.local.length;
-  if (held > 0) report.warn("mass-delete", `${plural(held, "delete")} here would be refused by the mass-delete guard (--force carries them out)`, { paths: plan.held.local });
-  report.info("summary", `dry run: would pull ${plural(plan.writes.length, "file")}, delete ${plan.removes.length} here, ${plural(plan.conflicts.length, "conflict")}; nothing written`, {
-    writes: plan.writes.length,
-    removes: plan.removes.length,
-    conflicts: plan.conflicts.length,
-    held,
-    refused,
-  });
+  if (held > 0)
+    report.warn("mass-delete", `${plural(held, "delete")} here would be refused by the mass-delete guard (--force carries them out)`, {
+      paths: plan.held.local,
+    });
+  report.info(
+    "summary",
+    `dry run: would pull ${plural(plan.writes.length, "file")}, delete ${plan.removes.length} here, ${plural(plan.conflicts.length, "conflict")}; nothing written`,
+    {
+      writes: plan.writes.length,
+      removes: plan.removes.length,
+      conflicts: plan.conflicts.length,
+      held,
+      refused,
+    },
+  );
   return plan.conflicts.length + held + refused > 0 ? 1 : 0;
 }
 
@@ -104,7 +114,12 @@ function summarize(report: Reporter, ws: Workspace, result: RoundResult, kept: n
   reportHeld(report, result.plan, ws.base.base.files.size, "pull");
   const failed = reportUnsynced(report, ledger, result);
   const conflicts = openConflicts(ledger);
-  if (conflicts.length > 0) report.error("conflicts", `${plural(conflicts.length, "conflict")} open (${conflicts.slice(0, 5).join(", ")}${conflicts.length > 5 ? ", …" : ""}): your versions are kept here, the remote's left as they are; resolve each with ${RESOLVE_HINT}`, { paths: conflicts });
+  if (conflicts.length > 0)
+    report.error(
+      "conflicts",
+      `${plural(conflicts.length, "conflict")} open (${conflicts.slice(0, 5).join(", ")}${conflicts.length > 5 ? ", …" : ""}): your versions are kept here, the remote's left as they are; resolve each with ${RESOLVE_HINT}`,
+      { paths: conflicts },
+    );
   const ignored = result.outOfScope.filter((o) => !o.refused).length;
   const held = result.plan.held.local.length;
   const parts = [`pulled ${plural(ledger.pulled, "file")}`, `${ledger.unchanged} unchanged`];
@@ -117,6 +132,16 @@ function summarize(report: Reporter, ws: Workspace, result: RoundResult, kept: n
   const left = result.plan.leftAlone.length;
   if (left > 0) parts.push(`${left} changed here (uspark push sends them)`);
   const bad = refused + held + failed + kept + conflicts.length > 0;
-  report[bad ? "error" : "info"]("summary", parts.join(", "), { pulled: ledger.pulled, unchanged: ledger.unchanged, deleted: ledger.removed, conflicts: conflicts.length, refused, failed, ignored, held, leftAlone: left });
+  report[bad ? "error" : "info"]("summary", parts.join(", "), {
+    pulled: ledger.pulled,
+    unchanged: ledger.unchanged,
+    deleted: ledger.removed,
+    conflicts: conflicts.length,
+    refused,
+    failed,
+    ignored,
+    held,
+    leftAlone: left,
+  });
   return bad ? 1 : 0;
 }

@@ -102,7 +102,13 @@ async function pendingEntries(ws: Workspace, options: PushOptions): Promise<{ en
   const usable: JournalEntry[] = [];
   for (const e of entries) {
     // The tree is read by project path; an entry whose file is elsewhere was not written by us.
-    const refusal = pathRefusal(e.path) ?? (!isInside(ws.root, e.local) ? `${e.local} is outside the project root ${ws.root}` : e.local !== ws.tree.where(e.path) ? `the journal says it is ${e.local}, not ${ws.tree.where(e.path)}` : undefined);
+    const refusal =
+      pathRefusal(e.path) ??
+      (!isInside(ws.root, e.local)
+        ? `${e.local} is outside the project root ${ws.root}`
+        : e.local !== ws.tree.where(e.path)
+          ? `the journal says it is ${e.local}, not ${ws.tree.where(e.path)}`
+          : undefined);
     if (refusal) options.report.warn("refused", `pending ${e.path}: ${refusal}; left in the journal`, { path: e.path });
     else usable.push(e);
   }
@@ -115,7 +121,8 @@ async function settleJournal(ws: Workspace, options: PushOptions, pending: Journ
   const synced = [];
   for (const entry of pending) {
     const outcome = ws.reconciler.ledger.outcomes.get(entry.path);
-    if (outcome?.status === "synced") synced.push({ apiUrl: options.apiUrl, projectId: options.projectId, path: entry.path, at: Date.parse(time) });
+    if (outcome?.status === "synced")
+      synced.push({ apiUrl: options.apiUrl, projectId: options.projectId, path: entry.path, at: Date.parse(time) });
   }
   await updateJournal(ws.root, { synced }, options.report);
 }
@@ -130,13 +137,20 @@ function dryRun(report: Reporter, result: RoundResult): 0 | 1 {
   reportPlan(report, result.plan, "push-plan");
   const { plan } = result;
   const held = plan.held.remote.length;
-  if (held > 0) report.warn("mass-delete", `${plural(held, "delete")} would be refused by the mass-delete guard (--force carries them out)`, { paths: plan.held.remote });
-  report.info("summary", `dry run: would push ${plural(plan.puts.length, "file")}, delete ${plan.deletes.length}, ${plural(plan.conflicts.length, "conflict")}; nothing sent`, {
-    puts: plan.puts.length,
-    deletes: plan.deletes.length,
-    conflicts: plan.conflicts.length,
-    held,
-  });
+  if (held > 0)
+    report.warn("mass-delete", `${plural(held, "delete")} would be refused by the mass-delete guard (--force carries them out)`, {
+      paths: plan.held.remote,
+    });
+  report.info(
+    "summary",
+    `dry run: would push ${plural(plan.puts.length, "file")}, delete ${plan.deletes.length}, ${plural(plan.conflicts.length, "conflict")}; nothing sent`,
+    {
+      puts: plan.puts.length,
+      deletes: plan.deletes.length,
+      conflicts: plan.conflicts.length,
+      held,
+    },
+  );
   return plan.conflicts.length + held + result.unrepresentable.length > 0 ? 1 : 0;
 }
 
@@ -148,11 +162,18 @@ function dryRun(report: Reporter, result: RoundResult): 0 | 1 {
 function ontoRewound(report: Reporter, ws: Workspace, result: RoundResult): 0 | 1 {
   const bad = summarize(report, ws, result);
   if (bad) {
-    report.error("rewound", "not everything was committed onto the rewound server: its history is not taken yet; run uspark push --onto-rewound again");
+    report.error(
+      "rewound",
+      "not everything was committed onto the rewound server: its history is not taken yet; run uspark push --onto-rewound again",
+    );
     return 1;
   }
   ws.base.accept(ws.view.version, ws.view.chain);
-  report.info("rewound", `this tree's files are committed onto the server's history at v${ws.view.version}; it is the history synced from now on`, { version: ws.view.version });
+  report.info(
+    "rewound",
+    `this tree's files are committed onto the server's history at v${ws.view.version}; it is the history synced from now on`,
+    { version: ws.view.version },
+  );
   return 0;
 }
 
@@ -163,7 +184,12 @@ function summarize(report: Reporter, ws: Workspace, result: RoundResult): boolea
   if (result.refused) report.error("mass-delete", "nothing was committed: a push is all or nothing when the mass-delete guard refuses");
   const unsynced = reportUnsynced(report, ledger, result) + reportRefusedPaths(report, result, "push");
   const conflicts = openConflicts(ledger);
-  if (conflicts.length > 0) report.error("conflicts", `${plural(conflicts.length, "conflict")} open (${conflicts.slice(0, 5).join(", ")}${conflicts.length > 5 ? ", …" : ""}): resolve each with ${RESOLVE_HINT}`, { paths: conflicts });
+  if (conflicts.length > 0)
+    report.error(
+      "conflicts",
+      `${plural(conflicts.length, "conflict")} open (${conflicts.slice(0, 5).join(", ")}${conflicts.length > 5 ? ", …" : ""}): resolve each with ${RESOLVE_HINT}`,
+      { paths: conflicts },
+    );
   const parts = [`${pushedFiles(ledger.pushed, ledger.copies)} in ${plural(ledger.commits, "commit")}`];
   if (ledger.deleted > 0) parts.push(`${ledger.deleted} deleted`);
   parts.push(`${ledger.unchanged} unchanged`);
@@ -171,6 +197,15 @@ function summarize(report: Reporter, ws: Workspace, result: RoundResult): boolea
   if (left > 0) parts.push(`${left} changed remotely (uspark pull takes them)`);
   const bad = unsynced + conflicts.length + result.plan.held.remote.length > 0 || result.refused;
   if (unsynced > 0) parts.push(`${unsynced} not synced`);
-  report[bad ? "error" : "info"]("summary", `push: ${parts.join(", ")}`, { pushed: ledger.pushed, copies: ledger.copies, commits: ledger.commits, deleted: ledger.deleted, unchanged: ledger.unchanged, conflicts: conflicts.length, unsynced, leftAlone: left });
+  report[bad ? "error" : "info"]("summary", `push: ${parts.join(", ")}`, {
+    pushed: ledger.pushed,
+    copies: ledger.copies,
+    commits: ledger.commits,
+    deleted: ledger.deleted,
+    unchanged: ledger.unchanged,
+    conflicts: conflicts.length,
+    unsynced,
+    leftAlone: left,
+  });
   return bad;
 }

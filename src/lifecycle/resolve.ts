@@ -28,7 +28,11 @@ export interface ResolveOptions {
   report: Reporter;
 }
 
-const KEPT: Record<Resolution, string> = { mine: "yours committed over the remote's", theirs: "the remote's version taken here (yours in .uspark/backup/)", both: "the remote's version at the path, yours kept as" };
+const KEPT: Record<Resolution, string> = {
+  mine: "yours committed over the remote's",
+  theirs: "the remote's version taken here (yours in .uspark/backup/)",
+  both: "the remote's version at the path, yours kept as",
+};
 
 export async function runResolve(options: ResolveOptions): Promise<0 | 1 | 2> {
   const { report, choice } = options;
@@ -42,7 +46,10 @@ export async function runResolve(options: ResolveOptions): Promise<0 | 1 | 2> {
     return 2;
   }
   const path = scope.given[0]!;
-  const ws = await openOrExit({ ...options, concurrency: 4, maxFileSize: Number.MAX_SAFE_INTEGER, source: { agent: "resolve" } }, "resolve");
+  const ws = await openOrExit(
+    { ...options, concurrency: 4, maxFileSize: Number.MAX_SAFE_INTEGER, source: { agent: "resolve" } },
+    "resolve",
+  );
   if (typeof ws === "number") return ws;
   try {
     return await resolveIn(ws, path, choice, report);
@@ -67,11 +74,18 @@ async function resolveIn(ws: Workspace, path: string, choice: Resolution, report
   const round = await ws.reconciler.round({ mode: "push", paths: [path], resolve, evidence: new Set([path]) }, ws.signal);
   const copy = open?.copy ?? round.plan.puts.find((p) => p.from === path && p.path !== path)?.path;
   if (choice !== "both" && open?.copy !== undefined && ws.view.get(open.copy)) {
-    report.warn("copy-kept", `${open.copy} was changed since it was committed as your conflict copy: kept, remotely and for every tree`, { path, copy: open.copy });
+    report.warn("copy-kept", `${open.copy} was changed since it was committed as your conflict copy: kept, remotely and for every tree`, {
+      path,
+      copy: open.copy,
+    });
   }
   const after = await ws.reconciler.round({ mode: "push", paths: [path], dryRun: true }, ws.signal);
   if (!after.plan.settles.some((s) => s.path === path) || ws.base.conflict(path)) {
-    report.error("not-resolved", `${path} is not resolved: the remote moved meanwhile, or a step failed (see above); uspark status says where it stands`, { path });
+    report.error(
+      "not-resolved",
+      `${path} is not resolved: the remote moved meanwhile, or a step failed (see above); uspark status says where it stands`,
+      { path },
+    );
     return 1;
   }
   report.info("resolved", `resolved ${path}: ${KEPT[choice]}${choice === "both" ? ` ${copy}` : ""}`, { path, choice, copy });

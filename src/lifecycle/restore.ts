@@ -40,12 +40,24 @@ export async function restoreIn(ws: RestoreParts, given: readonly string[], opti
   }
   const version = await commitRestore(ws, changes, options);
   if (version === undefined) return 1;
-  options.report.info("restore", `restored ${plural(changes.length, "path")} as at version ${options.at} in version ${version}`, { at: options.at, version, paths: changes.map((c) => c.path) });
-  return writeHere(ws, changes.map((c) => c.path), options);
+  options.report.info("restore", `restored ${plural(changes.length, "path")} as at version ${options.at} in version ${version}`, {
+    at: options.at,
+    version,
+    paths: changes.map((c) => c.path),
+  });
+  return writeHere(
+    ws,
+    changes.map((c) => c.path),
+    options,
+  );
 }
 
 /** The changes that make `now` (the paths under the given ones) what it was `then`; each expects what is there now. */
-export function restoringChanges(then: ReadonlyMap<string, RemoteFile>, now: (path: string) => RemoteEntry | null, nowPaths: readonly string[]): Change[] {
+export function restoringChanges(
+  then: ReadonlyMap<string, RemoteFile>,
+  now: (path: string) => RemoteEntry | null,
+  nowPaths: readonly string[],
+): Change[] {
   const changes: Change[] = [];
   for (const path of new Set([...then.keys(), ...nowPaths])) {
     const old = then.get(path);
@@ -68,7 +80,10 @@ async function commitRestore(ws: RestoreParts, changes: Change[], options: { rep
     return (await ws.remote.commit(changes, { agent: "restore" }, randomUUID(), ws.signal)).version;
   } catch (error) {
     if (!(error instanceof ApiError) || (error.code !== "conflict" && error.code !== "missing_blobs")) throw error;
-    const why = error.code === "conflict" ? "the remote changed in the meantime; nothing was applied: run it again" : "the server no longer has the content of that version; nothing was applied";
+    const why =
+      error.code === "conflict"
+        ? "the remote changed in the meantime; nothing was applied: run it again"
+        : "the server no longer has the content of that version; nothing was applied";
     options.report.error("restore", `restore refused: ${why}`, { code: error.code });
     return undefined;
   }
@@ -79,7 +94,8 @@ async function writeHere(ws: RestoreParts, paths: string[], options: { report: R
   await ws.view.refresh(ws.signal);
   const restored = new Set(paths);
   const result = await ws.reconciler.round({ mode: "pull", paths, force: (p) => restored.has(p) }, ws.signal);
-  const failed = reportUnsynced(options.report, ws.reconciler.ledger, result) + openConflicts(ws.reconciler.ledger).length + result.outOfScope.length;
+  const failed =
+    reportUnsynced(options.report, ws.reconciler.ledger, result) + openConflicts(ws.reconciler.ledger).length + result.outOfScope.length;
   if (failed > 0) options.report.error("restore", "restored remotely, but not all of it here: uspark pull takes it from there", { failed });
   return failed > 0 ? 1 : 0;
 }

@@ -13,7 +13,14 @@ export interface PathScope {
  * The paths on a command line (relative to `cwd`, as in git) as project paths; undefined for none
  * (or the root itself: everything); "usage" after a refusal was said (outside the root, ignored).
  */
-export function resolvePaths(options: { paths: readonly string[]; root: string; prefix?: string; ignore?: string[]; cwd?: string; report: Reporter }): PathScope | "usage" | undefined {
+export function resolvePaths(options: {
+  paths: readonly string[];
+  root: string;
+  prefix?: string;
+  ignore?: string[];
+  cwd?: string;
+  report: Reporter;
+}): PathScope | "usage" | undefined {
   if (options.paths.length === 0) return undefined;
   const policy = createPathPolicy({ root: options.root, ignore: options.ignore, prefix: options.prefix });
   const cwd = options.cwd ?? process.cwd();

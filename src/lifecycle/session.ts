@@ -97,7 +97,10 @@ function passThrough({ input, output, watcher, report, tap }: SessionOptions): S
       const why = error.code ?? error.message;
       if (isReaderGone(error)) return report.debug("stdout-closed", `stdout closed (${why}); still reading the agent's output and syncing`);
       failed = true;
-      report.error("stdout", `writing stdout failed (${why}): the agent's output from here on is lost; still syncing, exit code ${EXIT.outputError}`);
+      report.error(
+        "stdout",
+        `writing stdout failed (${why}): the agent's output from here on is lost; still syncing, exit code ${EXIT.outputError}`,
+      );
     },
   });
   return { ended: stream.ended, done: stream.done, stop: () => stream.stop(), outputFailed: () => failed };

@@ -40,7 +40,16 @@ export async function runStatus(options: StatusOptions): Promise<number> {
  * connections. It writes nothing unless `writes` (restore, which records what it wrote as the base).
  */
 export function openInspection(options: InspectOptions, command: WorkspaceCommand, writes = false): Promise<Workspace | 1 | 2> {
-  return openOrExit({ ...options, maxFileSize: options.maxFileSize ?? Number.MAX_SAFE_INTEGER, concurrency: 4, source: { agent: command }, dryRun: !writes }, command);
+  return openOrExit(
+    {
+      ...options,
+      maxFileSize: options.maxFileSize ?? Number.MAX_SAFE_INTEGER,
+      concurrency: 4,
+      source: { agent: command },
+      dryRun: !writes,
+    },
+    command,
+  );
 }
 
 export async function statusOf(ws: Workspace, options: { apiUrl: string; projectId: string; report: Reporter }): Promise<StatusReport> {
@@ -48,6 +57,21 @@ export async function statusOf(ws: Workspace, options: { apiUrl: string; project
   const journal = entriesFor(await readJournal(ws.root, options.report), options.apiUrl, options.projectId);
   const { base } = ws.base;
   const refused = result.outOfScope.filter((o) => o.refused).map((o) => o.path);
-  const paths = statusEntries({ plan: result.plan, inBase: (p) => base.files.has(p), openConflicts: base.conflicts, pending: journal.map((e) => e.path), refused });
-  return { format: 1, projectId: options.projectId, apiUrl: options.apiUrl, root: ws.root, baseVersion: base.version, remoteVersion: ws.view.version, inSync: paths.length === 0, paths };
+  const paths = statusEntries({
+    plan: result.plan,
+    inBase: (p) => base.files.has(p),
+    openConflicts: base.conflicts,
+    pending: journal.map((e) => e.path),
+    refused,
+  });
+  return {
+    format: 1,
+    projectId: options.projectId,
+    apiUrl: options.apiUrl,
+    root: ws.root,
+    baseVersion: base.version,
+    remoteVersion: ws.view.version,
+    inSync: paths.length === 0,
+    paths,
+  };
 }

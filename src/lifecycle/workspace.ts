@@ -103,7 +103,13 @@ function connect(options: WorkspaceOptions) {
     waiting: () => caller.busy,
     expire: () => controller.abort(new Error(`the server has not answered for ${timeoutMs} ms`)),
   });
-  const caller = new RetryingCaller({ report, host: hostOf(options.apiUrl), policy: options.backoff, onProgress: () => deadline.progress(), onStart: () => deadline.progress() });
+  const caller = new RetryingCaller({
+    report,
+    host: hostOf(options.apiUrl),
+    policy: options.backoff,
+    onProgress: () => deadline.progress(),
+    onStart: () => deadline.progress(),
+  });
   const remote = new ProjectRemote(client, caller, { concurrency: options.concurrency, report });
   const view = new RemoteView(remote, report);
   return { client, controller, deadline, remote, view };
@@ -116,7 +122,10 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   const { client, controller, deadline, remote, view } = connect(options);
   const ignore = new IgnoreEngine({ root, ignore: options.ignore });
   const tree = new DiskTree({ root, prefix, ignore, maxFileSize: options.maxFileSize, report });
-  const base = await BaseKeeper.load({ apiUrl: options.apiUrl, projectId: options.projectId, prefix }, { store: fileStateStore(root, report), report });
+  const base = await BaseKeeper.load(
+    { apiUrl: options.apiUrl, projectId: options.projectId, prefix },
+    { store: fileStateStore(root, report), report },
+  );
   view.pairWith(base);
   const progress = new ProgressLine(report);
   const onProgress: TransferProgress = (what, done, total) => progress.update(what, done, total);
@@ -135,7 +144,18 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     await base.markClock();
     await removeOwnTemps(root); // what a pull killed mid-write left
   }
-  const reconciler = new Reconciler({ tree, remote, view, base, report, source: options.source, host: os.hostname(), maxFileSize: options.maxFileSize, gitClean: () => gitCleanFiles(tree.dir), onProgress });
+  const reconciler = new Reconciler({
+    tree,
+    remote,
+    view,
+    base,
+    report,
+    source: options.source,
+    host: os.hostname(),
+    maxFileSize: options.maxFileSize,
+    gitClean: () => gitCleanFiles(tree.dir),
+    onProgress,
+  });
   return {
     root,
     remote,

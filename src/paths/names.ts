@@ -37,7 +37,7 @@ export function warnNotUtf8(report: Reporter | undefined, root: string, escapedR
 /** The valid UTF-8 runs as text, every other byte as `\xNN`. */
 export function escapeInvalidUtf8(bytes: Buffer): string {
   let out = "";
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const length = sequenceLength(bytes, i);
     if (length === 0) {
       out += `\\x${bytes[i]!.toString(16).padStart(2, "0")}`;
@@ -53,7 +53,8 @@ export function escapeInvalidUtf8(bytes: Buffer): string {
 /** The length of the valid UTF-8 sequence at `i`, or 0. */
 function sequenceLength(bytes: Buffer, i: number): number {
   const lead = bytes[i]!;
-  const length = lead < 0x80 ? 1 : lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+  const length =
+    lead < 0x80 ? 1 : lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
   if (length <= 1 || i + length > bytes.length) return length === 1 ? 1 : 0;
   try {
     decoder.decode(bytes.subarray(i, i + length));

@@ -21,7 +21,12 @@ export interface PathPolicyOptions {
 }
 
 export type PathDecision =
-  | { ok: true; /** the real local path */ abs: string; /** relative to the root */ rel: string; /** path in the remote project */ remote: string }
+  | {
+      ok: true;
+      /** the real local path */ abs: string;
+      /** relative to the root */ rel: string;
+      /** path in the remote project */ remote: string;
+    }
   | {
       ok: false;
       /** one line that names the cause */
@@ -65,7 +70,8 @@ export function createPathPolicy(options: PathPolicyOptions): PathPolicy {
       const abs = path.resolve(cwd ?? realRoot, agentPath);
       if (!isInside(root, abs) && !isInside(realRoot, abs)) return refuse(`refused ${agentPath}: outside the project root ${realRoot}`);
       const real = realpathOfPossiblyMissing(abs);
-      if (!isInside(realRoot, real)) return refuse(`refused ${agentPath}: it resolves through a symlink to ${real}, outside the project root`);
+      if (!isInside(realRoot, real))
+        return refuse(`refused ${agentPath}: it resolves through a symlink to ${real}, outside the project root`);
       return classify(path.relative(realRoot, real).split(path.sep).join("/"), real, agentPath);
     },
   };
@@ -125,5 +131,8 @@ export function realpathOfPossiblyMissing(abs: string): string {
 }
 
 function normalizePrefix(prefix: string): string {
-  return prefix.split(/[\\/]+/).filter((segment) => segment !== "" && segment !== ".").join("/");
+  return prefix
+    .split(/[\\/]+/)
+    .filter((segment) => segment !== "" && segment !== ".")
+    .join("/");
 }

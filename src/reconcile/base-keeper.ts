@@ -142,7 +142,8 @@ export class BaseKeeper {
     keeper.openIntents = await options.store.openIntents(keeper.key());
     for (const intent of keeper.openIntents) {
       for (const change of baseChanges(intent)) {
-        if (keeper.unmovedSince(intent, change.path)) (keeper.base.sent ??= new Map()).set(change.path, change.op === "put" ? change.sha256 : null);
+        if (keeper.unmovedSince(intent, change.path))
+          (keeper.base.sent ??= new Map()).set(change.path, change.op === "put" ? change.sha256 : null);
       }
     }
     return keeper;
@@ -247,7 +248,18 @@ export class BaseKeeper {
     const old = this.base.files.get(path);
     this.release(path);
     // A round of a quiet tree settles every path as it was: no entry is made to be thrown away.
-    if (old && stat && old.sha256 === sha256 && old.mtimeMs === mtimeMs && old.size === stat.size && old.ino === stat.ino && old.ctimeMs === stat.ctimeMs && old.dev === stat.dev && old.mode === stat.mode) return;
+    if (
+      old &&
+      stat &&
+      old.sha256 === sha256 &&
+      old.mtimeMs === mtimeMs &&
+      old.size === stat.size &&
+      old.ino === stat.ino &&
+      old.ctimeMs === stat.ctimeMs &&
+      old.dev === stat.dev &&
+      old.mode === stat.mode
+    )
+      return;
     const next: BaseEntry = stat ? { ...stat, sha256, mtimeMs } : { sha256, size: -1, mtimeMs: -1, ino: -1 };
     if (old && old.sha256 === next.sha256 && sameStat(old, next)) return;
     this.base.files.set(path, next);
@@ -378,7 +390,13 @@ export class BaseKeeper {
     this.dirty = false;
     this.saves++;
     const mirror = this.mirrorNow(this.base.files);
-    const snapshot: Base = { ...this.base, files: new Map(this.base.files), conflicts: new Map(this.base.conflicts), held: new Set(this.base.held), sent: new Map(this.base.sent ?? []) };
+    const snapshot: Base = {
+      ...this.base,
+      files: new Map(this.base.files),
+      conflicts: new Map(this.base.conflicts),
+      held: new Set(this.base.held),
+      sent: new Map(this.base.sent ?? []),
+    };
     if (mirror === undefined) delete snapshot.mirror;
     else snapshot.mirror = mirror;
     this.base.mirror = mirror;
@@ -394,7 +412,10 @@ export class BaseKeeper {
       // Not written: the next save tries these paths again, and the intents stay until then.
       for (const path of paths) this.touched.add(path);
       this.answeredKeys.push(...keys);
-      this.options.report.warn("state-write", `could not write the base to .uspark/state.json: ${errorText(error)}; the next run re-checks by hash`);
+      this.options.report.warn(
+        "state-write",
+        `could not write the base to .uspark/state.json: ${errorText(error)}; the next run re-checks by hash`,
+      );
     }
   }
 

@@ -74,7 +74,15 @@ export interface BaseKey {
 }
 
 export function emptyBase(key: BaseKey): Base {
-  return { apiUrl: normalizeApiUrl(key.apiUrl), projectId: key.projectId, prefix: key.prefix ?? "", version: 0, files: new Map(), conflicts: new Map(), held: new Set() };
+  return {
+    apiUrl: normalizeApiUrl(key.apiUrl),
+    projectId: key.projectId,
+    prefix: key.prefix ?? "",
+    version: 0,
+    files: new Map(),
+    conflicts: new Map(),
+    held: new Set(),
+  };
 }
 
 const FORMAT = 2;
@@ -119,7 +127,8 @@ export function parseState(text: string): StateFile {
 }
 
 function storedProjectProblem(p: Partial<StoredProject> | null): string | undefined {
-  if (!p || typeof p.apiUrl !== "string" || typeof p.projectId !== "string" || !Number.isInteger(p.version)) return "not { apiUrl, projectId, version, files }";
+  if (!p || typeof p.apiUrl !== "string" || typeof p.projectId !== "string" || !Number.isInteger(p.version))
+    return "not { apiUrl, projectId, version, files }";
   if (!isRecord(p.files)) return "files is not an object";
   // for…in, not Object.values: 50,000 files are 50,000 entries, not an array of them as well.
   for (const path in p.files) {
@@ -128,10 +137,15 @@ function storedProjectProblem(p: Partial<StoredProject> | null): string | undefi
   }
   if (p.prefix !== undefined && typeof p.prefix !== "string") return "prefix is not a string";
   if (p.chain !== undefined && typeof p.chain !== "string") return "chain is not a string";
-  if (p.mirror !== undefined && !(Array.isArray(p.mirror) && p.mirror.length === 2 && Number.isInteger(p.mirror[0]) && typeof p.mirror[1] === "string")) return "mirror is not [version, chain]";
+  if (
+    p.mirror !== undefined &&
+    !(Array.isArray(p.mirror) && p.mirror.length === 2 && Number.isInteger(p.mirror[0]) && typeof p.mirror[1] === "string")
+  )
+    return "mirror is not [version, chain]";
   if (p.conflicts !== undefined && !isRecord(p.conflicts)) return "conflicts is not an object";
   if (p.held !== undefined && !(Array.isArray(p.held) && p.held.every((h) => typeof h === "string"))) return "held is not a list of paths";
-  if (p.sent !== undefined && !(isRecord(p.sent) && Object.values(p.sent).every((v) => v === null || typeof v === "string"))) return "sent is not an object of hashes";
+  if (p.sent !== undefined && !(isRecord(p.sent) && Object.values(p.sent).every((v) => v === null || typeof v === "string")))
+    return "sent is not an object of hashes";
   return undefined;
 }
 
@@ -152,12 +166,17 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 function matches(stored: StoredProject, key: BaseKey, anyPrefix: boolean): boolean {
-  return normalizeApiUrl(stored.apiUrl) === normalizeApiUrl(key.apiUrl) && stored.projectId === key.projectId && (anyPrefix || (stored.prefix ?? "") === (key.prefix ?? ""));
+  return (
+    normalizeApiUrl(stored.apiUrl) === normalizeApiUrl(key.apiUrl) &&
+    stored.projectId === key.projectId &&
+    (anyPrefix || (stored.prefix ?? "") === (key.prefix ?? ""))
+  );
 }
 
 /** This project's base in a parsed state file; a v0.2 entry (no prefix recorded) counts for any prefix. */
 export function baseIn(state: StateFile, key: BaseKey): Base | undefined {
-  const stored = state.projects.find((p) => matches(p, key, false)) ?? state.projects.find((p) => p.prefix === undefined && matches(p, key, true));
+  const stored =
+    state.projects.find((p) => matches(p, key, false)) ?? state.projects.find((p) => p.prefix === undefined && matches(p, key, true));
   if (!stored) return undefined;
   const files = new Map<string, BaseEntry>();
   for (const path in stored.files) {
@@ -185,9 +204,19 @@ export function withBase(state: StateFile | undefined, base: Base, now: Date): S
   const files: Record<string, StoredEntry> = {};
   for (const path of [...base.files.keys()].sort()) {
     const e = base.files.get(path)!;
-    files[path] = e.ctimeMs === undefined || e.dev === undefined || e.mode === undefined ? [e.sha256, e.size, e.mtimeMs, e.ino] : [e.sha256, e.size, e.mtimeMs, e.ino, e.ctimeMs, e.dev, e.mode];
+    files[path] =
+      e.ctimeMs === undefined || e.dev === undefined || e.mode === undefined
+        ? [e.sha256, e.size, e.mtimeMs, e.ino]
+        : [e.sha256, e.size, e.mtimeMs, e.ino, e.ctimeMs, e.dev, e.mode];
   }
-  const stored: StoredProject = { apiUrl: normalizeApiUrl(base.apiUrl), projectId: base.projectId, prefix: base.prefix, version: base.version, updatedAt: now.toISOString(), files };
+  const stored: StoredProject = {
+    apiUrl: normalizeApiUrl(base.apiUrl),
+    projectId: base.projectId,
+    prefix: base.prefix,
+    version: base.version,
+    updatedAt: now.toISOString(),
+    files,
+  };
   if (base.conflicts.size > 0) stored.conflicts = Object.fromEntries(base.conflicts);
   if (base.held.size > 0) stored.held = [...base.held].sort();
   if (base.sent && base.sent.size > 0) stored.sent = Object.fromEntries(base.sent);
@@ -210,7 +239,13 @@ export function lastProject(state: StateFile): BaseKey | undefined {
  */
 export function mergeBase(stored: Base | undefined, mine: Base, paths: Iterable<string>): Base {
   const into: Base = stored
-    ? { ...stored, files: new Map(stored.files), conflicts: new Map(stored.conflicts), held: new Set(stored.held), sent: new Map(stored.sent ?? []) }
+    ? {
+        ...stored,
+        files: new Map(stored.files),
+        conflicts: new Map(stored.conflicts),
+        held: new Set(stored.held),
+        sent: new Map(stored.sent ?? []),
+      }
     : { ...emptyBase(mine), sent: new Map() };
   // The version and the chain hash at it go together: the newer one, or a history taken on purpose.
   if (mine.historyTaken || mine.version > into.version || (mine.version === into.version && into.chain === undefined)) {
@@ -218,7 +253,8 @@ export function mergeBase(stored: Base | undefined, mine: Base, paths: Iterable<
     if (mine.chain === undefined) delete into.chain;
     else into.chain = mine.chain;
   }
-  const move = <V>(from: Map<string, V> | undefined, to: Map<string, V>, path: string) => (from?.has(path) ? to.set(path, from.get(path)!) : to.delete(path));
+  const move = <V>(from: Map<string, V> | undefined, to: Map<string, V>, path: string) =>
+    from?.has(path) ? to.set(path, from.get(path)!) : to.delete(path);
   for (const path of paths) {
     move(mine.files, into.files, path);
     move(mine.conflicts, into.conflicts, path);

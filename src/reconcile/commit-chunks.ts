@@ -43,7 +43,11 @@ type Item = { put: Put } | { copy: Put } | { del: RemoteDelete };
 
 /** The plan's commit in parts (the plan itself when it fits in one). */
 export function commitChunks(planned: Plan): Plan[] {
-  const items: Item[] = [...planned.puts.map((put) => ({ put })), ...planned.copies.map((copy) => ({ copy })), ...planned.deletes.map((del) => ({ del }))];
+  const items: Item[] = [
+    ...planned.puts.map((put) => ({ put })),
+    ...planned.copies.map((copy) => ({ copy })),
+    ...planned.deletes.map((del) => ({ del })),
+  ];
   const ends = chunkEnds(items.map((item) => changeBytes("put" in item ? item.put.path : "copy" in item ? item.copy.path : item.del.path)));
   if (ends.length <= 1) return [planned];
   let start = 0;

@@ -45,7 +45,8 @@ const MAX_BLOB_ROUNDS = 5;
 /** Stats in flight after a commit (observe.ts stats a listing's strays as many at once). */
 const STAT_CONCURRENCY = 32;
 /** Not journaled: a retry meets the same limit. */
-const TOO_LARGE = "the server refuses a file this large (413); a retry will not help: raise the server's limit (uspark serve --max-blob-bytes), or keep the file out (.gitignore or --ignore)";
+const TOO_LARGE =
+  "the server refuses a file this large (413); a retry will not help: raise the server's limit (uspark serve --max-blob-bytes), or keep the file out (.gitignore or --ignore)";
 
 export async function commitStep(plan: Plan, ctx: CommitStepContext, signal: AbortSignal): Promise<void> {
   let key = randomUUID();
@@ -115,7 +116,9 @@ function conflictsOf(error: ApiError, changes: readonly Change[]): ConflictEntry
   const sent = new Set(changes.map((c) => c.path));
   const foreign = entries?.find((e) => !sent.has(e.path));
   if (!entries || entries.length === 0 || foreign) {
-    const why = foreign ? `a 409 names ${JSON.stringify(foreign.path)}, which the commit did not change` : "a 409 without the conflicting paths";
+    const why = foreign
+      ? `a 409 names ${JSON.stringify(foreign.path)}, which the commit did not change`
+      : "a 409 without the conflicting paths";
     throw new ApiError(`POST /commits: the server answered ${why}`, { code: "protocol", fatal: true });
   }
   return entries;
@@ -176,7 +179,8 @@ async function uploadBlobs(plan: Plan, ctx: CommitStepContext, signal: AbortSign
     if (outcome === "ok") continue;
     dropped.add(put);
     if (outcome === "changed") ctx.requeue.add(put.from);
-    else if (outcome === "too-large") ctx.ledger.set(put.from, { status: "skipped", reason: TOO_LARGE, journal: false, local: ctx.tree.where(put.from) });
+    else if (outcome === "too-large")
+      ctx.ledger.set(put.from, { status: "skipped", reason: TOO_LARGE, journal: false, local: ctx.tree.where(put.from) });
     else ctx.ledger.set(put.from, { status: "failed", reason: outcome.reason, local: ctx.tree.where(put.from) });
   }
   if (dropped.size === 0) return true;
@@ -241,11 +245,20 @@ async function applied(plan: Plan, changes: Change[], version: number, ctx: Comm
   ledger.pushed += plan.puts.length;
   ledger.deleted += plan.deletes.length;
   ledger.copies += plan.copies.length;
-  ctx.report.info("commit", versionLine("committed", version, [...plan.puts, ...plan.copies].map((p) => p.path), plan.deletes.map((d) => d.path)), {
-    version,
-    files: [...plan.puts, ...plan.copies].map((p) => p.path),
-    deleted: plan.deletes.map((d) => d.path),
-  });
+  ctx.report.info(
+    "commit",
+    versionLine(
+      "committed",
+      version,
+      [...plan.puts, ...plan.copies].map((p) => p.path),
+      plan.deletes.map((d) => d.path),
+    ),
+    {
+      version,
+      files: [...plan.puts, ...plan.copies].map((p) => p.path),
+      deleted: plan.deletes.map((d) => d.path),
+    },
+  );
   // Written while we were busy? Then the next round takes the newer content (stat'ed side by side: 10,000 puts a commit).
   await mapLimit([...plan.puts, ...plan.copies], STAT_CONCURRENCY, async (put) => {
     const now = await ctx.tree.stat(put.from);
@@ -257,7 +270,13 @@ async function applied(plan: Plan, changes: Change[], version: number, ctx: Comm
 function recordCopy(copy: Put, plan: Plan, ctx: CommitStepContext): void {
   const found = plan.conflicts.find((c) => c.path === copy.from);
   const open = ctx.base.conflict(copy.from);
-  const record = open ?? { local: copy.sha256, remote: found?.remote ?? null, copy: copy.path, copySha: copy.sha256, at: new Date(ctx.now()).toISOString() };
+  const record = open ?? {
+    local: copy.sha256,
+    remote: found?.remote ?? null,
+    copy: copy.path,
+    copySha: copy.sha256,
+    at: new Date(ctx.now()).toISOString(),
+  };
   ctx.base.openConflict(copy.from, { ...record, copy: copy.path, copySha: copy.sha256 });
   ctx.ledger.set(copy.from, { status: "conflict", copy: copy.path, local: ctx.tree.where(copy.from) });
   if (!found) return;

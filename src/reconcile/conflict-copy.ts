@@ -25,7 +25,11 @@ export function isConflictCopyOf(path: string, original: string): boolean {
   const { dir, stem, ext } = splitName(original);
   if (!path.startsWith(dir) || path.indexOf("/", dir.length) !== -1) return false;
   const copy = path.slice(dir.length);
-  return copy.startsWith(stem + MARK) && copy.endsWith(ext) && /^\d{8}-\d{6}-.+-[0-9a-f]{6}$/.test(copy.slice(stem.length + MARK.length, copy.length - ext.length));
+  return (
+    copy.startsWith(stem + MARK) &&
+    copy.endsWith(ext) &&
+    /^\d{8}-\d{6}-.+-[0-9a-f]{6}$/.test(copy.slice(stem.length + MARK.length, copy.length - ext.length))
+  );
 }
 
 /** `src/app.test.ts` → `src/`, `app.test`, `.ts`; a dotfile (`.env`) or `name.` has no extension. */
@@ -45,7 +49,10 @@ function stamp(at: Date): string {
 
 /** The machine's name as one safe path segment: letters, digits, `.`, `_` and `-`, at most 40 characters. */
 export function hostLabel(host: string): string {
-  const label = host.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._]+/, "").slice(0, 40);
+  const label = host
+    .replace(/[^A-Za-z0-9._-]+/g, "_")
+    .replace(/^[._]+/, "")
+    .slice(0, 40);
   return label === "" ? "host" : label;
 }
 

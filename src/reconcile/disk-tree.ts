@@ -11,7 +11,15 @@ import { joinAbs, joinRel, walkFiles } from "./walk.js";
 import { NOT_UTF8 } from "../paths/names.js";
 import { describeRule } from "../ignore/pattern.js";
 import { removeEmptiedParents, removeUnchanged, syncDirectories, writeAtomic } from "./disk-write.js";
-import { stillAsPlanned, type LocalExpectation, type LocalRead, type LocalStat, type LocalTree, type TreeListing, type Unrepresentable } from "./local-tree.js";
+import {
+  stillAsPlanned,
+  type LocalExpectation,
+  type LocalRead,
+  type LocalStat,
+  type LocalTree,
+  type TreeListing,
+  type Unrepresentable,
+} from "./local-tree.js";
 import { localStatOf } from "./base-keeper.js";
 
 /**
@@ -44,7 +52,10 @@ export class DiskTree implements LocalTree {
   private tempDir: Promise<string> | undefined;
 
   constructor(private readonly options: DiskTreeOptions) {
-    this.prefix = (options.prefix ?? "").split(/[\\/]+/).filter((s) => s !== "" && s !== ".").join("/");
+    this.prefix = (options.prefix ?? "")
+      .split(/[\\/]+/)
+      .filter((s) => s !== "" && s !== ".")
+      .join("/");
     this.dir = this.prefix ? path.join(options.root, ...this.prefix.split("/")) : options.root;
   }
 
@@ -137,12 +148,20 @@ export function pathRefusal(p: string): string | undefined {
 export function unrepresentableFile(remote: string): { remote: string; reason: string } | undefined {
   const invalid = validateProjectPath(remote);
   if (invalid === undefined) return undefined;
-  if (Buffer.byteLength(remote) > MAX_PATH_BYTES) return { remote, reason: `a path over ${MAX_PATH_BYTES} bytes cannot be stored remotely` };
+  if (Buffer.byteLength(remote) > MAX_PATH_BYTES)
+    return { remote, reason: `a path over ${MAX_PATH_BYTES} bytes cannot be stored remotely` };
   if (remote.includes("\\")) return { remote, reason: "a backslash in the name cannot be stored remotely" };
   return { remote, reason: `${invalid}: it cannot be stored remotely` };
 }
 
-async function listTree(root: string, dir: string, prefix: string, ignore: IgnoreEngine, report: Reporter | undefined, signal?: AbortSignal): Promise<TreeListing> {
+async function listTree(
+  root: string,
+  dir: string,
+  prefix: string,
+  ignore: IgnoreEngine,
+  report: Reporter | undefined,
+  signal?: AbortSignal,
+): Promise<TreeListing> {
   const files = new Map<string, LocalStat>();
   const unrepresentable: Unrepresentable[] = [];
   if (!(await fsp.lstat(dir).catch(() => undefined))?.isDirectory()) return { files, unrepresentable };

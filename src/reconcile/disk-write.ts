@@ -29,11 +29,22 @@ export async function writeAtomic(root: string, abs: string, bytes: Uint8Array, 
   const problem = await parentProblem(root, abs, true);
   if (problem) throw new WriteRefused(problem);
   const existing = await fsp.lstat(abs).catch(() => undefined);
-  if (existing && !existing.isFile()) throw new WriteRefused(existing.isDirectory() ? "a directory is in its place here" : "something other than a regular file is in its place here");
+  if (existing && !existing.isFile())
+    throw new WriteRefused(
+      existing.isDirectory() ? "a directory is in its place here" : "something other than a regular file is in its place here",
+    );
   const mode = existing?.isFile() ? existing.mode & 0o7777 : undefined;
-  const crossed = tempDir !== undefined && (await writeThrough(root, abs, bytes, unchanged, path.join(tempDir, `${process.pid}-${hex()}.tmp`), mode));
+  const crossed =
+    tempDir !== undefined && (await writeThrough(root, abs, bytes, unchanged, path.join(tempDir, `${process.pid}-${hex()}.tmp`), mode));
   if (tempDir === undefined || crossed === "other-device") {
-    await writeThrough(root, abs, bytes, unchanged, path.join(path.dirname(abs), `.${path.basename(abs).slice(0, 200)}.uspark-${hex()}.tmp`), mode);
+    await writeThrough(
+      root,
+      abs,
+      bytes,
+      unchanged,
+      path.join(path.dirname(abs), `.${path.basename(abs).slice(0, 200)}.uspark-${hex()}.tmp`),
+      mode,
+    );
   }
 }
 
@@ -42,7 +53,14 @@ function hex(): string {
 }
 
 /** The write through one temp file; "other-device" when the rename cannot reach `abs` from there (nothing written). */
-async function writeThrough(root: string, abs: string, bytes: Uint8Array, unchanged: Precondition, temp: string, mode: number | undefined): Promise<true | "other-device"> {
+async function writeThrough(
+  root: string,
+  abs: string,
+  bytes: Uint8Array,
+  unchanged: Precondition,
+  temp: string,
+  mode: number | undefined,
+): Promise<true | "other-device"> {
   const handle = await fsp.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o666);
   let renamed = false;
   try {
@@ -52,7 +70,8 @@ async function writeThrough(root: string, abs: string, bytes: Uint8Array, unchan
     await handle.close();
     // The real path of the directory it goes to, as late as can be: a directory swapped for a symlink is seen here.
     const dir = await fsp.realpath(path.dirname(abs)).catch(() => undefined);
-    if (dir === undefined || !isInside(root, dir)) throw new WriteRefused(`it would be written outside the project root (${dir ?? "its real path cannot be told"})`);
+    if (dir === undefined || !isInside(root, dir))
+      throw new WriteRefused(`it would be written outside the project root (${dir ?? "its real path cannot be told"})`);
     if (!(await unchanged())) throw new LocalChanged("it changed here meanwhile: kept");
     try {
       await fsp.rename(temp, abs);
@@ -99,7 +118,10 @@ export async function removeEmptiedParents(top: string, abs: string): Promise<st
  * With `create`, a missing one is made instead, one at a time.
  */
 export async function parentProblem(root: string, abs: string, create = false): Promise<string | "missing" | undefined> {
-  const parts = path.relative(root, path.dirname(abs)).split(path.sep).filter((part) => part !== "");
+  const parts = path
+    .relative(root, path.dirname(abs))
+    .split(path.sep)
+    .filter((part) => part !== "");
   let current = root;
   for (const part of parts) {
     current = path.join(current, part);

@@ -26,7 +26,9 @@ export async function gitCleanFiles(dir: string): Promise<Map<string, LocalStat>
     const top = (await git(dir, ["rev-parse", "--show-toplevel"])).trim();
     const below = path.relative(top, dir).split(path.sep).join("/");
     const strip = below === "" ? 0 : below.length + 1;
-    const tracked = (await git(dir, ["ls-files", "-z", "--cached", "--full-name", "--", "."])).split("\0").filter((f) => f !== "" && (strip === 0 || f.startsWith(below + "/")));
+    const tracked = (await git(dir, ["ls-files", "-z", "--cached", "--full-name", "--", "."]))
+      .split("\0")
+      .filter((f) => f !== "" && (strip === 0 || f.startsWith(below + "/")));
     const stats = await mapLimit(tracked, 32, (file) => fsp.lstat(path.join(top, file)).catch(() => undefined));
     // `status` refreshes the index's stat cache, so a file merely touched since the checkout is clean.
     const changed = changedPaths(await git(dir, ["status", "--porcelain=v1", "-z", "--untracked-files=no", "--", "."]));
@@ -81,8 +83,11 @@ export function changedPaths(status: string): Set<string> {
 
 function git(cwd: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile("git", ["-c", "core.quotepath=off", ...args], { cwd, maxBuffer: MAX_BUFFER, env: { ...process.env, GIT_OPTIONAL_LOCKS: "0" } }, (error, stdout) =>
-      error ? reject(error) : resolve(stdout),
+    execFile(
+      "git",
+      ["-c", "core.quotepath=off", ...args],
+      { cwd, maxBuffer: MAX_BUFFER, env: { ...process.env, GIT_OPTIONAL_LOCKS: "0" } },
+      (error, stdout) => (error ? reject(error) : resolve(stdout)),
     );
   });
 }

@@ -20,7 +20,13 @@ import type { RemoteView } from "./remote-view.js";
  * paths holds what it expected or what it sent (see `changedSince`); else it is not sent, said once,
  * and its paths are decided again as any change (a conflict copy where both sides changed).
  */
-export async function settleIntents(base: BaseKeeper, remote: ProjectRemote, view: RemoteView, report: Reporter, signal: AbortSignal): Promise<void> {
+export async function settleIntents(
+  base: BaseKeeper,
+  remote: ProjectRemote,
+  view: RemoteView,
+  report: Reporter,
+  signal: AbortSignal,
+): Promise<void> {
   // The API first (the view's listing); without a feed, a listing of now, as before any commit there.
   if (!view.isLoaded) await view.ensure(signal);
   else if (view.api !== "1.2") await view.refresh(signal);
@@ -29,7 +35,11 @@ export async function settleIntents(base: BaseKeeper, remote: ProjectRemote, vie
     const unsafe = view.api === "1.2" ? undefined : changedSince(intent.changes, (path) => view.get(path)?.sha256 ?? null);
     if (unsafe !== undefined) {
       base.settleIntent(intent, false);
-      report.warn("intent", `the commit of an earlier run (key ${intent.key}) was not sent again: ${unsafe} changed on the server since, which speaks an API older than 1.2 (no conditional commits); decided again as any change`, { key: intent.key, path: unsafe });
+      report.warn(
+        "intent",
+        `the commit of an earlier run (key ${intent.key}) was not sent again: ${unsafe} changed on the server since, which speaks an API older than 1.2 (no conditional commits); decided again as any change`,
+        { key: intent.key, path: unsafe },
+      );
       continue;
     }
     if (await replay(intent, base, remote, report, signal)) applied++;
@@ -48,7 +58,11 @@ async function replay(intent: Intent, base: BaseKeeper, remote: ProjectRemote, r
     if (!(error instanceof ApiError) || error.fatal || signal.aborted) throw error;
     const refused = error.status !== undefined && error.status >= 400 && error.status < 500;
     if (refused) base.settleIntent(intent, false);
-    report.debug("intent", `the commit of an earlier run (key ${intent.key}) ${refused ? "was not applied" : "could not be settled now"}: ${error.message}`, { key: intent.key });
+    report.debug(
+      "intent",
+      `the commit of an earlier run (key ${intent.key}) ${refused ? "was not applied" : "could not be settled now"}: ${error.message}`,
+      { key: intent.key },
+    );
     return false;
   }
 }

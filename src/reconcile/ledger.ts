@@ -35,6 +35,8 @@ export class Ledger {
 
   /** Paths whose final outcome is not "synced". */
   unsettled(): [string, Exclude<PathOutcome, { status: "synced" }>][] {
-    return [...this.outcomes].filter((entry): entry is [string, Exclude<PathOutcome, { status: "synced" }>] => entry[1].status !== "synced");
+    return [...this.outcomes].filter(
+      (entry): entry is [string, Exclude<PathOutcome, { status: "synced" }>] => entry[1].status !== "synced",
+    );
   }
 }

@@ -34,14 +34,19 @@ export type Lineage =
  */
 export function judgeLineage(recorded: HistoryPoint, head: HistoryPoint, chainThen?: string): Lineage {
   if (recorded.version === 0) return { kind: "extends" };
-  if (head.version < recorded.version) return { kind: "rewound", why: `its head is v${head.version}, older than v${recorded.version}, which this tree last synced` };
+  if (head.version < recorded.version)
+    return { kind: "rewound", why: `its head is v${head.version}, older than v${recorded.version}, which this tree last synced` };
   if (head.chain === undefined) return { kind: "unchecked" };
   if (recorded.chain === undefined) return { kind: "extends" };
   if (head.version === recorded.version) {
-    return head.chain === recorded.chain ? { kind: "extends" } : { kind: "rewound", why: `its v${head.version} is not the v${recorded.version} this tree last synced (another history)` };
+    return head.chain === recorded.chain
+      ? { kind: "extends" }
+      : { kind: "rewound", why: `its v${head.version} is not the v${recorded.version} this tree last synced (another history)` };
   }
   if (chainThen === undefined) return { kind: "ask", version: recorded.version };
-  return chainThen === recorded.chain ? { kind: "extends" } : { kind: "rewound", why: `its history up to its head v${head.version} does not hold the v${recorded.version} this tree last synced` };
+  return chainThen === recorded.chain
+    ? { kind: "extends" }
+    : { kind: "rewound", why: `its history up to its head v${head.version} does not hold the v${recorded.version} this tree last synced` };
 }
 
 /** The refusal: fatal (no retry can fix it), said by every command as one error. */
@@ -75,7 +80,11 @@ export async function checkLineage(
     verdict = then === undefined ? { kind: "unchecked" } : judgeLineage(recorded, head, then);
   }
   if (verdict.kind === "unchecked" && view.api === "1.2") {
-    report.warnOnce("lineage", "old-api", "the server speaks API 1.2: it keeps no history hash, so a server restored from an older backup would go unnoticed (upgrade it to 1.3)");
+    report.warnOnce(
+      "lineage",
+      "old-api",
+      "the server speaks API 1.2: it keeps no history hash, so a server restored from an older backup would go unnoticed (upgrade it to 1.3)",
+    );
   }
   if (verdict.kind !== "rewound") return false;
   if (!accept) throw new RewoundError(verdict.why);

@@ -1,5 +1,18 @@
 import { createHash } from "node:crypto";
-import { closeSync, constants, fstat, fstatSync, lstatSync, openSync, promises as fsp, read, readlinkSync, readSync, realpathSync, type Stats } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstat,
+  fstatSync,
+  lstatSync,
+  openSync,
+  promises as fsp,
+  read,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  type Stats,
+} from "node:fs";
 import path from "node:path";
 import { isInside } from "../paths/paths.js";
 import { localStatOf, sameStat, type LocalStat } from "./base-keeper.js";
@@ -58,7 +71,9 @@ export interface DescriptorCalls {
 const THROUGH_POOL: DescriptorCalls = {
   fstat: (fd) => new Promise((resolve, reject) => fstat(fd, (error, stats) => (error ? reject(error) : resolve(stats)))),
   read: (fd, buffer, offset, length, position) =>
-    new Promise((resolve, reject) => read(fd, buffer, offset, length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead)))),
+    new Promise((resolve, reject) =>
+      read(fd, buffer, offset, length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead))),
+    ),
   readlink: (link) => fsp.readlink(link),
   lstat: (file) => fsp.lstat(file),
   realpath: (file) => fsp.realpath(file),
@@ -154,7 +169,12 @@ function snapshot(stat: Stats): FileSnapshot {
  * decides, never the text.) `opened`: the descriptor's stat when the caller has it (an open
  * file's inode never changes), one system call fewer.
  */
-export async function descriptorPath(fd: number, abs: string, opened?: Stats, calls: DescriptorCalls = THROUGH_POOL): Promise<string | undefined> {
+export async function descriptorPath(
+  fd: number,
+  abs: string,
+  opened?: Stats,
+  calls: DescriptorCalls = THROUGH_POOL,
+): Promise<string | undefined> {
   let where: string | undefined;
   if (procFdWorks !== false) {
     try {

@@ -73,7 +73,8 @@ async function writeAll(writes: readonly LocalWrite[], ctx: LocalStepContext, si
     signal,
   );
   for (const [sha, reason] of failures) {
-    for (const write of bySha.get(sha) ?? []) ctx.ledger.set(write.path, { status: "failed", reason: `not pulled: ${reason}`, local: ctx.tree.where(write.path) });
+    for (const write of bySha.get(sha) ?? [])
+      ctx.ledger.set(write.path, { status: "failed", reason: `not pulled: ${reason}`, local: ctx.tree.where(write.path) });
   }
   return written;
 }

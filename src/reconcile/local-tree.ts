@@ -31,7 +31,11 @@ export type LocalExpectation = { sha256: string; stat: LocalStat } | null;
  * clock behind ours makes a fresh mtime look old (simulation seed 7). Shared by the disk tree and
  * the simulation's tree, so the simulation checks this very rule.
  */
-export async function stillAsPlanned(expected: LocalExpectation, present: boolean, hash: () => Promise<string | undefined>): Promise<boolean> {
+export async function stillAsPlanned(
+  expected: LocalExpectation,
+  present: boolean,
+  hash: () => Promise<string | undefined>,
+): Promise<boolean> {
   if (expected === null) return !present;
   return present && (await hash()) === expected.sha256;
 }

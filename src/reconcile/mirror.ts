@@ -33,7 +33,10 @@ export function mirrorOf(files: ReadonlyMap<string, BaseEntry>, picture: RemoteP
 }
 
 /** The same paths with the same hash and size (a size unknown, -1, is never the same). */
-export function sameFiles(a: ReadonlyMap<string, { sha256: string; size: number }>, b: ReadonlyMap<string, { sha256: string; size: number }>): boolean {
+export function sameFiles(
+  a: ReadonlyMap<string, { sha256: string; size: number }>,
+  b: ReadonlyMap<string, { sha256: string; size: number }>,
+): boolean {
   if (a.size !== b.size) return false;
   for (const [path, entry] of a) {
     const other = b.get(path);
@@ -47,7 +50,10 @@ export function sameFiles(a: ReadonlyMap<string, { sha256: string; size: number 
  * was made with (the saver's, or the stored file's): another process's entries merged in, or a
  * moved base, make it untrue, and it is dropped.
  */
-export function mergedMirror(merged: ReadonlyMap<string, BaseEntry>, candidates: readonly { mirror?: MirrorPoint; files: ReadonlyMap<string, BaseEntry> }[]): MirrorPoint | undefined {
+export function mergedMirror(
+  merged: ReadonlyMap<string, BaseEntry>,
+  candidates: readonly { mirror?: MirrorPoint; files: ReadonlyMap<string, BaseEntry> }[],
+): MirrorPoint | undefined {
   for (const { mirror, files } of candidates) {
     if (mirror !== undefined && (files === merged || sameFiles(files, merged))) return mirror;
   }

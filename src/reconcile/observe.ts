@@ -55,7 +55,12 @@ export class Observer {
    * delete). `fresh`: paths an event named, read whatever their stat says. An abort stops it
    * between two reads (a changed tree of 50,000 files takes a while to hash).
    */
-  async observe(paths: readonly string[], signal: AbortSignal, listed?: ReadonlyMap<string, LocalStat>, fresh?: ReadonlySet<string>): Promise<Map<string, Observation>> {
+  async observe(
+    paths: readonly string[],
+    signal: AbortSignal,
+    listed?: ReadonlyMap<string, LocalStat>,
+    fresh?: ReadonlySet<string>,
+  ): Promise<Map<string, Observation>> {
     // Only what the listing did not stat is stat'ed: a promise per listed path is time for nothing.
     const unlisted = listed ? paths.filter((path) => !listed.has(path)) : paths;
     const unlistedStats = await mapLimit(unlisted, STAT_CONCURRENCY, (path) => this.options.tree.stat(path));
@@ -103,7 +108,8 @@ export class Observer {
   /** The content without reading, when the stat says it is what the base or this session last saw. */
   private known(path: string, stat: LocalStat): LocalFile | undefined {
     const entry = this.options.base.entry(path);
-    if (statMatches(entry, stat, this.options.base.base.savedMtimeMs)) return { sha256: entry!.sha256, size: stat.size, stat, readAt: this.now() };
+    if (statMatches(entry, stat, this.options.base.base.savedMtimeMs))
+      return { sha256: entry!.sha256, size: stat.size, stat, readAt: this.now() };
     const seen = this.hashed.get(path);
     // Read within its mtime tick: it may have been rewritten since, keeping the stat (base-keeper.ts).
     if (seen && sameStat(seen.stat, stat) && this.options.base.marks.trusts(stat, seen.readAt)) {
@@ -123,7 +129,10 @@ export class Observer {
         return { kind: "absent" };
       case "too-large":
         // Not journaled: `push --pending` under the same limit would only skip it again.
-        return unreadable(`larger than the ${formatBytes(this.options.maxFileSize)} limit (${formatBytes(read.size)}): raise --max-file-size or --ignore it`, false);
+        return unreadable(
+          `larger than the ${formatBytes(this.options.maxFileSize)} limit (${formatBytes(read.size)}): raise --max-file-size or --ignore it`,
+          false,
+        );
       case "refused":
         return unreadable(read.reason, false);
       case "changed":

@@ -141,7 +141,20 @@ export function plan(states: readonly PathState[], context: PlanContext): Plan {
 }
 
 export function emptyPlan(): Plan {
-  return { puts: [], deletes: [], copies: [], writes: [], removes: [], settles: [], conflicts: [], stillOpen: [], resolved: [], held: { remote: [], local: [], tripped: false }, leftAlone: [], unsyncedDeletes: [] };
+  return {
+    puts: [],
+    deletes: [],
+    copies: [],
+    writes: [],
+    removes: [],
+    settles: [],
+    conflicts: [],
+    stillOpen: [],
+    resolved: [],
+    held: { remote: [], local: [], tripped: false },
+    leftAlone: [],
+    unsyncedDeletes: [],
+  };
 }
 
 function planPath(state: PathState, context: PlanContext, out: Plan): void {
@@ -223,7 +236,8 @@ function planResolution(state: PathState, choice: Resolution, open: OpenConflict
 function keepMineAside(state: PathState, mine: LocalFile, open: OpenConflict | undefined, context: PlanContext, out: Plan): void {
   const copy = open?.copy ?? freeCopyPath(state.path, mine.sha256, context);
   const held = open?.copy === undefined ? null : (open.copySha ?? null);
-  if (held !== mine.sha256) out.puts.push({ path: copy, sha256: mine.sha256, size: mine.size, expect: held, from: state.path, local: mine });
+  if (held !== mine.sha256)
+    out.puts.push({ path: copy, sha256: mine.sha256, size: mine.size, expect: held, from: state.path, local: mine });
   out.writes.push({ path: copy, sha256: mine.sha256, size: mine.size, expectLocal: null, backup: false });
 }
 
@@ -280,8 +294,20 @@ function guardDeletes(states: readonly PathState[], context: PlanContext, out: P
   const isForced = (path: string) => forced(context, path);
   const localNew = out.puts.filter((p) => p.expect === null).length;
   const remoteNew = out.writes.filter((w) => w.expectLocal === null).length;
-  const remoteSide = holdSide(out.deletes.map((d) => d.path), localNew, evidenced, isForced, context);
-  const localSide = holdSide(out.removes.map((r) => r.path), remoteNew, evidenced, isForced, context);
+  const remoteSide = holdSide(
+    out.deletes.map((d) => d.path),
+    localNew,
+    evidenced,
+    isForced,
+    context,
+  );
+  const localSide = holdSide(
+    out.removes.map((r) => r.path),
+    remoteNew,
+    evidenced,
+    isForced,
+    context,
+  );
   out.held = { remote: remoteSide.held, local: localSide.held, tripped: remoteSide.tripped || localSide.tripped };
   const heldRemote = new Set(remoteSide.held);
   const heldLocal = new Set(localSide.held);

@@ -94,12 +94,19 @@ export class Reconciler {
   private clean: Promise<ReadonlyMap<string, LocalStat>> | undefined;
 
   constructor(private readonly deps: ReconcilerDeps) {
-    this.observer = new Observer({ tree: deps.tree, base: deps.base, maxFileSize: deps.maxFileSize, timers: deps.timers, onProgress: deps.onProgress });
+    this.observer = new Observer({
+      tree: deps.tree,
+      base: deps.base,
+      maxFileSize: deps.maxFileSize,
+      timers: deps.timers,
+      onProgress: deps.onProgress,
+    });
   }
 
   async round(request: RoundRequest, signal: AbortSignal): Promise<RoundResult> {
     // An earlier run's commits first: their answers are the base this round decides on.
-    if (!request.dryRun && this.deps.base.openIntents.length > 0) await settleIntents(this.deps.base, this.deps.remote, this.deps.view, this.deps.report, signal);
+    if (!request.dryRun && this.deps.base.openIntents.length > 0)
+      await settleIntents(this.deps.base, this.deps.remote, this.deps.view, this.deps.report, signal);
     const seen = this.deps.view.generation;
     const copiesBefore = this.deps.base.conflictCopies();
     const { paths, listed, unrepresentable, outOfScope } = await this.pathsOf(request, signal);
@@ -109,7 +116,17 @@ export class Reconciler {
     const states = await this.statesOf(paths, observed, request, unreadable, signal);
     if (this.deps.view.generation === seen && needsConfirmation(states)) await this.confirm(states, signal);
     const planned = plan(states, this.context(request));
-    const result: RoundResult = { plan: planned, states, requeue: [], unreadable, unrepresentable, refused: false, outOfScope, local: { written: [], removed: [] }, version: this.deps.view.version };
+    const result: RoundResult = {
+      plan: planned,
+      states,
+      requeue: [],
+      unreadable,
+      unrepresentable,
+      refused: false,
+      outOfScope,
+      local: { written: [], removed: [] },
+      version: this.deps.view.version,
+    };
     if (request.dryRun) return result;
     this.record(planned, unreadable, request.evidence);
     const requeue = new Set<string>([...unreadable].filter(([, u]) => u.retry).map(([p]) => p));
@@ -120,7 +137,7 @@ export class Reconciler {
       for (const part of commitChunks(planned)) {
         await commitStep(part, context, signal);
         // A path decided again after a 409 may now be the local side's (two-way).
-        if (part !== planned) planned.writes.push(...part.writes), planned.removes.push(...part.removes);
+        if (part !== planned) (planned.writes.push(...part.writes), planned.removes.push(...part.removes));
       }
       progress.end();
     }
@@ -158,11 +175,30 @@ export class Reconciler {
   /** The paths a scan finds moved away from the base (two-way: on either side); they go to the queue. */
   scan(twoWay: boolean, signal: AbortSignal): Promise<ScanFindings> {
     const { tree, base, view, report } = this.deps;
-    return scanTree({ tree, base, view, report, observe: (paths, scanSignal, listed) => this.observer.observe(paths, scanSignal, listed), reads: () => this.observer.reads }, twoWay, signal);
+    return scanTree(
+      {
+        tree,
+        base,
+        view,
+        report,
+        observe: (paths, scanSignal, listed) => this.observer.observe(paths, scanSignal, listed),
+        reads: () => this.observer.reads,
+      },
+      twoWay,
+      signal,
+    );
   }
 
   /** Step 1: the paths of the round, with the listing's stats when it is the whole tree. */
-  private async pathsOf(request: RoundRequest, signal: AbortSignal): Promise<{ paths: string[]; listed?: ReadonlyMap<string, LocalStat>; unrepresentable: Unrepresentable[]; outOfScope: RoundResult["outOfScope"] }> {
+  private async pathsOf(
+    request: RoundRequest,
+    signal: AbortSignal,
+  ): Promise<{
+    paths: string[];
+    listed?: ReadonlyMap<string, LocalStat>;
+    unrepresentable: Unrepresentable[];
+    outOfScope: RoundResult["outOfScope"];
+  }> {
     const { tree, base, view } = this.deps;
     const copies = base.conflictCopies();
     const outOfScope: RoundResult["outOfScope"] = [];
@@ -241,11 +277,26 @@ export class Reconciler {
     const { base } = this.deps;
     const taken = (path: string) => this.deps.view.files.has(path);
     const clash = (path: string) => this.deps.view.clash(path);
-    return { mode: request.mode, open: base.base.conflicts, held: base.base.held, baseFiles: base.base.files.size, force: request.force, resolve: request.resolve, now: new Date(this.now()), host: this.deps.host, taken, clash };
+    return {
+      mode: request.mode,
+      open: base.base.conflicts,
+      held: base.base.held,
+      baseFiles: base.base.files.size,
+      force: request.force,
+      resolve: request.resolve,
+      now: new Date(this.now()),
+      host: this.deps.host,
+      taken,
+      clash,
+    };
   }
 
   /** What the plan settles without a request: equal paths, conflicts now gone or still open, held deletes. */
-  private record(planned: Plan, unreadable: ReadonlyMap<string, Extract<Observation, { kind: "unreadable" }>>, evidence?: ReadonlySet<string>): void {
+  private record(
+    planned: Plan,
+    unreadable: ReadonlyMap<string, Extract<Observation, { kind: "unreadable" }>>,
+    evidence?: ReadonlySet<string>,
+  ): void {
     const { base, tree, view } = this.deps;
     // The version (and chain hash) first, then the entries that reflect it: a save in between must
     // never keep entries of a version newer than the one recorded (a server restored to a backup
@@ -256,7 +307,8 @@ export class Reconciler {
       this.ledger.unchanged++;
       this.ledger.set(path, { status: "synced", at: local?.readAt ?? this.now() });
     }
-    for (const path of planned.resolved) if (base.closeConflict(path)) this.deps.report.info("resolved", `conflict ${path} resolved`, { path });
+    for (const path of planned.resolved)
+      if (base.closeConflict(path)) this.deps.report.info("resolved", `conflict ${path} resolved`, { path });
     for (const { path, remote } of planned.stillOpen) {
       const open = base.conflict(path)!;
       if (open.remote !== remote) base.openConflict(path, { ...open, remote });
@@ -266,20 +318,32 @@ export class Reconciler {
     for (const found of planned.conflicts) if (found.copy === undefined) this.openWithoutCopy(found);
     for (const path of planned.unsyncedDeletes) {
       const reason = "deleted here before this tree ever synced it: the remote keeps it";
-      this.deps.report.warnOnce(tree.where(path), "delete-unsynced", `not deleted remotely ${path}: ${reason} (to delete it there: uspark pull ${path}, delete it, uspark push)`, { path });
+      this.deps.report.warnOnce(
+        tree.where(path),
+        "delete-unsynced",
+        `not deleted remotely ${path}: ${reason} (to delete it there: uspark pull ${path}, delete it, uspark push)`,
+        { path },
+      );
       this.ledger.set(path, { status: "skipped", reason, journal: false, local: tree.where(path) });
     }
     const held = [...planned.held.remote, ...planned.held.local];
     base.hold(held);
-    for (const path of held) this.ledger.set(path, { status: "held", reason: "a delete held by the mass-delete guard", local: tree.where(path) });
+    for (const path of held)
+      this.ledger.set(path, { status: "held", reason: "a delete held by the mass-delete guard", local: tree.where(path) });
     for (const [path, u] of unreadable) {
       if (u.retry) continue;
       // A symlink a scan came across (never followed) is no news; one an event named, or a file too large, is.
       // Said once per local file, as the path policy's refusal of the same file is: a symlink
       // swapped in is one warning, whether this read or the watcher's event notices it first.
-      if (!u.failed && (u.journal || evidence?.has(path))) this.deps.report.warnOnce(tree.where(path), "skipped", `not synced ${path}: ${u.reason}`, { path, reason: u.reason });
+      if (!u.failed && (u.journal || evidence?.has(path)))
+        this.deps.report.warnOnce(tree.where(path), "skipped", `not synced ${path}: ${u.reason}`, { path, reason: u.reason });
       else if (!u.failed) this.deps.report.debug("skipped", `not synced ${path}: ${u.reason}`, { path, reason: u.reason });
-      this.ledger.set(path, u.failed ? { status: "failed", reason: u.reason, local: tree.where(path) } : { status: "skipped", reason: u.reason, journal: u.journal, local: tree.where(path) });
+      this.ledger.set(
+        path,
+        u.failed
+          ? { status: "failed", reason: u.reason, local: tree.where(path) }
+          : { status: "skipped", reason: u.reason, journal: u.journal, local: tree.where(path) },
+      );
     }
   }
 
@@ -288,8 +352,14 @@ export class Reconciler {
     const { path } = found;
     this.deps.base.openConflict(path, { local: found.local, remote: found.remote, at: new Date(this.now()).toISOString() });
     this.ledger.set(path, { status: "conflict", local: this.deps.tree.where(path) });
-    const why = found.unsynced ? "differs from the remote and was never synced here (nothing tells which is newer)" : "changed here and remotely";
-    this.deps.report.warn("conflict", `conflict ${path}: ${why}; both kept as they are (yours here, theirs remotely): ${RESOLVE_HINT.replace("<path>", path)}`, { path, local: found.local, remote: found.remote });
+    const why = found.unsynced
+      ? "differs from the remote and was never synced here (nothing tells which is newer)"
+      : "changed here and remotely";
+    this.deps.report.warn(
+      "conflict",
+      `conflict ${path}: ${why}; both kept as they are (yours here, theirs remotely): ${RESOLVE_HINT.replace("<path>", path)}`,
+      { path, local: found.local, remote: found.remote },
+    );
   }
 
   /**
@@ -299,18 +369,31 @@ export class Reconciler {
    */
   private adoptExistingCopies(planned: Plan): void {
     for (const conflict of [...planned.conflicts]) {
-      const existing = [...this.deps.view.files].find(([p, f]) => f.sha256 === conflict.local && isConflictCopyOf(p, conflict.path) && this.deps.base.sha(p) === null);
+      const existing = [...this.deps.view.files].find(
+        ([p, f]) => f.sha256 === conflict.local && isConflictCopyOf(p, conflict.path) && this.deps.base.sha(p) === null,
+      );
       if (!existing) continue;
       planned.copies = planned.copies.filter((c) => c.from !== conflict.path);
       planned.conflicts = planned.conflicts.filter((c) => c !== conflict);
-      this.deps.base.openConflict(conflict.path, { local: conflict.local, remote: conflict.remote, copy: existing[0], copySha: conflict.local, at: new Date(this.now()).toISOString() });
+      this.deps.base.openConflict(conflict.path, {
+        local: conflict.local,
+        remote: conflict.remote,
+        copy: existing[0],
+        copySha: conflict.local,
+        at: new Date(this.now()).toISOString(),
+      });
       this.ledger.set(conflict.path, { status: "conflict", copy: existing[0], local: this.deps.tree.where(conflict.path) });
     }
   }
 
   // The step contexts name their parts: `{ ...this.deps, more }` made a new hidden class on every
   // call in Node 20's optimized code (microseconds a round, a tenth of the simulation's CPU).
-  private commitContext(observed: ReadonlyMap<string, Observation>, request: RoundRequest, requeue: Set<string>, onUploaded: CommitStepContext["onUploaded"]): CommitStepContext {
+  private commitContext(
+    observed: ReadonlyMap<string, Observation>,
+    request: RoundRequest,
+    requeue: Set<string>,
+    onUploaded: CommitStepContext["onUploaded"],
+  ): CommitStepContext {
     const kept = new Map<string, Uint8Array>();
     for (const [path, o] of observed) if (o.kind === "file" && o.bytes) kept.set(path, o.bytes);
     const { remote, view, base, tree, report, source } = this.deps;
@@ -341,7 +424,17 @@ export class Reconciler {
   private localContext(requeue: Set<string>): LocalStepContext {
     const { remote, base, tree, report, onProgress } = this.deps;
     const startedAt = this.now();
-    return { remote, base, tree, report, onProgress, ledger: this.ledger, requeue, backupLabel: () => backupLabel(startedAt), now: () => this.now() };
+    return {
+      remote,
+      base,
+      tree,
+      report,
+      onProgress,
+      ledger: this.ledger,
+      requeue,
+      backupLabel: () => backupLabel(startedAt),
+      now: () => this.now(),
+    };
   }
 
   private now(): number {

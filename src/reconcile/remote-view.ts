@@ -111,7 +111,12 @@ export class RemoteView {
       });
       // Checked again now: the base may have moved while the request was out.
       const still = this.start?.();
-      if (head && still && still.point === start.point && headIsMirror(start.point, { version: head.version, chain: head.chain, commits: head.commits.length })) {
+      if (
+        head &&
+        still &&
+        still.point === start.point &&
+        headIsMirror(start.point, { version: head.version, chain: head.chain, commits: head.commits.length })
+      ) {
         return this.takeMirror(start.point, start.files);
       }
     }
@@ -129,7 +134,11 @@ export class RemoteView {
     this.chain = point.chain;
     this.api = "1.2";
     this.generation++;
-    this.report.debug("remote", `project is at v${point.version} with ${files.size} files (API 1.2), as this tree last synced it`, { version: point.version, files: files.size, api: this.api });
+    this.report.debug("remote", `project is at v${point.version} with ${files.size} files (API 1.2), as this tree last synced it`, {
+      version: point.version,
+      files: files.size,
+      api: this.api,
+    });
     this.loaded = true;
   }
 
@@ -173,7 +182,12 @@ export class RemoteView {
    * answered) the one we know, when both are known.
    */
   private follow(version: number, changes: readonly Change[], chain: string | undefined): void {
-    const due = version === this.version + 1 && this.chain !== undefined ? chainHash(this.chain, changes) : version === this.version ? this.chain : undefined;
+    const due =
+      version === this.version + 1 && this.chain !== undefined
+        ? chainHash(this.chain, changes)
+        : version === this.version
+          ? this.chain
+          : undefined;
     if (chain !== undefined && due !== undefined && due !== chain) {
       throw contradiction(`the chain hash of v${version} is not the one of its changes after v${version - 1}`);
     }
@@ -192,7 +206,8 @@ export class RemoteView {
   }
 
   private replace(listing: Listing): Set<string> {
-    if (this.loaded && listing.version < this.version) throw contradiction(`the project's version went back from v${this.version} to v${listing.version}`);
+    if (this.loaded && listing.version < this.version)
+      throw contradiction(`the project's version went back from v${this.version} to v${listing.version}`);
     const changed = new Set<string>();
     const next = new Map(listing.files.map((f) => [f.path, { sha256: f.sha256, size: f.size }]));
     for (const [path, entry] of next) if (this.files.get(path)?.sha256 !== entry.sha256) changed.add(path);
@@ -208,7 +223,12 @@ export class RemoteView {
     this.chain = listing.chain;
     this.api = listing.api ?? "1";
     this.generation++;
-    if (!this.loaded) this.report.debug("remote", `project is at v${listing.version} with ${listing.files.length} files (API ${this.api})`, { version: listing.version, files: listing.files.length, api: this.api });
+    if (!this.loaded)
+      this.report.debug("remote", `project is at v${listing.version} with ${listing.files.length} files (API ${this.api})`, {
+        version: listing.version,
+        files: listing.files.length,
+        api: this.api,
+      });
     this.loaded = true;
     return changed;
   }
@@ -227,7 +247,8 @@ export class RemoteView {
     const sent = this.ours.get(version);
     if (!sent) return;
     this.ours.delete(version);
-    if (!sameChanges(sent, changes)) throw contradiction(`the commit feed's v${version} is not the commit the server acknowledged as v${version}`);
+    if (!sameChanges(sent, changes))
+      throw contradiction(`the commit feed's v${version} is not the commit the server acknowledged as v${version}`);
   }
 
   /** A listing at the version of our last acknowledged commit must show it. */
@@ -237,7 +258,8 @@ export class RemoteView {
     if (!sent) return;
     for (const change of sent) {
       const shown = files.get(change.path)?.sha256 ?? null;
-      if (shown !== (change.op === "delete" ? null : change.sha256)) throw contradiction(`the listing at v${version} contradicts the commit the server acknowledged as v${version} (${change.path})`);
+      if (shown !== (change.op === "delete" ? null : change.sha256))
+        throw contradiction(`the listing at v${version} contradicts the commit the server acknowledged as v${version} (${change.path})`);
     }
   }
 }

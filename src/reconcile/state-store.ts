@@ -63,7 +63,8 @@ export function fileStateStore(root: string, report?: Reporter): StateStore {
     async save(base, paths) {
       return withLock(root, STATE_NAME, async () => {
         // Our own last write, untouched since (a writer renames a new file in: a new inode): no re-read of 50,000 entries.
-        const ours = written && sameFile(written.stat, await stateFileStat(root, STATE_NAME)) && sameProject(written.base, base) ? written : undefined;
+        const ours =
+          written && sameFile(written.stat, await stateFileStat(root, STATE_NAME)) && sameProject(written.base, base) ? written : undefined;
         const state = ours ? ours.state : await readState(root);
         const merged = mergeBase(ours ? ours.base : state && baseIn(state, base), base, paths);
         const next = withBase(state, merged, new Date());

@@ -7,7 +7,18 @@
 import { mayAccess, type Access, type Authority, type Principal } from "./authority.js";
 import { HttpError } from "./http.js";
 import { checkIdentifier } from "./identifiers.js";
-import { ProjectNotFoundError, type AppendOutcome, type BlobPart, type BodyFeed, type CommitOutcome, type FeedQuery, type FileEntry, type ProjectStore, type SessionInfo, type StoredBytes } from "./store.js";
+import {
+  ProjectNotFoundError,
+  type AppendOutcome,
+  type BlobPart,
+  type BodyFeed,
+  type CommitOutcome,
+  type FeedQuery,
+  type FileEntry,
+  type ProjectStore,
+  type SessionInfo,
+  type StoredBytes,
+} from "./store.js";
 import type { CommitFeed, CommitRequest } from "../api/types.js";
 
 /** How often a waiting request asks again whether its credential still holds (a revoke ends it within this). */
@@ -125,16 +136,31 @@ export class ProjectAccess {
   }
 
   private mustWrite(): void {
-    if (this.access !== "write") throw new HttpError(403, "forbidden", `this token may only read project ${JSON.stringify(this.projectId)}: writing needs a write token`);
+    if (this.access !== "write")
+      throw new HttpError(
+        403,
+        "forbidden",
+        `this token may only read project ${JSON.stringify(this.projectId)}: writing needs a write token`,
+      );
   }
 }
 
 export function unauthorized(): HttpError {
-  return new HttpError(401, "unauthorized", "missing, wrong, revoked or expired bearer token", {}, { "www-authenticate": 'Bearer realm="uspark"' });
+  return new HttpError(
+    401,
+    "unauthorized",
+    "missing, wrong, revoked or expired bearer token",
+    {},
+    { "www-authenticate": 'Bearer realm="uspark"' },
+  );
 }
 
 function forbidden(principal: Principal, projectId: string, access: Access): HttpError {
   const id = JSON.stringify(projectId);
   const readOnly = access === "write" && mayAccess(principal, projectId, "read");
-  return new HttpError(403, "forbidden", readOnly ? `this token may only read project ${id}: writing needs a write token` : `this token has no access to project ${id}`);
+  return new HttpError(
+    403,
+    "forbidden",
+    readOnly ? `this token may only read project ${id}: writing needs a write token` : `this token has no access to project ${id}`,
+  );
 }

@@ -93,7 +93,9 @@ class Api {
       case "sessions":
         return listSessions(res, project);
       case "events":
-        return req.method === "PUT" ? putEvents(req, res, options, project, route.sessionId) : getEvents(res, project, route.sessionId, head);
+        return req.method === "PUT"
+          ? putEvents(req, res, options, project, route.sessionId)
+          : getEvents(res, project, route.sessionId, head);
     }
   }
 
@@ -122,5 +124,3 @@ function toHttpError(error: unknown): HttpError {
   if (error instanceof ProjectNotFoundError) return new HttpError(404, API_ERRORS.projectNotFound, error.message);
   return new HttpError(500, "internal", "internal server error");
 }
-
-

@@ -44,7 +44,7 @@ export class BlobSpool {
   }
 
   async append(bytes: Buffer): Promise<void> {
-    for (let written = 0; written < bytes.length; ) {
+    for (let written = 0; written < bytes.length;) {
       const { bytesWritten } = await this.file.write(bytes, written, bytes.length - written, this.size + written);
       written += bytesWritten;
     }
@@ -53,7 +53,7 @@ export class BlobSpool {
 
   /** Feeds a part back, a piece at a time. */
   async feed(part: SpooledPart, write: (chunk: Buffer) => void | Promise<void>): Promise<void> {
-    for (let done = 0; done < part.size; ) {
+    for (let done = 0; done < part.size;) {
       const chunk = Buffer.allocUnsafe(Math.min(READ_BYTES, part.size - done));
       const { bytesRead } = await this.file.read(chunk, 0, chunk.length, part.offset + done);
       if (bytesRead === 0) throw new Error("the upload spool ended early");

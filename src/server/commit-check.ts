@@ -68,7 +68,11 @@ export function listAdd<K, V>(lists: Map<K, V[]>, key: K, item: V): void {
  * lists the files under each put path now (at least one more than the commit deletes there, when
  * there are that many); `current` holds at least the put paths and their ancestors.
  */
-export function fileDirClashes(changes: readonly Change[], current: CurrentFiles, under: ReadonlyMap<string, readonly string[]>): ConflictEntry[] {
+export function fileDirClashes(
+  changes: readonly Change[],
+  current: CurrentFiles,
+  under: ReadonlyMap<string, readonly string[]>,
+): ConflictEntry[] {
   const last = new Map(changes.map((change) => [change.path, change]));
   const isFileAfter = (path: string) => (last.has(path) ? last.get(path)!.op === "put" : current.has(path));
   const putUnder = new Map<string, string>();
@@ -76,7 +80,8 @@ export function fileDirClashes(changes: readonly Change[], current: CurrentFiles
   const clashes: ConflictEntry[] = [];
   for (const [path, change] of last) {
     if (change.op !== "put") continue;
-    const other = ancestorsOf(path).find(isFileAfter) ?? putUnder.get(path) ?? under.get(path)?.find((file) => last.get(file)?.op !== "delete");
+    const other =
+      ancestorsOf(path).find(isFileAfter) ?? putUnder.get(path) ?? under.get(path)?.find((file) => last.get(file)?.op !== "delete");
     if (other === undefined) continue;
     const now = current.get(path);
     clashes.push({ path, sha256: now?.sha256 ?? null, size: now?.size ?? null, clash: other });

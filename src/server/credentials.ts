@@ -93,6 +93,7 @@ export function parseTokenRecord(value: unknown): TokenRecord | undefined {
     isStorableTime(r.created) &&
     optionalNumber(r.expires) &&
     optionalNumber(r.revoked) &&
-    (parent === undefined || (typeof parent === "object" && parent !== null && typeof parent.id === "string" && typeof parent.sha256 === "string"));
+    (parent === undefined ||
+      (typeof parent === "object" && parent !== null && typeof parent.id === "string" && typeof parent.sha256 === "string"));
   return ok ? (r as TokenRecord) : undefined;
 }

@@ -49,7 +49,10 @@ export function formatUserCode(code: string): string {
 }
 
 /** What a poll at `now` answers for `login`, and what becomes of it (pure). */
-export function decidePoll(login: DeviceLoginRecord | undefined, now: number): DeviceLoginChange<PollAnswer | { kind: "approved"; spec: TokenSpec }> {
+export function decidePoll(
+  login: DeviceLoginRecord | undefined,
+  now: number,
+): DeviceLoginChange<PollAnswer | { kind: "approved"; spec: TokenSpec }> {
   const error = (code: Extract<PollAnswer, { kind: "error" }>["error"]) => ({ kind: "error" as const, error: code });
   if (!login) return { result: error("invalid_grant") };
   if (login.expiresAt <= now) return { next: null, result: error("expired_token") };
@@ -89,7 +92,14 @@ export class DeviceFlow implements DeviceLogins {
     const deviceCode = randomBytes(32).toString("base64url");
     const userCode = Array.from({ length: USER_CODE_LENGTH }, () => USER_CODE_LETTERS[randomInt(USER_CODE_LETTERS.length)]).join("");
     const now = this.now();
-    const login: DeviceLoginRecord = { deviceHash: hashOf(deviceCode), userHash: hashOf(userCode), expiresAt: now + DEVICE_LOGIN_SECONDS * 1000, interval: this.interval, state: "pending", ...(asked ? { asked } : {}) };
+    const login: DeviceLoginRecord = {
+      deviceHash: hashOf(deviceCode),
+      userHash: hashOf(userCode),
+      expiresAt: now + DEVICE_LOGIN_SECONDS * 1000,
+      interval: this.interval,
+      state: "pending",
+      ...(asked ? { asked } : {}),
+    };
     if ((await this.credentials.addDeviceLogin(login, now, this.maxWaiting)) === "full") return undefined;
     const shown = formatUserCode(userCode);
     return {
@@ -117,7 +127,10 @@ export class DeviceFlow implements DeviceLogins {
     if (code === undefined) return undefined;
     const now = this.now();
     return this.credentials.changeDeviceLogin({ userHash: hashOf(code) }, (login) => ({
-      result: login && isWaiting(login, now) ? { userCode: formatUserCode(code), expiresAt: login.expiresAt, ...(login.asked ? { asked: login.asked } : {}) } : undefined,
+      result:
+        login && isWaiting(login, now)
+          ? { userCode: formatUserCode(code), expiresAt: login.expiresAt, ...(login.asked ? { asked: login.asked } : {}) }
+          : undefined,
     }));
   }
 
@@ -143,7 +156,11 @@ export class DeviceFlow implements DeviceLogins {
   }
 
   /** Changes a waiting login once: a login approved or denied already is no longer waiting ("unknown"). */
-  private async settle<T extends string>(userCode: string, settled: (login: DeviceLoginRecord) => DeviceLoginRecord, done: T): Promise<T | "unknown"> {
+  private async settle<T extends string>(
+    userCode: string,
+    settled: (login: DeviceLoginRecord) => DeviceLoginRecord,
+    done: T,
+  ): Promise<T | "unknown"> {
     const code = normalizeUserCode(userCode);
     if (code === undefined) return "unknown";
     const now = this.now();

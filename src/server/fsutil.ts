@@ -7,7 +7,7 @@ import type { StoredBytes } from "./store.js";
 import { errorCode } from "../errors/text.js";
 
 export async function writeAll(file: FileHandle, data: Buffer): Promise<void> {
-  for (let offset = 0; offset < data.length; ) {
+  for (let offset = 0; offset < data.length;) {
     const { bytesWritten } = await file.write(data, offset);
     offset += bytesWritten;
   }

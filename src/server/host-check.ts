@@ -62,8 +62,18 @@ function parsedPublicUrl(given: string): URL {
   } catch {
     url = undefined;
   }
-  const bare = url && /^https?:$/.test(url.protocol) && url.username === "" && url.password === "" && url.pathname === "/" && url.search === "" && url.hash === "";
-  if (!url || !bare) throw new RangeError(`--public-url ${JSON.stringify(given)} must be an http:// or https:// URL without a path, e.g. https://uspark.example.com`);
+  const bare =
+    url &&
+    /^https?:$/.test(url.protocol) &&
+    url.username === "" &&
+    url.password === "" &&
+    url.pathname === "/" &&
+    url.search === "" &&
+    url.hash === "";
+  if (!url || !bare)
+    throw new RangeError(
+      `--public-url ${JSON.stringify(given)} must be an http:// or https:// URL without a path, e.g. https://uspark.example.com`,
+    );
   return url;
 }
 
@@ -71,10 +81,18 @@ function parsedPublicUrl(given: string): URL {
 export function refusalOf(asked: Asked, arrival: Arrival, names: ServedNames): HttpError | undefined {
   if (!isServed(asked.host, arrival, names, "any")) {
     const shown = JSON.stringify((asked.host ?? "").slice(0, 100));
-    return new HttpError(421, API_ERRORS.misdirectedRequest, `this server does not answer to the name ${shown}: it serves localhost and its own address; under another name (a proxy in front), start it with --public-url <url> or --allowed-host <name> (uspark serve --help)`);
+    return new HttpError(
+      421,
+      API_ERRORS.misdirectedRequest,
+      `this server does not answer to the name ${shown}: it serves localhost and its own address; under another name (a proxy in front), start it with --public-url <url> or --allowed-host <name> (uspark serve --help)`,
+    );
   }
   if (asked.method === "GET" || asked.method === "HEAD" || !isCrossSite(asked, arrival, names)) return undefined;
-  return new HttpError(403, API_ERRORS.crossSiteRequest, "a request from another site may not change anything here: use this server's own pages, or a client that is not a browser");
+  return new HttpError(
+    403,
+    API_ERRORS.crossSiteRequest,
+    "a request from another site may not change anything here: use this server's own pages, or a client that is not a browser",
+  );
 }
 
 /**
@@ -149,7 +167,11 @@ export function guardRequests(names: ServedNames, handler: Handler): Handler {
   return (req, res) => {
     const { origin, host, "sec-fetch-site": fetchSite } = req.headers;
     const arrival = { localAddress: req.socket.localAddress ?? "", localPort: req.socket.localPort ?? 0 };
-    const refusal = refusalOf({ method: req.method ?? "GET", host, origin, fetchSite: typeof fetchSite === "string" ? fetchSite : undefined }, arrival, names);
+    const refusal = refusalOf(
+      { method: req.method ?? "GET", host, origin, fetchSite: typeof fetchSite === "string" ? fetchSite : undefined },
+      arrival,
+      names,
+    );
     if (!refusal) return handler(req, res);
     if (isApiUrl(req.url ?? "/")) return sendError(res, refusal);
     const title = refusal.status === 421 ? "Not served under this name" : "Refused";

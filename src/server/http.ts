@@ -28,12 +28,7 @@ function cutShort(): HttpError {
   return new HttpError(400, "invalid_request", "request body was cut short");
 }
 
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const data = JSON.stringify(body);
   res.writeHead(status, {
     "content-type": "application/json; charset=utf-8",
@@ -53,11 +48,7 @@ export function sendError(res: ServerResponse, error: HttpError): void {
  * before reading on). Rejects with 413 as soon as the body is known to exceed `limit`, without
  * reading the rest.
  */
-export function readBody(
-  req: IncomingMessage,
-  limit: number,
-  onChunk: (chunk: Buffer) => void | Promise<void>,
-): Promise<void> {
+export function readBody(req: IncomingMessage, limit: number, onChunk: (chunk: Buffer) => void | Promise<void>): Promise<void> {
   const declared = Number(req.headers["content-length"]);
   if (declared > limit) return Promise.reject(tooLarge(limit));
   // The client may have gone while the caller was busy (its 'close' would never come again).

@@ -135,7 +135,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 }
 
 /** The host to listen on and the names to serve, once the port and token make sense for them. */
-function checkListenOptions({ port, token, host = "127.0.0.1", publicUrl, allowedHosts }: ServerOptions): { host: string; names: ServedNames } {
+function checkListenOptions({ port, token, host = "127.0.0.1", publicUrl, allowedHosts }: ServerOptions): {
+  host: string;
+  names: ServedNames;
+} {
   const bare = host.replace(/^\[(.*)\]$/, "$1");
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(`invalid port: ${port}`);
   if (token === "") throw usageError("the token must not be empty");
@@ -209,7 +212,9 @@ function connectionsWithoutRequest(server: Server): Set<Socket> {
  * The tokens of a store without serving it (`uspark serve token`): the file store's credentials
  * alone (its projects are not loaded), or the PostgreSQL store, migrated.
  */
-export async function openCredentials(options: Pick<ServerOptions, "dataDir" | "databaseUrl">): Promise<{ credentials: CredentialStore; close(): Promise<void> }> {
+export async function openCredentials(
+  options: Pick<ServerOptions, "dataDir" | "databaseUrl">,
+): Promise<{ credentials: CredentialStore; close(): Promise<void> }> {
   if (options.databaseUrl !== undefined) {
     const store = await openStore(options);
     return { credentials: store.credentials, close: () => store.close() };
@@ -274,8 +279,15 @@ export async function runServe(options: ServeOptions): Promise<void> {
 }
 
 /** What `uspark serve` says when it listens: where, on what store, then (unless --quiet) the web view and the next step. */
-export function startLines(options: Pick<ServeOptions, "databaseUrl" | "token" | "quiet" | "defaultStore" | "publicUrl">, url: string, dataDir: string | undefined): string[] {
-  const store = options.databaseUrl !== undefined ? `db: ${redactUrlCredentials(options.databaseUrl)}` : `data: ${dataDir}${options.defaultStore ? ", the default store (--data <dir> or --db <url> for another)" : ""}`;
+export function startLines(
+  options: Pick<ServeOptions, "databaseUrl" | "token" | "quiet" | "defaultStore" | "publicUrl">,
+  url: string,
+  dataDir: string | undefined,
+): string[] {
+  const store =
+    options.databaseUrl !== undefined
+      ? `db: ${redactUrlCredentials(options.databaseUrl)}`
+      : `data: ${dataDir}${options.defaultStore ? ", the default store (--data <dir> or --db <url> for another)" : ""}`;
   const lines = [`listening on ${url} (${store}, token: ${options.token ? "required" : "not required"})`];
   if (options.quiet) return lines;
   const web = `${(options.publicUrl ?? url).replace(/\/+$/, "")}/`;

@@ -26,8 +26,13 @@ export function hashOfSecret(secret: string): string {
 }
 
 /** Makes a token and stores its hash; the secret is returned, once, to be given to its holder. */
-export async function createToken(credentials: CredentialStore, spec: TokenSpec, now: number): Promise<{ secret: string; record: TokenRecord }> {
-  if (spec.expires !== undefined && !isStorableTime(spec.expires)) throw new RangeError(`expiry ${spec.expires} is past any date a token may hold`);
+export async function createToken(
+  credentials: CredentialStore,
+  spec: TokenSpec,
+  now: number,
+): Promise<{ secret: string; record: TokenRecord }> {
+  if (spec.expires !== undefined && !isStorableTime(spec.expires))
+    throw new RangeError(`expiry ${spec.expires} is past any date a token may hold`);
   const secret = SECRET_PREFIX + randomBytes(32).toString("base64url");
   const record: TokenRecord = {
     id: randomBytes(6).toString("hex"),
@@ -89,7 +94,13 @@ export async function activeToken(credentials: CredentialStore, sha256: string, 
     if (!parent) return undefined; // a parent gone (or damaged): its children go with it
     line = parent;
   }
-  const principal: Principal = { kind: "scoped", tokenId: record.id, tokenHash: record.sha256, access: record.access, projects: record.projects };
+  const principal: Principal = {
+    kind: "scoped",
+    tokenId: record.id,
+    tokenHash: record.sha256,
+    access: record.access,
+    projects: record.projects,
+  };
   if (expires !== undefined) principal.expires = expires;
   return principal;
 }

@@ -33,7 +33,13 @@ export class CommitWaiters {
    * after the waiter is registered (a commit just before is seen) and again after each wake-up
    * (a wake-up may be for another database sharing the notification channel).
    */
-  async waitPast(projectId: string, since: number, ms: number, signal: AbortSignal, head: () => number | Promise<number>): Promise<boolean> {
+  async waitPast(
+    projectId: string,
+    since: number,
+    ms: number,
+    signal: AbortSignal,
+    head: () => number | Promise<number>,
+  ): Promise<boolean> {
     const deadline = Date.now() + ms;
     for (let left = ms; left > 0 && !signal.aborted; left = deadline - Date.now()) {
       const waiting = this.register(projectId, since, left, signal);

@@ -1,6 +1,18 @@
 import { fsyncDirQuietly } from "../util/fsync-dir.js";
 import { nodeCrypto } from "../util/lazy-builtins.js";
-import { closeSync, constants, lstatSync, mkdirSync, openSync, promises as fsp, readdirSync, rmdirSync, unlinkSync, writeSync, type Stats } from "node:fs";
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  promises as fsp,
+  readdirSync,
+  rmdirSync,
+  unlinkSync,
+  writeSync,
+  type Stats,
+} from "node:fs";
 import path from "node:path";
 import { errorCode } from "../errors/text.js";
 import { UsparkError } from "../errors/base.js";
@@ -42,7 +54,8 @@ export function checkDir(root: string): boolean {
   const dir = stateDirPath(root);
   try {
     const stat = lstatSync(dir);
-    if (stat.isSymbolicLink()) throw new StateDirError(`${dir} is a symlink; refusing to use it (remove it, uspark recreates the directory)`);
+    if (stat.isSymbolicLink())
+      throw new StateDirError(`${dir} is a symlink; refusing to use it (remove it, uspark recreates the directory)`);
     if (!stat.isDirectory()) throw new StateDirError(`${dir} is not a directory; refusing to use it`);
     return true;
   } catch (error) {

@@ -94,7 +94,8 @@ export function foreignLock(found: LockIdentity, ours: LockIdentity): string | u
 
 /** Why the holder of a lock of this root and boot holds it no more, or undefined while it may. */
 function holderGone(found: LockIdentity, ours: LockIdentity): string | undefined {
-  if (found.start !== "" && ours.start !== "" && found.pid === ours.pid) return found.start === ours.start ? undefined : "an earlier process with this pid";
+  if (found.start !== "" && ours.start !== "" && found.pid === ours.pid)
+    return found.start === ours.start ? undefined : "an earlier process with this pid";
   if (!isAlive(found.pid)) return "its process is gone";
   if (found.start !== "" && !sameStart(found.pid, found.start)) return "its pid is another process now";
   return undefined;
@@ -212,7 +213,12 @@ export async function takeRootLock(root: string, onTakeOver: (why: string) => vo
     if (holder === undefined && attempt < 20) await new Promise((resolve) => setTimeout(resolve, 10));
     else {
       const foreign = holder && foreignLock(holder, ours);
-      const live = holder !== undefined && !foreign && holder.pid !== process.pid && holderGone(holder, ours) === undefined && isUsparkProcess(holder.pid);
+      const live =
+        holder !== undefined &&
+        !foreign &&
+        holder.pid !== process.pid &&
+        holderGone(holder, ours) === undefined &&
+        isUsparkProcess(holder.pid);
       if (live) throw new RootLockHeld(root, holder.pid);
       if (foreign) onTakeOver(`took over ${lock}: pid ${holder!.pid} holds it ${foreign}, not for this one`);
       takeOver(lock, found);

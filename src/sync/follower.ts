@@ -50,7 +50,10 @@ export class RemoteFollower {
         const twoWayFeed = view.api === "1.2";
         if (!twoWayFeed && !saidPolling) {
           saidPolling = true;
-          report.info("two-way", `the server has no commit feed (API ${view.api}): looking for remote changes every ${(this.options.pollMs ?? 5000) / 1000} s`);
+          report.info(
+            "two-way",
+            `the server has no commit feed (API ${view.api}): looking for remote changes every ${(this.options.pollMs ?? 5000) / 1000} s`,
+          );
         }
         if (!twoWayFeed) await delay(this.options.pollMs ?? 5000, signal);
         const changed = await view.refresh(signal, twoWayFeed ? (this.options.waitMs ?? 30_000) : undefined);

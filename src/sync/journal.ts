@@ -116,9 +116,11 @@ export async function readJournal(root: string, report?: Reporter): Promise<Jour
     return parseJournal(text);
   } catch (error) {
     const file = journalPath(root);
-    const aside = await moveStateFileAside(root, JOURNAL_NAME, `${JOURNAL_NAME}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`).catch(
-      () => undefined,
-    );
+    const aside = await moveStateFileAside(
+      root,
+      JOURNAL_NAME,
+      `${JOURNAL_NAME}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`,
+    ).catch(() => undefined);
     report?.warn(
       "journal-corrupt",
       `the journal ${file} is unreadable (${errorText(error)}); ${aside ? `moved it to ${aside} and ` : ""}started a new one`,

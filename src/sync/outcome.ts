@@ -63,5 +63,7 @@ export function summarize(ledger: Ledger, unsynced: Unsynced, journaled: number,
 
 /** Everything synced: nothing failed, skipped, in conflict or held, nothing journaled, not stopped. */
 export function allSynced(result: SyncResult): boolean {
-  return result.failed.length + result.skipped.length + result.conflicts.length + result.held.length + result.journaled === 0 && !result.stopped;
+  return (
+    result.failed.length + result.skipped.length + result.conflicts.length + result.held.length + result.journaled === 0 && !result.stopped
+  );
 }

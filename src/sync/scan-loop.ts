@@ -79,7 +79,10 @@ export class ScanLoop {
   }
 
   private skipEnd(): void {
-    this.options.report.debug("scan", "end scan skipped: the file watcher reported every change since its ready scan", { cause: "end", skipped: true });
+    this.options.report.debug("scan", "end scan skipped: the file watcher reported every change since its ready scan", {
+      cause: "end",
+      skipped: true,
+    });
   }
 
   /** No more scans (one under way finishes). */
@@ -98,12 +101,23 @@ export class ScanLoop {
       const { reconciler } = await session.ready();
       const found = await reconciler.scan(this.options.twoWay, signal);
       for (const path of found.paths) session.add({ remote: path, cause: "scan" });
-      for (const file of found.unrepresentable) report.warnOnce(file.key, "refused", `not synced ${file.remote}: ${file.reason}`, { path: file.remote, cause: "scan" });
+      for (const file of found.unrepresentable)
+        report.warnOnce(file.key, "refused", `not synced ${file.remote}: ${file.reason}`, { path: file.remote, cause: "scan" });
       this.lastUnrepresentable = found.unrepresentable;
-      report.debug("scan", `${cause} scan: ${found.files} files, ${found.paths.length} to decide (${Date.now() - started} ms)`, { cause, files: found.files, hashed: found.hashed, targets: found.paths });
+      report.debug("scan", `${cause} scan: ${found.files} files, ${found.paths.length} to decide (${Date.now() - started} ms)`, {
+        cause,
+        files: found.files,
+        hashed: found.hashed,
+        targets: found.paths,
+      });
       if (cause === "ready") this.readyScanned = true;
     } catch (error) {
-      if (this.cutShort.signal.aborted) report.warn("scan-cut-short", `the ${cause} scan was cut short: ${errorText(this.cutShort.signal.reason)}; the next start catches up`, { cause });
+      if (this.cutShort.signal.aborted)
+        report.warn(
+          "scan-cut-short",
+          `the ${cause} scan was cut short: ${errorText(this.cutShort.signal.reason)}; the next start catches up`,
+          { cause },
+        );
       else if (!session.signal.aborted) report.warn("scan-failed", `the ${cause} scan of the tree failed: ${errorText(error)}`, { cause });
     } finally {
       this.busy = false;

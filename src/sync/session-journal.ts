@@ -34,7 +34,14 @@ export function createSessionJournal(options: SessionJournalOptions): SessionJou
   const { apiUrl, projectId, root, ledger, unsynced } = options;
   const journaled = new Set<string>();
 
-  const entry = (path: string, local: string, reason: string, time: string): JournalEntry => ({ apiUrl, projectId, path, local, reason, time });
+  const entry = (path: string, local: string, reason: string, time: string): JournalEntry => ({
+    apiUrl,
+    projectId,
+    path,
+    local,
+    reason,
+    time,
+  });
 
   function unsyncedEntries(time: string): JournalEntry[] {
     const add: JournalEntry[] = [];

@@ -127,7 +127,9 @@ export class SyncSession {
     });
     this.remote = new ProjectRemote(options.api ?? this.client!, this.caller, { concurrency: options.concurrency, report });
     this.view = new RemoteView(this.remote, report);
-    this.tree = options.tree ?? new DiskTree({ root: options.root, prefix: options.prefix, ignore: options.ignore, maxFileSize: options.maxFileSize, report });
+    this.tree =
+      options.tree ??
+      new DiskTree({ root: options.root, prefix: options.prefix, ignore: options.ignore, maxFileSize: options.maxFileSize, report });
     this.announced = new AnnouncedWrites(() => (options.timers ?? realTimers).now());
     this.queue = new ChangeQueue<SyncTarget>({
       debounceMs: options.debounceMs,
@@ -154,21 +156,44 @@ export class SyncSession {
   private async load(): Promise<SessionParts> {
     const o = this.options;
     const store = o.store ?? fileStateStore(o.root, o.report);
-    const base = await BaseKeeper.load({ apiUrl: o.apiUrl, projectId: o.projectId, prefix: o.prefix }, { store, report: o.report, timers: o.timers });
+    const base = await BaseKeeper.load(
+      { apiUrl: o.apiUrl, projectId: o.projectId, prefix: o.prefix },
+      { store, report: o.report, timers: o.timers },
+    );
     this.view.pairWith(base);
     // What a pull killed mid-write left (the simulation's tree is in memory).
     if (!o.tree) await removeOwnTemps(o.root);
     const tree = this.tree;
     const gitClean = o.tree ? undefined : () => gitCleanFiles((tree as DiskTree).dir);
-    const reconciler = new Reconciler({ tree, remote: this.remote, view: this.view, base, report: o.report, source: o.source, host: o.host ?? os.hostname(), maxFileSize: o.maxFileSize, timers: o.timers, gitClean });
-    this.journal = createSessionJournal({ apiUrl: o.apiUrl, projectId: o.projectId, root: o.root, report: o.report, ledger: reconciler.ledger, unsynced: this.unsynced });
+    const reconciler = new Reconciler({
+      tree,
+      remote: this.remote,
+      view: this.view,
+      base,
+      report: o.report,
+      source: o.source,
+      host: o.host ?? os.hostname(),
+      maxFileSize: o.maxFileSize,
+      timers: o.timers,
+      gitClean,
+    });
+    this.journal = createSessionJournal({
+      apiUrl: o.apiUrl,
+      projectId: o.projectId,
+      root: o.root,
+      report: o.report,
+      ledger: reconciler.ledger,
+      unsynced: this.unsynced,
+    });
     return { base, reconciler };
   }
 
   /** The project does not exist (and --create was not given): a usage error, said with the nearest ids. */
   private async checkProject(client: ApiClient): Promise<void> {
     try {
-      await withProject(client, this.options.projectId, this.options.create === true, this.options.report, () => this.view.ensure(this.controller.signal));
+      await withProject(client, this.options.projectId, this.options.create === true, this.options.report, () =>
+        this.view.ensure(this.controller.signal),
+      );
       // Only for a project that exists (the state file would remember a mistyped id), and without
       // holding the session up while a server does not answer.
       await (await this.parts).base.markClock();
@@ -300,7 +325,10 @@ export class SyncSession {
       const { reconciler } = await this.parts;
       await this.historyChecked();
       const evidence = new Set(targets.filter((t) => t.cause !== "scan").map((t) => t.remote));
-      const round = await reconciler.round({ mode: this.options.mode ?? "push", paths: targets.map((t) => t.remote), evidence }, this.controller.signal);
+      const round = await reconciler.round(
+        { mode: this.options.mode ?? "push", paths: targets.map((t) => t.remote), evidence },
+        this.controller.signal,
+      );
       if (this.settled) return;
       this.sayPulled(round);
       // A remote path this client refuses (a file and a directory under one name): never synced, so not left unsaid.
@@ -320,7 +348,11 @@ export class SyncSession {
   /** A two-way watch says what it wrote here, as it says what it commits: one line a round. */
   private sayPulled({ local, version }: RoundResult): void {
     if (local.written.length + local.removed.length === 0) return;
-    this.options.report.info("pulled", versionLine("pulled", version, local.written, local.removed), { version, files: local.written, deleted: local.removed });
+    this.options.report.info("pulled", versionLine("pulled", version, local.written, local.removed), {
+      version,
+      files: local.written,
+      deleted: local.removed,
+    });
   }
 
   private batchFailed(targets: SyncTarget[], error: unknown): void {

@@ -17,15 +17,25 @@ export function reportPlan(report: Reporter, plan: Plan, event: "push-plan" | "p
   for (const d of plan.deletes) line("delete", d.path, `would delete ${d.path} remotely`);
   for (const w of plan.writes) line("pull", w.path, `would pull ${w.path}${w.backup ? " (your version kept in .uspark/backup/)" : ""}`);
   for (const r of plan.removes) line("remove", r.path, `would delete ${r.path} here (the remote deleted it)`);
-  for (const c of plan.conflicts) line("conflict", c.path, `conflict ${c.path}: would keep both ${c.copy ? `(yours committed as ${c.copy})` : "as they are (a pull never commits)"}`);
-  for (const c of plan.copies) if (!plan.conflicts.some((n) => n.copy === c.path)) line("copy", c.path, `would update the conflict copy ${c.path} with your version of ${c.from}`);
+  for (const c of plan.conflicts)
+    line(
+      "conflict",
+      c.path,
+      `conflict ${c.path}: would keep both ${c.copy ? `(yours committed as ${c.copy})` : "as they are (a pull never commits)"}`,
+    );
+  for (const c of plan.copies)
+    if (!plan.conflicts.some((n) => n.copy === c.path))
+      line("copy", c.path, `would update the conflict copy ${c.path} with your version of ${c.from}`);
 }
 
 /** The deletes the mass-delete guard refused, said once per side. */
 export function reportHeld(report: Reporter, plan: Plan, baseFiles: number, side: "push" | "pull"): void {
   const held = side === "push" ? plan.held.remote : plan.held.local;
   if (held.length === 0) return;
-  const what = side === "push" ? `${held.length} of the ${baseFiles} files last synced are missing here` : `the remote no longer has ${held.length} of the ${baseFiles} files last synced here`;
+  const what =
+    side === "push"
+      ? `${held.length} of the ${baseFiles} files last synced are missing here`
+      : `the remote no longer has ${held.length} of the ${baseFiles} files last synced here`;
   const force = side === "push" ? "uspark push --force" : "uspark pull --force";
   report.error(
     "mass-delete",
@@ -42,7 +52,8 @@ export function reportHeld(report: Reporter, plan: Plan, baseFiles: number, side
 export function reportRefusedPaths(report: Reporter, result: RoundResult, side: "push" | "pull" = "pull"): number {
   const refused = result.outOfScope.filter((o) => o.refused);
   const left = side === "pull" ? "not written" : "not pushed; the local file is kept";
-  for (const { path, reason } of refused) report.warn(`${side}-refused`, `refused ${JSON.stringify(path)}: ${reason}; ${left}`, { path, reason });
+  for (const { path, reason } of refused)
+    report.warn(`${side}-refused`, `refused ${JSON.stringify(path)}: ${reason}; ${left}`, { path, reason });
   return refused.length;
 }
 
@@ -59,5 +70,8 @@ export function reportUnsynced(report: Reporter, ledger: Ledger, result: RoundRe
 
 /** Open conflicts among the ledger's paths. */
 export function openConflicts(ledger: Ledger): string[] {
-  return ledger.unsettled().filter(([, o]) => o.status === "conflict").map(([path]) => path);
+  return ledger
+    .unsettled()
+    .filter(([, o]) => o.status === "conflict")
+    .map(([path]) => path);
 }

@@ -87,7 +87,7 @@ export class RunView extends Writable {
     this.lines.end();
     if (this.reader.format === undefined) this.showUnread();
     // Calls still running when the stream ended: shown as they are ("no result").
-    for (const step of this.reader.end()) (step.kind === "tool" ? this.show(this.toolLine(step)) : this.step(step));
+    for (const step of this.reader.end()) step.kind === "tool" ? this.show(this.toolLine(step)) : this.step(step);
     for (const step of this.results.splice(0)) this.pending.push(...this.resultLines(step));
     return new Promise((resolve) => this.flushLines(() => resolve()));
   }
@@ -138,7 +138,10 @@ export class RunView extends Writable {
     const c = this.colors;
     const head = step.ok ? c.green("✓ done") : c.red("✗ failed");
     const lines = step.text.replace(/\r\n/g, "\n").split("\n");
-    return [`${head}${lines[0] ? ": " : ""}${this.cut(escapeControl(lines[0] ?? ""), step.ok ? 8 : 10)}`, ...lines.slice(1).map((l) => this.cut(escapeControl(l), 0))].map((l) => l + "\n");
+    return [
+      `${head}${lines[0] ? ": " : ""}${this.cut(escapeControl(lines[0] ?? ""), step.ok ? 8 : 10)}`,
+      ...lines.slice(1).map((l) => this.cut(escapeControl(l), 0)),
+    ].map((l) => l + "\n");
   }
 
   private show(line: string): void {

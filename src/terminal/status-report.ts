@@ -89,16 +89,27 @@ export function shortStatus(report: StatusReport): string {
 }
 
 const SECTIONS: { title: string; states: Partial<Record<PathStatus, string>> }[] = [
-  { title: "Changes here (uspark push sends them):", states: { "modified-here": "modified", "added-here": "new", "deleted-here": "deleted" } },
-  { title: "Changes remotely (uspark pull takes them):", states: { "modified-remotely": "modified", "added-remotely": "new", "deleted-remotely": "deleted" } },
+  {
+    title: "Changes here (uspark push sends them):",
+    states: { "modified-here": "modified", "added-here": "new", "deleted-here": "deleted" },
+  },
+  {
+    title: "Changes remotely (uspark pull takes them):",
+    states: { "modified-remotely": "modified", "added-remotely": "new", "deleted-remotely": "deleted" },
+  },
   { title: `Conflicts (${RESOLVE_HINT}):`, states: { conflict: "both changed" } },
   { title: "Deletes held by the mass-delete guard (push or pull --force carries them out):", states: { "held-delete": "held" } },
   { title: "Journaled by an earlier run (uspark push --pending retries them):", states: { pending: "pending" } },
-  { title: "Refused: never synced (a file and a directory under one name on the remote: remove one there):", states: { refused: "refused" } },
+  {
+    title: "Refused: never synced (a file and a directory under one name on the remote: remove one there):",
+    states: { refused: "refused" },
+  },
 ];
 
 export function longStatus(report: StatusReport): string {
-  const lines = [`project ${report.projectId} on ${report.apiUrl}: synced here up to version ${report.baseVersion}, remote at version ${report.remoteVersion}`];
+  const lines = [
+    `project ${report.projectId} on ${report.apiUrl}: synced here up to version ${report.baseVersion}, remote at version ${report.remoteVersion}`,
+  ];
   for (const { title, states } of SECTIONS) {
     const entries = report.paths.filter((e) => states[e.status] !== undefined);
     if (entries.length === 0) continue;

@@ -49,7 +49,9 @@ interface Cursor {
 }
 
 export function unifiedDiff(oldText: string, newText: string, oldName: string, newName: string): string {
-  return diffLines(oldText, newText, oldName, newName).lines.map((line) => `${line}\n`).join("");
+  return diffLines(oldText, newText, oldName, newName)
+    .lines.map((line) => `${line}\n`)
+    .join("");
 }
 
 /** The diff as lines, within `caps`; no lines when the texts are equal. */
@@ -88,7 +90,8 @@ function editScript(a: string[], b: string[], maxCells: number): Script {
   while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
   const middle = [a.slice(head, a.length - tail), b.slice(head, b.length - tail)] as const;
   const cells = (middle[0].length + 1) * (middle[1].length + 1);
-  if (middle[0].length === 0 || middle[1].length === 0 || cells > maxCells) return { a, b, head, tail, ops: replacedWhole(...middle), cells: 0 };
+  if (middle[0].length === 0 || middle[1].length === 0 || cells > maxCells)
+    return { a, b, head, tail, ops: replacedWhole(...middle), cells: 0 };
   return { a, b, head, tail, ops: middleOps(...middle), cells };
 }
 
@@ -111,9 +114,9 @@ function middleOps(a: string[], b: string[]): Uint8Array {
   let i = 0;
   let j = 0;
   while (i < a.length || j < b.length) {
-    if (i < a.length && j < b.length && a[i] === b[j]) (ops[n++] = SAME), i++, j++;
-    else if (i < a.length && (j === b.length || lcs[(i + 1) * width + j]! >= lcs[i * width + j + 1]!)) (ops[n++] = DEL), i++;
-    else (ops[n++] = ADD), j++;
+    if (i < a.length && j < b.length && a[i] === b[j]) ((ops[n++] = SAME), i++, j++);
+    else if (i < a.length && (j === b.length || lcs[(i + 1) * width + j]! >= lcs[i * width + j + 1]!)) ((ops[n++] = DEL), i++);
+    else ((ops[n++] = ADD), j++);
   }
   return ops.subarray(0, n);
 }
@@ -132,7 +135,7 @@ function nextChange(ops: Uint8Array, from: number): number {
 function* hunkRanges(script: Script): Generator<[number, number]> {
   const { head, ops } = script;
   const length = head + ops.length + script.tail;
-  for (let start = nextChange(ops, 0); start >= 0; ) {
+  for (let start = nextChange(ops, 0); start >= 0;) {
     let end = start;
     for (let next = nextChange(ops, end + 1); next >= 0 && next - end <= 2 * CONTEXT; next = nextChange(ops, end + 1)) end = next;
     yield [Math.max(0, head + start - CONTEXT), Math.min(length, head + end + CONTEXT + 1)];

@@ -26,13 +26,18 @@ export interface PendingTranscriptsOptions {
 }
 
 /** This project's spools, except those a running uspark is still writing. */
-export async function pendingTranscripts(options: Pick<PendingTranscriptsOptions, "root" | "apiUrl" | "projectId" | "report">): Promise<SpoolMeta[]> {
+export async function pendingTranscripts(
+  options: Pick<PendingTranscriptsOptions, "root" | "apiUrl" | "projectId" | "report">,
+): Promise<SpoolMeta[]> {
   const api = normalizeApiUrl(options.apiUrl);
   const spools = await readSpools(options.root, options.report);
   return spools.filter((meta) => {
     if (normalizeApiUrl(meta.apiUrl) !== api || meta.projectId !== options.projectId) return false;
     if (meta.pid === undefined || meta.pid === process.pid || !isRunning(meta.pid)) return true;
-    options.report.info("transcript", `the transcript of session ${meta.sessionId} is still being written (pid ${meta.pid}); left for later`);
+    options.report.info(
+      "transcript",
+      `the transcript of session ${meta.sessionId} is still being written (pid ${meta.pid}); left for later`,
+    );
     return false;
   });
 }

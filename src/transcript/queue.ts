@@ -41,7 +41,7 @@ export class ByteQueue {
 
   /** Appends a copy of `chunk`. */
   push(chunk: Uint8Array): void {
-    for (let done = 0; done < chunk.length; ) {
+    for (let done = 0; done < chunk.length;) {
       let last = this.segments.at(-1);
       if (last === undefined || last.length === this.blockSize) {
         last = { bytes: this.spare.pop() ?? Buffer.allocUnsafeSlow(this.blockSize), length: 0 };

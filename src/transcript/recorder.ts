@@ -262,7 +262,10 @@ class Recorder implements Transcript {
     const file = `.uspark/${spoolDataName(sessionId)}`;
     const unsent = this.queue.end - this.acked;
     if (this.status === "broken") {
-      report.error("transcript", `transcript: ${unsent} of ${this.queue.end} bytes not sent, and ${this.why}; ${file} keeps the stream up to byte ${spool.written}`);
+      report.error(
+        "transcript",
+        `transcript: ${unsent} of ${this.queue.end} bytes not sent, and ${this.why}; ${file} keeps the stream up to byte ${spool.written}`,
+      );
       return this.result("truncated");
     }
     report.error(

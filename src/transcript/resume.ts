@@ -18,7 +18,10 @@ export function resumeAt(serverLength: number, held: Held): Resume {
     return { ok: false, reason: `the server holds ${serverLength} bytes of this session's transcript, more than the ${held.end} recorded` };
   }
   if (serverLength < held.from) {
-    return { ok: false, reason: `the server holds only ${serverLength} bytes of this session's transcript, but ${held.from} were acknowledged and are no longer kept` };
+    return {
+      ok: false,
+      reason: `the server holds only ${serverLength} bytes of this session's transcript, but ${held.from} were acknowledged and are no longer kept`,
+    };
   }
   return { ok: true, offset: serverLength };
 }

@@ -70,7 +70,8 @@ function parseMeta(text: string | undefined): SpoolMeta | undefined {
   } catch {
     return undefined;
   }
-  if (!json || typeof json.apiUrl !== "string" || typeof json.projectId !== "string" || typeof json.sessionId !== "string") return undefined;
+  if (!json || typeof json.apiUrl !== "string" || typeof json.projectId !== "string" || typeof json.sessionId !== "string")
+    return undefined;
   if (!isOffset(json.base) || !isOffset(json.acked) || json.acked < json.base) return undefined;
   const pid = Number.isSafeInteger(json.pid) ? json.pid : undefined;
   return { apiUrl: json.apiUrl, projectId: json.projectId, sessionId: json.sessionId, base: json.base, acked: json.acked, pid };

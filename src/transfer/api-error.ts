@@ -4,7 +4,8 @@ import { errorText } from "../errors/text.js";
 import { UsparkError } from "../errors/base.js";
 
 /** Failures named on this side: no answer, or one the client cannot take, or its own refusal. */
-export type ClientFailureCode = "network" | "timeout" | "certificate" | "redirect" | "protocol" | "config" | "closed" | "unsupported" | "rewound";
+export type ClientFailureCode =
+  "network" | "timeout" | "certificate" | "redirect" | "protocol" | "config" | "closed" | "unsupported" | "rewound";
 
 declare const unlisted: unique symbol;
 /**

@@ -94,14 +94,22 @@ export class Transfer {
    * Makes sure the server has every blob (all of them with `force`, else those not known to be
    * there). Resolves to each hash's outcome; throws a fatal ApiError or the signal's reason.
    */
-  async uploadBlobs(items: readonly UploadItem[], signal: AbortSignal, options: { force?: boolean; onSent?: (items: readonly UploadItem[]) => void } = {}): Promise<Map<string, UploadOutcome>> {
+  async uploadBlobs(
+    items: readonly UploadItem[],
+    signal: AbortSignal,
+    options: { force?: boolean; onSent?: (items: readonly UploadItem[]) => void } = {},
+  ): Promise<Map<string, UploadOutcome>> {
     const outcomes = new Map<string, UploadOutcome>();
     const unique = [...new Map(items.map((item) => [item.sha256, item])).values()];
     let todo = unique;
     if (!options.force) {
       // The one check against the blobs known to be there (the engine shares its set).
       for (const item of unique) if (this.known.has(item.sha256)) outcomes.set(item.sha256, "ok");
-      todo = await this.dropPresentLarge(unique.filter((item) => !outcomes.has(item.sha256)), signal, outcomes);
+      todo = await this.dropPresentLarge(
+        unique.filter((item) => !outcomes.has(item.sha256)),
+        signal,
+        outcomes,
+      );
     }
     if (this.packs) {
       const leftover: UploadItem[] = [];
@@ -216,7 +224,8 @@ export class Transfer {
         return [];
       } catch (error) {
         if (this.isUnsupported(error)) continue;
-        const missing = error instanceof ApiError && error.status === 404 && Array.isArray(error.body?.missing) ? new Set(error.body.missing) : undefined;
+        const missing =
+          error instanceof ApiError && error.status === 404 && Array.isArray(error.body?.missing) ? new Set(error.body.missing) : undefined;
         if (missing && asking.some((blob) => missing.has(blob.sha256))) {
           for (const blob of asking) if (missing.has(blob.sha256)) failed.set(blob.sha256, "the server does not have it");
           asking = asking.filter((blob) => !missing.has(blob.sha256));
@@ -225,7 +234,10 @@ export class Transfer {
         if (error instanceof ApiError && error.status === 413) {
           if (asking.length === 1) return asking;
           const half = Math.ceil(asking.length / 2);
-          return [...(await this.getPack(asking.slice(0, half), signal, deliver, failed)), ...(await this.getPack(asking.slice(half), signal, deliver, failed))];
+          return [
+            ...(await this.getPack(asking.slice(0, half), signal, deliver, failed)),
+            ...(await this.getPack(asking.slice(half), signal, deliver, failed)),
+          ];
         }
         const reason = this.nonFatal(error, signal, "download failed");
         for (const sha of hashes) failed.set(sha, reason);

@@ -30,7 +30,6 @@ export interface ApiClientOptions {
   onAnswer?: () => void;
 }
 
-
 interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
@@ -141,7 +140,11 @@ export class ApiClient {
    * `waitMs`, the server answers as soon as there is one (a long poll). Checked here: versions
    * that go back or repeat are a protocol error, never a loop.
    */
-  async commitFeed(since: number, options: { limit?: number; waitMs?: number; path?: string } = {}, signal?: AbortSignal): Promise<CommitFeed> {
+  async commitFeed(
+    since: number,
+    options: { limit?: number; waitMs?: number; path?: string } = {},
+    signal?: AbortSignal,
+  ): Promise<CommitFeed> {
     const query = new URLSearchParams({ since: String(since) });
     if (options.limit !== undefined) query.set("limit", String(options.limit));
     if (options.path !== undefined) query.set("path", options.path);
@@ -154,7 +157,8 @@ export class ApiClient {
       // A long poll may rightly answer only at the end of its wait.
       answerWithinMs: options.waitMs,
     });
-    const fail = (why: string, fault: FeedFault) => (fault === "contradiction" ? contradiction(why, "GET /commits") : this.protocolError("GET /commits", why));
+    const fail = (why: string, fault: FeedFault) =>
+      fault === "contradiction" ? contradiction(why, "GET /commits") : this.protocolError("GET /commits", why);
     return parseFeed(answer.json, since, fail, { filtered: options.path !== undefined });
   }
 
@@ -179,7 +183,10 @@ export class ApiClient {
    * POST /blobs (v1.1): one multipart part per blob, named by its sha256. Answers which were
    * stored and which the server already had. ApiError `unsupported`: a v1 server.
    */
-  async postBlobs(blobs: readonly { sha256: string; bytes: Uint8Array }[], signal?: AbortSignal): Promise<{ stored: string[]; present: string[] }> {
+  async postBlobs(
+    blobs: readonly { sha256: string; bytes: Uint8Array }[],
+    signal?: AbortSignal,
+  ): Promise<{ stored: string[]; present: string[] }> {
     const boundary = newBoundary();
     const answer = await this.request("POST", "/blobs", {
       signal,
@@ -238,7 +245,12 @@ export class ApiClient {
    * POST /commits. Errors: 409 `conflict` (v1.2: body.conflicts, body.version: nothing applied),
    * 422 `missing_blobs` (body.missing), 400 `invalid_path` (body.path), 422 `idempotency_key_reused`.
    */
-  async commit(changes: Change[], source: CommitSource, idempotencyKey: string, signal?: AbortSignal): Promise<{ version: number; chain?: string }> {
+  async commit(
+    changes: Change[],
+    source: CommitSource,
+    idempotencyKey: string,
+    signal?: AbortSignal,
+  ): Promise<{ version: number; chain?: string }> {
     const answer = await this.request("POST", "/commits", {
       signal,
       ok: [200],
@@ -256,7 +268,12 @@ export class ApiClient {
    * server's transcript length: after the append (200), or as it is (409 `offset_mismatch`).
    * ApiError `unsupported`: a v1 server (a 404 `project_not_found` stays a fatal unknown project).
    */
-  async appendEvents(sessionId: string, offset: number, bytes: Uint8Array, signal?: AbortSignal): Promise<{ appended: boolean; length: number }> {
+  async appendEvents(
+    sessionId: string,
+    offset: number,
+    bytes: Uint8Array,
+    signal?: AbortSignal,
+  ): Promise<{ appended: boolean; length: number }> {
     const answer = await this.request("PUT", `/sessions/${encodeURIComponent(sessionId)}/events?offset=${offset}`, {
       signal,
       ok: [200, 409],
@@ -275,7 +292,8 @@ export class ApiClient {
   async listProjects(signal?: AbortSignal): Promise<ProjectSummary[]> {
     const answer = await this.request("GET", "", { signal, ok: [200], optional: true, projectsRoute: true, maxBody: MAX_LISTING_BODY });
     const projects = answer.json?.projects;
-    if (!Array.isArray(projects) || !projects.every(isProjectSummary)) throw this.protocolError("GET /api/projects", "the answer is not { projects }");
+    if (!Array.isArray(projects) || !projects.every(isProjectSummary))
+      throw this.protocolError("GET /api/projects", "the answer is not { projects }");
     return projects;
   }
 
@@ -393,7 +411,13 @@ export class ApiClient {
     throw this.httpError(label, status, response.headers, answer.json, init);
   }
 
-  private async readJson(label: string, method: Method, response: IncomingAnswer, ok: boolean, maxBody?: number): Promise<Record<string, unknown> | undefined> {
+  private async readJson(
+    label: string,
+    method: Method,
+    response: IncomingAnswer,
+    ok: boolean,
+    maxBody?: number,
+  ): Promise<Record<string, unknown> | undefined> {
     const limit = method === "HEAD" ? 0 : ok ? (maxBody ?? MAX_SMALL_BODY) : MAX_ERROR_BODY;
     const text = (await this.readBytes(response, limit, !ok)).toString("utf8");
     if (text === "") return undefined;
@@ -469,7 +493,10 @@ export class ApiClient {
       );
     }
     if (status === 401) {
-      const why = this.options.token === undefined ? "the server requires a token (--token or USPARK_TOKEN)" : "the server rejected the token (check --token or USPARK_TOKEN)";
+      const why =
+        this.options.token === undefined
+          ? "the server requires a token (--token or USPARK_TOKEN)"
+          : "the server rejected the token (check --token or USPARK_TOKEN)";
       return new ApiError(`401 unauthorized: ${why}`, { ...info, fatal: true });
     }
     if (status === 403) {
@@ -529,4 +556,3 @@ function shortPath(sub: string): string {
 function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
-

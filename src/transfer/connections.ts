@@ -66,15 +66,22 @@ export class Connections {
   async request(request: OutgoingRequest): Promise<IncomingAnswer> {
     const { agent, send } = await this.getTransport();
     const url = new URL(request.path, this.origin);
-    const headers = request.body === undefined ? request.headers : { ...request.headers, "content-length": String(bodyLength(request.body)) };
+    const headers =
+      request.body === undefined ? request.headers : { ...request.headers, "content-length": String(bodyLength(request.body)) };
     return new Promise<IncomingAnswer>((resolve, reject) => {
       const req = send(url, { method: request.method, headers, agent });
       this.track(req);
       const fail = (error: Error) => req.destroy(error);
-      const headersTimer = setTimeout(() => fail(new TransportError(`no answer headers within ${request.headersTimeoutMs} ms`, "HEADERS_TIMEOUT")), request.headersTimeoutMs);
+      const headersTimer = setTimeout(
+        () => fail(new TransportError(`no answer headers within ${request.headersTimeoutMs} ms`, "HEADERS_TIMEOUT")),
+        request.headersTimeoutMs,
+      );
       req.on("socket", (socket) => {
         if (!socket.connecting) return;
-        const connectTimer = setTimeout(() => fail(new TransportError(`no connection within ${this.options.connectTimeoutMs} ms`, "CONNECT_TIMEOUT")), this.options.connectTimeoutMs);
+        const connectTimer = setTimeout(
+          () => fail(new TransportError(`no connection within ${this.options.connectTimeoutMs} ms`, "CONNECT_TIMEOUT")),
+          this.options.connectTimeoutMs,
+        );
         socket.once("connect", () => clearTimeout(connectTimer));
         socket.once("close", () => clearTimeout(connectTimer));
       });
@@ -123,7 +130,12 @@ export class Connections {
       // Loaded with the first request, not at start: node:http brings its server and agent with it.
       const { Agent, request } = this.origin.startsWith("https:") ? await import("node:https") : await import("node:http");
       // Idle connections neither hold the process open (node:http unrefs them) nor outlive keepAliveMs.
-      const agent = new Agent({ keepAlive: true, maxSockets: this.options.connections, timeout: this.options.keepAliveMs, scheduling: "lifo" });
+      const agent = new Agent({
+        keepAlive: true,
+        maxSockets: this.options.connections,
+        timeout: this.options.keepAliveMs,
+        scheduling: "lifo",
+      });
       return { agent, send: request };
     })();
     return this.transport;
@@ -136,7 +148,10 @@ export class Connections {
  * 0.05 to 0.2 ms of CPU a request (measured on loopback, 400 small requests; ~1 ms each in all).
  */
 function abortOn(req: ClientRequest, signal: AbortSignal): void {
-  const onAbort = () => void req.destroy(Object.assign(new Error("The operation was aborted", { cause: signal.reason }), { name: "AbortError", code: "ABORT_ERR" }));
+  const onAbort = () =>
+    void req.destroy(
+      Object.assign(new Error("The operation was aborted", { cause: signal.reason }), { name: "AbortError", code: "ABORT_ERR" }),
+    );
   if (signal.aborted) return onAbort();
   signal.addEventListener("abort", onAbort, { once: true });
   req.once("close", () => signal.removeEventListener("abort", onAbort));

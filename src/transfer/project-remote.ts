@@ -26,7 +26,12 @@ export class ProjectRemote {
     readonly caller: RetryingCaller,
     options: ProjectRemoteOptions,
   ) {
-    this.transfer = new Transfer(api, { concurrency: options.concurrency, report: options.report, known: options.known, call: (run, signal, bytes) => caller.call(run, signal, { answerExpectedWithinMs: transferTimeMs(bytes) }) });
+    this.transfer = new Transfer(api, {
+      concurrency: options.concurrency,
+      report: options.report,
+      known: options.known,
+      call: (run, signal, bytes) => caller.call(run, signal, { answerExpectedWithinMs: transferTimeMs(bytes) }),
+    });
   }
 
   /** The listing; every blob it names is known to be on the server (a copy of one is committed without an upload). */
@@ -37,7 +42,9 @@ export class ProjectRemote {
   }
 
   async feed(since: number, options: { limit?: number; waitMs?: number; path?: string }, signal: AbortSignal): Promise<CommitFeed> {
-    const feed = await this.caller.call(() => this.api.commitFeed(since, options, signal), signal, { answerExpectedWithinMs: options.waitMs ?? 0 });
+    const feed = await this.caller.call(() => this.api.commitFeed(since, options, signal), signal, {
+      answerExpectedWithinMs: options.waitMs ?? 0,
+    });
     for (const commit of feed.commits) for (const change of commit.changes) if (change.op === "put") this.transfer.known.add(change.sha256);
     return feed;
   }

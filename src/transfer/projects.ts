@@ -20,7 +20,13 @@ export function isProjectNotFound(error: unknown): error is ApiError {
  * Runs `work`; when the project does not exist, creates it first (`create`) and runs it again, or
  * throws a UsageError that names the nearest known ids.
  */
-export async function withProject<T>(client: ApiClient, projectId: string, create: boolean, report: Reporter, work: () => Promise<T>): Promise<T> {
+export async function withProject<T>(
+  client: ApiClient,
+  projectId: string,
+  create: boolean,
+  report: Reporter,
+  work: () => Promise<T>,
+): Promise<T> {
   try {
     return await work();
   } catch (error) {
@@ -35,8 +41,12 @@ export async function withProject<T>(client: ApiClient, projectId: string, creat
 /** The error for a project that does not exist: the closest ids the token can see, and how to create it. */
 export async function unknownProject(client: ApiClient, projectId: string): Promise<UsageError> {
   const known = await client.listProjects().catch(() => [] as ProjectSummary[]);
-  const near = nearestIds(projectId, known.map((p) => p.id));
-  const hint = `create it with \`uspark projects create ${projectId}\` or --create` + (near.length > 0 ? `; did you mean ${near.join(", ")}?` : "");
+  const near = nearestIds(
+    projectId,
+    known.map((p) => p.id),
+  );
+  const hint =
+    `create it with \`uspark projects create ${projectId}\` or --create` + (near.length > 0 ? `; did you mean ${near.join(", ")}?` : "");
   return new UsageError(`project ${projectId} does not exist on the server`, hint);
 }
 
@@ -63,12 +73,20 @@ export function editDistance(a: string, b: string): number {
 }
 
 /** `uspark projects`: the table (or JSON) on stdout; with none to list, how to make one is said on stderr (`none`). */
-export async function listProjects(client: ApiClient, out: { write(text: string): unknown }, json: boolean, none: (line: string) => void): Promise<void> {
+export async function listProjects(
+  client: ApiClient,
+  out: { write(text: string): unknown },
+  json: boolean,
+  none: (line: string) => void,
+): Promise<void> {
   const projects = await client.listProjects();
   if (json) {
     out.write(JSON.stringify({ projects }) + "\n");
     return;
   }
-  if (projects.length === 0) return none("no projects this token can see yet: create one with `uspark projects create <id>` (or `--create` on push, pull, watch or run)");
+  if (projects.length === 0)
+    return none(
+      "no projects this token can see yet: create one with `uspark projects create <id>` (or `--create` on push, pull, watch or run)",
+    );
   out.write(formatTable(projects.map((p) => [p.id, `v${p.version}`, plural(p.files, "file"), p.updated])));
 }

@@ -171,7 +171,8 @@ export class RetryingCaller {
 
   async call<T>(run: () => Promise<T>, signal: AbortSignal, options: CallOptions = {}): Promise<T> {
     if (this.calls++ === 0) this.options.onStart?.();
-    const silence = options.answerExpectedWithinMs === undefined ? undefined : this.watchSilence(SILENT_AFTER_MS + options.answerExpectedWithinMs);
+    const silence =
+      options.answerExpectedWithinMs === undefined ? undefined : this.watchSilence(SILENT_AFTER_MS + options.answerExpectedWithinMs);
     try {
       return await this.callWithRetries(run, signal);
     } finally {
@@ -190,7 +191,10 @@ export class RetryingCaller {
         const now = timers.now();
         if (!this.failing && sayWaiting(now - this.lastSaidAt, afterMs)) {
           this.lastSaidAt = now;
-          this.options.report.warn("waiting", `waiting for ${this.options.host}: no answer for ${formatWait(now - startedAt)}`, { host: this.options.host, waitedMs: now - startedAt });
+          this.options.report.warn("waiting", `waiting for ${this.options.host}: no answer for ${formatWait(now - startedAt)}`, {
+            host: this.options.host,
+            waitedMs: now - startedAt,
+          });
         }
         arm();
       }, afterMs);
@@ -247,7 +251,8 @@ export function waitingLine(host: string, error: unknown, attempt: number, delay
   return `waiting for ${host}: ${reason}, retry ${attempt + 1} in ${formatWait(delayMs)}${hint}`;
 }
 
-const DEFAULT_REFUSED_HINT = " (nothing listens on the default --api-url: start `uspark serve` there, or pass --api-url or set USPARK_API_URL)";
+const DEFAULT_REFUSED_HINT =
+  " (nothing listens on the default --api-url: start `uspark serve` there, or pass --api-url or set USPARK_API_URL)";
 
 const NETWORK_REASONS: Record<string, string> = {
   ECONNREFUSED: "connection refused",
@@ -263,8 +268,14 @@ const NETWORK_REASONS: Record<string, string> = {
 
 /** A failed request's reason in a person's words: the network's, the timeout's or the HTTP status. */
 export function failureReason(error: unknown): string {
-  const failure = error as { code?: unknown; status?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown; cause?: { code?: unknown } } };
-  if (typeof failure.status === "number") return typeof failure.code === "string" ? `${failure.status} ${failure.code}` : `HTTP ${failure.status}`;
+  const failure = error as {
+    code?: unknown;
+    status?: unknown;
+    message?: unknown;
+    cause?: { code?: unknown; message?: unknown; cause?: { code?: unknown } };
+  };
+  if (typeof failure.status === "number")
+    return typeof failure.code === "string" ? `${failure.status} ${failure.code}` : `HTTP ${failure.status}`;
   const cause = failure.cause?.code ?? failure.cause?.cause?.code;
   if (typeof cause === "string" && NETWORK_REASONS[cause]) return NETWORK_REASONS[cause];
   if (failure.code === "timeout") return "no answer in time";

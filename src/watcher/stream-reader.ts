@@ -82,7 +82,10 @@ export class StreamReader {
         onAgent(format.name);
         report.debug("agent", `detected the ${format.name} stream format`, { agent: format.name });
       } else if (!fsWatch) {
-        report.warn("agent", "no known agent format in this stream, and the file system watcher is off (--no-fs-watch): no change will be seen");
+        report.warn(
+          "agent",
+          "no known agent format in this stream, and the file system watcher is off (--no-fs-watch): no change will be seen",
+        );
       } else {
         report.debug("agent", "no known agent format in this stream; relying on the file system watcher");
       }
@@ -92,7 +95,10 @@ export class StreamReader {
   private warnNoJson(): void {
     const how = streamCommandFor(this.options.agent);
     const seen = this.options.fsWatch ? "Only the file watcher sees its changes" : "With --no-fs-watch, none of its changes is seen";
-    this.options.report.warn("no-json", `no JSON event in the agent's output so far: was it started without its stream flag (${how})? ${seen}`);
+    this.options.report.warn(
+      "no-json",
+      `no JSON event in the agent's output so far: was it started without its stream flag (${how})? ${seen}`,
+    );
   }
 
   private warnOneObject(): void {
@@ -100,7 +106,11 @@ export class StreamReader {
     const how = streamCommandFor(agent);
     const seen = this.options.fsWatch ? "Only the file watcher saw its changes" : "With --no-fs-watch, none of its changes was seen";
     const events = agent === "auto" ? "an agent's events" : `${agent} events`;
-    report.warn("one-object", `the agent's output was one JSON object, not a stream of ${events}: was it started without its stream flag (${how})? ${seen}`, { agent });
+    report.warn(
+      "one-object",
+      `the agent's output was one JSON object, not a stream of ${events}: was it started without its stream flag (${how})? ${seen}`,
+      { agent },
+    );
   }
 
   private warnOtherFormat(other: AgentFormat): void {
@@ -108,10 +118,14 @@ export class StreamReader {
     const unseen = this.options.fsWatch
       ? "its tool events go unread, only the file watcher sees its changes"
       : "its tool events go unread and the file watcher is off (--no-fs-watch), so no change will be seen";
-    this.options.report.warn("agent-format", `this stream looks like ${other.name}'s, not ${given}'s: ${unseen} (uspark watch detects the format; or --agent ${other.name})`, {
-      agent: given,
-      detected: other.name,
-    });
+    this.options.report.warn(
+      "agent-format",
+      `this stream looks like ${other.name}'s, not ${given}'s: ${unseen} (uspark watch detects the format; or --agent ${other.name})`,
+      {
+        agent: given,
+        detected: other.name,
+      },
+    );
   }
 
   private warnLongLine(length: number, limit: number): void {

@@ -226,7 +226,10 @@ class WatchSession implements Watcher {
     return this.ended;
   }
 
-  private async finish(treeStop: TreeSyncStop, stopTranscript: (transcript: Transcript) => Promise<TranscriptResult>): Promise<WatchSummary> {
+  private async finish(
+    treeStop: TreeSyncStop,
+    stopTranscript: (transcript: Transcript) => Promise<TranscriptResult>,
+  ): Promise<WatchSummary> {
     const transcriptResult = this.transcript && stopTranscript(this.transcript);
     this.reader.end();
     const tree = await this.tree.end(treeStop);
@@ -275,7 +278,15 @@ class WatchSession implements Watcher {
   private transcriptOptions(): TranscriptOptions {
     const { apiUrl, projectId, policy, report } = this.settled;
     const { token, requestTimeoutMs } = this.options;
-    return { root: policy.root, apiUrl, projectId, token, sessionId: this.source.sessionId, requestTimeoutMs: requestTimeoutMs ?? DEFAULTS.requestTimeoutMs, report };
+    return {
+      root: policy.root,
+      apiUrl,
+      projectId,
+      token,
+      sessionId: this.source.sessionId,
+      requestTimeoutMs: requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
+      report,
+    };
   }
 }
 
@@ -309,7 +320,11 @@ function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: num
   const refused = summary.refused ? `, ${summary.refused} refused` : "";
   const fields = { ...summary, sync: undefined, ...summary.sync };
   if (!summary.sync) {
-    report.info("summary", `dry run: ${plural(dryRunFiles, "file")} would be pushed (${plural(summary.detected, "change")}${refused})`, fields);
+    report.info(
+      "summary",
+      `dry run: ${plural(dryRunFiles, "file")} would be pushed (${plural(summary.detected, "change")}${refused})`,
+      fields,
+    );
     return;
   }
   const { commits, pushed, copies, deleted, unchanged, stopped, pulled, removed, conflicts } = summary.sync;
@@ -322,13 +337,25 @@ function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: num
   }
   reportNotSynced(report, notListed);
   if (conflicts.length > 0) {
-    const shown = conflicts.slice(0, 5).map((c) => (c.copy ? `${c.remote} (yours in ${c.copy})` : c.remote)).join(", ");
-    report.error("conflicts", `${plural(conflicts.length, "conflict")} open: ${shown}${conflicts.length > 5 ? ", …" : ""}; resolve each with ${RESOLVE_HINT}`, { conflicts });
+    const shown = conflicts
+      .slice(0, 5)
+      .map((c) => (c.copy ? `${c.remote} (yours in ${c.copy})` : c.remote))
+      .join(", ");
+    report.error(
+      "conflicts",
+      `${plural(conflicts.length, "conflict")} open: ${shown}${conflicts.length > 5 ? ", …" : ""}; resolve each with ${RESOLVE_HINT}`,
+      { conflicts },
+    );
   }
   const journal = summary.sync.journaled
     ? ` ${plural(summary.sync.journaled, "entry")} written to .uspark/pending.json: run \`uspark push --pending\` to retry.`
     : "";
-  const headline = notSyncedHeadline({ files: notListed.length, conflicts: conflicts.length, stopped, scanCutShort: summary.scanCutShort === true });
+  const headline = notSyncedHeadline({
+    files: notListed.length,
+    conflicts: conflicts.length,
+    stopped,
+    scanCutShort: summary.scanCutShort === true,
+  });
   report.error("summary", `${headline}; ${done}.${journal}`, fields);
 }
 
@@ -338,10 +365,12 @@ function reportSummary(report: Reporter, summary: WatchSummary, dryRunFiles: num
  * never "0 files not synced".
  */
 export function notSyncedHeadline(left: { files: number; conflicts: number; stopped?: string; scanCutShort: boolean }): string {
-  const parts = [left.conflicts > 0 ? `${plural(left.conflicts, "conflict")} open` : "", left.files > 0 ? `${plural(left.files, "file")} not synced` : ""];
+  const parts = [
+    left.conflicts > 0 ? `${plural(left.conflicts, "conflict")} open` : "",
+    left.files > 0 ? `${plural(left.files, "file")} not synced` : "",
+  ];
   const what = parts.filter(Boolean).join(", ") || "not all synced";
   if (left.stopped) return `${what} (syncing stopped: ${left.stopped})`;
   if (!left.scanCutShort) return what;
   return `${what} (the last scan of the tree was cut short by --timeout${parts.some(Boolean) ? "" : "; the next start's scan finds what it missed"})`;
 }
-

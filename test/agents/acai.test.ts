@@ -3,12 +3,24 @@ import { acai } from "../../src/agents/acai.js";
 import { del, R, run, write } from "../kit/agent-fixtures.js";
 
 const init = { type: "init", session_id: "550e8400-e29b-41d4-a716-446655440000", cwd: R, tools: ["saveFile"] };
-const call = (id: string, name: string, args: object | string) => ({ type: "function_call", id: `fc_${id}`, call_id: id, name, arguments: typeof args === "string" ? args : JSON.stringify(args) });
+const call = (id: string, name: string, args: object | string) => ({
+  type: "function_call",
+  id: `fc_${id}`,
+  call_id: id,
+  name,
+  arguments: typeof args === "string" ? args : JSON.stringify(args),
+});
 const output = (id: string, text: string) => ({ type: "function_call_output", call_id: id, output: text });
 
 describe("the acai parser", () => {
   it("reports saveFile and editFile on success, with the cwd of the init event", () => {
-    const lines = [init, call("c1", "saveFile", { path: "a.ts", content: "x" }), output("c1", "File saved successfully: /w/a.ts"), call("c2", "editFile", { path: "b.ts", edits: [] }), output("c2", "Edited b.ts")];
+    const lines = [
+      init,
+      call("c1", "saveFile", { path: "a.ts", content: "x" }),
+      output("c1", "File saved successfully: /w/a.ts"),
+      call("c2", "editFile", { path: "b.ts", edits: [] }),
+      output("c2", "Edited b.ts"),
+    ];
     expect(run(acai, lines)).toStrictEqual([write("a.ts", "saveFile", { cwd: R }), write("b.ts", "editFile", { cwd: R })]);
   });
 
@@ -25,10 +37,9 @@ describe("the acai parser", () => {
   });
 
   it("reports an acai rename as a delete and a write", () => {
-    expect(run(acai, [call("c1", "moveFile", { source: "a.ts", destination: "b.ts" }), output("c1", "Successfully moved a.ts to b.ts")])).toStrictEqual([
-      del("a.ts", "moveFile"),
-      write("b.ts", "moveFile"),
-    ]);
+    expect(
+      run(acai, [call("c1", "moveFile", { source: "a.ts", destination: "b.ts" }), output("c1", "Successfully moved a.ts to b.ts")]),
+    ).toStrictEqual([del("a.ts", "moveFile"), write("b.ts", "moveFile")]);
   });
 
   it("reports unanswered calls as unconfirmed, deletes and moves included", () => {
@@ -51,7 +62,11 @@ describe("the acai parser", () => {
       call("c3", "saveFile", `{"path":"src/\\u00e9\\ud83d\\ude00.ts","content":${JSON.stringify(content)}}`),
       output("c3", "File saved successfully"),
     ];
-    expect(run(acai, lines)).toStrictEqual([write("src/é ✓.ts", "saveFile"), write("src/after.ts", "saveFile"), write("src/é😀.ts", "saveFile")]);
+    expect(run(acai, lines)).toStrictEqual([
+      write("src/é ✓.ts", "saveFile"),
+      write("src/after.ts", "saveFile"),
+      write("src/é😀.ts", "saveFile"),
+    ]);
   });
 
   it("reads a failure marker from a long output too", () => {
@@ -60,12 +75,23 @@ describe("the acai parser", () => {
   });
 
   it("understands the Rust acai's Edit and Write tools", () => {
-    const lines = [call("c1", "Edit", { path: "/p/a", edits: [] }), output("c1", "ok"), call("c2", "Write", { file_path: "/p/b", content: "x" }), output("c2", "ok")];
+    const lines = [
+      call("c1", "Edit", { path: "/p/a", edits: [] }),
+      output("c1", "ok"),
+      call("c2", "Write", { file_path: "/p/b", content: "x" }),
+      output("c2", "ok"),
+    ];
     expect(run(acai, lines)).toStrictEqual([write("/p/a", "Edit"), write("/p/b", "Write")]);
   });
 
   it("ignores other tools, broken arguments and unknown outputs", () => {
-    const lines = [call("c1", "bash", { command: "rm -rf x" }), output("c1", "done"), call("c2", "saveFile", "{not json"), output("c2", "ok"), output("c9", "ok")];
+    const lines = [
+      call("c1", "bash", { command: "rm -rf x" }),
+      output("c1", "done"),
+      call("c2", "saveFile", "{not json"),
+      output("c2", "ok"),
+      output("c9", "ok"),
+    ];
     expect(run(acai, lines)).toStrictEqual([]);
   });
 

@@ -23,7 +23,12 @@ const editResult = {
 
 describe("EventReader", () => {
   it("reads a user event no further than its message: Claude Code's tool_use_result after it is passed over", () => {
-    const { reader, line, stoppedAt } = scan({ type: "user", message: { role: "user", content: [result] }, parent_tool_use_id: null, tool_use_result: editResult });
+    const { reader, line, stoppedAt } = scan({
+      type: "user",
+      message: { role: "user", content: [result] },
+      parent_tool_use_id: null,
+      tool_use_result: editResult,
+    });
     expect(reader.blocks).toEqual([{ toolUseId: "toolu_1", type: "tool_result", isError: false }]);
     // Stopped at the first member after the message.
     expect(stoppedAt).toBeGreaterThan(line.indexOf('"parent_tool_use_id"'));
@@ -39,7 +44,11 @@ describe("EventReader", () => {
 
   it("reads every result block of a user event, however long their content", () => {
     const long = { ...result, content: "x".repeat(100_000), is_error: true };
-    const { reader } = scan({ type: "user", message: { content: [long, { ...result, tool_use_id: "toolu_2" }] }, tool_use_result: editResult });
+    const { reader } = scan({
+      type: "user",
+      message: { content: [long, { ...result, tool_use_id: "toolu_2" }] },
+      tool_use_result: editResult,
+    });
     expect(reader.blocks.map((block) => [block.toolUseId, block.isError])).toStrictEqual([
       ["toolu_1", true],
       ["toolu_2", false],

@@ -2,22 +2,46 @@ import { describe, expect, it } from "vitest";
 import { cursor } from "../../src/agents/cursor.js";
 import { del, R, run, write } from "../kit/agent-fixtures.js";
 
-const init = { type: "system", subtype: "init", apiKeySource: "login", cwd: R, session_id: "s", model: "Claude 4 Sonnet", permissionMode: "default" };
-const call = (subtype: string, id: string, key: string, body: object) => ({ type: "tool_call", subtype, call_id: id, tool_call: { [key]: body }, session_id: "s" });
+const init = {
+  type: "system",
+  subtype: "init",
+  apiKeySource: "login",
+  cwd: R,
+  session_id: "s",
+  model: "Claude 4 Sonnet",
+  permissionMode: "default",
+};
+const call = (subtype: string, id: string, key: string, body: object) => ({
+  type: "tool_call",
+  subtype,
+  call_id: id,
+  tool_call: { [key]: body },
+  session_id: "s",
+});
 
 describe("the Cursor parser", () => {
   it("reports a write at the absolute path of its success, with the cwd of the init event", () => {
-    const lines = [init, call("started", "c1", "writeToolCall", { args: { path: "a.txt", fileText: "x" } }), call("completed", "c1", "writeToolCall", { args: { path: "a.txt" }, result: { success: { path: `${R}/a.txt`, linesCreated: 1 } } })];
+    const lines = [
+      init,
+      call("started", "c1", "writeToolCall", { args: { path: "a.txt", fileText: "x" } }),
+      call("completed", "c1", "writeToolCall", { args: { path: "a.txt" }, result: { success: { path: `${R}/a.txt`, linesCreated: 1 } } }),
+    ];
     expect(run(cursor, lines)).toStrictEqual([write(`${R}/a.txt`, "writeToolCall", { cwd: R })]);
   });
 
   it("falls back to the started path when the success has none", () => {
-    const lines = [call("started", "c1", "editToolCall", { args: { path: "/p/a", streamContent: "x" } }), call("completed", "c1", "editToolCall", { args: {}, result: { success: { linesAdded: 1 } } })];
+    const lines = [
+      call("started", "c1", "editToolCall", { args: { path: "/p/a", streamContent: "x" } }),
+      call("completed", "c1", "editToolCall", { args: {}, result: { success: { linesAdded: 1 } } }),
+    ];
     expect(run(cursor, lines)).toStrictEqual([write("/p/a", "editToolCall")]);
   });
 
   it("reports a deletion", () => {
-    const lines = [call("started", "c1", "deleteToolCall", { args: { path: "/p/a" } }), call("completed", "c1", "deleteToolCall", { args: { path: "/p/a" }, result: { success: {} } })];
+    const lines = [
+      call("started", "c1", "deleteToolCall", { args: { path: "/p/a" } }),
+      call("completed", "c1", "deleteToolCall", { args: { path: "/p/a" }, result: { success: {} } }),
+    ];
     expect(run(cursor, lines)).toStrictEqual([del("/p/a", "deleteToolCall")]);
   });
 
@@ -32,11 +56,15 @@ describe("the Cursor parser", () => {
   });
 
   it("reports a started delete that never completed as an unconfirmed delete", () => {
-    expect(run(cursor, [init, call("started", "c1", "deleteToolCall", { args: { path: "old.txt" } })])).toStrictEqual([del("old.txt", "deleteToolCall", { confirmed: false, cwd: R })]);
+    expect(run(cursor, [init, call("started", "c1", "deleteToolCall", { args: { path: "old.txt" } })])).toStrictEqual([
+      del("old.txt", "deleteToolCall", { confirmed: false, cwd: R }),
+    ]);
   });
 
   it("reports a completion whose start it never saw", () => {
-    expect(run(cursor, [call("completed", "c1", "writeToolCall", { args: { path: "a" }, result: { success: { path: "/p/a" } } })])).toStrictEqual([write("/p/a", "writeToolCall")]);
+    expect(
+      run(cursor, [call("completed", "c1", "writeToolCall", { args: { path: "a" }, result: { success: { path: "/p/a" } } })]),
+    ).toStrictEqual([write("/p/a", "writeToolCall")]);
   });
 
   it("ignores reads, shell calls and other tools", () => {

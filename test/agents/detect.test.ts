@@ -7,7 +7,11 @@ import { feed, fixture, write } from "../kit/agent-fixtures.js";
 function detect(options?: Parameters<typeof createAutoParser>[2]) {
   const changes: FileChange[] = [];
   const detected: Array<AgentFormat | undefined> = [];
-  const parser = createAutoParser((change) => changes.push(change), (format) => detected.push(format), options);
+  const parser = createAutoParser(
+    (change) => changes.push(change),
+    (format) => detected.push(format),
+    options,
+  );
   return { parser, changes, detected, names: () => detected.map((f) => f?.name ?? null) };
 }
 
@@ -66,7 +70,11 @@ describe("auto-detection", () => {
   it("calls onDetect once, and ends the chosen parser at the end", () => {
     const run = detect();
     const S = "s";
-    const use = { type: "assistant", message: { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Write", input: { file_path: "/p/a" } }] }, session_id: S };
+    const use = {
+      type: "assistant",
+      message: { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Write", input: { file_path: "/p/a" } }] },
+      session_id: S,
+    };
     feed(run.parser, [JSON.stringify(use), JSON.stringify(use)]);
     expect(run.names()).toEqual(["claude"]);
     expect(run.changes).toStrictEqual([write("/p/a", "Write", { confirmed: false })]);
@@ -90,8 +98,16 @@ describe("auto-detection", () => {
 
   it("still reports the edits of a Qwen or Amp stream taken for Claude's (an init that does not say who it is)", () => {
     const { parser, changes, names } = detect();
-    const call = (id: string, name: string, input: object) => ({ type: "assistant", session_id: "s1", message: { content: [{ type: "tool_use", id, name, input }] } });
-    const result = (id: string) => ({ type: "user", session_id: "s1", message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] } });
+    const call = (id: string, name: string, input: object) => ({
+      type: "assistant",
+      session_id: "s1",
+      message: { content: [{ type: "tool_use", id, name, input }] },
+    });
+    const result = (id: string) => ({
+      type: "user",
+      session_id: "s1",
+      message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] },
+    });
     const lines = [
       { type: "system", subtype: "init", session_id: "s1", cwd: "/p" },
       call("c1", "write_file", { file_path: "/p/a.txt", content: "x" }),
@@ -101,7 +117,10 @@ describe("auto-detection", () => {
       call("c3", "edit_file", { path: "/p/c.txt", old_str: "1", new_str: "2" }),
       result("c3"),
     ];
-    feed(parser, lines.map((line) => JSON.stringify(line)));
+    feed(
+      parser,
+      lines.map((line) => JSON.stringify(line)),
+    );
     expect(names()).toEqual(["claude"]);
     expect(changes).toStrictEqual([
       write("/p/a.txt", "write_file", { cwd: "/p" }),
@@ -130,7 +149,15 @@ describe("auto-detection", () => {
 
   it("never takes Auggie's one result line (Claude's result shape) for Claude's stream", () => {
     // `auggie --print --output-format json`: one final line, no tool events.
-    const result = { type: "result", subtype: "success", is_error: false, result: "Done.", session_id: "0b6d9c4e-1f2a-4b3c-8d4e-5f6a7b8c9d0e", num_turns: 3, duration_ms: 5120 };
+    const result = {
+      type: "result",
+      subtype: "success",
+      is_error: false,
+      result: "Done.",
+      session_id: "0b6d9c4e-1f2a-4b3c-8d4e-5f6a7b8c9d0e",
+      num_turns: 3,
+      duration_ms: 5120,
+    };
     const run = detect();
     feed(run.parser, ["Working...", JSON.stringify(result)]);
     expect(run.names()).toEqual([null]);
@@ -149,7 +176,13 @@ describe("auto-detection", () => {
   });
 
   it("survives a format whose detect throws", () => {
-    const broken: AgentFormat = { name: "broken", detect: () => { throw new Error("boom"); }, create: () => ({ line() {}, end() {} }) };
+    const broken: AgentFormat = {
+      name: "broken",
+      detect: () => {
+        throw new Error("boom");
+      },
+      create: () => ({ line() {}, end() {} }),
+    };
     const run = detect({ formats: [broken, AGENTS.codex!] });
     feed(run.parser, fixture("codex").session);
     expect(run.names()).toEqual(["codex"]);

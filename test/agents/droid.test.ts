@@ -4,10 +4,43 @@ import { del, run, write } from "../kit/agent-fixtures.js";
 
 /** Factory Droid 0.215.0's events, as a real run wrote them (extra fields trimmed). */
 const S = "7b6f7719-1e95-4681-b9b0-4387d58f9c0b";
-const init = { type: "system", subtype: "init", cwd: "/p", session_id: S, tools: ["Read", "Edit", "Create", "ApplyPatch"], model: "custom:Mock-0", reasoning_effort: "off" };
-const call = (id: string, toolName: string, parameters: object) => ({ type: "tool_call", id, messageId: "m", toolId: toolName, toolName, parameters, timestamp: 1, session_id: S });
-const result = (id: string, value: unknown) => ({ type: "tool_result", id, messageId: "m", isError: false, value: JSON.stringify(value), timestamp: 1, session_id: S });
-const failure = (id: string, message: string) => ({ type: "tool_result", id, messageId: "m", isError: true, error: { type: "tool_error", message }, timestamp: 1, session_id: S });
+const init = {
+  type: "system",
+  subtype: "init",
+  cwd: "/p",
+  session_id: S,
+  tools: ["Read", "Edit", "Create", "ApplyPatch"],
+  model: "custom:Mock-0",
+  reasoning_effort: "off",
+};
+const call = (id: string, toolName: string, parameters: object) => ({
+  type: "tool_call",
+  id,
+  messageId: "m",
+  toolId: toolName,
+  toolName,
+  parameters,
+  timestamp: 1,
+  session_id: S,
+});
+const result = (id: string, value: unknown) => ({
+  type: "tool_result",
+  id,
+  messageId: "m",
+  isError: false,
+  value: JSON.stringify(value),
+  timestamp: 1,
+  session_id: S,
+});
+const failure = (id: string, message: string) => ({
+  type: "tool_result",
+  id,
+  messageId: "m",
+  isError: true,
+  error: { type: "tool_error", message },
+  timestamp: 1,
+  session_id: S,
+});
 
 const patch = (...lines: string[]) => ({ input: ["*** Begin Patch", ...lines, "*** End Patch", ""].join("\n") });
 const C = { cwd: "/p" };
@@ -33,7 +66,12 @@ describe("the Droid parser", () => {
       { file_path: "/p/gone.txt", display_operation: "delete" },
     ];
     const lines = [init, call("t1", "ApplyPatch", patch("*** Update File: /p/a.txt")), result("t1", { success: true, files })];
-    expect(run(droid, lines)).toStrictEqual([write("/p/a.txt", "ApplyPatch", C), del("/p/old.txt", "ApplyPatch", C), write("/p/new.txt", "ApplyPatch", C), del("/p/gone.txt", "ApplyPatch", C)]);
+    expect(run(droid, lines)).toStrictEqual([
+      write("/p/a.txt", "ApplyPatch", C),
+      del("/p/old.txt", "ApplyPatch", C),
+      write("/p/new.txt", "ApplyPatch", C),
+      del("/p/gone.txt", "ApplyPatch", C),
+    ]);
   });
 
   it("reports the headers of a failed patch unconfirmed (its first files may be written), and of one whose result lists nothing confirmed", () => {
@@ -60,7 +98,11 @@ describe("the Droid parser", () => {
       result("t1", { success: true }),
       call("t3", "Create", { file_path: "/p/never.txt" }),
     ];
-    expect(run(droid, lines)).toStrictEqual([write("/p/two.txt", "Create", C), write("/p/one.txt", "Edit", C), write("/p/never.txt", "Create", { ...C, confirmed: false })]);
+    expect(run(droid, lines)).toStrictEqual([
+      write("/p/two.txt", "Create", C),
+      write("/p/one.txt", "Edit", C),
+      write("/p/never.txt", "Create", { ...C, confirmed: false }),
+    ]);
   });
 
   it("finds a result whose value mentions tool_call, and is not fooled by a message that quotes an event", () => {

@@ -10,20 +10,32 @@ describe.each(agentNames)("the %s fixture", (agent) => {
 
   it("yields exactly the expected changes, in order", () => {
     const changes: FileChange[] = [];
-    feed(format.create((change) => changes.push(change)), session);
+    feed(
+      format.create((change) => changes.push(change)),
+      session,
+    );
     expect(changes).toStrictEqual(expected);
   });
 
   it("yields the same changes with CRLF line endings", () => {
     const changes: FileChange[] = [];
-    feed(format.create((change) => changes.push(change)), session.replaceAll("\n", "\r\n"));
+    feed(
+      format.create((change) => changes.push(change)),
+      session.replaceAll("\n", "\r\n"),
+    );
     expect(changes).toStrictEqual(expected);
   });
 
   it("is recognised by auto-detection, which then reports the same changes", () => {
     const changes: FileChange[] = [];
     const detected: Array<AgentFormat | undefined> = [];
-    feed(createAutoParser((change) => changes.push(change), (f) => detected.push(f)), session);
+    feed(
+      createAutoParser(
+        (change) => changes.push(change),
+        (f) => detected.push(f),
+      ),
+      session,
+    );
     expect(detected.map((f) => f?.name)).toEqual([agent]);
     expect(changes).toStrictEqual(expected);
   });
@@ -38,7 +50,10 @@ describe.each(agentNames)("the %s fixture", (agent) => {
     for (const other of Object.values(AGENTS)) {
       if (other === format) continue;
       const changes: FileChange[] = [];
-      feed(other.create((change) => changes.push(change)), session);
+      feed(
+        other.create((change) => changes.push(change)),
+        session,
+      );
       // Taken for Claude's, a Qwen or Amp stream must lose nothing: that parser knows their tools.
       const same = other === AGENTS.claude && (agent === "qwen" || agent === "amp");
       expect(changes, `${other.name} reading the ${agent} stream`).toStrictEqual(same ? expected : []);
@@ -47,7 +62,19 @@ describe.each(agentNames)("the %s fixture", (agent) => {
 });
 
 it("has a fixture for every agent", () => {
-  expect([...agentNames].sort()).toEqual(["acai", "amp", "claude", "codex", "copilot", "cursor", "droid", "gemini", "kimi", "opencode", "qwen"]);
+  expect([...agentNames].sort()).toEqual([
+    "acai",
+    "amp",
+    "claude",
+    "codex",
+    "copilot",
+    "cursor",
+    "droid",
+    "gemini",
+    "kimi",
+    "opencode",
+    "qwen",
+  ]);
 });
 
 /** Second streams from real runs, where an agent's tools differ by model: `fixtures/<agent>/<name>.jsonl`. */
@@ -60,7 +87,13 @@ describe.each([
   it("yields exactly the expected changes, and is recognised by auto-detection", () => {
     const changes: FileChange[] = [];
     const detected: Array<AgentFormat | undefined> = [];
-    feed(createAutoParser((change) => changes.push(change), (f) => detected.push(f)), session);
+    feed(
+      createAutoParser(
+        (change) => changes.push(change),
+        (f) => detected.push(f),
+      ),
+      session,
+    );
     expect(detected.map((f) => f?.name)).toEqual([agent]);
     expect(changes).toStrictEqual(expected);
   });

@@ -6,7 +6,11 @@ import { fixture } from "../kit/agent-fixtures.js";
 /** The formats `FormatCheck` names for `session` read as `given`'s stream, fed in chunks of `chunk` bytes ("one object" for a lone object of no agent's). */
 function othersNamed(given: string, session: string, chunk = 97, maxBytes?: number): string[] {
   const named: string[] = [];
-  const check = new FormatCheck(AGENTS[given]!, { other: (format) => named.push(format.name), oneObject: () => named.push("one object") }, maxBytes);
+  const check = new FormatCheck(
+    AGENTS[given]!,
+    { other: (format) => named.push(format.name), oneObject: () => named.push("one object") },
+    maxBytes,
+  );
   const bytes = Buffer.from(session);
   for (let at = 0; at < bytes.length && !check.done; at += chunk) check.push(bytes.subarray(at, at + chunk));
   check.end();

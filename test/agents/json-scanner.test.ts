@@ -78,7 +78,25 @@ describe("JsonScanner", () => {
   });
 
   it("finds nothing valid in invalid JSON, in one piece or cut anywhere", () => {
-    const samples = ["", "{", '{"a":}', '{"a":1,}', "garbage", '{"a":1} trailing', "[1 2]", '{"a" 1}', "nul", "1e999", '{"a":"unterminated', '{"a":"\\x"}', "[1]]", '{"a":1]', "}", '{"a":tru}', '{"a":1}{'];
+    const samples = [
+      "",
+      "{",
+      '{"a":}',
+      '{"a":1,}',
+      "garbage",
+      '{"a":1} trailing',
+      "[1 2]",
+      '{"a" 1}',
+      "nul",
+      "1e999",
+      '{"a":"unterminated',
+      '{"a":"\\x"}',
+      "[1]]",
+      '{"a":1]',
+      "}",
+      '{"a":tru}',
+      '{"a":1}{',
+    ];
     for (const text of samples) {
       expect(scan(text)).toBe("invalid");
       for (const cut of everyCut(text)) expect(scan(text, [cut])).toBe("invalid");

@@ -25,22 +25,34 @@ describe("the Kimi parser", () => {
     const lines = [
       calls(["t1", "WriteFile", { path: "/p/a", content: "x" }], ["t2", "WriteFile", { path: "/p/b", content: "y" }]),
       tool("t1", [{ type: "text", text: "<system>ERROR: `a` parent directory does not exist.</system>" }]),
-      tool("t2", [{ type: "text", text: "<system>ERROR</system>" }, { type: "text", text: "<system>Failed to write</system>" }]),
+      tool("t2", [
+        { type: "text", text: "<system>ERROR</system>" },
+        { type: "text", text: "<system>Failed to write</system>" },
+      ]),
     ];
     expect(run(kimi, lines)).toStrictEqual([]);
   });
 
   it("reports a call without an answer as unconfirmed", () => {
-    expect(run(kimi, [calls(["t1", "WriteFile", { path: "late.ts", content: "x" }])])).toStrictEqual([write("late.ts", "WriteFile", { confirmed: false })]);
+    expect(run(kimi, [calls(["t1", "WriteFile", { path: "late.ts", content: "x" }])])).toStrictEqual([
+      write("late.ts", "WriteFile", { confirmed: false }),
+    ]);
   });
 
   it("reads the path of a WriteFile whose arguments hold a large file", () => {
     const content = "print('hi')\n".repeat(10_000);
-    expect(run(kimi, [calls(["t1", "WriteFile", { content, path: "/p/big.py" }]), tool("t1", "<system>ok</system>")])).toStrictEqual([write("/p/big.py", "WriteFile")]);
+    expect(run(kimi, [calls(["t1", "WriteFile", { content, path: "/p/big.py" }]), tool("t1", "<system>ok</system>")])).toStrictEqual([
+      write("/p/big.py", "WriteFile"),
+    ]);
   });
 
   it("ignores shell calls, plain messages and garbage", () => {
-    const lines = [calls(["t1", "Shell", { command: "echo WriteFile > x" }]), tool("t1", "x"), { role: "assistant", content: "WriteFile tool_calls" }, "}{"];
+    const lines = [
+      calls(["t1", "Shell", { command: "echo WriteFile > x" }]),
+      tool("t1", "x"),
+      { role: "assistant", content: "WriteFile tool_calls" },
+      "}{",
+    ];
     expect(run(kimi, lines)).toStrictEqual([]);
   });
 

@@ -14,7 +14,11 @@ const tool = (name: string, state: object) => ({
 describe("the OpenCode parser", () => {
   it("reports edit, write and multiedit by their filePath once completed", () => {
     const lines = [
-      tool("edit", { status: "completed", input: { filePath: "/p/a", oldString: "1", newString: "2" }, output: "Edit applied successfully." }),
+      tool("edit", {
+        status: "completed",
+        input: { filePath: "/p/a", oldString: "1", newString: "2" },
+        output: "Edit applied successfully.",
+      }),
       tool("write", { status: "completed", input: { filePath: "/p/b", content: "x" } }),
       tool("multiedit", { status: "completed", input: { filePath: "/p/c", edits: [] } }),
     ];
@@ -22,7 +26,9 @@ describe("the OpenCode parser", () => {
   });
 
   it("drops a tool call that ended in an error", () => {
-    expect(run(opencode, [tool("edit", { status: "error", input: { filePath: "/p/a" }, error: "Error: oldString not found" })])).toStrictEqual([]);
+    expect(
+      run(opencode, [tool("edit", { status: "error", input: { filePath: "/p/a" }, error: "Error: oldString not found" })]),
+    ).toStrictEqual([]);
   });
 
   it("reports every file in the input of an apply_patch that errored as unconfirmed, since its first files may be written", () => {
@@ -66,7 +72,8 @@ describe("the OpenCode parser", () => {
   });
 
   it("reads the patch text's file headers when the metadata has no file list", () => {
-    const patchText = "*** Begin Patch\r\n*** Update File: a.ts\r\n*** Move to: b.ts\r\n@@\r\n-1\r\n+2\r\n*** Update File: c.ts\r\n@@\r\n-1\r\n+2\r\n*** Delete File: d.ts\r\n*** Add File: e.ts\r\n+x\r\n*** End Patch";
+    const patchText =
+      "*** Begin Patch\r\n*** Update File: a.ts\r\n*** Move to: b.ts\r\n@@\r\n-1\r\n+2\r\n*** Update File: c.ts\r\n@@\r\n-1\r\n+2\r\n*** Delete File: d.ts\r\n*** Add File: e.ts\r\n+x\r\n*** End Patch";
     expect(run(opencode, [tool("apply_patch", { status: "completed", input: { patchText }, metadata: {} })])).toStrictEqual([
       del("a.ts", "apply_patch"),
       write("b.ts", "apply_patch"),
@@ -96,7 +103,13 @@ describe("Kilo Code's stream (a real run of kilo 7.7.7)", () => {
     const { session, expected } = fixture("kilo");
     const changes: FileChange[] = [];
     const detected: Array<string | undefined> = [];
-    feed(createAutoParser((change) => changes.push(change), (format) => detected.push(format?.name)), session);
+    feed(
+      createAutoParser(
+        (change) => changes.push(change),
+        (format) => detected.push(format?.name),
+      ),
+      session,
+    );
     expect(detected).toEqual(["opencode"]);
     expect(changes).toStrictEqual(expected);
   });

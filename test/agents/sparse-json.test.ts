@@ -31,7 +31,19 @@ describe("parseSparse", () => {
   });
 
   it("should answer undefined for invalid JSON instead of throwing", () => {
-    for (const text of ["", "{", '{"a":}', '{"a":1,}', "garbage", '{"a":1} trailing', "[1 2]", '{"a" 1}', "nul", "1e999", '{"a":"unterminated']) {
+    for (const text of [
+      "",
+      "{",
+      '{"a":}',
+      '{"a":1,}',
+      "garbage",
+      '{"a":1} trailing',
+      "[1 2]",
+      '{"a" 1}',
+      "nul",
+      "1e999",
+      '{"a":"unterminated',
+    ]) {
       expect(parse(text)).toBeUndefined();
     }
   });
@@ -85,7 +97,7 @@ describe("parseSparse, further", () => {
 
 describe("unescapeJsonString", () => {
   it("decodes what JSON.parse decodes", () => {
-    const samples = ['plain', 'q\\"b\\\\s\\/', "\\b\\f\\n\\r\\t", "\\u00e9\\u2713", "\\ud83d\\ude00", "lone \\ud83d end", "ünïcode ✓"];
+    const samples = ["plain", 'q\\"b\\\\s\\/', "\\b\\f\\n\\r\\t", "\\u00e9\\u2713", "\\ud83d\\ude00", "lone \\ud83d end", "ünïcode ✓"];
     for (const raw of samples) {
       const decoded = unescapeJsonString(Buffer.from(raw), Infinity);
       expect(decoded?.complete).toBe(true);

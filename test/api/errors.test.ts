@@ -19,14 +19,16 @@ const server = fileURLToPath(new URL("../../src/server/", import.meta.url));
 const CODE_ARGUMENT: Record<string, number> = { HttpError: 1, midBody: 1, oauthError: 0 };
 
 function sourcesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((name) => name.endsWith(".ts")).map((name) => path.join(dir, name));
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((name) => name.endsWith(".ts"))
+    .map((name) => path.join(dir, name));
 }
 
 /** A code written as a literal or as `API_ERRORS.name`; undefined for any other expression. */
 function codeText(node: ts.Expression): string | undefined {
   if (ts.isStringLiteral(node)) return node.text;
   const named = ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === "API_ERRORS";
-  return named ? (API_ERRORS as Record<string, string>)[node.name.text] ?? `API_ERRORS.${node.name.text}` : undefined;
+  return named ? ((API_ERRORS as Record<string, string>)[node.name.text] ?? `API_ERRORS.${node.name.text}`) : undefined;
 }
 
 /** Each error answer made in `file` with a literal code: its code and its literal status, if any. */
@@ -34,12 +36,21 @@ function answersIn(file: string): { where: string; code: string; status?: number
   const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
   const found: { where: string; code: string; status?: number }[] = [];
   const visit = (node: ts.Node): void => {
-    if ((ts.isNewExpression(node) || ts.isCallExpression(node)) && ts.isIdentifier(node.expression) && node.expression.text in CODE_ARGUMENT) {
+    if (
+      (ts.isNewExpression(node) || ts.isCallExpression(node)) &&
+      ts.isIdentifier(node.expression) &&
+      node.expression.text in CODE_ARGUMENT
+    ) {
       const at = CODE_ARGUMENT[node.expression.text]!;
       const [code, status] = [node.arguments?.[at], at === 1 ? node.arguments?.[0] : undefined];
       const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
       const text = code && codeText(code);
-      if (text !== undefined) found.push({ where: `${path.relative(server, file)}:${line}`, code: text, ...(status && ts.isNumericLiteral(status) ? { status: Number(status.text) } : {}) });
+      if (text !== undefined)
+        found.push({
+          where: `${path.relative(server, file)}:${line}`,
+          code: text,
+          ...(status && ts.isNumericLiteral(status) ? { status: Number(status.text) } : {}),
+        });
     }
     ts.forEachChild(node, visit);
   };
@@ -52,7 +63,9 @@ describe("the API's error codes", () => {
 
   it("reads the server's error answers (the scan finds them)", () => {
     expect(answers.length).toBeGreaterThan(40);
-    expect(answers.map((a) => a.code)).toEqual(expect.arrayContaining(["conflict", "missing_blobs", "slow_down", "unsupported_grant_type", "not_found"]));
+    expect(answers.map((a) => a.code)).toEqual(
+      expect.arrayContaining(["conflict", "missing_blobs", "slow_down", "unsupported_grant_type", "not_found"]),
+    );
   });
 
   it("lists every code the server sends, with the status it is sent with", () => {

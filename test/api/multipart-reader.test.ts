@@ -72,7 +72,8 @@ describe("MultipartReader", () => {
     const reader = new MultipartReader("b");
     let handedOn = 0;
     for (let at = 0; at < head.length + content.length; at += 4096) {
-      for (const event of reader.push(body.subarray(at, Math.min(at + 4096, head.length + content.length)))) if (event.kind === "data") handedOn += event.bytes.length;
+      for (const event of reader.push(body.subarray(at, Math.min(at + 4096, head.length + content.length))))
+        if (event.kind === "data") handedOn += event.bytes.length;
       expect(handedOn).toBe(Math.min(at + 4096, head.length + content.length) - head.length);
     }
     reader.push(body.subarray(head.length + content.length));
@@ -83,7 +84,8 @@ describe("MultipartReader", () => {
   it("holds over a chunk's end that begins a delimiter, and hands it on when the next chunk shows it is none", () => {
     const head = '--b\r\nContent-Disposition: form-data; name="n"\r\n\r\n';
     const reader = new MultipartReader("b");
-    const data = (events: ReturnType<MultipartReader["push"]>) => Buffer.concat(events.flatMap((e) => (e.kind === "data" ? [e.bytes] : []))).toString();
+    const data = (events: ReturnType<MultipartReader["push"]>) =>
+      Buffer.concat(events.flatMap((e) => (e.kind === "data" ? [e.bytes] : []))).toString();
     expect(data(reader.push(Buffer.from(`${head}one\r\n-`)))).toBe("one");
     expect(data(reader.push(Buffer.from("-c two\r")))).toBe("\r\n--c two");
     const last = reader.push(Buffer.from("\n--b--\r\n"));
@@ -93,12 +95,16 @@ describe("MultipartReader", () => {
   });
 
   it("ignores a preamble and an epilogue", () => {
-    const body = Buffer.from('preamble text\r\n--b\r\nContent-Disposition: form-data; name="n"\r\n\r\nbytes\r\n--b--\r\nepilogue, even --b\r\n');
+    const body = Buffer.from(
+      'preamble text\r\n--b\r\nContent-Disposition: form-data; name="n"\r\n\r\nbytes\r\n--b--\r\nepilogue, even --b\r\n',
+    );
     expect(readParts("b", body)).toStrictEqual([{ name: "n", bytes: Buffer.from("bytes") }]);
   });
 
   it("takes blanks after a delimiter (transport padding) and header names in any case, quoted or bare names", () => {
-    const body = Buffer.from('--b  \r\ncontent-disposition: form-data; name=bare\r\n\r\n1\r\n--b\t\r\nCONTENT-DISPOSITION: form-data; name="quo ted"; filename="f"\r\nContent-Type: text/plain\r\n\r\n2\r\n--b--');
+    const body = Buffer.from(
+      '--b  \r\ncontent-disposition: form-data; name=bare\r\n\r\n1\r\n--b\t\r\nCONTENT-DISPOSITION: form-data; name="quo ted"; filename="f"\r\nContent-Type: text/plain\r\n\r\n2\r\n--b--',
+    );
     expect(readParts("b", body, 3)).toStrictEqual([
       { name: "bare", bytes: Buffer.from("1") },
       { name: "quo ted", bytes: Buffer.from("2") },
@@ -125,7 +131,10 @@ describe("MultipartReader", () => {
     ["a part without headers", "--b\r\n\r\nx\r\n--b--"],
     ["a part without a name", "--b\r\nContent-Disposition: form-data\r\n\r\nx\r\n--b--"],
     ["a part that is not form-data", "--b\r\nContent-Disposition: attachment; name=n\r\n\r\nx\r\n--b--"],
-    ["headers past the limit", `--b\r\nContent-Disposition: form-data; name=n\r\nX: ${"y".repeat(MAX_PART_HEADER_BYTES)}\r\n\r\nx\r\n--b--`],
+    [
+      "headers past the limit",
+      `--b\r\nContent-Disposition: form-data; name=n\r\nX: ${"y".repeat(MAX_PART_HEADER_BYTES)}\r\n\r\nx\r\n--b--`,
+    ],
     ["headers that never end", `--b\r\nContent-Disposition: form-data; name=n\r\nX: ${"y".repeat(MAX_PART_HEADER_BYTES)}`],
   ])("refuses %s as soon as it is read", (_name, text) => {
     for (const size of [text.length, 7]) {
@@ -147,10 +156,12 @@ describe("multipartBoundary", () => {
     expect(multipartBoundary(type)).toBe(boundary);
   });
 
-  it.each(["multipart/form-data", "application/json; boundary=abc", "multipart/form-data; boundary=", `multipart/form-data; boundary=${"x".repeat(71)}`])(
-    "finds none in %j",
-    (type) => {
-      expect(multipartBoundary(type)).toBeUndefined();
-    },
-  );
+  it.each([
+    "multipart/form-data",
+    "application/json; boundary=abc",
+    "multipart/form-data; boundary=",
+    `multipart/form-data; boundary=${"x".repeat(71)}`,
+  ])("finds none in %j", (type) => {
+    expect(multipartBoundary(type)).toBeUndefined();
+  });
 });

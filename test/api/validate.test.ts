@@ -4,12 +4,9 @@ import { parseCommitRequest, validateProjectId, validateProjectPath, validateSes
 const HEX = "a".repeat(64);
 
 describe("validateProjectPath", () => {
-  it.each(["a.txt", "src/a.ts", "deep/er/still/file", ".hidden/.env", "..foo/bar..", "a b/ü/日本.md", "😀.txt"])(
-    "accepts %j",
-    (path) => {
-      expect(validateProjectPath(path)).toBeUndefined();
-    },
-  );
+  it.each(["a.txt", "src/a.ts", "deep/er/still/file", ".hidden/.env", "..foo/bar..", "a b/ü/日本.md", "😀.txt"])("accepts %j", (path) => {
+    expect(validateProjectPath(path)).toBeUndefined();
+  });
 
   it("refuses an empty path", () => {
     expect(validateProjectPath("")).toMatch(/empty/);
@@ -192,7 +189,14 @@ describe("parseCommitRequest", () => {
   });
 
   it("reports the offending path as invalid_path", () => {
-    expect(parseCommitRequest({ changes: [{ op: "delete", path: "ok" }, { op: "delete", path: "../x" }] })).toEqual({
+    expect(
+      parseCommitRequest({
+        changes: [
+          { op: "delete", path: "ok" },
+          { op: "delete", path: "../x" },
+        ],
+      }),
+    ).toEqual({
       ok: false,
       error: "invalid_path",
       path: "../x",

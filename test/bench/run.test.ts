@@ -60,11 +60,26 @@ describe("npm run bench, in smoke mode", () => {
     expect(results.mode).toBe("smoke");
     expect(results.sane).toBe(true);
     expect(new Set(results.figures.map((f) => f.section))).toEqual(
-      new Set(["throughput", "memory", "startup", "sync", "fswatch", "exit", "transfer", "transcript", "server", "depth", "scale", "web", "monorepo"]),
+      new Set([
+        "throughput",
+        "memory",
+        "startup",
+        "sync",
+        "fswatch",
+        "exit",
+        "transfer",
+        "transcript",
+        "server",
+        "depth",
+        "scale",
+        "web",
+        "monorepo",
+      ]),
     );
     for (const figure of results.figures) {
       expect(Number.isFinite(figure.value), figure.name).toBe(true);
-      if (figure.target !== null && figure.target !== "info" && figure.target !== "reference") expect(typeof figure.pass, figure.name).toBe("boolean");
+      if (figure.target !== null && figure.target !== "info" && figure.target !== "reference")
+        expect(typeof figure.pass, figure.name).toBe("boolean");
       expect(stdout).toContain(figure.name);
     }
     // Every watch command found exactly the files the generated session changes.

@@ -164,7 +164,11 @@ describe("afterPoll", () => {
   it("waits on authorization_pending, 5 s longer after slow_down, stops on a token or any other answer", () => {
     expect(afterPoll(400, { error: "authorization_pending" }, 5)).toEqual({ kind: "wait", interval: 5 });
     expect(afterPoll(400, { error: "slow_down" }, 5)).toEqual({ kind: "wait", interval: 10 });
-    expect(afterPoll(200, { access_token: "x", scope: "read", projects: ["a", "b"] }, 5)).toEqual({ kind: "token", token: "x", scope: "read on a, b" });
+    expect(afterPoll(200, { access_token: "x", scope: "read", projects: ["a", "b"] }, 5)).toEqual({
+      kind: "token",
+      token: "x",
+      scope: "read on a, b",
+    });
     expect(afterPoll(400, { error: "access_denied" }, 5)).toMatchObject({ kind: "fail", message: expect.stringContaining("denied") });
     expect(afterPoll(400, { error: "expired_token" }, 5)).toMatchObject({ kind: "fail", message: expect.stringContaining("expired") });
     expect(afterPoll(500, {}, 5)).toEqual({ kind: "fail", message: "the server answered 500" });

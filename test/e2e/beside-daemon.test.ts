@@ -34,7 +34,10 @@ function agentWrites(rel: string, text: string): string {
 describe("a pipe beside a daemon", () => {
   it("watch-claude in a tree a daemon watches: exit 0, its edits and transcript on the remote, the daemon unharmed, no false conflict", async () => {
     const daemon = await startDaemon();
-    const piped = await runCli(["watch-claude", "--transcript", ...connection()], { input: agentWrites("src/app.ts", "by the agent\n"), timeoutMs: 30_000 });
+    const piped = await runCli(["watch-claude", "--transcript", ...connection()], {
+      input: agentWrites("src/app.ts", "by the agent\n"),
+      timeoutMs: 30_000,
+    });
     expect(piped.code, piped.stderr).toBe(0);
     expect(piped.stderr).toContain(`beside the uspark (pid ${daemon.child.pid}) that watches`);
     expect((await remote()).get("src/app.ts")).toBe("by the agent\n");

@@ -44,7 +44,10 @@ function dir(...parts: string[]): string {
 
 /** The CLI as `user` runs it: a home of their own and none of the caller's settings. */
 function asUser(user: string, args: string[], cwd: string, extra: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  return runCli(args, { cwd, env: { HOME: dir("homes", user), USPARK_API_URL: undefined, USPARK_PROJECT_ID: undefined, USPARK_TOKEN: undefined, ...extra } });
+  return runCli(args, {
+    cwd,
+    env: { HOME: dir("homes", user), USPARK_API_URL: undefined, USPARK_PROJECT_ID: undefined, USPARK_TOKEN: undefined, ...extra },
+  });
 }
 
 describe("a token goes only to a server this user chose", () => {
@@ -59,7 +62,9 @@ describe("a token goes only to a server this user chose", () => {
     writeFileSync(path.join(work, "notes.txt"), "private\n");
     for (const command of [["status"], ["push"], ["pull"], ["projects"], ["log"]]) {
       const run = await asUser("victim", command, work, { USPARK_TOKEN: TOKEN });
-      expect(foreign.seen.filter((req) => req.headers.authorization !== undefined).map((req) => `${command[0]}: ${req.method} ${req.url}`)).toEqual([]);
+      expect(
+        foreign.seen.filter((req) => req.headers.authorization !== undefined).map((req) => `${command[0]}: ${req.method} ${req.url}`),
+      ).toEqual([]);
       expect(run.code, `${command[0]}: ${run.stderr}`).toBe(2);
       const lines = run.stderr.trim().split("\n");
       expect(lines, run.stderr).toHaveLength(1);

@@ -78,7 +78,9 @@ describe("a daemon whose token is refused", () => {
 
   it("should journal what is pending and exit 1 when the server says 403 mid-session", async () => {
     let revoked = false;
-    const proxy = await startProxy(t.server!.url, () => (revoked ? { kind: "answer", status: 403, body: { error: "forbidden", message: "token revoked" } } : undefined));
+    const proxy = await startProxy(t.server!.url, () =>
+      revoked ? { kind: "answer", status: 403, body: { error: "forbidden", message: "token revoked" } } : undefined,
+    );
     try {
       const daemon = await startCli(daemonArgs(proxy.url, "--verbose"), { timeoutMs: 15_000 });
       await waitForOutput(daemon.child.stderr, (text) => /ready in/.test(text), 10_000);

@@ -19,7 +19,19 @@ describe("SIGTERM while a deep tree is scanned", () => {
       mkdirSync(dir);
     }
     const flushTimeoutMs = 500;
-    const args = ["watch", "--no-stdin", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--flush-timeout", String(flushTimeoutMs), "--verbose"];
+    const args = [
+      "watch",
+      "--no-stdin",
+      "--project-id",
+      "p1",
+      "--api-url",
+      t.server!.url,
+      "--root",
+      t.root,
+      "--flush-timeout",
+      String(flushTimeoutMs),
+      "--verbose",
+    ];
     const { child, result } = await startCli(args, { timeoutMs: 30_000 });
     await waitForOutput(child.stderr, (text) => /project is at v\d+/.test(text), 10_000);
     const signalled = Date.now();

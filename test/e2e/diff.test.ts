@@ -46,7 +46,8 @@ describe("uspark diff", () => {
     const remote = await uspark("diff", "--remote");
     expect(remote.code, remote.stderr).toBe(0);
     expect(remote.stdout.toString()).toBe(
-      "diff --uspark a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@\n one\n+more\n" + "diff --uspark a/b.txt b/b.txt\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+b\n",
+      "diff --uspark a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@\n one\n+more\n" +
+        "diff --uspark a/b.txt b/b.txt\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+b\n",
     );
     const help = await runCli(["diff", "--help"]);
     expect(help.stdout.toString()).toContain("$ uspark diff --remote");

@@ -14,7 +14,9 @@ beforeEach(() => {
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 function fixture(agent: string): string {
-  return readFileSync(path.join(FIXTURES, agent, "session.jsonl"), "utf8").split(RECORDED_ROOT).join(root);
+  return readFileSync(path.join(FIXTURES, agent, "session.jsonl"), "utf8")
+    .split(RECORDED_ROOT)
+    .join(root);
 }
 
 interface Expected {
@@ -29,7 +31,10 @@ interface Expected {
 function expectedChanges(agent: string): { path: string; kind: string; cause: string; confirmed: boolean }[] {
   const expected = JSON.parse(readFileSync(path.join(FIXTURES, agent, "expected.json"), "utf8")) as Expected[];
   return expected
-    .map((change) => ({ ...change, abs: path.resolve((change.cwd ?? RECORDED_ROOT).split(RECORDED_ROOT).join(root), change.path.split(RECORDED_ROOT).join(root)) }))
+    .map((change) => ({
+      ...change,
+      abs: path.resolve((change.cwd ?? RECORDED_ROOT).split(RECORDED_ROOT).join(root), change.path.split(RECORDED_ROOT).join(root)),
+    }))
     .filter((change) => change.abs.startsWith(root + path.sep))
     .map((change) => ({ path: path.relative(root, change.abs), kind: change.kind, cause: change.cause, confirmed: change.confirmed }));
 }
@@ -62,7 +67,9 @@ describe("watch-claude --dry-run", () => {
   });
 
   it("should write NDJSON records with --log-format json", async () => {
-    const result = await runCli(["watch-claude", "--dry-run", "--no-fs-watch", "--root", root, "--log-format", "json"], { input: fixture("claude") });
+    const result = await runCli(["watch-claude", "--dry-run", "--no-fs-watch", "--root", root, "--log-format", "json"], {
+      input: fixture("claude"),
+    });
     const all = records(result.stderr);
     expect(all.filter((r) => r.event === "change").map((r) => [r.path, r.cause, r.confirmed])).toEqual(
       expectedChanges("claude").map((c) => [c.path, c.cause, c.confirmed]),
@@ -80,11 +87,15 @@ describe("watch-claude --dry-run", () => {
 
 describe("an edit repeated in a dry run", () => {
   const write = (id: string, file: string) =>
-    JSON.stringify({ type: "assistant", message: { content: [{ type: "tool_use", id, name: "Write", input: { file_path: file, content: "x" } }] } }) +
+    JSON.stringify({
+      type: "assistant",
+      message: { content: [{ type: "tool_use", id, name: "Write", input: { file_path: file, content: "x" } }] },
+    }) +
     "\n" +
     JSON.stringify({ type: "user", message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] } }) +
     "\n";
-  const input = () => ["a", "b", "c"].map((id) => write(id, path.join(root, "src/app.ts"))).join("") + write("d", path.join(root, "README.md"));
+  const input = () =>
+    ["a", "b", "c"].map((id) => write(id, path.join(root, "src/app.ts"))).join("") + write("d", path.join(root, "README.md"));
 
   it("should say each line once, and count every change in the summary", async () => {
     const result = await runCli(["watch-claude", "--dry-run", "--no-fs-watch", "--root", root], { input: input() });
@@ -103,18 +114,25 @@ describe("an edit repeated in a dry run", () => {
 });
 
 describe("watch --agent auto --dry-run", () => {
-  const agents = readdirSync(FIXTURES, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+  const agents = readdirSync(FIXTURES, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name);
 
   it.each(agents)("should recognise the %s stream and report its changes", async (agent) => {
     const input = fixture(agent);
     // Run where the agent runs (a shell pipe in the project): its relative paths are relative to it.
-    const result = await runCli(["watch", "--dry-run", "--no-fs-watch", "--root", root, "--log-format", "json", "--verbose"], { input, cwd: root });
+    const result = await runCli(["watch", "--dry-run", "--no-fs-watch", "--root", root, "--log-format", "json", "--verbose"], {
+      input,
+      cwd: root,
+    });
     expect(result.code).toBe(0);
     expect(result.stdout.toString()).toBe(input);
     const all = records(result.stderr);
     // Kilo prints OpenCode's stream: it is detected as that format.
     expect(all.find((r) => r.event === "agent")).toMatchObject({ agent: agent === "kilo" ? "opencode" : agent });
-    expect(all.filter((r) => r.event === "change").map((r) => ({ path: r.path, kind: r.kind, cause: r.cause, confirmed: r.confirmed }))).toEqual(expectedChanges(agent));
+    expect(
+      all.filter((r) => r.event === "change").map((r) => ({ path: r.path, kind: r.kind, cause: r.cause, confirmed: r.confirmed })),
+    ).toEqual(expectedChanges(agent));
   });
 });
 
@@ -127,8 +145,15 @@ describe("relative paths in a stream that names no working directory", () => {
       JSON.stringify({ type: "tool_result", tool_id: id, status: "success" }) +
       "\n";
     const input = JSON.stringify({ type: "init", session_id: "s", model: "m" }) + "\n" + write("w1", "notes.md");
-    const result = await runCli(["watch", "--agent", "gemini", "--dry-run", "--no-fs-watch", "--root", root, "--log-format", "json"], { input, cwd: path.join(root, "sub") });
+    const result = await runCli(["watch", "--agent", "gemini", "--dry-run", "--no-fs-watch", "--root", root, "--log-format", "json"], {
+      input,
+      cwd: path.join(root, "sub"),
+    });
     expect(result.code).toBe(0);
-    expect(records(result.stderr).filter((r) => r.event === "change").map((r) => r.path)).toEqual(["sub/notes.md"]);
+    expect(
+      records(result.stderr)
+        .filter((r) => r.event === "change")
+        .map((r) => r.path),
+    ).toEqual(["sub/notes.md"]);
   });
 });

@@ -21,7 +21,8 @@ let cleanups: (() => Promise<void>)[] = [];
 
 const uspark = (root: string, ...args: string[]) =>
   runCli(args, { cwd: root, env: { USPARK_API_URL: server.url, USPARK_TOKEN: "tok", USPARK_PROJECT_ID: "p" }, timeoutMs: 30_000 });
-const files = async () => ((await (await fetch(`${server.url}/api/projects/p/files`)).json()) as { files: { path: string }[] }).files.map((f) => f.path);
+const files = async () =>
+  ((await (await fetch(`${server.url}/api/projects/p/files`)).json()) as { files: { path: string }[] }).files.map((f) => f.path);
 
 beforeEach(async () => {
   cleanups = [];
@@ -70,7 +71,15 @@ describe("a file and a directory under one name", () => {
     const port = server.port;
     await server.close();
     const log = path.join(data, "projects", (await readdir(path.join(data, "projects")))[0]!, "commits.ndjson");
-    await appendFile(log, JSON.stringify({ version: 2, key: "old", at: new Date().toISOString(), changes: [{ op: "put", path: "x/y", sha256: sha256(bytes), size: bytes.length }] }) + "\n");
+    await appendFile(
+      log,
+      JSON.stringify({
+        version: 2,
+        key: "old",
+        at: new Date().toISOString(),
+        changes: [{ op: "put", path: "x/y", sha256: sha256(bytes), size: bytes.length }],
+      }) + "\n",
+    );
     server = await startServer({ dataDir: data, port, host: "127.0.0.1" });
     await mkdir(path.join(a, "x"));
     await writeFile(path.join(a, "x", "y"), "mine\n");
@@ -81,7 +90,10 @@ describe("a file and a directory under one name", () => {
     }
     const status = await uspark(a, "status", "--json");
     expect(status.code).toBe(1);
-    expect(JSON.parse(status.stdout.toString())).toMatchObject({ inSync: false, paths: expect.arrayContaining([{ path: "x/y", status: "refused" }]) });
+    expect(JSON.parse(status.stdout.toString())).toMatchObject({
+      inSync: false,
+      paths: expect.arrayContaining([{ path: "x/y", status: "refused" }]),
+    });
     const pull = await uspark(a, "pull");
     expect(pull.code).toBe(1);
     expect(await readFile(path.join(a, "x", "y"), "utf8")).toBe("mine\n");

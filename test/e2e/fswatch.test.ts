@@ -20,7 +20,21 @@ afterEach(async () => {
 
 /** The watcher with the file system backstop on, its stdin left open until the test ends it; stderr in JSON lines. */
 async function startWatching(...extra: string[]) {
-  const run = await startCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", root, "--verbose", "--log-format", "json", "--debounce", "50", ...extra]);
+  const run = await startCli([
+    "watch",
+    "--project-id",
+    "p1",
+    "--api-url",
+    server.url,
+    "--root",
+    root,
+    "--verbose",
+    "--log-format",
+    "json",
+    "--debounce",
+    "50",
+    ...extra,
+  ]);
   await waitForOutput(run.child.stderr, (text) => /watching \d+ directories.*ready in/.test(text));
   return run;
 }
@@ -53,7 +67,10 @@ function watcherSaw(stderr: string): string[] {
 }
 
 function git(...args: string[]): void {
-  execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "init.defaultBranch=main", ...args], { cwd: root, stdio: "ignore" });
+  execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "init.defaultBranch=main", ...args], {
+    cwd: root,
+    stdio: "ignore",
+  });
 }
 
 describe("the file system backstop through the CLI", () => {
@@ -85,16 +102,26 @@ describe("the file system backstop through the CLI", () => {
     const file = path.join(root, "both.ts");
     writeFileSync(file, "seen twice\n");
     child.stdin.write(
-      JSON.stringify({ type: "assistant", session_id: "s", message: { content: [{ type: "tool_use", id: "t1", name: "Write", input: { file_path: file, content: "seen twice\n" } }] } }) +
+      JSON.stringify({
+        type: "assistant",
+        session_id: "s",
+        message: { content: [{ type: "tool_use", id: "t1", name: "Write", input: { file_path: file, content: "seen twice\n" } }] },
+      }) +
         "\n" +
-        JSON.stringify({ type: "user", session_id: "s", message: { content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] } }) +
+        JSON.stringify({
+          type: "user",
+          session_id: "s",
+          message: { content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] },
+        }) +
         "\n",
     );
     child.stdin.end();
     const done = await result;
     expect(done.code).toBe(0);
     // Both saw it: the tool event and the file watcher.
-    const causes = records(done.stderr).filter((record) => record.event === "change" && record.path === "both.ts").map((record) => record.cause);
+    const causes = records(done.stderr)
+      .filter((record) => record.event === "change" && record.path === "both.ts")
+      .map((record) => record.cause);
     expect(causes).toContain("Write");
     expect(causes).toContain("fs");
     expect(await remoteVersion(server.url)).toBe(1);
@@ -146,7 +173,11 @@ describe("the file system backstop through the CLI", () => {
 
 describe("one ignore decision and every unsynced file counted (issue 15)", () => {
   const toolWrite = (id: string, file: string) =>
-    JSON.stringify({ type: "assistant", session_id: "s", message: { content: [{ type: "tool_use", id, name: "Write", input: { file_path: file, content: "x" } }] } }) +
+    JSON.stringify({
+      type: "assistant",
+      session_id: "s",
+      message: { content: [{ type: "tool_use", id, name: "Write", input: { file_path: file, content: "x" } }] },
+    }) +
     "\n" +
     JSON.stringify({ type: "user", session_id: "s", message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] } }) +
     "\n";
@@ -156,8 +187,15 @@ describe("one ignore decision and every unsynced file counted (issue 15)", () =>
     writeFileSync(path.join(root, ".env"), "SECRET=1\n");
     writeFileSync(path.join(root, "key.pem"), "-----BEGIN\n");
     writeFileSync(path.join(root, "app.ts"), "ok\n");
-    const input = toolWrite("t1", path.join(root, ".env")) + toolWrite("t2", path.join(root, ".env")) + toolWrite("t3", path.join(root, "key.pem")) + toolWrite("t4", path.join(root, "app.ts"));
-    const done = await runCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", root, "--agent", "claude", "--no-fs-watch", "--debounce", "20"], { input });
+    const input =
+      toolWrite("t1", path.join(root, ".env")) +
+      toolWrite("t2", path.join(root, ".env")) +
+      toolWrite("t3", path.join(root, "key.pem")) +
+      toolWrite("t4", path.join(root, "app.ts"));
+    const done = await runCli(
+      ["watch", "--project-id", "p1", "--api-url", server.url, "--root", root, "--agent", "claude", "--no-fs-watch", "--debounce", "20"],
+      { input },
+    );
     expect(done.code).toBe(0);
     expect([...(await remoteFiles(server.url)).keys()].sort()).toEqual([".gitignore", "app.ts"]);
     expect(done.stderr.match(/not synced \.env: ignored by \.gitignore:3 \(\/\.env\)/g)).toHaveLength(1);
@@ -185,7 +223,9 @@ describe("one ignore decision and every unsynced file counted (issue 15)", () =>
     child.stdin.end();
     const done = await result;
     expect(done.code).toBe(1);
-    expect(records(done.stderr).map((record) => record.message)).toContainEqual(expect.stringMatching(/^not synced \(the name is not valid UTF-8\): caf\\xe9\.txt/));
+    expect(records(done.stderr).map((record) => record.message)).toContainEqual(
+      expect.stringMatching(/^not synced \(the name is not valid UTF-8\): caf\\xe9\.txt/),
+    );
     expect(new Set(watcherSaw(done.stderr))).toEqual(new Set(["write fine.txt"]));
     expect([...(await remoteFiles(server.url)).keys()]).toEqual(["fine.txt"]);
   });
@@ -194,7 +234,18 @@ describe("one ignore decision and every unsynced file counted (issue 15)", () =>
     writeFileSync(Buffer.from(path.join(root, "caf\xe9.txt"), "latin1"), "x");
     writeFileSync(path.join(root, "fine.txt"), "x");
     // Two scans walk past it (start and end): one warning all the same.
-    const done = await runCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", root, "--no-fs-watch", "--debounce", "20"]);
+    const done = await runCli([
+      "watch",
+      "--project-id",
+      "p1",
+      "--api-url",
+      server.url,
+      "--root",
+      root,
+      "--no-fs-watch",
+      "--debounce",
+      "20",
+    ]);
     expect(done.code).toBe(1);
     expect(done.stderr.match(/not synced caf\\xe9\.txt: the name is not valid UTF-8/g)).toHaveLength(1);
     expect(done.stderr).toMatch(/not synced \(the name is not valid UTF-8\): caf\\xe9\.txt/);

@@ -37,7 +37,10 @@ describe("one name per idea", () => {
     ];
     for (const [name, args] of runs) {
       const started = Date.now();
-      const result = await runCli([...args, "--project-id", "p", "--api-url", UNREACHABLE, "--root", t.root], { cwd: t.root, timeoutMs: 15_000 });
+      const result = await runCli([...args, "--project-id", "p", "--api-url", UNREACHABLE, "--root", t.root], {
+        cwd: t.root,
+        timeoutMs: 15_000,
+      });
       expect(result.stderr, name).not.toMatch(/unknown option/);
       expect(result.code, `${name}: ${result.stderr}`).toBe(1);
       expect(Date.now() - started, name).toBeLessThan(10_000);

@@ -12,7 +12,10 @@ import { perDescribe, perTest, type PerTest } from "../kit/fixtures.js";
 const TOKEN = "tok-history";
 const PREFIX = "uspark-cli-history-";
 const envOf = (f: PerTest) => ({ USPARK_API_URL: f.server!.url, USPARK_TOKEN: TOKEN, USPARK_PROJECT_ID: "p" });
-const usparkIn = (f: PerTest) => (args: string[], cwd = f.root) => runCli(args, { cwd, env: envOf(f), timeoutMs: 30_000 });
+const usparkIn =
+  (f: PerTest) =>
+  (args: string[], cwd = f.root) =>
+    runCli(args, { cwd, env: envOf(f), timeoutMs: 30_000 });
 const commitTo = (f: PerTest) => (files: Record<string, string | Buffer | null>) => commitFiles(f.server!.url, "p", TOKEN, files);
 
 /** Three versions: 1 adds a.txt and src/b.ts, 2 edits a.txt, 3 deletes src/b.ts. */
@@ -39,11 +42,17 @@ describe("a project at version 3", () => {
     it("lists commits newest first with version, time, agent and paths; -n limits; a path filters; --json", async () => {
       const all = await uspark(["log"]);
       expect(all.code, all.stderr).toBe(0);
-      expect(all.stdout.toString()).toMatch(/^version 3 {2}\S+Z {2}test\n {2}delete src\/b\.ts\nversion 2 .*\n {2}put {4}a\.txt\nversion 1 .*\n {2}put {4}a\.txt\n {2}put {4}src\/b\.ts\n$/);
+      expect(all.stdout.toString()).toMatch(
+        /^version 3 {2}\S+Z {2}test\n {2}delete src\/b\.ts\nversion 2 .*\n {2}put {4}a\.txt\nversion 1 .*\n {2}put {4}a\.txt\n {2}put {4}src\/b\.ts\n$/,
+      );
       const last = await uspark(["log", "-n", "1"]);
       expect(last.stdout.toString()).toMatch(/^version 3 [^\n]*\n {2}delete src\/b\.ts\n$/);
       const json = await uspark(["log", "--json", path.join("src", "b.ts")]);
-      const parsed = JSON.parse(json.stdout.toString()) as { format: number; version: number; commits: { version: number; changes: { path: string }[] }[] };
+      const parsed = JSON.parse(json.stdout.toString()) as {
+        format: number;
+        version: number;
+        commits: { version: number; changes: { path: string }[] }[];
+      };
       expect(parsed.format).toBe(1);
       expect(parsed.commits.map((c) => c.version)).toEqual([3, 1]);
       expect(parsed.commits.flatMap((c) => c.changes.map((ch) => ch.path))).toEqual(["src/b.ts", "src/b.ts"]);
@@ -71,17 +80,20 @@ describe("a project at version 3", () => {
     it("cat of a path absent at that version is exit 1, and says where it was; a version past the head is exit 2", async () => {
       const absent = await uspark(["cat", "src/b.ts"]);
       expect(absent.code).toBe(1);
-      expect(absent.stderr).toContain("src/b.ts does not exist at version 3: deleted in version 3 (`uspark cat src/b.ts --at 2` shows it before)");
+      expect(absent.stderr).toContain(
+        "src/b.ts does not exist at version 3: deleted in version 3 (`uspark cat src/b.ts --at 2` shows it before)",
+      );
       const directory = await uspark(["cat", "src", "--at", "2"]);
       expect(directory.code).toBe(1);
       expect(directory.stderr).toContain("src is a directory at version 2, not a file");
-      expect((await uspark(["cat", "nope.txt", "--at", "2"])).stderr).toContain("nope.txt does not exist at version 2: no commit has written it");
+      expect((await uspark(["cat", "nope.txt", "--at", "2"])).stderr).toContain(
+        "nope.txt does not exist at version 2: no commit has written it",
+      );
       const future = await uspark(["ls", "--at", "9"]);
       expect(future.code).toBe(2);
       expect(future.stderr).toContain("--at 9: the project is at version 3");
     });
   });
-
 });
 
 // The tests below change the remote or the root: each has its own.
@@ -116,7 +128,11 @@ describe("a project of the test's own", () => {
       expect(closed.code).toBe(0);
       const full = openSync("/dev/full", "w");
       try {
-        const child = spawn(process.execPath, [CLI, "cat", "big.bin"], { cwd: t.root, env: { ...process.env, ...env() }, stdio: ["ignore", full, "pipe"] });
+        const child = spawn(process.execPath, [CLI, "cat", "big.bin"], {
+          cwd: t.root,
+          env: { ...process.env, ...env() },
+          stdio: ["ignore", full, "pipe"],
+        });
         const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
         expect(code).toBe(74);
       } finally {
@@ -163,7 +179,11 @@ describe("a project of the test's own", () => {
         return { kind: "forward-after", before: async () => void (await commit({ "a.txt": "someone else\n" })) };
       });
       try {
-        const restore = await runCli(["restore", "a.txt", "--at", "1", "--api-url", proxy.url], { cwd: t.root, env: env(), timeoutMs: 30_000 });
+        const restore = await runCli(["restore", "a.txt", "--at", "1", "--api-url", proxy.url], {
+          cwd: t.root,
+          env: env(),
+          timeoutMs: 30_000,
+        });
         expect(restore.code).toBe(1);
         expect(restore.stderr).toContain("the remote changed in the meantime; nothing was applied");
       } finally {

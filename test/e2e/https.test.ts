@@ -49,7 +49,9 @@ describe("an API over https", () => {
 
   it("a certificate it cannot trust ends the push at once (no retries until the flush timeout), saying why and what to do: nothing is sent", async () => {
     writeFileSync(path.join(t.root, "a.txt"), "secret\n");
-    const push = await runCli(["push", "--project-id", "p", "--api-url", apiUrl, "--root", t.root, "--flush-timeout", "60000"], { env: { NODE_EXTRA_CA_CERTS: undefined } });
+    const push = await runCli(["push", "--project-id", "p", "--api-url", apiUrl, "--root", t.root, "--flush-timeout", "60000"], {
+      env: { NODE_EXTRA_CA_CERTS: undefined },
+    });
     expect(push.code).toBe(1);
     expect(push.stderr).toContain("the server's certificate is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT");
     expect(push.stderr).toContain("NODE_EXTRA_CA_CERTS");

@@ -75,12 +75,18 @@ describe("a watch that meets a conflict", () => {
     await pullInWorker(a, writers.server.url, "p", TOKEN);
     await commitFiles(writers.server.url, "p", TOKEN, { "f.txt": "theirs" }); // another machine
     write(a, "f.txt", "mine");
-    const { child, result } = await startCli(["watch", "--no-stdin", "--log-format", "json", "-v"], { cwd: a, env: env(), timeoutMs: 30_000 });
+    const { child, result } = await startCli(["watch", "--no-stdin", "--log-format", "json", "-v"], {
+      cwd: a,
+      env: env(),
+      timeoutMs: 30_000,
+    });
     await waitForOutput(child.stderr, (text) => text.includes('"event":"conflict"'), 20_000);
     child.kill("SIGTERM");
     const done = await result;
     expect(done.code).toBe(1);
-    expect(events(done.stderr, "summary").map((e) => e.message)).toEqual([expect.stringMatching(/^1 conflict open; 0 files pushed and 1 conflict copy, 0 deleted, \d+ unchanged in 1 commit\.$/)]);
+    expect(events(done.stderr, "summary").map((e) => e.message)).toEqual([
+      expect.stringMatching(/^1 conflict open; 0 files pushed and 1 conflict copy, 0 deleted, \d+ unchanged in 1 commit\.$/),
+    ]);
     expect(events(done.stderr, "summary")[0]).toMatchObject({ pushed: 0, copies: 1, commits: 1 });
   });
 });
@@ -93,7 +99,11 @@ describe("a checkout older than the remote", () => {
     const pulled = await uspark(stale, "pull");
     expect(pulled.code).toBe(1);
     expect(read(stale, "f.txt")).toBe("older");
-    const { child, result } = await startCli(["watch", "--no-stdin", "--log-format", "json", "-v"], { cwd: stale, env: env(), timeoutMs: 30_000 });
+    const { child, result } = await startCli(["watch", "--no-stdin", "--log-format", "json", "-v"], {
+      cwd: stale,
+      env: env(),
+      timeoutMs: 30_000,
+    });
     await waitForOutput(child.stderr, (text) => text.includes('"cause":"end"') || text.includes("start scan"), 20_000);
     child.kill("SIGTERM");
     expect((await result).code).toBe(1); // the conflict is still open
@@ -123,7 +133,11 @@ describe("the CI recipe: a fresh checkout, then uspark run --pull, again and aga
     ] as const) {
       const checkout = await machine(`ci-${run}`);
       git(checkout, "clone", "-q", origin, ".");
-      const ran = await runCli(["run", "--pull", "--log-format", "json", "--", "sh", agent, ...edits], { cwd: checkout, env: env(), timeoutMs: 30_000 });
+      const ran = await runCli(["run", "--pull", "--log-format", "json", "--", "sh", agent, ...edits], {
+        cwd: checkout,
+        env: env(),
+        timeoutMs: 30_000,
+      });
       expect({ run, code: ran.code, stderr: ran.code === 0 ? "" : ran.stderr }).toEqual({ run, code: 0, stderr: "" });
       expect(existsSync(path.join(checkout, "b.txt"))).toBe(false);
     }
@@ -171,7 +185,11 @@ describe("a watch while another writer changes the project", () => {
   it("a local write equal to what the remote held at the start is not taken for 'unchanged': both are kept (exit 1)", async () => {
     const a = await machine("a");
     await commitFiles(writers.server.url, "p", TOKEN, { "f.txt": "X" });
-    const { child, result } = await startCli(["watch", "--no-stdin", "--log-format", "json", "-v"], { cwd: a, env: env(), timeoutMs: 30_000 });
+    const { child, result } = await startCli(["watch", "--no-stdin", "--log-format", "json", "-v"], {
+      cwd: a,
+      env: env(),
+      timeoutMs: 30_000,
+    });
     await waitForOutput(child.stderr, (text) => text.includes("start scan"), 20_000);
     await commitFiles(writers.server.url, "p", TOKEN, { "f.txt": "Y" }); // the other writer
     write(a, "f.txt", "X");
@@ -186,7 +204,11 @@ describe("a watch while another writer changes the project", () => {
 
 /** A watch of `dir` until its start scan is done and its queue is flushed, then SIGTERM. */
 async function watchBriefly(dir: string) {
-  const { child, result } = await startCli(["watch", "--no-stdin", "--log-format", "json", "-v", "--debounce", "0"], { cwd: dir, env: env(), timeoutMs: 30_000 });
+  const { child, result } = await startCli(["watch", "--no-stdin", "--log-format", "json", "-v", "--debounce", "0"], {
+    cwd: dir,
+    env: env(),
+    timeoutMs: 30_000,
+  });
   await waitForOutput(child.stderr, (text) => text.includes("start scan"), 20_000);
   child.kill("SIGTERM");
   return result;

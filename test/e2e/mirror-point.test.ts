@@ -17,7 +17,8 @@ let root: string;
 let cleanup: () => Promise<void>;
 let server: RefServer;
 
-const uspark = (...args: string[]) => runCli([...args, "--project-id", "p", "--api-url", server.url, "--root", root], { timeoutMs: 30_000 });
+const uspark = (...args: string[]) =>
+  runCli([...args, "--project-id", "p", "--api-url", server.url, "--root", root], { timeoutMs: 30_000 });
 const listings = () => server.requests.filter((r) => r.method === "GET" && /\/files(\?|$)/.test(r.url)).length;
 
 beforeEach(async () => {

@@ -8,7 +8,19 @@ import { remoteFiles, eventually } from "../kit/sync.js";
 
 const t = perTest("uspark-no-stdin-", { server: true });
 
-const daemonArgs = () => ["watch", "--no-stdin", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--verbose", "--debounce", "50"];
+const daemonArgs = () => [
+  "watch",
+  "--no-stdin",
+  "--project-id",
+  "p1",
+  "--api-url",
+  t.server!.url,
+  "--root",
+  t.root,
+  "--verbose",
+  "--debounce",
+  "50",
+];
 
 describe("uspark watch --no-stdin (the dev-container daemon)", () => {
   it("should sync files written after start until SIGTERM, then flush and exit 0", async () => {
@@ -28,7 +40,9 @@ describe("uspark watch --no-stdin (the dev-container daemon)", () => {
     expect(remote.get("first.txt")?.toString()).toBe("one\n");
     expect(remote.get("last.txt")?.toString()).toBe("two\n");
     // Its commits name the daemon as their agent (`uspark log`, the web view), not "unknown".
-    const { commits } = (await (await fetch(`${t.server!.url}/api/projects/p1/commits?since=0`)).json()) as { commits: { source?: { agent?: string; host?: string } }[] };
+    const { commits } = (await (await fetch(`${t.server!.url}/api/projects/p1/commits?since=0`)).json()) as {
+      commits: { source?: { agent?: string; host?: string } }[];
+    };
     expect(commits.length).toBeGreaterThan(0);
     expect(commits.map((commit) => commit.source?.agent)).toEqual(commits.map(() => "watch"));
     // ... and the machine they came from (the web view tells two machines apart by it).

@@ -62,7 +62,9 @@ describe("write errors on our own streams", () => {
     const file = path.join(t.root, "a.txt");
     writeFileSync(file, "x");
     const input = writeEvents(file) + "plain line\n".repeat(1000);
-    const run = await runWith(watchArgs(UNREACHABLE, "--flush-timeout", "300", "--verbose"), input, ["pipe", "pipe", "pipe"], (child) => child.stderr!.destroy());
+    const run = await runWith(watchArgs(UNREACHABLE, "--flush-timeout", "300", "--verbose"), input, ["pipe", "pipe", "pipe"], (child) =>
+      child.stderr!.destroy(),
+    );
     expect(run.signal).toBeNull();
     expect(run.stdout).toBe(input);
     expect(run.code).toBe(1);
@@ -100,13 +102,22 @@ describe("names and URLs in what we print", () => {
   });
 
   it("should keep the exact name in the JSON log", async () => {
-    const result = await runCli(["watch-claude", "--dry-run", "--root", t.root, "--no-fs-watch", "--log-format", "json"], { input: writeEvents(forged) });
-    const records = result.stderr.trimEnd().split("\n").map((line) => JSON.parse(line) as { path?: string });
+    const result = await runCli(["watch-claude", "--dry-run", "--root", t.root, "--no-fs-watch", "--log-format", "json"], {
+      input: writeEvents(forged),
+    });
+    const records = result.stderr
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { path?: string });
     expect(records.some((record) => record.path === forged)).toBe(true);
   });
 
   it("should never print the credentials of an API URL with a typo (defect 4)", async () => {
-    for (const url of ["http://bob:hunter2@example.com:99999/", "htps://bob:hunter2@example.com/", "https://example.com:99999/?token=hunter2"]) {
+    for (const url of [
+      "http://bob:hunter2@example.com:99999/",
+      "htps://bob:hunter2@example.com/",
+      "https://example.com:99999/?token=hunter2",
+    ]) {
       const result = await runCli(["watch-claude", "--project-id", "p1", "--api-url", url, "--root", t.root]);
       expect(result.code, url).toBe(2);
       expect(result.stderr, url).toMatch(/invalid API URL|unsupported API URL scheme/);

@@ -20,11 +20,15 @@ describe("a daemon's own log inside the tree it watches", () => {
     mkdirSync(path.join(t.root, "logs"));
     const log = path.join(t.root, "logs", "uspark [1].log");
     const fd = openSync(log, "a");
-    const child = spawn(process.execPath, [CLI, "watch", "--no-stdin", "--api-url", t.server!.url, "--root", t.root, "--debounce", "50", "--verbose"], {
-      cwd: t.root,
-      env: { ...process.env, USPARK_TOKEN: TOKEN, USPARK_PROJECT_ID: "p" },
-      stdio: ["ignore", "ignore", fd],
-    });
+    const child = spawn(
+      process.execPath,
+      [CLI, "watch", "--no-stdin", "--api-url", t.server!.url, "--root", t.root, "--debounce", "50", "--verbose"],
+      {
+        cwd: t.root,
+        env: { ...process.env, USPARK_TOKEN: TOKEN, USPARK_PROJECT_ID: "p" },
+        stdio: ["ignore", "ignore", fd],
+      },
+    );
     closeSync(fd);
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     try {

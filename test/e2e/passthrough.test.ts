@@ -75,8 +75,18 @@ describe("passthrough", () => {
     const root2 = root;
     const lines = [
       JSON.stringify({ type: "system", subtype: "init", cwd: root2, session_id: "s" }),
-      ...Array.from({ length: 2000 }, (_, i) => JSON.stringify({ type: "assistant", session_id: "s", message: { content: [{ type: "text", text: `filler ${i} ${"y".repeat(200)}` }] } })),
-      JSON.stringify({ type: "assistant", session_id: "s", message: { content: [{ type: "tool_use", id: "t1", name: "Write", input: { file_path: `${root2}/late.txt`, content: "x" } }] } }),
+      ...Array.from({ length: 2000 }, (_, i) =>
+        JSON.stringify({
+          type: "assistant",
+          session_id: "s",
+          message: { content: [{ type: "text", text: `filler ${i} ${"y".repeat(200)}` }] },
+        }),
+      ),
+      JSON.stringify({
+        type: "assistant",
+        session_id: "s",
+        message: { content: [{ type: "tool_use", id: "t1", name: "Write", input: { file_path: `${root2}/late.txt`, content: "x" } }] },
+      }),
       JSON.stringify({ type: "user", session_id: "s", message: { content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] } }),
     ];
     const { child, result } = await startCli(watch(), { input: lines.join("\n") + "\n" });

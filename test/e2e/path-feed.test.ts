@@ -15,7 +15,8 @@ import { perTest } from "../kit/fixtures.js";
 
 const TOKEN = "tok-path-feed";
 const t = perTest("uspark-cli-path-feed-", { server: true });
-const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: t.root, stdio: "pipe" });
+const git = (...args: string[]) =>
+  execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: t.root, stdio: "pipe" });
 
 describe("a path's commit feed", () => {
   it("push in a git checkout: a clean file the remote had once (from version 2) and deleted is not a protocol error", async () => {
@@ -27,7 +28,10 @@ describe("a path's commit feed", () => {
     git("init", "-q");
     git("add", "-A");
     git("commit", "-qm", "init");
-    const push = await runCli(["push", "--project-id", "p", "--api-url", t.server!.url, "--token", TOKEN], { cwd: t.root, timeoutMs: 30_000 });
+    const push = await runCli(["push", "--project-id", "p", "--api-url", t.server!.url, "--token", TOKEN], {
+      cwd: t.root,
+      timeoutMs: 30_000,
+    });
     expect(push.stderr).not.toContain("protocol");
     expect(push.code, push.stderr).toBe(0);
     // The remote's delete wins over a file git can give back: the push does not commit it again.

@@ -11,7 +11,9 @@ import { perTest, writeEvents } from "../kit/fixtures.js";
 const t = perTest("uspark-pipe-usage-");
 
 /** More than a pipe's buffer holds, so that an early exit cannot hide in it; no JSON in it. */
-const BIG = Buffer.from(Array.from({ length: 40_000 }, (_, i) => `plain line ${i} of an agent run without its stream flag`).join("\n") + "\n");
+const BIG = Buffer.from(
+  Array.from({ length: 40_000 }, (_, i) => `plain line ${i} of an agent run without its stream flag`).join("\n") + "\n",
+);
 
 describe("the pipe form on a usage or configuration error", () => {
   it("should copy all of stdin to stdout, then exit 2, when the configuration is bad", async () => {
@@ -69,7 +71,9 @@ describe("a stream with no JSON event", () => {
   });
 
   it("should not warn about a JSON stream, nor about an empty one", async () => {
-    const json = await runCli(["watch", "--dry-run", "--root", t.root], { input: "banner text\n" + writeEvents(path.join(t.root, "a.txt")) });
+    const json = await runCli(["watch", "--dry-run", "--root", t.root], {
+      input: "banner text\n" + writeEvents(path.join(t.root, "a.txt")),
+    });
     expect(json.stderr).not.toMatch(/no JSON/);
     const empty = await runCli(["watch", "--dry-run", "--root", t.root], { input: "" });
     expect(empty.stderr).not.toMatch(/no JSON/);

@@ -21,7 +21,9 @@ describe("a --prefix that matches nothing (defect 17)", () => {
       const result = await runCli(args);
       expect(result.code, args[0]).toBe(2);
       const lines = result.stderr.trimEnd().split("\n");
-      expect(lines, args[0]).toEqual([expect.stringMatching(/^uspark: error: --prefix dcos is not a directory under the root .*\(check its spelling/)]);
+      expect(lines, args[0]).toEqual([
+        expect.stringMatching(/^uspark: error: --prefix dcos is not a directory under the root .*\(check its spelling/),
+      ]);
     }
     expect(t.server!.requests.filter((r) => r.method === "POST")).toEqual([]);
   });

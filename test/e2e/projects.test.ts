@@ -52,7 +52,8 @@ describe("uspark projects", () => {
     const lines = (await runCli(["projects", ...api()])).stdout.toString().trimEnd().split("\n");
     expect(lines.length).toBeGreaterThan(1);
     // Each column starts at the same offset on every line: the version's "v", the count, the time.
-    for (const column of [/ v\d/, / \d+ files?/, / \d{4}-\d\d-\d\dT/]) expect(new Set(lines.map((line) => line.search(column))).size, `${column}: ${lines.join(" | ")}`).toBe(1);
+    for (const column of [/ v\d/, / \d+ files?/, / \d{4}-\d\d-\d\dT/])
+      expect(new Set(lines.map((line) => line.search(column))).size, `${column}: ${lines.join(" | ")}`).toBe(1);
   });
 
   it("an id the API cannot hold is a usage error (exit 2) before any request", async () => {

@@ -114,7 +114,10 @@ describe("a server restored from a backup", () => {
     await syncedPastTheBackup();
     const onto = await uspark("push", "--onto-rewound");
     expect(onto.code, onto.stderr).toBe(0);
-    const files = (await (await fetch(`${server.url}/api/projects/p/files`)).json()) as { version: number; files: { path: string; size: number }[] };
+    const files = (await (await fetch(`${server.url}/api/projects/p/files`)).json()) as {
+      version: number;
+      files: { path: string; size: number }[];
+    };
     expect(files.version).toBe(2);
     expect(files.files.map((f) => [f.path, f.size])).toEqual([
       ["a.txt", 4],

@@ -35,7 +35,18 @@ afterEach(() => {
 
 function runArgs(code: number, background: "yes" | "no", ...extra: string[]): string[] {
   const connection = ["--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--ignore", PID_FILE];
-  return ["run", ...connection, ...extra, "--", process.execPath, AGENT, path.join(t.root, PID_FILE), String(code), background, path.join(t.root, "a.txt")];
+  return [
+    "run",
+    ...connection,
+    ...extra,
+    "--",
+    process.execPath,
+    AGENT,
+    path.join(t.root, PID_FILE),
+    String(code),
+    background,
+    path.join(t.root, "a.txt"),
+  ];
 }
 
 /** The agent's and its background child's pids, once the agent wrote them; the child is killed after the test. */
@@ -91,13 +102,22 @@ describe("uspark run with an agent that leaves a background process holding its 
     // by a process left behind (before: about 40 kB lost, and the warning said it was).
     const connection = ["--project-id", "p1", "--api-url", t.server!.url, "--root", t.root];
     const run = [process.execPath, CLI, "run", ...connection, "--exit-grace", "100", "--", "sh", "-c", "head -c 400000 /dev/zero"];
-    const { stdout, stderr } = await execFileAsync("sh", ["-c", `${run.map(shellQuote).join(" ")} | ${shellQuote(process.execPath)} -e ${shellQuote(SLOW_READER)}`], { timeout: 20_000 });
+    const { stdout, stderr } = await execFileAsync(
+      "sh",
+      ["-c", `${run.map(shellQuote).join(" ")} | ${shellQuote(process.execPath)} -e ${shellQuote(SLOW_READER)}`],
+      { timeout: 20_000 },
+    );
     expect(stdout.trim()).toBe("400000");
     expect(stderr).not.toMatch(/held open/);
   });
 
   it("should pass no uspark credential on to the agent, only the rest of the environment", async () => {
-    const env = { USPARK_TOKEN: "secret-token", USPARK_SERVE_TOKEN: "admin-token", USPARK_DATABASE_URL: "postgres://u:pw@db/x", USPARK_PROJECT_ID: "p1" };
+    const env = {
+      USPARK_TOKEN: "secret-token",
+      USPARK_SERVE_TOKEN: "admin-token",
+      USPARK_DATABASE_URL: "postgres://u:pw@db/x",
+      USPARK_PROJECT_ID: "p1",
+    };
     const result = await runCli(runArgs(0, "no"), { env, timeoutMs: 10_000 });
     await pids();
     expect(result.code, result.stderr).toBe(0);

@@ -12,7 +12,22 @@ const t = perTest("uspark-run-", { server: true });
 
 /** `uspark run … -- sh fake-agent.sh <how> -- <files>`. */
 function runArgs(how: string, files: string[], ...extra: string[]): string[] {
-  return ["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, ...extra, "--", "sh", FAKE_AGENT, how, "--", ...files.map((f) => path.join(t.root, f))];
+  return [
+    "run",
+    "--project-id",
+    "p1",
+    "--api-url",
+    t.server!.url,
+    "--root",
+    t.root,
+    ...extra,
+    "--",
+    "sh",
+    FAKE_AGENT,
+    how,
+    "--",
+    ...files.map((f) => path.join(t.root, f)),
+  ];
 }
 
 /** An executable shell script at `file` (the agents' stand-ins: a Node one costs each run another Node start). */
@@ -25,7 +40,11 @@ describe("uspark run -- <agent>", () => {
   it("should pass the agent's stdout through byte for byte, sync its writes and exit 0", async () => {
     const result = await runCli(runArgs("0", ["a.txt", "b.txt"]));
     expect(result.code).toBe(0);
-    const lines = result.stdout.subarray(0, result.stdout.length - 6).toString().split("\n").filter(Boolean);
+    const lines = result.stdout
+      .subarray(0, result.stdout.length - 6)
+      .toString()
+      .split("\n")
+      .filter(Boolean);
     expect(lines.map((line) => JSON.parse(line).type)).toEqual(["assistant", "user", "assistant", "user"]);
     expect(result.stdout.subarray(-6)).toEqual(Buffer.from([0xff, 0xfe, 0x0d, 0x0a, 0x00, 0x41]));
     const remote = await remoteFiles(t.server!.url);
@@ -63,7 +82,19 @@ describe("uspark run -- <agent>", () => {
     mkdirSync(path.join(t.root, "bin"));
     const agent = path.join(t.root, "bin", "plain-agent.sh");
     script(agent, [`echo "no JSON here"`, `echo written > '${path.join(t.root, "plain.txt")}'`]);
-    const result = await runCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--ignore", "bin/", "--", agent]);
+    const result = await runCli([
+      "run",
+      "--project-id",
+      "p1",
+      "--api-url",
+      t.server!.url,
+      "--root",
+      t.root,
+      "--ignore",
+      "bin/",
+      "--",
+      agent,
+    ]);
     expect(result.code, result.stderr).toBe(0);
     const commits = await remoteCommits(t.server!.url);
     expect(commits.length).toBeGreaterThan(0);
@@ -92,7 +123,18 @@ describe("uspark run -- <agent>", () => {
   });
 
   it("should say a command that is not found in one line and exit 127", async () => {
-    const result = await runCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--", "no-such-agent-here", "-p"]);
+    const result = await runCli([
+      "run",
+      "--project-id",
+      "p1",
+      "--api-url",
+      t.server!.url,
+      "--root",
+      t.root,
+      "--",
+      "no-such-agent-here",
+      "-p",
+    ]);
     expect(result.code).toBe(127);
     expect(result.stderr.trimEnd().split("\n")).toEqual(["uspark: error: command not found: no-such-agent-here"]);
   });
@@ -102,15 +144,36 @@ describe("uspark run -- <agent>", () => {
     writeFileSync(script, "echo hi\n", { mode: 0o644 });
     const result = await runCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--", script]);
     expect(result.code).toBe(126);
-    expect(result.stderr.trimEnd().split("\n")).toEqual([`uspark: error: cannot start agent.sh: permission denied (not executable? chmod +x ${script})`]);
+    expect(result.stderr.trimEnd().split("\n")).toEqual([
+      `uspark: error: cannot start agent.sh: permission denied (not executable? chmod +x ${script})`,
+    ]);
   });
 
   it("should say the agent's own failure reason on stderr when stdout is a pipe (CI): not only its exit code", async () => {
     const claude = path.join(t.root, "claude");
     // Claude Code not logged in: the reason is only in its final result event, on stdout.
     const result_ = { type: "result", subtype: "success", is_error: true, result: "Not logged in · Please run /login", session_id: "s" };
-    script(claude, [`printf '%s\\n' '${JSON.stringify({ type: "system", subtype: "init", session_id: "s", tools: [] })}'`, `printf '%s\\n' '${JSON.stringify(result_)}'`, "exit 1"]);
-    const result = await runCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--", claude, "-p", "--output-format", "stream-json", "--verbose", "hi"]);
+    script(claude, [
+      `printf '%s\\n' '${JSON.stringify({ type: "system", subtype: "init", session_id: "s", tools: [] })}'`,
+      `printf '%s\\n' '${JSON.stringify(result_)}'`,
+      "exit 1",
+    ]);
+    const result = await runCli([
+      "run",
+      "--project-id",
+      "p1",
+      "--api-url",
+      t.server!.url,
+      "--root",
+      t.root,
+      "--",
+      claude,
+      "-p",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "hi",
+    ]);
     expect(result.code).toBe(1);
     expect(result.stdout.toString()).toContain("Not logged in");
     expect(result.stderr).toContain("uspark: error: claude failed: Not logged in · Please run /login (exit code 1)");
@@ -134,7 +197,21 @@ describe("uspark run -- <agent>", () => {
       'list=; sep=; for arg do list="$list$sep\\"$arg\\""; sep=,; done',
       `printf '[%s]\\n' "$list"`,
     ]);
-    const result = await runCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--ignore", "bin/", "--", claude, "fix", "the bug"]);
+    const result = await runCli([
+      "run",
+      "--project-id",
+      "p1",
+      "--api-url",
+      t.server!.url,
+      "--root",
+      t.root,
+      "--ignore",
+      "bin/",
+      "--",
+      claude,
+      "fix",
+      "the bug",
+    ]);
     expect(result.code).toBe(0);
     expect(result.stdout.toString()).toBe('["fix","the bug"]\n');
     expect(result.stderr.match(/warning: claude was started without -p --output-format stream-json --verbose/g)).toHaveLength(1);
@@ -146,9 +223,33 @@ describe("uspark run -- <agent>", () => {
     const bin = path.join(t.root, "bin");
     const auggie = path.join(bin, "auggie");
     mkdirSync(bin);
-    const line = { type: "result", subtype: "success", is_error: false, result: "Done.", session_id: "0b6d9c4e-1f2a-4b3c-8d4e-5f6a7b8c9d0e", num_turns: 2 };
+    const line = {
+      type: "result",
+      subtype: "success",
+      is_error: false,
+      result: "Done.",
+      session_id: "0b6d9c4e-1f2a-4b3c-8d4e-5f6a7b8c9d0e",
+      num_turns: 2,
+    };
     script(auggie, [`printf 'by auggie\\n' > '${path.join(t.root, "out.txt")}'`, `printf '%s\\n' '${JSON.stringify(line)}'`]);
-    const result = await runCli(["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, "--ignore", "bin/", "--verbose", "--", auggie, "--print", "--output-format", "json", "fix it"]);
+    const result = await runCli([
+      "run",
+      "--project-id",
+      "p1",
+      "--api-url",
+      t.server!.url,
+      "--root",
+      t.root,
+      "--ignore",
+      "bin/",
+      "--verbose",
+      "--",
+      auggie,
+      "--print",
+      "--output-format",
+      "json",
+      "fix it",
+    ]);
     expect(result.code).toBe(0);
     expect(result.stdout.toString()).toBe(JSON.stringify(line) + "\n");
     expect(result.stderr.match(/auggie's output carries no file events: the file watcher syncs its changes/g)).toHaveLength(1);

@@ -6,7 +6,18 @@ import { remoteFiles, useTestProject } from "../kit/sync.js";
 
 const project = useTestProject({ prefix: "uspark-cli-scan-" });
 
-const watch = (...extra: string[]) => ["watch", "--project-id", "p1", "--api-url", project.server.url, "--root", project.root, "--debounce", "20", ...extra];
+const watch = (...extra: string[]) => [
+  "watch",
+  "--project-id",
+  "p1",
+  "--api-url",
+  project.server.url,
+  "--root",
+  project.root,
+  "--debounce",
+  "20",
+  ...extra,
+];
 const text = async () => new Map([...(await remoteFiles(project.server.url))].map(([k, v]) => [k, v.toString()]));
 const hourAgo = () => new Date(Date.now() - 3600_000);
 
@@ -15,7 +26,13 @@ function writeEvents(...files: string[]): string {
   return files
     .map((file, i) =>
       [
-        { type: "assistant", session_id: "s", message: { content: [{ type: "tool_use", id: `t${i}`, name: "Write", input: { file_path: path.join(project.root, file), content: "" } }] } },
+        {
+          type: "assistant",
+          session_id: "s",
+          message: {
+            content: [{ type: "tool_use", id: `t${i}`, name: "Write", input: { file_path: path.join(project.root, file), content: "" } }],
+          },
+        },
         { type: "user", session_id: "s", message: { content: [{ type: "tool_result", tool_use_id: `t${i}`, content: "ok" }] } },
       ]
         .map((event) => JSON.stringify(event) + "\n")
@@ -82,7 +99,17 @@ describe("scans through the built CLI", () => {
     expect((await text()).size).toBe(12);
 
     // `push --delete --force` is how a user says the deletes are meant; the next watch is clean.
-    const forced = await runCli(["push", "--project-id", "p1", "--api-url", project.server.url, "--root", project.root, "--delete", "--force"]);
+    const forced = await runCli([
+      "push",
+      "--project-id",
+      "p1",
+      "--api-url",
+      project.server.url,
+      "--root",
+      project.root,
+      "--delete",
+      "--force",
+    ]);
     expect(forced.code, forced.stderr).toBe(0);
     expect([...(await text()).keys()]).toEqual(["f0.txt"]);
     const after = await runCli(watch());
@@ -105,7 +132,12 @@ describe("scans through the built CLI", () => {
     child.stdin.end();
     const done = await result;
     expect(done.code, done.stderr).toBe(0);
-    expect(await text()).toEqual(new Map([["new.txt", "old.txt\n"], ["offline-new.txt", "offline-old.txt\n"]]));
+    expect(await text()).toEqual(
+      new Map([
+        ["new.txt", "old.txt\n"],
+        ["offline-new.txt", "offline-old.txt\n"],
+      ]),
+    );
   });
 
   it("syncs at the end of the session an edit no event announced", async () => {
@@ -133,7 +165,8 @@ describe("scans through the built CLI", () => {
     writeFileSync(path.join(project.root, "a\\b.txt"), "x");
     writeFileSync(Buffer.from(`${project.root}/caf\xe9.txt`, "latin1"), "x");
     writeFileSync(path.join(project.root, "fine.txt"), "x");
-    const push = (...extra: string[]) => runCli(["push", "--project-id", "p1", "--api-url", project.server.url, "--root", project.root, ...extra]);
+    const push = (...extra: string[]) =>
+      runCli(["push", "--project-id", "p1", "--api-url", project.server.url, "--root", project.root, ...extra]);
     const dry = await push("--dry-run");
     expect(dry.code).toBe(1);
     const done = await push();

@@ -33,7 +33,10 @@ function freePort(): Promise<number> {
 /** `uspark serve --host 0.0.0.0` with `extra` flags on a free port; its port once it listens. */
 async function serveOnAllAddresses(extra: (port: number) => string[]): Promise<number> {
   const port = await freePort();
-  const serve = await startCli(["serve", "--data", await tempDir(), "--host", "0.0.0.0", "--port", String(port), "--token", TOKEN, ...extra(port)], { timeoutMs: 60_000 });
+  const serve = await startCli(
+    ["serve", "--data", await tempDir(), "--host", "0.0.0.0", "--port", String(port), "--token", TOKEN, ...extra(port)],
+    { timeoutMs: 60_000 },
+  );
   onTestFinished(async () => {
     serve.child.kill("SIGTERM");
     await serve.result;

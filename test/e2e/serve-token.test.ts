@@ -86,13 +86,19 @@ describe("uspark serve token", () => {
   });
 
   it("takes one store at most; with none, the default one uspark serve uses (~/.uspark/serve-data)", async () => {
-    const both = await runCli(["serve", "token", "list", "--data", await tempDir(), "--db", "postgres://127.0.0.1:1/x"], { env: { USPARK_DATABASE_URL: "" } });
+    const both = await runCli(["serve", "token", "list", "--data", await tempDir(), "--db", "postgres://127.0.0.1:1/x"], {
+      env: { USPARK_DATABASE_URL: "" },
+    });
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("give one of --data <dir> and --db <postgres-url>, not both");
     const home = await tempDir();
-    const made = await runCli(["serve", "token", "create", "--project", "demo", "--scope", "read"], { env: { USPARK_DATABASE_URL: "", HOME: home } });
+    const made = await runCli(["serve", "token", "create", "--project", "demo", "--scope", "read"], {
+      env: { USPARK_DATABASE_URL: "", HOME: home },
+    });
     expect(made.code, made.stderr).toBe(0);
-    const listed = await runCli(["serve", "token", "list", "--data", path.join(home, ".uspark", "serve-data")], { env: { USPARK_DATABASE_URL: "" } });
+    const listed = await runCli(["serve", "token", "list", "--data", path.join(home, ".uspark", "serve-data")], {
+      env: { USPARK_DATABASE_URL: "" },
+    });
     expect(listed.stdout.toString()).toContain("demo");
   });
 
@@ -132,7 +138,11 @@ describe("a scoped token in the client's hands", () => {
     try {
       const line = await waitForOutput(serve.child.stderr, (text) => text.includes("listening on"));
       const url = /listening on (\S+)/.exec(line)![1]!;
-      const made = await fetch(`${url}/api/projects`, { method: "POST", headers: { authorization: "Bearer adm" }, body: JSON.stringify({ id: "demo" }) });
+      const made = await fetch(`${url}/api/projects`, {
+        method: "POST",
+        headers: { authorization: "Bearer adm" },
+        body: JSON.stringify({ id: "demo" }),
+      });
       expect(made.status).toBe(201);
       const secret = (await create(dataDir, "--project", "demo", "--scope", "read")).stdout.toString().trim();
       const root = await tempDir();

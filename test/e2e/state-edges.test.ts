@@ -16,7 +16,8 @@ import { perTest } from "../kit/fixtures.js";
 const TOKEN = "tok-edges";
 const t = perTest("uspark-edges-", { server: true });
 const env = () => ({ USPARK_TOKEN: TOKEN, USPARK_PROJECT_ID: "p" });
-const uspark = (args: string[], apiUrl = t.server!.url) => runCli([...args, "--api-url", apiUrl, "--root", t.root], { cwd: t.root, env: env(), timeoutMs: 30_000 });
+const uspark = (args: string[], apiUrl = t.server!.url) =>
+  runCli([...args, "--api-url", apiUrl, "--root", t.root], { cwd: t.root, env: env(), timeoutMs: 30_000 });
 const write = (name: string, text: string | Buffer) => writeFileSync(path.join(t.root, name), text);
 const remoteText = async (name: string) => (await remoteFiles(t.server!.url, "p", TOKEN)).get(name)?.toString();
 
@@ -38,9 +39,16 @@ describe("state changes are transactions", () => {
     const released = new Promise<void>((resolve) => (release = resolve));
     let held = false;
     // The first push's commit waits until the second push has finished: each read the state before the other wrote it.
-    const proxy = await startProxy(t.server!.url, (req) => (isCommit(req) && !held ? ((held = true), { kind: "forward-after", before: () => released }) : undefined));
+    const proxy = await startProxy(t.server!.url, (req) =>
+      isCommit(req) && !held ? ((held = true), { kind: "forward-after", before: () => released }) : undefined,
+    );
     try {
-      const first = await startCli(["push", "a.txt", "--api-url", proxy.url, "--root", t.root], { cwd: t.root, env: env(), input: "", timeoutMs: 30_000 });
+      const first = await startCli(["push", "a.txt", "--api-url", proxy.url, "--root", t.root], {
+        cwd: t.root,
+        env: env(),
+        input: "",
+        timeoutMs: 30_000,
+      });
       await eventually(() => held, 10_000, "the first push's commit");
       const second = await uspark(["push", "b.txt"], proxy.url);
       expect(second.code, second.stderr).toBe(0);
@@ -63,7 +71,12 @@ describe("write-ahead intents", () => {
       expect((await uspark(["push"], proxy.url)).code).toBe(0);
       write("a.txt", "a2\n");
       stalling = true;
-      const push = await startCli(["push", "--api-url", proxy.url, "--root", t.root], { cwd: t.root, env: env(), input: "", timeoutMs: 30_000 });
+      const push = await startCli(["push", "--api-url", proxy.url, "--root", t.root], {
+        cwd: t.root,
+        env: env(),
+        input: "",
+        timeoutMs: 30_000,
+      });
       await eventually(async () => (await remoteVersion(t.server!.url, "p", TOKEN)) === 2, 10_000, "the commit applied");
       push.child.kill("SIGKILL");
       await push.result;
@@ -84,7 +97,9 @@ describe("write-ahead intents on a server without conditional commits (older tha
   async function olderServer() {
     let listing: unknown;
     const refresh = async () => {
-      const answer = (await (await fetch(`${t.server!.url}/api/projects/p/files`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { version: number; files: unknown[] };
+      const answer = (await (
+        await fetch(`${t.server!.url}/api/projects/p/files`, { headers: { authorization: `Bearer ${TOKEN}` } })
+      ).json()) as { version: number; files: unknown[] };
       listing = { version: answer.version, files: answer.files };
     };
     await refresh();
@@ -107,7 +122,12 @@ describe("write-ahead intents on a server without conditional commits (older tha
     await server.refresh();
     write("a.txt", "a2\n");
     server.stallCommits(true);
-    const push = await startCli(["push", "--api-url", server.proxy.url, "--root", t.root], { cwd: t.root, env: env(), input: "", timeoutMs: 30_000 });
+    const push = await startCli(["push", "--api-url", server.proxy.url, "--root", t.root], {
+      cwd: t.root,
+      env: env(),
+      input: "",
+      timeoutMs: 30_000,
+    });
     await eventually(() => server.keys.length === 2, 10_000, "the second push's commit on the way");
     push.child.kill("SIGKILL");
     await push.result;
@@ -222,7 +242,12 @@ function isStopped(pid: number): boolean {
  */
 async function pullKilledMidWrite(): Promise<void> {
   for (let attempt = 1; ; attempt++) {
-    const pull = await startCli(["pull", "--api-url", t.server!.url, "--root", t.root], { cwd: t.root, env: env(), input: "", timeoutMs: 60_000 });
+    const pull = await startCli(["pull", "--api-url", t.server!.url, "--root", t.root], {
+      cwd: t.root,
+      env: env(),
+      input: "",
+      timeoutMs: 60_000,
+    });
     let exited = false;
     void pull.result.then(() => (exited = true));
     await eventually(() => exited || hasTemp(t.root) || hasTemp(path.join(t.root, ".uspark", "tmp")), 30_000, "the pull's temp file");

@@ -73,7 +73,9 @@ describe("uspark status", () => {
     expect(short.stdout.toString()).toBe("M  a.txt\n D dropped.txt\nD  gone.txt\nA  new-here.txt\n A new-there.txt\n M theirs.txt\n");
     const text = await uspark("status");
     expect(text.code).toBe(1);
-    expect(text.stdout.toString()).toMatch(/Changes here \(uspark push sends them\):\n {2}modified: +a\.txt\n {2}deleted: +gone\.txt\n {2}new: +new-here\.txt\n/);
+    expect(text.stdout.toString()).toMatch(
+      /Changes here \(uspark push sends them\):\n {2}modified: +a\.txt\n {2}deleted: +gone\.txt\n {2}new: +new-here\.txt\n/,
+    );
     expect(text.stdout.toString()).toContain("6 not in sync");
     // status changed nothing: the same answer again, and nothing was committed
     expect(JSON.parse((await uspark("status", "--json")).stdout.toString())).toEqual(parsed);
@@ -91,12 +93,21 @@ describe("uspark status", () => {
     expect(before.stdout.toString()).toBe("UU a.txt\n");
     expect((await uspark("push")).code).toBe(1);
     const after = JSON.parse((await uspark("status", "--json")).stdout.toString()) as StatusJson;
-    expect(after.paths).toEqual([{ path: "a.txt", status: "conflict", copy: expect.stringMatching(/^a\.conflict-\d{8}-\d{6}-.+-[0-9a-f]{6}\.txt$/) }]);
+    expect(after.paths).toEqual([
+      { path: "a.txt", status: "conflict", copy: expect.stringMatching(/^a\.conflict-\d{8}-\d{6}-.+-[0-9a-f]{6}\.txt$/) },
+    ]);
   });
 
   it("a path journaled by an earlier run is pending (exit 1) until push --pending syncs it", async () => {
     await pulled({ "a.txt": "a\n" });
-    const entry = { apiUrl: t.server!.url, projectId: "p", path: "a.txt", local: path.join(realpathSync(t.root), "a.txt"), reason: "the server did not answer", time: new Date().toISOString() };
+    const entry = {
+      apiUrl: t.server!.url,
+      projectId: "p",
+      path: "a.txt",
+      local: path.join(realpathSync(t.root), "a.txt"),
+      reason: "the server did not answer",
+      time: new Date().toISOString(),
+    };
     writeFileSync(path.join(t.root, ".uspark", "pending.json"), JSON.stringify({ version: 1, entries: [entry] }));
     const pending = await uspark("status", "--short");
     expect(pending.code, pending.stderr).toBe(1);

@@ -70,13 +70,30 @@ describe("watch-claude against the reference server", () => {
     expect(result.stderr.match(/uspark: error: 401 unauthorized/g)).toHaveLength(1);
     expect(result.stderr).not.toContain("wrong-token");
     const journal = JSON.parse(readFileSync(path.join(root, ".uspark", "pending.json"), "utf8")) as { entries: { path: string }[] };
-    expect(journal.entries.map((e) => e.path).sort()).toEqual(["README.md", "docs/notes.md", "notebooks/analysis.ipynb", "src/app.ts", "src/util.ts"]);
+    expect(journal.entries.map((e) => e.path).sort()).toEqual([
+      "README.md",
+      "docs/notes.md",
+      "notebooks/analysis.ipynb",
+      "src/app.ts",
+      "src/util.ts",
+    ]);
     expect(readFileSync(path.join(root, ".uspark", "pending.json"), "utf8")).not.toContain("wrong-token");
 
     const next = await runCli(watchArgs(server.url, "--token", "right-token"), { input: "" });
     expect(next.stderr).toContain("5 files from an earlier run still unsynced");
 
-    const retry = await runCli(["push", "--pending", "--project-id", "p1", "--api-url", server.url, "--token", "right-token", "--root", root]);
+    const retry = await runCli([
+      "push",
+      "--pending",
+      "--project-id",
+      "p1",
+      "--api-url",
+      server.url,
+      "--token",
+      "right-token",
+      "--root",
+      root,
+    ]);
     expect(retry.code).toBe(0);
     expect((await remoteFiles(server.url, "p1", "right-token")).size).toBe(5);
   });
@@ -144,11 +161,19 @@ describe("watch-claude against the reference server", () => {
 describe("usage errors", () => {
   const cases: [string, string[], RegExp][] = [
     ["a missing project id", ["watch-claude"], /no project id given.*--project-id/],
-    ["plain http to another host", ["watch-claude", "--project-id", "p", "--api-url", "http://uspark.example.com"], /refusing plain http.*--insecure/],
+    [
+      "plain http to another host",
+      ["watch-claude", "--project-id", "p", "--api-url", "http://uspark.example.com"],
+      /refusing plain http.*--insecure/,
+    ],
     ["an invalid API URL", ["watch-claude", "--project-id", "p", "--api-url", "nope"], /invalid API URL/],
     ["an unknown option", ["watch-claude", "--bogus"], /unknown option '--bogus'/],
     ["a duration that is not a number", ["watch-claude", "--dry-run", "--debounce", "fast"], /--debounce takes a whole number/],
-    ["a root that does not exist", ["watch-claude", "--dry-run", "--root", "/nonexistent/uspark"], /--root \/nonexistent\/uspark is not a directory/],
+    [
+      "a root that does not exist",
+      ["watch-claude", "--dry-run", "--root", "/nonexistent/uspark"],
+      /--root \/nonexistent\/uspark is not a directory/,
+    ],
     ["an unknown agent", ["watch", "--dry-run", "--agent", "nope"], /argument 'nope' is invalid/],
   ];
 

@@ -7,7 +7,17 @@ import type { SpawnedChild } from "../kit/spawner.js";
 import { MEMORY_TMPDIR } from "../kit/memory-tmpdir.js";
 import { SameBytes } from "../kit/same-bytes.js";
 import { tempDir, eventually, type Action, type Proxy } from "../kit/sync.js";
-import { isSessionsRoute, isTranscriptPut, listedSessions, onPuts, putsSeen, readSession, storedSessions, useServed, v1Sessions } from "../kit/transcript.js";
+import {
+  isSessionsRoute,
+  isTranscriptPut,
+  listedSessions,
+  onPuts,
+  putsSeen,
+  readSession,
+  storedSessions,
+  useServed,
+  v1Sessions,
+} from "../kit/transcript.js";
 
 const MiB = 1024 * 1024;
 const PEAK_RSS = fileURLToPath(new URL("../../bench/lib/peak-rss.mjs", import.meta.url));
@@ -29,7 +39,9 @@ function watchArgs(url: string, ...extra: string[]): string[] {
 }
 
 function pushPending(url: string) {
-  return runCli(["push", "--pending", "--project-id", "p1", "--api-url", url, "--root", root, "--flush-timeout", "10000"], { timeoutMs: 60_000 });
+  return runCli(["push", "--pending", "--project-id", "p1", "--api-url", url, "--root", root, "--flush-timeout", "10000"], {
+    timeoutMs: 60_000,
+  });
 }
 
 /** A stream in pieces that holds what a transcript must keep: CRLF, invalid UTF-8, a 3 MiB line, no final newline. */
@@ -52,7 +64,10 @@ async function onlySession(url: string): Promise<Buffer> {
 }
 
 /** The one session on the server, compared with `pieces` as it is served (nothing held): its listed length and what was served. */
-async function onlySessionComparedWith(url: string, pieces: Buffer[]): Promise<{ listed: number; bytes: number; differsAt: number | null }> {
+async function onlySessionComparedWith(
+  url: string,
+  pieces: Buffer[],
+): Promise<{ listed: number; bytes: number; differsAt: number | null }> {
   const sessions = await listedSessions(url);
   expect(sessions).toHaveLength(1);
   const served = new SameBytes(pieces);
@@ -81,7 +96,14 @@ describe("--transcript (the reference server behind a fault proxy)", () => {
   it("should store the stream byte for byte across connection resets and answers dropped after the append", async () => {
     // Applied but unanswered (the retry sends bytes the server already has: it appends only what is new),
     // answered only in half, then a plain reset.
-    const faults: Record<number, Action> = { 0: { kind: "drop" }, 2: { kind: "reset" }, 3: { kind: "drop", then: "half" }, 4: { kind: "drop" }, 5: { kind: "drop" }, 7: { kind: "reset" } };
+    const faults: Record<number, Action> = {
+      0: { kind: "drop" },
+      2: { kind: "reset" },
+      3: { kind: "drop", then: "half" },
+      4: { kind: "drop" },
+      5: { kind: "drop" },
+      7: { kind: "reset" },
+    };
     const { rule, taken } = onPuts((n) => faults[n]);
     const { ref, proxy } = await serve({ rule });
     const pieces = awkwardStream();
@@ -103,35 +125,38 @@ describe("--transcript (the reference server behind a fault proxy)", () => {
   it.each([
     ["refuses every connection", { kind: "reset" }],
     ["applies the last appends but never answers them", { kind: "drop" }],
-  ] as const)("should exit 1 with the rest spooled when the server %s at the end, and push --pending completes it", async (_what, fault) => {
-    const { ref, proxy } = await serve();
-    const pieces = awkwardStream();
-    const run = await startCli(watchArgs(proxy.url, "--flush-timeout", "1500"), { timeoutMs: 60_000 });
-    await feedAcrossAppends(run.child, proxy, pieces.slice(0, 2));
-    proxy.rule = (req) => (isTranscriptPut(req) ? fault : undefined);
-    // Appended one by one: with answers lost, the server ends up ahead of what the client knows.
-    await feedAcrossAppends(run.child, proxy, pieces.slice(2));
-    run.child.stdin.end();
-    const first = await run.result;
+  ] as const)(
+    "should exit 1 with the rest spooled when the server %s at the end, and push --pending completes it",
+    async (_what, fault) => {
+      const { ref, proxy } = await serve();
+      const pieces = awkwardStream();
+      const run = await startCli(watchArgs(proxy.url, "--flush-timeout", "1500"), { timeoutMs: 60_000 });
+      await feedAcrossAppends(run.child, proxy, pieces.slice(0, 2));
+      proxy.rule = (req) => (isTranscriptPut(req) ? fault : undefined);
+      // Appended one by one: with answers lost, the server ends up ahead of what the client knows.
+      await feedAcrossAppends(run.child, proxy, pieces.slice(2));
+      run.child.stdin.end();
+      const first = await run.result;
 
-    const input = Buffer.concat(pieces);
-    expect(first.stdout.equals(input)).toBe(true);
-    expect(first.code).toBe(1);
-    expect(first.stderr).toMatch(/bytes not sent .*uspark push --pending/);
-    expect(spoolFiles().length).toBe(2);
+      const input = Buffer.concat(pieces);
+      expect(first.stdout.equals(input)).toBe(true);
+      expect(first.code).toBe(1);
+      expect(first.stderr).toMatch(/bytes not sent .*uspark push --pending/);
+      expect(spoolFiles().length).toBe(2);
 
-    proxy.rule = () => undefined;
-    const heldBefore = (await onlySession(ref.url)).length;
-    const seenBefore = proxy.seen.length;
-    const second = await pushPending(proxy.url);
-    expect(second.stderr).toMatch(/transcript of session \S+ sent/);
-    expect(second.code).toBe(0);
-    expect((await onlySession(ref.url)).equals(input)).toBe(true);
-    expect(spoolFiles()).toEqual([]);
-    // The push started from the acknowledged offset, behind the server (which applied the appends
-    // it never answered), and still left every byte there once: it went on from the server's length.
-    if (fault.kind === "drop") expect(offsetOf(proxy.seen.slice(seenBefore).find(isTranscriptPut)!)).toBeLessThan(heldBefore);
-  });
+      proxy.rule = () => undefined;
+      const heldBefore = (await onlySession(ref.url)).length;
+      const seenBefore = proxy.seen.length;
+      const second = await pushPending(proxy.url);
+      expect(second.stderr).toMatch(/transcript of session \S+ sent/);
+      expect(second.code).toBe(0);
+      expect((await onlySession(ref.url)).equals(input)).toBe(true);
+      expect(spoolFiles()).toEqual([]);
+      // The push started from the acknowledged offset, behind the server (which applied the appends
+      // it never answered), and still left every byte there once: it went on from the server's length.
+      if (fault.kind === "drop") expect(offsetOf(proxy.seen.slice(seenBefore).find(isTranscriptPut)!)).toBeLessThan(heldBefore);
+    },
+  );
 
   it("should give one notice and exit 0 against a v1 server (404 on the sessions route)", async () => {
     const { proxy } = await serve({ rule: v1Sessions });
@@ -147,7 +172,10 @@ describe("--transcript (the reference server behind a fault proxy)", () => {
   it("should send nothing without --transcript", async () => {
     const { ref, proxy } = await serve();
     const input = Buffer.concat(awkwardStream());
-    const result = await runCli(watchArgs(proxy.url).filter((arg) => arg !== "--transcript"), { input, timeoutMs: 30_000 });
+    const result = await runCli(
+      watchArgs(proxy.url).filter((arg) => arg !== "--transcript"),
+      { input, timeoutMs: 30_000 },
+    );
     expect(result.code).toBe(0);
     expect(proxy.seen.filter(isSessionsRoute).map((req) => `${req.method} ${req.url}`)).toEqual([]);
     expect(await storedSessions(ref.url)).toEqual([]);
@@ -157,7 +185,9 @@ describe("--transcript (the reference server behind a fault proxy)", () => {
     // The proxy keeps no bodies, stdout and the stored session are compared as they stream: the
     // test holds 10 MiB (the ten distinct lines of the stream), not copies of its 80 MiB.
     const { ref, proxy } = await serve({ rule: (req) => (isTranscriptPut(req) ? { kind: "stall" } : undefined), keepBodies: false });
-    const lines = Array.from({ length: 10 }, (_, i) => Buffer.concat([Buffer.from(String(i)), Buffer.alloc(MiB - 2, "z"), Buffer.from("\n")]));
+    const lines = Array.from({ length: 10 }, (_, i) =>
+      Buffer.concat([Buffer.from(String(i)), Buffer.alloc(MiB - 2, "z"), Buffer.from("\n")]),
+    );
     const pieces = Array.from({ length: 80 }, (_, i) => lines[i % 10]!);
     const rssFile = path.join(root, "rss");
     const run = await startCli(watchArgs(proxy.url, "--flush-timeout", "3000", "--request-timeout", "60000"), {

@@ -58,7 +58,18 @@ describe("uspark watch --no-stdin --two-way", () => {
     writeFileSync(path.join(other.dir, "gone.txt"), "soon deleted\n");
     await pushFrom(other.dir);
     expect((await runCli(["pull", ...connection(), "--root", t.root])).code).toBe(0);
-    const { child, result } = await startCli(["watch", "--no-stdin", "--two-way", ...connection(), "--root", t.root, "--debounce", "50", "--log-format", "json"]);
+    const { child, result } = await startCli([
+      "watch",
+      "--no-stdin",
+      "--two-way",
+      ...connection(),
+      "--root",
+      t.root,
+      "--debounce",
+      "50",
+      "--log-format",
+      "json",
+    ]);
     await waitForOutput(child.stderr, (text) => text.includes("SIGINT or SIGTERM stops it"));
     // Listening before the push: the watch may pull and say so before the push command returns.
     const pulled = waitForOutput(child.stderr, (text) => text.includes('"event":"pulled"'), 30_000);

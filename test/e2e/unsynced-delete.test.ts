@@ -18,12 +18,23 @@ describe("a delete of a file never synced here", () => {
     await commitFiles(t.server!.url, "p", "tok", { "kept.txt": "k\n", "gone.txt": "g\n" });
     writeFileSync(path.join(t.root, "kept.txt"), "k\n"); // the clone: no .uspark/state.json, gone.txt deleted
     const gone = path.join(t.root, "gone.txt");
-    const stream = JSON.stringify({ type: "item.completed", item: { id: "i1", type: "file_change", status: "completed", changes: [{ path: gone, kind: "delete" }] } }) + "\n";
+    const stream =
+      JSON.stringify({
+        type: "item.completed",
+        item: { id: "i1", type: "file_change", status: "completed", changes: [{ path: gone, kind: "delete" }] },
+      }) + "\n";
     const env = { USPARK_API_URL: t.server!.url, USPARK_TOKEN: "tok", USPARK_PROJECT_ID: "p" };
-    const result = await runCli(["watch", "--agent", "codex", "--no-fs-watch", "--debounce", "20"], { cwd: t.root, env, input: stream, timeoutMs: 30_000 });
+    const result = await runCli(["watch", "--agent", "codex", "--no-fs-watch", "--debounce", "20"], {
+      cwd: t.root,
+      env,
+      input: stream,
+      timeoutMs: 30_000,
+    });
     expect(result.code, result.stderr).toBe(1);
     const warnings = result.stderr.split("\n").filter((line) => line.includes("uspark pull gone.txt"));
-    expect(warnings, result.stderr).toEqual([expect.stringContaining("warning: not deleted remotely gone.txt: deleted here before this tree ever synced it")]);
+    expect(warnings, result.stderr).toEqual([
+      expect.stringContaining("warning: not deleted remotely gone.txt: deleted here before this tree ever synced it"),
+    ]);
     expect(result.stderr).toMatch(/not synced \(deleted here before this tree ever synced it[^)]*\): gone\.txt/);
     const listing = (await (await fetch(`${t.server!.url}/api/projects/p/files`)).json()) as { files: { path: string }[] };
     expect(listing.files.map((f) => f.path)).toEqual(["gone.txt", "kept.txt"]);

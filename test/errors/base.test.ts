@@ -36,13 +36,16 @@ const made: [Error, string, string][] = [
 ];
 
 describe("UsparkError", () => {
-  it.each(made.map(([error, name, code]) => ({ error, name, code })))("$name with code $code is a UsparkError and an Error", ({ error, name, code }) => {
-    expect(error).toBeInstanceOf(UsparkError);
-    expect(error).toBeInstanceOf(Error);
-    expect(error.name).toBe(name);
-    expect((error as UsparkError).code).toBe(code);
-    expect(errorCode(error)).toBe(code);
-  });
+  it.each(made.map(([error, name, code]) => ({ error, name, code })))(
+    "$name with code $code is a UsparkError and an Error",
+    ({ error, name, code }) => {
+      expect(error).toBeInstanceOf(UsparkError);
+      expect(error).toBeInstanceOf(Error);
+      expect(error.name).toBe(name);
+      expect((error as UsparkError).code).toBe(code);
+      expect(errorCode(error)).toBe(code);
+    },
+  );
 
   it("keeps each class's own fields", () => {
     expect(new UsageError("bad", "hint").hint).toBe("hint");

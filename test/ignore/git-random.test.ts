@@ -16,7 +16,35 @@ import { rng } from "../reliability/session.js";
  */
 
 const SEEDS = seedsFrom(process.env.USPARK_IGNORE_SEEDS ?? "1-300");
-const NAME_PARTS = ["a", "b", "c", "x", "A", "Z", "1", "9", ".", "-", "_", " ", "ä", "é", "ß", "Ä", "ø", "日本", "€", "😀", "[", "]", "!", "*", "?", "\\", "#"];
+const NAME_PARTS = [
+  "a",
+  "b",
+  "c",
+  "x",
+  "A",
+  "Z",
+  "1",
+  "9",
+  ".",
+  "-",
+  "_",
+  " ",
+  "ä",
+  "é",
+  "ß",
+  "Ä",
+  "ø",
+  "日本",
+  "€",
+  "😀",
+  "[",
+  "]",
+  "!",
+  "*",
+  "?",
+  "\\",
+  "#",
+];
 const NEGATIONS = ["", "", "!", "^"];
 /** After a bracket's first character: ranges (one out of order), a `-` at the end, a `[:` that is no class, escapes. */
 const BRACKET_TAILS = ["", "x", "a-z", "ä", "0-9", "à-ÿ", "]", "z-a", "-", "-\\]", "[:", "\\a-c", "a-\\z"];
@@ -81,7 +109,9 @@ function mutate(random: () => number, c: string): string {
 
 /** A gitignore line from one of the tree's names or paths, as seen from `dir`. */
 function randomLine(random: () => number, files: readonly string[], dir: string): string {
-  const under = files.filter((file) => dir === "" || file.startsWith(`${dir}/`)).map((file) => (dir === "" ? file : file.slice(dir.length + 1)));
+  const under = files
+    .filter((file) => dir === "" || file.startsWith(`${dir}/`))
+    .map((file) => (dir === "" ? file : file.slice(dir.length + 1)));
   const source = under.length > 0 ? pick(random, under) : randomName(random);
   const segments = source.split("/");
   const whole = random() < 0.6 ? segments.at(-1)! : segments.slice(0, 1 + Math.floor(random() * segments.length)).join("/");
@@ -154,11 +184,16 @@ describe("the ignore engine keeps what git ls-files -o --exclude-standard lists,
         files++;
         const ours = verdict(() => engine.check(file, false) === undefined);
         const theirs = kept.has(file) ? "keeps it" : "ignores it";
-        if (ours !== theirs) differences.push(`seed ${seed}: ${JSON.stringify(file)} git ${theirs}, uspark ${ours}; rules ${JSON.stringify(Object.fromEntries(tree.rules))}`);
+        if (ours !== theirs)
+          differences.push(
+            `seed ${seed}: ${JSON.stringify(file)} git ${theirs}, uspark ${ours}; rules ${JSON.stringify(Object.fromEntries(tree.rules))}`,
+          );
       }
     }
     const throws = differences.filter((line) => line.includes("uspark throws")).length;
     console.log(`ignore vs git: ${trees.size} trees, ${files} files, ${differences.length} differences (${throws} of them a throw)`);
-    expect(differences.slice(0, 10), `${differences.length} of ${files} files differ (replay one with USPARK_IGNORE_SEEDS=<seed>)`).toEqual([]);
+    expect(differences.slice(0, 10), `${differences.length} of ${files} files differ (replay one with USPARK_IGNORE_SEEDS=<seed>)`).toEqual(
+      [],
+    );
   });
 });

@@ -85,7 +85,11 @@ function engineVerdicts(engine: IgnoreEngine, list: { rel: string; isDir: boolea
 
 function expectSameAsGit(root: string, top: string, engine = new IgnoreEngine({ root }), fresh = false): void {
   const list = entries(root);
-  const git = gitVerdicts(root, top, list.map((e) => e.rel));
+  const git = gitVerdicts(
+    root,
+    top,
+    list.map((e) => e.rel),
+  );
   expect([...git.values()].filter((verdict) => verdict !== "-").length).toBeGreaterThan(0);
   expect(Object.fromEntries(engineVerdicts(engine, list, fresh))).toEqual(Object.fromEntries(git));
 }
@@ -93,11 +97,30 @@ function expectSameAsGit(root: string, top: string, engine = new IgnoreEngine({ 
 const TABLE: [string, Tree][] = [
   [
     "anchored lines match at the root only",
-    { ".gitignore": "/.env\n/build\n/dist/\n/src/gen.ts\n", ".env": "", "sub/.env": "", "build/x": "", "sub/build/y": "", "dist/z": "", "sub/dist": "", "src/gen.ts": "", "lib/src/gen.ts": "" },
+    {
+      ".gitignore": "/.env\n/build\n/dist/\n/src/gen.ts\n",
+      ".env": "",
+      "sub/.env": "",
+      "build/x": "",
+      "sub/build/y": "",
+      "dist/z": "",
+      "sub/dist": "",
+      "src/gen.ts": "",
+      "lib/src/gen.ts": "",
+    },
   ],
   [
     "negation re-includes, but never below an excluded directory",
-    { ".gitignore": "*.log\n!keep.log\nlogs/\n!logs/important.log\nout/*\n!out/kept\n", "a.log": "", "keep.log": "", "sub/keep.log": "", "logs/important.log": "", "logs/x": "", "out/kept": "", "out/gone": "" },
+    {
+      ".gitignore": "*.log\n!keep.log\nlogs/\n!logs/important.log\nout/*\n!out/kept\n",
+      "a.log": "",
+      "keep.log": "",
+      "sub/keep.log": "",
+      "logs/important.log": "",
+      "logs/x": "",
+      "out/kept": "",
+      "out/gone": "",
+    },
   ],
   [
     "a deeper .gitignore overrides a shallower one",
@@ -139,15 +162,44 @@ const TABLE: [string, Tree][] = [
   ],
   [
     "escapes, trailing spaces and comments",
-    { ".gitignore": "\\#hash\n# a comment\n\\!bang\ntrail\\ \nspaces   \n\\*star\n", "#hash": "", "!bang": "", "trail ": "", spaces: "", "*star": "", xstar: "" },
+    {
+      ".gitignore": "\\#hash\n# a comment\n\\!bang\ntrail\\ \nspaces   \n\\*star\n",
+      "#hash": "",
+      "!bang": "",
+      "trail ": "",
+      spaces: "",
+      "*star": "",
+      xstar: "",
+    },
   ],
   [
     "brackets and ? follow wildmatch",
-    { ".gitignore": "[abc].txt\n[!a-c]?.md\n[[:digit:]]*.dat\nq?\n", "a.txt": "", "d.txt": "", "dx.md": "", "ax.md": "", "1.dat": "", "x.dat": "", qz: "", "q/z": "" },
+    {
+      ".gitignore": "[abc].txt\n[!a-c]?.md\n[[:digit:]]*.dat\nq?\n",
+      "a.txt": "",
+      "d.txt": "",
+      "dx.md": "",
+      "ax.md": "",
+      "1.dat": "",
+      "x.dat": "",
+      qz: "",
+      "q/z": "",
+    },
   ],
   [
     "? and brackets match bytes of the UTF-8 name, ranges are byte ranges; a literal start then ** as git has it",
-    { ".gitignore": "?\n??x\n[é]\n[z-a]q\n/ZZ**\nd/YY**/**\n", "ä": "", a: "", "äx": "", "é": "", "日": "", q: "", "ZZ/deep/f": "", "d/YYc": "", "d/YY": "" },
+    {
+      ".gitignore": "?\n??x\n[é]\n[z-a]q\n/ZZ**\nd/YY**/**\n",
+      ä: "",
+      a: "",
+      äx: "",
+      é: "",
+      日: "",
+      q: "",
+      "ZZ/deep/f": "",
+      "d/YYc": "",
+      "d/YY": "",
+    },
   ],
   ["built-in names are never synced", { "node_modules/x/y.js": "", "sub/node_modules/z": "", ".uspark/state.json": "", "src/a.ts": "" }],
 ];
@@ -171,12 +223,26 @@ describe("the ignore engine gives git check-ignore's verdict", () => {
   }
 
   it("should apply .git/info/exclude below the root's own rules", () => {
-    const top = repo({ ".git/info/exclude": "secret*\n*.key\n", ".gitignore": "!public.key\n", "secret.txt": "", "a/secret2": "", "public.key": "", "b.key": "" });
+    const top = repo({
+      ".git/info/exclude": "secret*\n*.key\n",
+      ".gitignore": "!public.key\n",
+      "secret.txt": "",
+      "a/secret2": "",
+      "public.key": "",
+      "b.key": "",
+    });
     expectSameAsGit(top, top);
   });
 
   it("should apply the .gitignore files above the root inside the same repository", () => {
-    const top = repo({ ".gitignore": "pkg/*.gen\n*.bak\n", "pkg/.gitignore": "!keep.bak\n", "pkg/a.gen": "", "pkg/keep.bak": "", "pkg/x.bak": "", "pkg/sub/a.gen": "" });
+    const top = repo({
+      ".gitignore": "pkg/*.gen\n*.bak\n",
+      "pkg/.gitignore": "!keep.bak\n",
+      "pkg/a.gen": "",
+      "pkg/keep.bak": "",
+      "pkg/x.bak": "",
+      "pkg/sub/a.gen": "",
+    });
     const root = path.join(top, "pkg");
     expectSameAsGit(root, top);
   });

@@ -111,7 +111,11 @@ function gitAnswers(rows: readonly Row[]): boolean[] {
     }
     return `r${i}/${rel.replace(/\/$/, "")}`;
   });
-  const out = execFileSync("git", ["check-ignore", "--no-index", "-v", "-n", "-z", "--stdin"], { cwd: top, env, input: asked.join("\0") + "\0" }).toString("utf8");
+  const out = execFileSync("git", ["check-ignore", "--no-index", "-v", "-n", "-z", "--stdin"], {
+    cwd: top,
+    env,
+    input: asked.join("\0") + "\0",
+  }).toString("utf8");
   const fields = out.split("\0");
   const answers = new Map<string, boolean>();
   for (let i = 0; i + 3 < fields.length; i += 4) answers.set(fields[i + 3]!, fields[i] !== "" && !fields[i + 2]!.startsWith("!"));

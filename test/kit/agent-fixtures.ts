@@ -30,7 +30,10 @@ export function feed(parser: AgentParser, text: string | string[]): void {
 /** Everything a format's parser reports for these lines (objects are JSON lines). */
 export function run(format: AgentFormat, lines: Array<string | object>): FileChange[] {
   const changes: FileChange[] = [];
-  feed(format.create((change) => changes.push(change)), lines.map((l) => (typeof l === "string" ? l : JSON.stringify(l))));
+  feed(
+    format.create((change) => changes.push(change)),
+    lines.map((l) => (typeof l === "string" ? l : JSON.stringify(l))),
+  );
   return changes;
 }
 

@@ -11,7 +11,11 @@ let nextId = 0;
 export function writeEvents(file: string, content = "x"): string {
   const id = `toolu_${++nextId}`;
   return (
-    JSON.stringify({ type: "assistant", session_id: "s", message: { content: [{ type: "tool_use", id, name: "Write", input: { file_path: file, content } }] } }) +
+    JSON.stringify({
+      type: "assistant",
+      session_id: "s",
+      message: { content: [{ type: "tool_use", id, name: "Write", input: { file_path: file, content } }] },
+    }) +
     "\n" +
     JSON.stringify({ type: "user", session_id: "s", message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] } }) +
     "\n"

@@ -60,4 +60,3 @@ export async function startHarness(root: string, options: Partial<FsWatcherOptio
   await watcher.ready;
   return { root, watcher, changes, warnings, seen, until, saw: (change) => until((list) => list.includes(change), change) };
 }
-

@@ -16,6 +16,9 @@ describe("pushInPlace", () => {
   it("overwrites a chunk once push returns: a view kept is garbage", () => {
     const kept: Buffer[] = [];
     pushInPlace(Buffer.from("abcdef"), [3], (chunk) => kept.push(chunk));
-    expect(kept.map((chunk) => [...chunk])).toEqual([[0xee, 0xee, 0xee], [0xee, 0xee, 0xee]]);
+    expect(kept.map((chunk) => [...chunk])).toEqual([
+      [0xee, 0xee, 0xee],
+      [0xee, 0xee, 0xee],
+    ]);
   });
 });

@@ -37,7 +37,8 @@ function started(cluster: PgCluster | undefined): PgCluster {
 
 async function startShared(): Promise<PgCluster> {
   const registry = process.env[REGISTRY_ENV];
-  if (!registry) throw new Error(`${REGISTRY_ENV} is not set: run the tests through vitest.config.ts (its globalSetup stops the shared clusters)`);
+  if (!registry)
+    throw new Error(`${REGISTRY_ENV} is not set: run the tests through vitest.config.ts (its globalSetup stops the shared clusters)`);
   const cluster = await startCluster();
   // Its connections are kept for the worker's life (the pool would close them after 10 s idle):
   // the worker's files use them now and then, and each new one costs the cluster ~27 ms of CPU.

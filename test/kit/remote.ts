@@ -5,7 +5,12 @@ import { runPull } from "../../src/lifecycle/pull.js";
 import { captureReporter, sha256 } from "./sync.js";
 
 /** Puts `files` into the project as one commit (deletes for null), straight through the v1 API. */
-export async function commitFiles(apiUrl: string, projectId: string, token: string, files: Record<string, Buffer | string | null>): Promise<number> {
+export async function commitFiles(
+  apiUrl: string,
+  projectId: string,
+  token: string,
+  files: Record<string, Buffer | string | null>,
+): Promise<number> {
   const base = `${apiUrl}/api/projects/${projectId}`;
   const headers = { authorization: `Bearer ${token}` };
   const changes = [];
@@ -51,7 +56,9 @@ export async function startHostileServer(files: { path: string; content: Buffer 
     const url = req.url ?? "";
     if (req.method === "GET" && url.endsWith("/files")) {
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ version: 3, files: files.map((f) => ({ path: f.path, sha256: sha256(f.content), size: f.content.length })) }));
+      res.end(
+        JSON.stringify({ version: 3, files: files.map((f) => ({ path: f.path, sha256: sha256(f.content), size: f.content.length })) }),
+      );
       return;
     }
     if (req.method === "POST" && url.endsWith("/blobs/get")) {
@@ -76,9 +83,10 @@ export async function startHostileServer(files: { path: string; content: Buffer 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -27,7 +27,7 @@ export class SameBytes {
   }
 
   private matches(chunk: Buffer): boolean {
-    for (let at = 0; at < chunk.length; ) {
+    for (let at = 0; at < chunk.length;) {
       const want = this.expected[this.piece];
       if (!want) return false;
       const n = Math.min(want.length - this.offset, chunk.length - at);

@@ -66,10 +66,7 @@ export function spawnServe(options: ServeOptions, timeoutMs = 10_000): ServeChil
         clearTimeout(timer);
         settle();
       };
-      const timer = setTimeout(
-        () => finish(() => reject(new Error(`timed out waiting for ${what}; stderr:\n${text}`))),
-        timeoutMs,
-      );
+      const timer = setTimeout(() => finish(() => reject(new Error(`timed out waiting for ${what}; stderr:\n${text}`))), timeoutMs);
       void closed.then(() => {
         check();
         finish(() => reject(new Error(`server exited before ${what}; stderr:\n${text}`)));
@@ -81,8 +78,7 @@ export function spawnServe(options: ServeOptions, timeoutMs = 10_000): ServeChil
   return {
     child,
     stderr: () => text,
-    listening: () =>
-      waitFor(() => /listening on (http:\/\/\S+)/.exec(text)?.[1], "the listening line"),
+    listening: () => waitFor(() => /listening on (http:\/\/\S+)/.exec(text)?.[1], "the listening line"),
     exited,
     waitForStderr: (pattern) =>
       waitFor(

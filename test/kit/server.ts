@@ -111,7 +111,11 @@ export async function createProject(url: string, id: string, headers: Record<str
 export function storeCases(pg: () => PgCluster): [string, typeof testServer, () => Promise<SharedProjectApi>][] {
   return [
     // The file store's data on tmpfs (MEMORY_TMPDIR): the contract is the API's, not the disk's fsyncs.
-    ["--data", async (options = {}) => testServer({ ...options, dataDir: options.dataDir ?? (await tempDir(MEMORY_TMPDIR)) }), sharedServer({})],
+    [
+      "--data",
+      async (options = {}) => testServer({ ...options, dataDir: options.dataDir ?? (await tempDir(MEMORY_TMPDIR)) }),
+      sharedServer({}),
+    ],
     ["--db", (options = {}) => testServer({ ...options, pg }), sharedServer({ pg })],
   ];
 }
@@ -140,7 +144,10 @@ function projectApi(server: () => RunningServer, auth: Record<string, string>, d
       });
     },
     /** GET /files (or ?version=N), checking that it says `"api": "1.2"` with a chain hash (a v1.3 server); answered without those fields. */
-    async files(project = defaultProject, version?: number): Promise<{ version: number; files: { path: string; sha256: string; size: number }[] }> {
+    async files(
+      project = defaultProject,
+      version?: number,
+    ): Promise<{ version: number; files: { path: string; sha256: string; size: number }[] }> {
       const res = await t.request(`/files${version === undefined ? "" : `?version=${version}`}`, {}, project);
       if (res.status !== 200) throw new Error(`GET /files answered ${res.status}`);
       const { api, chain, ...listing } = (await res.json()) as { api?: string; chain?: string };
@@ -200,38 +207,43 @@ export async function testServer(options: TestServerOptions = {}) {
   const auth: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
   for (const id of projects) await createProject(server.url, id, auth);
 
-  return Object.assign(projectApi(() => server, auth, "demo"), {
-    dataDir,
-    databaseUrl,
-    query,
-    /**
-     * A pool of one connection on the test's schema (--db only), opened at its first query and
-     * ended with the test: a handle on the store of its own, as another process would have.
-     */
-    pool(): Pool {
-      if (!databaseUrl) throw new Error("pool() is for a server on --db");
-      return (pool ??= testPool(databaseUrl));
+  return Object.assign(
+    projectApi(() => server, auth, "demo"),
+    {
+      dataDir,
+      databaseUrl,
+      query,
+      /**
+       * A pool of one connection on the test's schema (--db only), opened at its first query and
+       * ended with the test: a handle on the store of its own, as another process would have.
+       */
+      pool(): Pool {
+        if (!databaseUrl) throw new Error("pool() is for a server on --db");
+        return (pool ??= testPool(databaseUrl));
+      },
+      /** The hashes of every stored blob, sorted (anything else in the blob store shows up too). */
+      async storedBlobs(): Promise<string[]> {
+        if (databaseUrl) return (await query<{ sha256: string }>("SELECT sha256 FROM blobs ORDER BY sha256")).map((r) => r.sha256);
+        // Loose blobs (PUT) and those of packs (POST /blobs), each once.
+        const loose = (await listFiles(join(dataDir, "blobs")))
+          .filter((file) => !/^packs[/\\][^/\\]+\.pack$/.test(file))
+          .map((file) => file.replace(/[/\\]/, ""));
+        return [...new Set([...loose, ...(await packedHashes(join(dataDir, "blobs", "packs")))])].sort();
+      },
+      /** Long polls in progress on the server. */
+      waiting: () => server.waiting(),
+      /** The device logins waiting for approval: what a person does on the /device page. */
+      get devices() {
+        return server.devices;
+      },
+      /** Closes and starts again over the same data, with `more` options for the new start. */
+      async restart(more: Partial<ServerOptions> = {}): Promise<void> {
+        await server.close();
+        server = await start(more);
+      },
+      close: () => server.close(),
     },
-    /** The hashes of every stored blob, sorted (anything else in the blob store shows up too). */
-    async storedBlobs(): Promise<string[]> {
-      if (databaseUrl) return (await query<{ sha256: string }>("SELECT sha256 FROM blobs ORDER BY sha256")).map((r) => r.sha256);
-      // Loose blobs (PUT) and those of packs (POST /blobs), each once.
-      const loose = (await listFiles(join(dataDir, "blobs"))).filter((file) => !/^packs[/\\][^/\\]+\.pack$/.test(file)).map((file) => file.replace(/[/\\]/, ""));
-      return [...new Set([...loose, ...(await packedHashes(join(dataDir, "blobs", "packs")))])].sort();
-    },
-    /** Long polls in progress on the server. */
-    waiting: () => server.waiting(),
-    /** The device logins waiting for approval: what a person does on the /device page. */
-    get devices() {
-      return server.devices;
-    },
-    /** Closes and starts again over the same data, with `more` options for the new start. */
-    async restart(more: Partial<ServerOptions> = {}): Promise<void> {
-      await server.close();
-      server = await start(more);
-    },
-    close: () => server.close(),
-  });
+  );
 }
 
 /**
@@ -265,7 +277,10 @@ export function sharedServer(options: Pick<TestServerOptions, "pg">): () => Prom
     const { running } = await (server ??= start());
     const project = `shared-${++projects}`;
     await createProject(running.url, project);
-    return Object.assign(projectApi(() => running, {}, project), { waiting: () => running.waiting() });
+    return Object.assign(
+      projectApi(() => running, {}, project),
+      { waiting: () => running.waiting() },
+    );
   };
 }
 

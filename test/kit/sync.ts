@@ -59,7 +59,10 @@ export interface RefServer extends RunningServer {
  * default), with the projects the tests push to already created (`projects`, default "p" and
  * "p1"; `[]` for none), as a user would create them.
  */
-export async function startRef(token?: string, extra: { maxBlobBytes?: number; projects?: string[]; dataParent?: string } = {}): Promise<RefServer> {
+export async function startRef(
+  token?: string,
+  extra: { maxBlobBytes?: number; projects?: string[]; dataParent?: string } = {},
+): Promise<RefServer> {
   const { projects = ["p", "p1"], dataParent, ...options } = extra;
   const { dir, cleanup } = await tempDir("uspark-data-", dataParent);
   const requests: RefServer["requests"] = [];
@@ -145,7 +148,11 @@ export interface ProxyOptions {
  * ECONNREFUSED) and closes the open ones, `up()` listens again on the same port.
  * `delivered` lists every answer a client received in full.
  */
-export async function startProxy(upstream: string, rule: (req: SeenRequest) => Action | undefined = () => undefined, options: ProxyOptions = {}) {
+export async function startProxy(
+  upstream: string,
+  rule: (req: SeenRequest) => Action | undefined = () => undefined,
+  options: ProxyOptions = {},
+) {
   const seen: SeenRequest[] = [];
   const delivered: DeliveredAnswer[] = [];
   const sockets = new Set<Socket>();
@@ -191,7 +198,16 @@ export async function startProxy(upstream: string, rule: (req: SeenRequest) => A
       seen.push(options.keepBodies === false ? { ...info, body: Buffer.alloc(0) } : info);
       const record = (status: number, body: string, headers: DeliveredAnswer["headers"], at = Date.now()) => {
         const key = info.headers["idempotency-key"];
-        delivered.push({ n: info.n, method: info.method, url: info.url, idempotencyKey: typeof key === "string" ? key : undefined, status, headers, body, at });
+        delivered.push({
+          n: info.n,
+          method: info.method,
+          url: info.url,
+          idempotencyKey: typeof key === "string" ? key : undefined,
+          status,
+          headers,
+          body,
+          at,
+        });
       };
       const action = proxy.rule(info) ?? { kind: "forward" };
       switch (action.kind) {
@@ -199,7 +215,11 @@ export async function startProxy(upstream: string, rule: (req: SeenRequest) => A
           const body = action.body === undefined ? "" : JSON.stringify(action.body);
           // Noted before it is written: the client cannot have it earlier than `at`.
           const at = Date.now();
-          res.writeHead(action.status, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), ...action.headers });
+          res.writeHead(action.status, {
+            "content-type": "application/json",
+            "content-length": String(Buffer.byteLength(body)),
+            ...action.headers,
+          });
           res.end(body, () => record(action.status, body, { ...action.headers }, at));
           return;
         }
@@ -224,7 +244,12 @@ export async function startProxy(upstream: string, rule: (req: SeenRequest) => A
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
-  function forward(info: SeenRequest, res: ServerResponse, record: (status: number, body: string, headers: DeliveredAnswer["headers"]) => void, drop?: "reset" | "stall" | "half") {
+  function forward(
+    info: SeenRequest,
+    res: ServerResponse,
+    record: (status: number, body: string, headers: DeliveredAnswer["headers"]) => void,
+    drop?: "reset" | "stall" | "half",
+  ) {
     const target = new URL(proxy.upstream);
     const headers = { ...info.headers, host: target.host };
     const up = httpRequest({ host: target.hostname, port: target.port, method: info.method, path: info.url, headers }, (answer) => {
@@ -328,7 +353,8 @@ export async function remoteFiles(apiUrl: string, projectId = "p1", token?: stri
   const blobs = new Map<string, Buffer>();
   const out = new Map<string, Buffer>();
   for (const file of listing.files) {
-    if (!blobs.has(file.sha256)) blobs.set(file.sha256, Buffer.from(await (await fetch(`${base}/blobs/${file.sha256}`, { headers })).arrayBuffer()));
+    if (!blobs.has(file.sha256))
+      blobs.set(file.sha256, Buffer.from(await (await fetch(`${base}/blobs/${file.sha256}`, { headers })).arrayBuffer()));
     out.set(file.path, blobs.get(file.sha256)!);
   }
   return out;
@@ -385,7 +411,9 @@ export const isBlobDownload = (req: { method: string; url: string }) =>
 
 /** The v1.1 routes answered 404 as a v1 server would (a fault-proxy rule). */
 export const v1Only = (req: { method: string; url: string }): Action | undefined =>
-  req.method === "POST" && /\/blobs(\/get)?$/.test(req.url) ? { kind: "answer", status: 404, body: { error: "not_found", message: "no such route" } } : undefined;
+  req.method === "POST" && /\/blobs(\/get)?$/.test(req.url)
+    ? { kind: "answer", status: 404, body: { error: "not_found", message: "no such route" } }
+    : undefined;
 
 /**
  * A pass-through to `upstream` (the reference server) that reads each request body at a steady
@@ -398,10 +426,13 @@ export async function startSlowReader(upstream: string, bytesPerSecond: number) 
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const server = createServer((req, res) => {
     const target = new URL(upstream);
-    const up = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const up = httpRequest(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     up.on("error", () => res.destroy());
     // A client that gives up ends the upstream request too (else the upstream never closes).
     res.on("close", () => up.destroy());

@@ -67,6 +67,8 @@ async function run(command: string, args: string[], env: NodeJS.ProcessEnv): Pro
   child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
   return new Promise((resolve, reject) => {
     child.on("error", reject);
-    child.on("close", (code: number | null) => (code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(" ")}: exit ${code}: ${err}`))));
+    child.on("close", (code: number | null) =>
+      code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(" ")}: exit ${code}: ${err}`)),
+    );
   });
 }

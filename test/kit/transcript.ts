@@ -9,7 +9,8 @@ import { startMemoryRef, startProxy, type Action, type Proxy, type ProxyOptions,
  */
 
 /** An append: PUT /api/projects/{id}/sessions/{session}/events?offset=N. */
-export const isTranscriptPut = (req: { method: string; url: string }) => req.method === "PUT" && /^\/api\/projects\/[^/]+\/sessions\/[^/]+\/events(\?|$)/.test(req.url);
+export const isTranscriptPut = (req: { method: string; url: string }) =>
+  req.method === "PUT" && /^\/api\/projects\/[^/]+\/sessions\/[^/]+\/events(\?|$)/.test(req.url);
 
 /** Any request on the sessions routes (the listing, a transcript's events). */
 export const isSessionsRoute = (req: { url: string }) => /^\/api\/projects\/[^/]+\/sessions(\/|\?|$)/.test(req.url);
@@ -40,7 +41,12 @@ export function onPuts(pick: PutRule): { rule: (req: SeenRequest) => Action | un
 export const putsSeen = (proxy: Proxy) => proxy.seen.filter(isTranscriptPut);
 
 /** A 503 (or other status) made up by the proxy, with the server's error body. */
-export const answer = (status: number, headers?: Record<string, string>): Action => ({ kind: "answer", status, headers, body: { error: "unavailable", message: "made up by the test proxy" } });
+export const answer = (status: number, headers?: Record<string, string>): Action => ({
+  kind: "answer",
+  status,
+  headers,
+  body: { error: "unavailable", message: "made up by the test proxy" },
+});
 
 export interface StoredSession {
   id: string;
@@ -74,7 +80,13 @@ export async function listedSessions(url: string, projectId = "p1", token?: stri
  * than fetch: fetch took half again as much CPU for a transcript of 160 MiB (the large test of
  * cli.test.ts reads one back, streamed: holding it cost more than reading it).
  */
-export function readSession(url: string, sessionId: string, onPart: (part: Buffer) => void, projectId = "p1", token?: string): Promise<void> {
+export function readSession(
+  url: string,
+  sessionId: string,
+  onPart: (part: Buffer) => void,
+  projectId = "p1",
+  token?: string,
+): Promise<void> {
   const events = `${sessionsUrl(url, projectId)}/${encodeURIComponent(sessionId)}/events`;
   return new Promise((resolve, reject) => {
     httpGet(events, { headers: authorization(token) }, (res) => {

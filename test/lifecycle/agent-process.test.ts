@@ -10,7 +10,9 @@ function exitedAgent() {
   const stdout = new PassThrough();
   const child = { stdout, spawnfile: "agent" } as unknown as Parameters<typeof stdoutHeldPastGrace>[0];
   let gaveUp = false;
-  void stdoutHeldPastGrace(child, Promise.resolve({ code: 0, signal: null }), GRACE_MS, captureReporter().reporter).then(() => (gaveUp = true));
+  void stdoutHeldPastGrace(child, Promise.resolve({ code: 0, signal: null }), GRACE_MS, captureReporter().reporter).then(
+    () => (gaveUp = true),
+  );
   return { stdout, gaveUp: () => gaveUp };
 }
 

@@ -34,7 +34,11 @@ function pull(apiUrl: string, ...args: string[]) {
 }
 
 const events = (stderr: string, event: string) =>
-  stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { event: string; path?: string; message: string }).filter((r) => r.event === event);
+  stderr
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as { event: string; path?: string; message: string })
+    .filter((r) => r.event === event);
 
 const binary = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 31 + (i >> 8)) & 0xff));
 const FILES: Record<string, Buffer> = {
@@ -120,11 +124,18 @@ describe("uspark pull: local changes", () => {
     expect(await readFile(path.join(ws.root, "a.txt"), "utf8")).toBe("local\n");
     expect(events(result.stderr, "conflict").map((r) => r.path)).toEqual(["a.txt"]);
     // Not "changed here and remotely": nothing was ever synced here to have changed from.
-    expect(events(result.stderr, "conflict")[0]!.message).toMatch(/^conflict a\.txt: differs from the remote and was never synced here \(nothing tells which is newer\); both kept as they are/);
+    expect(events(result.stderr, "conflict")[0]!.message).toMatch(
+      /^conflict a\.txt: differs from the remote and was never synced here \(nothing tells which is newer\); both kept as they are/,
+    );
   });
 
   it("deletes what the remote deleted, but an edit here beats the remote's delete", async () => {
-    await commitFiles(server.url, PROJECT, token, { "gone.txt": "g\n", "edited.txt": "e\n", "stays.txt": "s\n", "moved/away/a.txt": "a\n" });
+    await commitFiles(server.url, PROJECT, token, {
+      "gone.txt": "g\n",
+      "edited.txt": "e\n",
+      "stays.txt": "s\n",
+      "moved/away/a.txt": "a\n",
+    });
     await pullInWorker(ws.root, server.url, PROJECT, token);
     await writeFile(path.join(ws.root, "edited.txt"), "changed here\n");
     await commitFiles(server.url, PROJECT, token, { "gone.txt": null, "edited.txt": null, "moved/away/a.txt": null });
@@ -134,7 +145,9 @@ describe("uspark pull: local changes", () => {
     // The directories the deletes emptied went with them.
     expect((await readdir(ws.root)).sort()).toEqual([".uspark", "edited.txt", "stays.txt"]);
     expect(await readFile(path.join(ws.root, "edited.txt"), "utf8")).toBe("changed here\n");
-    expect(events(result.stderr, "summary")[0]!.message).toBe("pulled 0 files, 1 unchanged, 2 deleted, 1 changed here (uspark push sends them)");
+    expect(events(result.stderr, "summary")[0]!.message).toBe(
+      "pulled 0 files, 1 unchanged, 2 deleted, 1 changed here (uspark push sends them)",
+    );
   });
 
   it("refuses to empty the tree when the remote suddenly lacks most of it (exit 1), and does with --force", async () => {
@@ -163,7 +176,11 @@ describe("uspark pull: local changes", () => {
     await commitFiles(server.url, PROJECT, token, { "a.txt": "a\n", "d/b.txt": "b\n" });
     const result = await pull(server.url, "--dry-run");
     expect(result.code, result.stderr).toBe(0);
-    expect(events(result.stderr, "pull-plan").map((r) => r.path).sort()).toEqual(["a.txt", "d/b.txt"]);
+    expect(
+      events(result.stderr, "pull-plan")
+        .map((r) => r.path)
+        .sort(),
+    ).toEqual(["a.txt", "d/b.txt"]);
     expect(await readdir(ws.root)).toEqual([]);
     expect(server.requests.filter(isBlobDownload)).toEqual([]);
   });
@@ -181,10 +198,18 @@ describe("uspark pull: local changes", () => {
     await writeFile(path.join(ws.root, ".gitignore"), "/secrets.env\ndist/\n");
     await mkdir(path.join(ws.root, "sub"));
     await writeFile(path.join(ws.root, "sub/.gitignore"), "*.tmp\n");
-    await commitFiles(server.url, PROJECT, token, { "a.txt": "a\n", "secrets.env": "k=v\n", "dist/x.js": "x\n", "sub/y.tmp": "y\n", "sub/secrets.env": "not anchored here\n" });
+    await commitFiles(server.url, PROJECT, token, {
+      "a.txt": "a\n",
+      "secrets.env": "k=v\n",
+      "dist/x.js": "x\n",
+      "sub/y.tmp": "y\n",
+      "sub/secrets.env": "not anchored here\n",
+    });
     const result = await pull(server.url);
     expect(result.code, result.stderr).toBe(0);
-    expect(events(result.stderr, "summary")[0]!.message).toBe("pulled 2 files, 0 unchanged, 3 ignored, 2 changed here (uspark push sends them)");
+    expect(events(result.stderr, "summary")[0]!.message).toBe(
+      "pulled 2 files, 0 unchanged, 3 ignored, 2 changed here (uspark push sends them)",
+    );
     expect((await readdir(ws.root)).sort()).toEqual([".gitignore", ".uspark", "a.txt", "sub"]);
     expect((await readdir(path.join(ws.root, "sub"))).sort()).toEqual([".gitignore", "secrets.env"]);
   });
@@ -198,8 +223,24 @@ describe("uspark pull: a hostile listing", () => {
     await writeFile(path.join(ws.root, ".git/config"), "[core]\n");
     await symlink(outside, path.join(ws.root, "link"));
     const evil = Buffer.from("pwned\n");
-    const hostilePaths = ["../x", "/abs", ".git/config", ".uspark/state.json", "link/x", "nul\0.txt", "back\\slash.txt", `${"l".repeat(1030)}.txt`, "dup.txt", "dup.txt", "clash", "clash/inner.txt"];
-    const hostile = await startHostileServer([...hostilePaths.map((p) => ({ path: p, content: evil })), { path: "ok.txt", content: Buffer.from("fine\n") }]);
+    const hostilePaths = [
+      "../x",
+      "/abs",
+      ".git/config",
+      ".uspark/state.json",
+      "link/x",
+      "nul\0.txt",
+      "back\\slash.txt",
+      `${"l".repeat(1030)}.txt`,
+      "dup.txt",
+      "dup.txt",
+      "clash",
+      "clash/inner.txt",
+    ];
+    const hostile = await startHostileServer([
+      ...hostilePaths.map((p) => ({ path: p, content: evil })),
+      { path: "ok.txt", content: Buffer.from("fine\n") },
+    ]);
     try {
       const result = await pull(hostile.url);
       expect(result.code).toBe(1);
@@ -225,7 +266,9 @@ describe("uspark pull: a failing server", () => {
     await commitFiles(server.url, PROJECT, token, FILES);
     let failures = 0;
     const proxy = await startProxy(server.url, (req) =>
-      isBlobDownload(req) && failures++ < 3 ? { kind: "answer", status: 503, headers: { "retry-after": "0" }, body: { error: "unavailable" } } : undefined,
+      isBlobDownload(req) && failures++ < 3
+        ? { kind: "answer", status: 503, headers: { "retry-after": "0" }, body: { error: "unavailable" } }
+        : undefined,
     );
     try {
       const result = await pull(proxy.url);
@@ -233,7 +276,9 @@ describe("uspark pull: a failing server", () => {
       await expectTree(FILES);
       const retries = events(result.stderr, "retry") as { level?: string; message: string }[];
       expect(retries).toHaveLength(3);
-      expect(retries.filter((r) => r.level === "warn").map((r) => r.message)).toEqual([expect.stringMatching(/^waiting for 127\.0\.0\.1:\d+: 503 unavailable, retry 1 in 0 ms$/)]);
+      expect(retries.filter((r) => r.level === "warn").map((r) => r.message)).toEqual([
+        expect.stringMatching(/^waiting for 127\.0\.0\.1:\d+: 503 unavailable, retry 1 in 0 ms$/),
+      ]);
     } finally {
       await proxy.close();
     }

@@ -54,7 +54,16 @@ describe("uspark push", () => {
     const { dir: other, cleanup } = await tempDir("uspark-other-");
     try {
       await writeFile(path.join(other, "a.txt"), "theirs");
-      expect(await runPush({ ...syncOptions(other, server.url, captureReporter().reporter), paths: [], pending: false, ignore: [], cwd: other, force: true })).toBe(0);
+      expect(
+        await runPush({
+          ...syncOptions(other, server.url, captureReporter().reporter),
+          paths: [],
+          pending: false,
+          ignore: [],
+          cwd: other,
+          force: true,
+        }),
+      ).toBe(0);
     } finally {
       await cleanup();
     }

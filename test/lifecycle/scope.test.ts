@@ -28,7 +28,9 @@ describe("resolvePaths", () => {
 
   it("says, when the current directory is outside the root, which path would name the file meant from the root", () => {
     expect(resolvePaths({ paths: ["src/a.ts"], root, cwd: base, report: report() })).toBe("usage");
-    expect(said).toEqual([`refused src/a.ts: outside the project root ${root} (a path is taken from the current directory, ${base}: project/src/a.ts names src/a.ts of the root)`]);
+    expect(said).toEqual([
+      `refused src/a.ts: outside the project root ${root} (a path is taken from the current directory, ${base}: project/src/a.ts names src/a.ts of the root)`,
+    ]);
   });
 
   it("says no more than the refusal when the current directory is inside the root", () => {

@@ -40,11 +40,28 @@ describe("failureReason", () => {
   const whole = (text: string) => ({ bytes: Buffer.from(text), whole: true });
 
   it.each([
-    { name: "Claude's failed result", text: line({ type: "result", is_error: true, result: "Not logged in · Please run /login" }), want: "Not logged in · Please run /login" },
-    { name: "Claude's successful result", text: line({ type: "result", subtype: "success", is_error: false, result: "done" }), want: undefined },
-    { name: "Codex's turn.failed", format: "codex", text: line({ type: "turn.failed", error: { message: "stream disconnected" } }), want: "stream disconnected" },
+    {
+      name: "Claude's failed result",
+      text: line({ type: "result", is_error: true, result: "Not logged in · Please run /login" }),
+      want: "Not logged in · Please run /login",
+    },
+    {
+      name: "Claude's successful result",
+      text: line({ type: "result", subtype: "success", is_error: false, result: "done" }),
+      want: undefined,
+    },
+    {
+      name: "Codex's turn.failed",
+      format: "codex",
+      text: line({ type: "turn.failed", error: { message: "stream disconnected" } }),
+      want: "stream disconnected",
+    },
     { name: "no JSON at all", text: "Error: something\n", want: undefined },
-    { name: "the last result wins", text: line({ type: "result", is_error: true, result: "first" }) + line({ type: "result", is_error: false, result: "ok" }), want: undefined },
+    {
+      name: "the last result wins",
+      text: line({ type: "result", is_error: true, result: "first" }) + line({ type: "result", is_error: false, result: "ok" }),
+      want: undefined,
+    },
   ])("$name", ({ text, want, format }: { text: string; want: string | undefined; format?: string }) => {
     expect(failureReason(whole(text), format ?? "claude")).toBe(want);
   });
@@ -52,6 +69,8 @@ describe("failureReason", () => {
   it("drops the cut first line of a tail that starts mid-stream", () => {
     const cut = '"is_error":true,"result":"half"}\n' + line({ type: "result", is_error: true, result: "whole" });
     expect(failureReason({ bytes: Buffer.from(cut), whole: false }, "claude")).toBe("whole");
-    expect(failureReason({ bytes: Buffer.from('{"type":"result","is_error":true,"result":"cut"}\n'), whole: false }, "claude")).toBeUndefined();
+    expect(
+      failureReason({ bytes: Buffer.from('{"type":"result","is_error":true,"result":"cut"}\n'), whole: false }, "claude"),
+    ).toBeUndefined();
   });
 });

@@ -64,13 +64,21 @@ describe("the base's saves behind a slow one", () => {
   it("wait as one save, which takes the base as it is when it starts, and removes the intents it records", async () => {
     const timers = manualTimers();
     const gated = gatedStore();
-    const keeper = await BaseKeeper.load({ apiUrl: "http://127.0.0.1:1", projectId: "p" }, { store: gated.store, report: silent, timers, saveEveryMs: 10 });
+    const keeper = await BaseKeeper.load(
+      { apiUrl: "http://127.0.0.1:1", projectId: "p" },
+      { store: gated.store, report: silent, timers, saveEveryMs: 10 },
+    );
     keeper.settle("f0", SHA(0));
     timers.fire();
     await settleTicks();
     expect(gated.saved).toHaveLength(1); // written now, and slow
     for (let i = 1; i <= 20; i++) {
-      await keeper.sending({ key: `k${i}`, source: { agent: "test" }, changes: [{ op: "put", path: `f${i}`, sha256: SHA(i), size: 1 }], copies: [] });
+      await keeper.sending({
+        key: `k${i}`,
+        source: { agent: "test" },
+        changes: [{ op: "put", path: `f${i}`, sha256: SHA(i), size: 1 }],
+        copies: [],
+      });
       keeper.answered(`k${i}`, [`f${i}`], true);
       keeper.settle(`f${i}`, SHA(i));
       timers.fire(); // each interval over while the first save is still being written

@@ -10,7 +10,11 @@ import { fileStateStore, statePath, type Intent, type StateStore } from "../../s
 const API = "http://127.0.0.1:4400";
 const SHA = "ab".repeat(32);
 const entry = { sha256: SHA, size: 3, mtimeMs: 1000, ino: 7 };
-const base = (projectId: string, files: Record<string, typeof entry>, extra: Partial<Base> = {}): Base => ({ ...emptyBase({ apiUrl: API, projectId }), files: new Map(Object.entries(files)), ...extra });
+const base = (projectId: string, files: Record<string, typeof entry>, extra: Partial<Base> = {}): Base => ({
+  ...emptyBase({ apiUrl: API, projectId }),
+  files: new Map(Object.entries(files)),
+  ...extra,
+});
 
 describe("state file contents", () => {
   it("keeps other projects when one project's base is replaced; the newest is the remembered one", () => {
@@ -26,14 +30,21 @@ describe("state file contents", () => {
 
   it("keeps open conflicts and held deletes", () => {
     const conflict = { local: SHA, remote: null, copy: "a.conflict-x.txt", copySha: SHA, at: "2026-11-25T10:00:00.000Z" };
-    const state = parseState(JSON.stringify(withBase(undefined, base("p", {}, { conflicts: new Map([["a.txt", conflict]]), held: new Set(["gone.txt"]) }), new Date())));
+    const state = parseState(
+      JSON.stringify(
+        withBase(undefined, base("p", {}, { conflicts: new Map([["a.txt", conflict]]), held: new Set(["gone.txt"]) }), new Date()),
+      ),
+    );
     const read = baseIn(state, { apiUrl: API, projectId: "p" })!;
     expect(read.conflicts.get("a.txt")).toEqual(conflict);
     expect([...read.held]).toEqual(["gone.txt"]);
   });
 
   it("reads a v0.2 state file (format 1): every hash kept, no stat trusted", () => {
-    const v1 = JSON.stringify({ format: 1, projects: [{ apiUrl: API, projectId: "p", version: 3, updatedAt: "2026-01-01T00:00:00Z", files: { "a.txt": SHA } }] });
+    const v1 = JSON.stringify({
+      format: 1,
+      projects: [{ apiUrl: API, projectId: "p", version: 3, updatedAt: "2026-01-01T00:00:00Z", files: { "a.txt": SHA } }],
+    });
     const read = baseIn(parseState(v1), { apiUrl: API, projectId: "p", prefix: "sub" })!;
     expect(read.files.get("a.txt")).toEqual({ sha256: SHA, size: -1, mtimeMs: -1, ino: -1 });
     expect(statMatches(read.files.get("a.txt"), { size: -1, mtimeMs: -1, ino: -1 })).toBe(false);
@@ -44,7 +55,10 @@ describe("state file contents", () => {
     ["an array", "[]"],
     ["a foreign format", JSON.stringify({ format: 99, projects: [] })],
     ["a project without files", JSON.stringify({ format: 2, projects: [{ apiUrl: API, projectId: "a", version: 1 }] })],
-    ["an entry that is not [sha, size, mtime, ino]", JSON.stringify({ format: 2, projects: [{ apiUrl: API, projectId: "a", version: 1, files: { x: [SHA, 1] } }] })],
+    [
+      "an entry that is not [sha, size, mtime, ino]",
+      JSON.stringify({ format: 2, projects: [{ apiUrl: API, projectId: "a", version: 1, files: { x: [SHA, 1] } }] }),
+    ],
   ])("rejects %s", (_, text) => {
     expect(() => parseState(text)).toThrow();
   });
@@ -118,7 +132,15 @@ describe("state file on disk", () => {
   it("leaves out an intent file that is not one, and the keeper still starts: a null change, a bad hash, a bad base", async () => {
     const key = { apiUrl: API, projectId: "p" };
     // An intent of a process that is gone (pid 2^22 + 1 is past Linux's pid_max), else well-formed.
-    const good = { key: "k-good", project: key, source: { agent: "push" }, changes: [{ op: "put", path: "a.txt", sha256: SHA, size: 3, expect: null }], copies: [], bases: { "a.txt": null }, owner: { pid: 4194305, boot: "" } };
+    const good = {
+      key: "k-good",
+      project: key,
+      source: { agent: "push" },
+      changes: [{ op: "put", path: "a.txt", sha256: SHA, size: 3, expect: null }],
+      copies: [],
+      bases: { "a.txt": null },
+      owner: { pid: 4194305, boot: "" },
+    };
     const bad = {
       "k-null": { ...good, key: "k-null", changes: [null] },
       "k-hash": { ...good, key: "k-hash", changes: [{ op: "put", path: "a.txt", sha256: "not-a-hash", size: 3 }] },
@@ -126,7 +148,8 @@ describe("state file on disk", () => {
       "k-copies": { ...good, key: "k-copies", copies: [null] },
     };
     await mkdir(path.join(root, ".uspark"));
-    for (const intent of [good, ...Object.values(bad)]) await writeFile(path.join(root, ".uspark", `intent-${intent.key}.json`), JSON.stringify(intent));
+    for (const intent of [good, ...Object.values(bad)])
+      await writeFile(path.join(root, ".uspark", `intent-${intent.key}.json`), JSON.stringify(intent));
     expect((await fileStateStore(root).openIntents(key)).map((intent) => intent.key)).toEqual(["k-good"]);
     const keeper = await BaseKeeper.load(key, { store: fileStateStore(root), report: quiet });
     expect(keeper.openIntents.map((intent) => intent.key)).toEqual(["k-good"]);
@@ -160,7 +183,15 @@ describe("commits sent and never answered", () => {
   };
   const NEW = "b".repeat(64);
   const KEY = { apiUrl: API, projectId: "p" };
-  const sent = (key: string) => ({ key, source: { agent: "test" }, copies: [], changes: [{ op: "put" as const, path: "a.txt", sha256: NEW, size: 1, expect: SHA }, { op: "delete" as const, path: "gone.txt", expect: null }] });
+  const sent = (key: string) => ({
+    key,
+    source: { agent: "test" },
+    copies: [],
+    changes: [
+      { op: "put" as const, path: "a.txt", sha256: NEW, size: 1, expect: SHA },
+      { op: "delete" as const, path: "gone.txt", expect: null },
+    ],
+  });
 
   it("count as the base once the remote shows what they sent, across a restart; an answer forgets them", async () => {
     const st = store();

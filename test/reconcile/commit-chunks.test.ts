@@ -21,7 +21,15 @@ describe("chunkEnds", () => {
   });
 });
 
-const put = (path: string): Put => ({ path, from: path, sha256: "a".repeat(64), size: 1, expect: null, local: { sha256: "a".repeat(64), size: 1, stat: { size: 1, mtimeMs: 1, ino: 1 }, readAt: 0 } }) as Put;
+const put = (path: string): Put =>
+  ({
+    path,
+    from: path,
+    sha256: "a".repeat(64),
+    size: 1,
+    expect: null,
+    local: { sha256: "a".repeat(64), size: 1, stat: { size: 1, mtimeMs: 1, ino: 1 }, readAt: 0 },
+  }) as Put;
 
 describe("commitChunks", () => {
   it("sends a first push of 20,000 short paths in 2 commits (it made 20 of 1,000)", () => {
@@ -42,7 +50,12 @@ describe("commitChunks", () => {
   it("keeps puts, copies and deletes in their order across parts, and a plan that fits is itself", () => {
     const small = { ...emptyPlan(), puts: [put("a")] };
     expect(commitChunks(small)).toEqual([small]);
-    const planned = { ...emptyPlan(), puts: Array.from({ length: MAX_COMMIT_CHANGES }, (_, i) => put(`f${i}`)), copies: [put("c")], deletes: [{ path: "gone", expect: "b".repeat(64) }] };
+    const planned = {
+      ...emptyPlan(),
+      puts: Array.from({ length: MAX_COMMIT_CHANGES }, (_, i) => put(`f${i}`)),
+      copies: [put("c")],
+      deletes: [{ path: "gone", expect: "b".repeat(64) }],
+    };
     const parts = commitChunks(planned);
     expect(parts).toHaveLength(2);
     expect(parts[1]).toMatchObject({ puts: [], copies: [planned.copies[0]], deletes: planned.deletes });

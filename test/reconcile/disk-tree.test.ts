@@ -55,7 +55,9 @@ describe("the disk tree's writes and deletes", () => {
     await writeFile(path.join(root, ".uspark", `intent-k.json.${process.pid}-0123456789ab.tmp`), "mine");
     await removeOwnTemps(root);
     expect(await readdir(tmp)).toEqual([`${process.pid}-0a1b.tmp`]);
-    expect((await readdir(path.join(root, ".uspark"))).filter((name) => name.endsWith(".tmp"))).toEqual([`intent-k.json.${process.pid}-0123456789ab.tmp`]);
+    expect((await readdir(path.join(root, ".uspark"))).filter((name) => name.endsWith(".tmp"))).toEqual([
+      `intent-k.json.${process.pid}-0123456789ab.tmp`,
+    ]);
   });
 
   it("a delete takes the directories it emptied with it, up to the synced directory; one holding anything else stays", async () => {
@@ -69,7 +71,10 @@ describe("the disk tree's writes and deletes", () => {
     await writeFile(path.join(root, "web", "lib", ".b.ts.swp"), "an editor's file"); // not synced, still there
     const remove = async (rel: string) => {
       const now = await stat(path.join(root, "web", rel));
-      await tree.remove(rel, { sha256: sha256(files[rel as keyof typeof files]), stat: { size: now.size, mtimeMs: now.mtimeMs, ino: now.ino } });
+      await tree.remove(rel, {
+        sha256: sha256(files[rel as keyof typeof files]),
+        stat: { size: now.size, mtimeMs: now.mtimeMs, ino: now.ino },
+      });
     };
     await remove("src/app/main.ts");
     await remove("docs/a.md");

@@ -34,7 +34,8 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const git = (cwd: string, ...args: string[]) => execFileSync(realGit, ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, stdio: "pipe" });
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync(realGit, ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, stdio: "pipe" });
 const gitCalls = () => readFileSync(gitLog, "utf8").split("\n").filter(Boolean);
 
 /** A repository at `top` with `files` committed. */

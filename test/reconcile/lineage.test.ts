@@ -42,19 +42,32 @@ describe("the chain hashes a session reads", () => {
 
   function viewOf(answers: { listing: Listing; feeds: CommitFeed[] }) {
     const { reporter, events } = captureReporter();
-    const api = { listFiles: async () => answers.listing, commitFeed: async () => answers.feeds.shift()!, commit: async () => ({ version: 0 }) };
-    const remote = new ProjectRemote(api as unknown as ProjectApi, new RetryingCaller({ report: reporter, host: "sim" }), { concurrency: 1, report: reporter });
+    const api = {
+      listFiles: async () => answers.listing,
+      commitFeed: async () => answers.feeds.shift()!,
+      commit: async () => ({ version: 0 }),
+    };
+    const remote = new ProjectRemote(api as unknown as ProjectApi, new RetryingCaller({ report: reporter, host: "sim" }), {
+      concurrency: 1,
+      report: reporter,
+    });
     return { view: new RemoteView(remote, reporter), remote, report: reporter, events };
   }
 
   it("follows each commit's chain hash from the one before; a feed whose hashes do not follow is a server that contradicts itself", async () => {
     const signal = new AbortController().signal;
     const c2 = chainHash(c1, [put("b", B)]);
-    const good = viewOf({ listing: { version: 1, files: [], api: "1.2", chain: c1 }, feeds: [{ version: 2, chain: c2, commits: [{ version: 2, time: "", changes: [put("b", B)], chain: c2 }] }] });
+    const good = viewOf({
+      listing: { version: 1, files: [], api: "1.2", chain: c1 },
+      feeds: [{ version: 2, chain: c2, commits: [{ version: 2, time: "", changes: [put("b", B)], chain: c2 }] }],
+    });
     await good.view.ensure(signal);
     await good.view.refresh(signal);
     expect([good.view.version, good.view.chain]).toEqual([2, c2]);
-    const bad = viewOf({ listing: { version: 1, files: [], api: "1.2", chain: c1 }, feeds: [{ version: 2, chain: C, commits: [{ version: 2, time: "", changes: [put("b", B)], chain: C }] }] });
+    const bad = viewOf({
+      listing: { version: 1, files: [], api: "1.2", chain: c1 },
+      feeds: [{ version: 2, chain: C, commits: [{ version: 2, time: "", changes: [put("b", B)], chain: C }] }],
+    });
     await bad.view.ensure(signal);
     await expect(bad.view.refresh(signal)).rejects.toThrow(/contradicts itself: the chain hash of v2/);
   });

@@ -48,7 +48,10 @@ describe("readLocal", () => {
     execFileSync("mkfifo", [path.join(root, "fifo")]);
     expect(await readLocal(path.join(root, "link"), { root, maxFileSize: 1024 })).toMatchObject({ kind: "refused" });
     // No writer ever comes: a blocking open would hang the whole process here.
-    expect(await readLocal(path.join(root, "fifo"), { root, maxFileSize: 1024 })).toEqual({ kind: "refused", reason: "not a regular file" });
+    expect(await readLocal(path.join(root, "fifo"), { root, maxFileSize: 1024 })).toEqual({
+      kind: "refused",
+      reason: "not a regular file",
+    });
   });
 
   it("should say too-large from the size before reading", async () => {

@@ -16,11 +16,20 @@ const KEY = { apiUrl: "http://127.0.0.1:1", projectId: "p" };
 
 const entry = (sha256: string, size = 4): BaseEntry => ({ sha256, size, mtimeMs: 1, ino: 1, ctimeMs: 1, dev: 1, mode: 0o100644 });
 const files = (pairs: Record<string, BaseEntry>) => new Map(Object.entries(pairs));
-const picture = (over: Partial<RemotePicture> & { files: RemotePicture["files"] }): RemotePicture => ({ version: 7, chain: C1, exact: true, ...over });
+const picture = (over: Partial<RemotePicture> & { files: RemotePicture["files"] }): RemotePicture => ({
+  version: 7,
+  chain: C1,
+  exact: true,
+  ...over,
+});
 
 describe("mirrorOf: the point a base has with the view's picture", () => {
   const base = files({ "a.txt": entry(A), "b.txt": entry(B, 9) });
-  const same = () => new Map([["a.txt", { sha256: A, size: 4 }], ["b.txt", { sha256: B, size: 9 }]]);
+  const same = () =>
+    new Map([
+      ["a.txt", { sha256: A, size: 4 }],
+      ["b.txt", { sha256: B, size: 9 }],
+    ]);
   const rows: [string, RemotePicture, boolean][] = [
     ["the same files, an exact picture with a chain hash", picture({ files: same() }), true],
     ["not exact (a 409's paths, a commit past a gap)", picture({ files: same(), exact: false }), false],
@@ -53,7 +62,14 @@ describe("headIsMirror: the server's head is the point", () => {
 });
 
 describe("a save's merge keeps a mirror point only where it still holds", () => {
-  const synced = (over: Partial<Base> = {}): Base => ({ ...emptyBase(KEY), version: 7, chain: C1, files: files({ "a.txt": entry(A), "b.txt": entry(B) }), mirror: { version: 7, chain: C1 }, ...over });
+  const synced = (over: Partial<Base> = {}): Base => ({
+    ...emptyBase(KEY),
+    version: 7,
+    chain: C1,
+    files: files({ "a.txt": entry(A), "b.txt": entry(B) }),
+    mirror: { version: 7, chain: C1 },
+    ...over,
+  });
 
   it("the saver's point, when the merged files are the saver's", () => {
     expect(mergeBase(undefined, synced(), ["a.txt", "b.txt"]).mirror).toEqual({ version: 7, chain: C1 });

@@ -3,9 +3,22 @@ import type { OpenConflict } from "../../src/reconcile/base.js";
 import { plan, type LocalFile, type PathState, type PlanContext, type Resolution } from "../../src/reconcile/plan.js";
 
 const NOW = new Date("2026-11-25T10:15:00Z");
-const file = (sha: string): LocalFile => ({ sha256: sha, size: sha.length, stat: { size: sha.length, mtimeMs: 1, ino: 1 }, readAt: 10_000 });
+const file = (sha: string): LocalFile => ({
+  sha256: sha,
+  size: sha.length,
+  stat: { size: sha.length, mtimeMs: 1, ino: 1 },
+  readAt: 10_000,
+});
 const remote = (sha: string) => ({ sha256: sha, size: sha.length });
-const context = (over: Partial<PlanContext> = {}): PlanContext => ({ mode: "push", open: new Map(), held: new Set(), baseFiles: 100, now: NOW, host: "ci-7", ...over });
+const context = (over: Partial<PlanContext> = {}): PlanContext => ({
+  mode: "push",
+  open: new Map(),
+  held: new Set(),
+  baseFiles: 100,
+  now: NOW,
+  host: "ci-7",
+  ...over,
+});
 const state = (path: string, base: string | null, local: string | null, rem: string | null, evidence = false): PathState => ({
   path,
   base,
@@ -16,7 +29,13 @@ const state = (path: string, base: string | null, local: string | null, rem: str
 const SHA_B = "b".repeat(64);
 
 describe("plan: what each mode carries out", () => {
-  const states = [state("local-edit", "a", "b", "a"), state("remote-edit", "a", "a", "c"), state("local-delete", "a", null, "a"), state("remote-delete", "a", "a", null), state("same", "a", "a", "a")];
+  const states = [
+    state("local-edit", "a", "b", "a"),
+    state("remote-edit", "a", "a", "c"),
+    state("local-delete", "a", null, "a"),
+    state("remote-delete", "a", "a", null),
+    state("same", "a", "a", "a"),
+  ];
 
   it("a push sends local changes with their expectation and leaves remote ones alone", () => {
     const p = plan(states, context({ mode: "push" }));
@@ -45,10 +64,14 @@ describe("plan: what each mode carries out", () => {
 describe("plan: conflicts keep both", () => {
   it("a new conflict commits the local version as a copy next to the remote file, expecting nothing there", () => {
     const p = plan([state("src/app.ts", "a", SHA_B, "c")], context());
-    expect(p.conflicts).toEqual([{ path: "src/app.ts", local: SHA_B, remote: "c", copy: "src/app.conflict-20261125-101500-ci-7-bbbbbb.ts", unsynced: false }]);
+    expect(p.conflicts).toEqual([
+      { path: "src/app.ts", local: SHA_B, remote: "c", copy: "src/app.conflict-20261125-101500-ci-7-bbbbbb.ts", unsynced: false },
+    ]);
     // No base: never synced here, which the warning says instead of "changed here and remotely".
     expect(plan([state("src/app.ts", null, SHA_B, "c")], context()).conflicts.map((c) => c.unsynced)).toEqual([true]);
-    expect(p.copies.map((c) => [c.path, c.sha256, c.expect, c.from])).toEqual([["src/app.conflict-20261125-101500-ci-7-bbbbbb.ts", SHA_B, null, "src/app.ts"]]);
+    expect(p.copies.map((c) => [c.path, c.sha256, c.expect, c.from])).toEqual([
+      ["src/app.conflict-20261125-101500-ci-7-bbbbbb.ts", SHA_B, null, "src/app.ts"],
+    ]);
     expect(p.puts).toEqual([]);
     expect(p.writes).toEqual([]);
   });
@@ -114,7 +137,14 @@ describe("plan: uspark resolve ends a conflict as asked", () => {
   const withCopy: OpenConflict = { local: SHA_B, remote: "c", copy: COPY, copySha: SHA_B, at: NOW.toISOString() };
   const noCopy: OpenConflict = { local: SHA_B, remote: "c", at: NOW.toISOString() };
   const resolved = (choice: Resolution, record: OpenConflict | undefined, local: string | null = SHA_B, rem: string | null = "c") => {
-    const p = plan([state("a.txt", "a", local, rem)], context({ mode: "push", open: new Map(record ? [["a.txt", record]] : []), resolve: (path) => (path === "a.txt" ? choice : undefined) }));
+    const p = plan(
+      [state("a.txt", "a", local, rem)],
+      context({
+        mode: "push",
+        open: new Map(record ? [["a.txt", record]] : []),
+        resolve: (path) => (path === "a.txt" ? choice : undefined),
+      }),
+    );
     return {
       puts: p.puts.map((x) => [x.path, x.sha256, x.expect]),
       deletes: p.deletes.map((d) => [d.path, d.expect]),
@@ -129,12 +159,78 @@ describe("plan: uspark resolve ends a conflict as asked", () => {
     ["mine", withCopy, SHA_B, "c", { puts: [["a.txt", SHA_B, "c"]], deletes: [[COPY, SHA_B]], writes: [], resolved: ["a.txt"], copies: 0 }],
     ["mine", noCopy, SHA_B, "c", { puts: [["a.txt", SHA_B, "c"]], deletes: [], writes: [], resolved: ["a.txt"], copies: 0 }],
     ["mine", undefined, SHA_B, "c", { puts: [["a.txt", SHA_B, "c"]], deletes: [], writes: [], resolved: [], copies: 0 }],
-    ["mine", withCopy, null, "c", { puts: [], deletes: [[COPY, SHA_B], ["a.txt", "c"]], writes: [], resolved: ["a.txt"], copies: 0 }],
-    ["theirs", withCopy, SHA_B, "c", { puts: [], deletes: [[COPY, SHA_B]], writes: [["a.txt", "c", SHA_B, true]], resolved: ["a.txt"], copies: 0 }],
+    [
+      "mine",
+      withCopy,
+      null,
+      "c",
+      {
+        puts: [],
+        deletes: [
+          [COPY, SHA_B],
+          ["a.txt", "c"],
+        ],
+        writes: [],
+        resolved: ["a.txt"],
+        copies: 0,
+      },
+    ],
+    [
+      "theirs",
+      withCopy,
+      SHA_B,
+      "c",
+      { puts: [], deletes: [[COPY, SHA_B]], writes: [["a.txt", "c", SHA_B, true]], resolved: ["a.txt"], copies: 0 },
+    ],
     ["theirs", withCopy, "c", "c", { puts: [], deletes: [[COPY, SHA_B]], writes: [], resolved: ["a.txt"], copies: 0 }],
-    ["both", withCopy, SHA_B, "c", { puts: [], deletes: [], writes: [[COPY, SHA_B, null, false], ["a.txt", "c", SHA_B, true]], resolved: ["a.txt"], copies: 0 }],
-    ["both", withCopy, "d", "c", { puts: [[COPY, "d", SHA_B]], deletes: [], writes: [[COPY, "d", null, false], ["a.txt", "c", "d", true]], resolved: ["a.txt"], copies: 0 }],
-    ["both", noCopy, SHA_B, "c", { puts: [[C1, SHA_B, null]], deletes: [], writes: [[C1, SHA_B, null, false], ["a.txt", "c", SHA_B, true]], resolved: ["a.txt"], copies: 0 }],
+    [
+      "both",
+      withCopy,
+      SHA_B,
+      "c",
+      {
+        puts: [],
+        deletes: [],
+        writes: [
+          [COPY, SHA_B, null, false],
+          ["a.txt", "c", SHA_B, true],
+        ],
+        resolved: ["a.txt"],
+        copies: 0,
+      },
+    ],
+    [
+      "both",
+      withCopy,
+      "d",
+      "c",
+      {
+        puts: [[COPY, "d", SHA_B]],
+        deletes: [],
+        writes: [
+          [COPY, "d", null, false],
+          ["a.txt", "c", "d", true],
+        ],
+        resolved: ["a.txt"],
+        copies: 0,
+      },
+    ],
+    [
+      "both",
+      noCopy,
+      SHA_B,
+      "c",
+      {
+        puts: [[C1, SHA_B, null]],
+        deletes: [],
+        writes: [
+          [C1, SHA_B, null, false],
+          ["a.txt", "c", SHA_B, true],
+        ],
+        resolved: ["a.txt"],
+        copies: 0,
+      },
+    ],
   ];
   it.each(table)("%s with %o, local %s, remote %s", (choice, record, local, rem, expected) => {
     expect(resolved(choice, record, local, rem)).toEqual(expected);
@@ -182,7 +278,10 @@ describe("plan: the mass-delete guard", () => {
 
 describe("plan: a delete of a path never synced here", () => {
   it("is listed to be said (with an event, in a push; never found by a scan), and the remote file left alone", () => {
-    const p = plan([state("gone.txt", null, null, "r", true), state("scanned.txt", null, null, "r"), state("synced.txt", "r", null, "r", true)], context());
+    const p = plan(
+      [state("gone.txt", null, null, "r", true), state("scanned.txt", null, null, "r"), state("synced.txt", "r", null, "r", true)],
+      context(),
+    );
     expect(p.unsyncedDeletes).toEqual(["gone.txt"]);
     expect(p.deletes.map((d) => d.path)).toEqual(["synced.txt"]);
     expect(p.leftAlone.map((l) => l.path)).toEqual(["gone.txt", "scanned.txt"]);
@@ -191,7 +290,10 @@ describe("plan: a delete of a path never synced here", () => {
 });
 
 describe("plan: a file and a directory under one name", () => {
-  const clashes = new Map([["x/y", "x"], ["d", "d/a.txt"]]);
+  const clashes = new Map([
+    ["x/y", "x"],
+    ["d", "d/a.txt"],
+  ]);
   const clash = (path: string) => clashes.get(path);
 
   it("is a conflict whose copy clashes with nothing: beside the file above, or beside the directory", () => {

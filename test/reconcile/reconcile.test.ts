@@ -45,12 +45,14 @@ describe("reconcile(base, local, remote): the truth table of docs/sync.md", () =
   it("covers every combination of three sides over two hashes and absence", () => {
     const values = ["-", "A", "B", "C"];
     const seen = new Set<string>();
-    for (const b of ["-", "A"]) for (const l of values) for (const r of values) {
-      // Rename hashes to first appearance (base first) so equivalent rows collapse onto the table's.
-      const names = new Map<string, string>();
-      const canon = (v: string) => (v === "-" ? "-" : (names.get(v) ?? (names.set(v, "ABC"[names.size]!), names.get(v)!)));
-      seen.add([canon(b), canon(l), canon(r)].join(""));
-    }
+    for (const b of ["-", "A"])
+      for (const l of values)
+        for (const r of values) {
+          // Rename hashes to first appearance (base first) so equivalent rows collapse onto the table's.
+          const names = new Map<string, string>();
+          const canon = (v: string) => (v === "-" ? "-" : (names.get(v) ?? (names.set(v, "ABC"[names.size]!), names.get(v)!)));
+          seen.add([canon(b), canon(l), canon(r)].join(""));
+        }
     expect([...seen].sort()).toEqual(TABLE.map(([b, l, r]) => b + l + r).sort());
   });
 });

@@ -23,12 +23,16 @@ describe("the simulation with a server restored from a backup", () => {
     expect(result.violations).toEqual([]);
   });
 
-  it.runIf(ONE === undefined)(`holds on seeds 1 to ${SEEDS}`, async () => {
-    const failed: SimResult[] = [];
-    for (let seed = 1; seed <= SEEDS && failed.length < 3; seed++) {
-      const result = await runSeed(seed, { rewind: true });
-      if (result.violations.length > 0) failed.push(result);
-    }
-    expect(failed.map((f) => `seed ${f.seed} (SIM_SEED=${f.seed}): ${f.violations[0]}`)).toEqual([]);
-  }, timeoutFor(SEEDS * 2));
+  it.runIf(ONE === undefined)(
+    `holds on seeds 1 to ${SEEDS}`,
+    async () => {
+      const failed: SimResult[] = [];
+      for (let seed = 1; seed <= SEEDS && failed.length < 3; seed++) {
+        const result = await runSeed(seed, { rewind: true });
+        if (result.violations.length > 0) failed.push(result);
+      }
+      expect(failed.map((f) => `seed ${f.seed} (SIM_SEED=${f.seed}): ${f.violations[0]}`)).toEqual([]);
+    },
+    timeoutFor(SEEDS * 2),
+  );
 });

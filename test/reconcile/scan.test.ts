@@ -25,7 +25,9 @@ afterEach(() => cleanup());
 const quiet = new Reporter({ verbosity: "quiet", stream: { write: () => true } });
 
 /** A one-way scan over the real tree and a real state file; the remote is never asked. */
-async function scanner(options: { prefix?: string; ignore?: string[]; report?: Reporter; base?: Record<string, string>; onRead?: () => void } = {}) {
+async function scanner(
+  options: { prefix?: string; ignore?: string[]; report?: Reporter; base?: Record<string, string>; onRead?: () => void } = {},
+) {
   const report = options.report ?? quiet;
   let reads = 0;
   // The real tree, counting its reads.
@@ -36,12 +38,18 @@ async function scanner(options: { prefix?: string; ignore?: string[]; report?: R
       return super.read(p, keep);
     }
   })({ root, prefix: options.prefix, ignore: new IgnoreEngine({ root, ignore: options.ignore }), maxFileSize: 1 << 20, report });
-  const base = await BaseKeeper.load({ apiUrl: "http://127.0.0.1:1", projectId: "p", prefix: options.prefix }, { store: fileStateStore(root), report });
+  const base = await BaseKeeper.load(
+    { apiUrl: "http://127.0.0.1:1", projectId: "p", prefix: options.prefix },
+    { store: fileStateStore(root), report },
+  );
   for (const [p, content] of Object.entries(options.base ?? {})) base.settle(p, sha256(content));
   // Saved, as after any earlier session: the state file's mtime tells which stats can be trusted.
   await base.close();
   const client = new ApiClient({ apiUrl: "http://127.0.0.1:1", projectId: "p", requestTimeoutMs: 1000 });
-  const view = new RemoteView(new ProjectRemote(client, new RetryingCaller({ report, host: "127.0.0.1" }), { concurrency: 1, report }), report);
+  const view = new RemoteView(
+    new ProjectRemote(client, new RetryingCaller({ report, host: "127.0.0.1" }), { concurrency: 1, report }),
+    report,
+  );
   const observer = new Observer({ tree, base, maxFileSize: 1 << 20 });
   const deps = { tree, base, view, report, observe: observer.observe.bind(observer), reads: () => observer.reads };
   return {
@@ -118,7 +126,10 @@ describe("a scan", () => {
     await writeFile(path.join(root, long, long, long, long, long, long, "f.txt"), "x");
     const found = await (await scanner()).scan();
     expect(found.paths).toEqual([]);
-    expect(found.unrepresentable.map((u) => u.reason).sort()).toEqual(["a backslash in the name cannot be stored remotely", "a path over 1024 bytes cannot be stored remotely"]);
+    expect(found.unrepresentable.map((u) => u.reason).sort()).toEqual([
+      "a backslash in the name cannot be stored remotely",
+      "a path over 1024 bytes cannot be stored remotely",
+    ]);
   });
 
   it("lists a name that is not valid UTF-8 as not synced, under --prefix too, and no longer once it is gone", async () => {
@@ -130,7 +141,10 @@ describe("a scan", () => {
     const s = await scanner({ prefix: "site" });
     const first = await s.scan();
     expect(first.paths).toEqual(["fine.txt"]);
-    expect(first.unrepresentable.map(({ remote, reason }) => `${remote}: ${reason}`).sort()).toEqual(["caf\\xe9.txt: the name is not valid UTF-8", "d\\xfcr/: the name is not valid UTF-8"]);
+    expect(first.unrepresentable.map(({ remote, reason }) => `${remote}: ${reason}`).sort()).toEqual([
+      "caf\\xe9.txt: the name is not valid UTF-8",
+      "d\\xfcr/: the name is not valid UTF-8",
+    ]);
     await rm(bad);
     await rm(Buffer.from(path.join(root, "site", "d\xfcr"), "latin1"), { recursive: true });
     expect((await s.scan()).unrepresentable).toEqual([]);
@@ -141,7 +155,9 @@ describe("a scan", () => {
     const log = captureReporter();
     const s = await scanner({ report: log.reporter });
     for (let i = 0; i < 3; i++) expect((await s.scan()).unrepresentable).toHaveLength(1);
-    expect(log.records.filter((r) => r.level === "warn").map((r) => r.message)).toEqual(["not synced caf\\xe9.txt: the name is not valid UTF-8, and project paths must be"]);
+    expect(log.records.filter((r) => r.level === "warn").map((r) => r.message)).toEqual([
+      "not synced caf\\xe9.txt: the name is not valid UTF-8, and project paths must be",
+    ]);
   });
 
   it("treats a directory that vanished mid-session as deletes of what the base had in it", async () => {

@@ -48,7 +48,8 @@ describe("walkFiles", () => {
   it("applies the .gitignore files above a start directory", async () => {
     await tree({ ".gitignore": "*.tmp\n", "sub/a.ts": "", "sub/b.tmp": "" });
     const files: string[] = [];
-    for await (const run of walkFiles({ root, start: path.join(root, "sub") })) files.push(...run.names.map((name) => joinRel(run.rel, name)));
+    for await (const run of walkFiles({ root, start: path.join(root, "sub") }))
+      files.push(...run.names.map((name) => joinRel(run.rel, name)));
     expect(files).toEqual(["sub/a.ts"]);
   });
 });

@@ -104,7 +104,13 @@ describe("crash safety", { timeout: TIMEOUT_MS }, () => {
       await server.settled();
       const { result } = run;
       expect(result.stdout.equals(run.input)).toBe(true);
-      expect(result.code, result.stderr.split("\n").filter((l) => /"level":"(error|warn)"/.test(l)).join("\n")).toBe(0);
+      expect(
+        result.code,
+        result.stderr
+          .split("\n")
+          .filter((l) => /"level":"(error|warn)"/.test(l))
+          .join("\n"),
+      ).toBe(0);
       // Two at random moments, at least one in the middle of a commit (more if the session had the requests).
       expect(server.kills).toBeGreaterThanOrEqual(3);
       expect(duringCommit).toBeGreaterThanOrEqual(1);
@@ -118,14 +124,22 @@ describe("crash safety", { timeout: TIMEOUT_MS }, () => {
       expect(log.repeatedKeys + log.noOps, "duplicate commits").toBe(0);
       expect(log.commits).toBe(jsonRecords(result.stderr).filter((r) => r.event === "commit").length);
 
-      const state = reconcile(ws.root, plan.touched, await listRemote(server.url, "crash", token), (await readJournalFile(ws.root)).entries);
+      const state = reconcile(
+        ws.root,
+        plan.touched,
+        await listRemote(server.url, "crash", token),
+        (await readJournalFile(ws.root)).entries,
+      );
       expect(state.lost).toEqual([]);
       expect(state.synced).toBe(state.touched);
       // And the blobs behind them survived too: every listed file's content is served intact.
-      for (const [file, bytes] of await remoteFiles(server.url, "crash", token)) expect(sha256(bytes), file).toBe(sha256(readFileSync(path.join(ws.root, file))));
+      for (const [file, bytes] of await remoteFiles(server.url, "crash", token))
+        expect(sha256(bytes), file).toBe(sha256(readFileSync(path.join(ws.root, file))));
       expectTokenOnlyToApi(proxy, token);
       expectNoToken(token, { stdout: result.stdout, stderr: result.stderr });
-      console.log(`server crash: ${server.kills} SIGKILLs (${duringCommit} timed to a commit in flight, 1 after the session), ${acked.size} acknowledged commits all in the log, ${state.synced}/${state.touched} files synced, exit ${result.code}`);
+      console.log(
+        `server crash: ${server.kills} SIGKILLs (${duringCommit} timed to a commit in flight, 1 after the session), ${acked.size} acknowledged commits all in the log, ${state.synced}/${state.touched} files synced, exit ${result.code}`,
+      );
     } finally {
       await proxy.close();
       await server.stop();
@@ -210,11 +224,14 @@ describe("crash safety", { timeout: TIMEOUT_MS }, () => {
         let after = state;
         if (mode !== "healthy") {
           stalling = false;
-          const push = await runCli(["push", "--pending", "--project-id", "sigterm", "--api-url", proxy.url, "--root", ws.root, "--log-format", "json"], {
-            cwd: ws.root,
-            env: cliEnv(ws.home, token),
-            timeoutMs: 60_000,
-          });
+          const push = await runCli(
+            ["push", "--pending", "--project-id", "sigterm", "--api-url", proxy.url, "--root", ws.root, "--log-format", "json"],
+            {
+              cwd: ws.root,
+              env: cliEnv(ws.home, token),
+              timeoutMs: 60_000,
+            },
+          );
           expect(push.code, push.stderr).toBe(0);
           expectNoToken(token, { stdout: push.stdout, stderr: push.stderr });
           const left = await readJournalFile(ws.root);
@@ -238,7 +255,8 @@ describe("crash safety", { timeout: TIMEOUT_MS }, () => {
     }
 
     it("with a healthy server: the flush completes, everything synced, exit 0", () => sigtermMidBatch("healthy"));
-    it("with a server that stalls: synced or journaled within --flush-timeout, exit 1; push --pending completes the rest", () => sigtermMidBatch("server stalls"));
+    it("with a server that stalls: synced or journaled within --flush-timeout, exit 1; push --pending completes the rest", () =>
+      sigtermMidBatch("server stalls"));
     it("a second SIGTERM: journals at once, exit 143; push --pending completes the rest", () => sigtermMidBatch("second signal"));
   });
 });

@@ -9,7 +9,18 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../kit/cli.js";
 import { isCommit, startMemoryRef, v1Only, type Action, type Proxy, type RefServer, type SeenRequest } from "../kit/sync.js";
-import { answer, cliEnv, expectNoToken, expectTokenOnlyToApi, faultProxy, newToken, SOAK, TIMEOUT_MS, watchSession, workspace } from "./harness.js";
+import {
+  answer,
+  cliEnv,
+  expectNoToken,
+  expectTokenOnlyToApi,
+  faultProxy,
+  newToken,
+  SOAK,
+  TIMEOUT_MS,
+  watchSession,
+  workspace,
+} from "./harness.js";
 import { commitLog, generateSession, jsonRecords, listRemote, PlayControl, readJournalFile, reconcile, rng } from "./session.js";
 
 // 100 edits still touch the session's 30 files and make as many commits and faulted requests as
@@ -62,7 +73,9 @@ afterAll(() => {
   const header = "| fault | edits | files | synced | journaled | lost | duplicate commits | commits | faults injected | exit | s |";
   const lines = [header, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"];
   for (const r of [...rows].sort((a, b) => a.order - b.order)) {
-    lines.push(`| ${r.fault} | ${r.edits} | ${r.files} | ${r.synced} | ${r.journaled} | ${r.lost} | ${r.duplicates} | ${r.commits} | ${r.injected} | ${r.exit} | ${r.seconds.toFixed(1)} |`);
+    lines.push(
+      `| ${r.fault} | ${r.edits} | ${r.files} | ${r.synced} | ${r.journaled} | ${r.lost} | ${r.duplicates} | ${r.commits} | ${r.injected} | ${r.exit} | ${r.seconds.toFixed(1)} |`,
+    );
   }
   const table = lines.join("\n");
   const file = path.join(tmpdir(), `uspark-fault-table${SOAK ? "-soak" : ""}.md`);
@@ -207,7 +220,8 @@ async function runCase(c: FaultCase, api: Api) {
         if (!c.outage || outageStarted || elapsed < c.outage.atMs) return;
         outageStarted = true;
         await p.down();
-        if (Number.isFinite(c.outage.forMs)) outageOver = new Promise<void>((resolve, reject) => setTimeout(() => void p.up().then(resolve, reject), c.outage!.forMs));
+        if (Number.isFinite(c.outage.forMs))
+          outageOver = new Promise<void>((resolve, reject) => setTimeout(() => void p.up().then(resolve, reject), c.outage!.forMs));
       }),
       timeoutMs: 120_000 + (SOAK ? OUTAGE_MS * 3 : 0),
     });
@@ -225,92 +239,155 @@ async function runCase(c: FaultCase, api: Api) {
 // a few at a time. Each has its own project, proxy, ports, temp dir and watcher process.
 // Every case runs on both API versions: v1.1 (blob packs) and v1 (one request per blob, after
 // the client's fallback), with the same guarantees.
-describe.concurrent.each(APIS)(`fault matrix (API %s): ${EDITS}-edit sessions through a fault-injecting proxy`, { timeout: TIMEOUT_MS }, (api) => {
-  for (const [order, c] of CASES.entries()) {
-    it(`${c.fault}: nothing lost, no commit applied twice`, async () => {
-      const { run, plan, proxy, ws, projectId, injected, started } = await runCase(c, api);
+describe.concurrent.each(APIS)(
+  `fault matrix (API %s): ${EDITS}-edit sessions through a fault-injecting proxy`,
+  { timeout: TIMEOUT_MS },
+  (api) => {
+    for (const [order, c] of CASES.entries()) {
+      it(`${c.fault}: nothing lost, no commit applied twice`, async () => {
+        const { run, plan, proxy, ws, projectId, injected, started } = await runCase(c, api);
+        try {
+          const { result, input } = run;
+          // Passthrough is untouched by whatever the network does.
+          expect(result.stdout.equals(input)).toBe(true);
+          expect([0, 1]).toContain(result.code);
+
+          const remote = await listRemote(server.url, projectId, token);
+          const journal = await readJournalFile(ws.root);
+          const state = reconcile(ws.root, plan.touched, remote, journal.entries);
+          const log = await commitLog(server.dataDir, projectId);
+          const records = jsonRecords(result.stderr);
+          const acknowledged = records.filter((r) => r.event === "commit").length;
+          // The v1 fallback is said once, and only to a v1 server.
+          expect(records.filter((r) => r.event === "api-v1").length).toBe(api === "v1" ? 1 : 0);
+
+          expect(state.lost, `lost edits (seed ${c.seed})`).toEqual([]);
+          // Exit 0 only when nothing is journaled; whatever is not synced is journaled, with exit 1.
+          expect(
+            result.code,
+            result.stderr
+              .split("\n")
+              .filter((l) => /"level":"(error|warn)"/.test(l))
+              .join("\n"),
+          ).toBe(journal.entries.length > 0 ? 1 : 0);
+          expect(log.repeatedKeys + log.noOps, "duplicate commits").toBe(0);
+          if (result.code === 0)
+            expect(log.commits, "commits in the server's log = commits the watcher saw acknowledged").toBe(acknowledged);
+          if (c.rule) expect(injected()).toBeGreaterThan(0);
+          // A commit whose answer was dropped was retried with its key and answered from the log.
+          const dropped = proxy.seen.filter((req) => isCommit(req) && !proxy.delivered.some((d) => d.n === req.n));
+          const replayed = proxy.delivered.filter((d) => d.headers["idempotent-replayed"] === "true");
+          if (c.fault.startsWith("answer dropped")) expect(dropped.length > 0 && replayed.length > 0).toBe(true);
+
+          // Retry-After was honoured (a wait cut short by the end of input is the documented exception).
+          for (const told of proxy.delivered.filter((d) => d.headers["retry-after"] === "1")) {
+            const retried = proxy.seen.find(
+              (req) =>
+                req.n > told.n &&
+                req.method === told.method &&
+                req.url === told.url &&
+                req.headers["idempotency-key"] === (told.idempotencyKey ?? req.headers["idempotency-key"]),
+            );
+            if (retried && retried.at < run.endedAt)
+              expect(retried.at - told.at, `${told.method} ${told.url} retried too early`).toBeGreaterThanOrEqual(980);
+          }
+
+          expectTokenOnlyToApi(proxy, token);
+          expectNoToken(token, { stdout: result.stdout, stderr: result.stderr, journal: journal.text });
+
+          addRow(
+            {
+              order: order + (api === "v1" ? 1000 : 0),
+              fault: `${api}: ${c.fault}`,
+              edits: plan.edits,
+              injected: injected() + (c.outage ? 1 : 0),
+              exit: result.code,
+              started,
+            },
+            state,
+            log,
+          );
+        } finally {
+          await proxy.close();
+          await ws.cleanup();
+        }
+      });
+    }
+
+    it("down until the watcher gives up: journaled, exit 1; then push --pending syncs the rest", async () => {
+      const c: FaultCase = {
+        fault: "down at the end (flush timeout)",
+        seed: DOWN_AT_THE_END_SEED,
+        outage: { atMs: 1500, forMs: Infinity },
+        flushTimeoutMs: 1000,
+        requestTimeoutMs: 500,
+      };
+      const { run, plan, proxy, ws, projectId, started } = await runCase(c, api);
       try {
         const { result, input } = run;
-        // Passthrough is untouched by whatever the network does.
         expect(result.stdout.equals(input)).toBe(true);
-        expect([0, 1]).toContain(result.code);
-
-        const remote = await listRemote(server.url, projectId, token);
         const journal = await readJournalFile(ws.root);
-        const state = reconcile(ws.root, plan.touched, remote, journal.entries);
+        const state = reconcile(ws.root, plan.touched, await listRemote(server.url, projectId, token), journal.entries);
+        expect(state.lost, "lost edits").toEqual([]);
+        expect(state.journaled).toBeGreaterThan(0);
+        expect(result.code).toBe(1);
+        expect(result.stderr).toContain("uspark push --pending");
         const log = await commitLog(server.dataDir, projectId);
-        const records = jsonRecords(result.stderr);
-        const acknowledged = records.filter((r) => r.event === "commit").length;
-        // The v1 fallback is said once, and only to a v1 server.
-        expect(records.filter((r) => r.event === "api-v1").length).toBe(api === "v1" ? 1 : 0);
-
-        expect(state.lost, `lost edits (seed ${c.seed})`).toEqual([]);
-        // Exit 0 only when nothing is journaled; whatever is not synced is journaled, with exit 1.
-        expect(result.code, result.stderr.split("\n").filter((l) => /"level":"(error|warn)"/.test(l)).join("\n")).toBe(journal.entries.length > 0 ? 1 : 0);
-        expect(log.repeatedKeys + log.noOps, "duplicate commits").toBe(0);
-        if (result.code === 0) expect(log.commits, "commits in the server's log = commits the watcher saw acknowledged").toBe(acknowledged);
-        if (c.rule) expect(injected()).toBeGreaterThan(0);
-        // A commit whose answer was dropped was retried with its key and answered from the log.
-        const dropped = proxy.seen.filter((req) => isCommit(req) && !proxy.delivered.some((d) => d.n === req.n));
-        const replayed = proxy.delivered.filter((d) => d.headers["idempotent-replayed"] === "true");
-        if (c.fault.startsWith("answer dropped")) expect(dropped.length > 0 && replayed.length > 0).toBe(true);
-
-        // Retry-After was honoured (a wait cut short by the end of input is the documented exception).
-        for (const told of proxy.delivered.filter((d) => d.headers["retry-after"] === "1")) {
-          const retried = proxy.seen.find(
-            (req) => req.n > told.n && req.method === told.method && req.url === told.url && req.headers["idempotency-key"] === (told.idempotencyKey ?? req.headers["idempotency-key"]),
-          );
-          if (retried && retried.at < run.endedAt) expect(retried.at - told.at, `${told.method} ${told.url} retried too early`).toBeGreaterThanOrEqual(980);
-        }
-
-        expectTokenOnlyToApi(proxy, token);
         expectNoToken(token, { stdout: result.stdout, stderr: result.stderr, journal: journal.text });
+        addRow(
+          {
+            order: 100 + (api === "v1" ? 1000 : 0),
+            fault: `${api}: ${c.fault}`,
+            edits: plan.edits,
+            injected: 1,
+            exit: result.code,
+            started,
+          },
+          state,
+          log,
+        );
 
-        addRow({ order: order + (api === "v1" ? 1000 : 0), fault: `${api}: ${c.fault}`, edits: plan.edits, injected: injected() + (c.outage ? 1 : 0), exit: result.code, started }, state, log);
+        // The server is back: the journal is pushed and emptied.
+        const pushStarted = Date.now();
+        await proxy.up();
+        const push = await runCli(
+          ["push", "--pending", "--project-id", projectId, "--api-url", proxy.url, "--root", ws.root, "--log-format", "json", "--verbose"],
+          {
+            cwd: ws.root,
+            env: cliEnv(ws.home, token),
+            timeoutMs: 60_000,
+          },
+        );
+        expect(push.code, push.stderr).toBe(0);
+        const after = reconcile(
+          ws.root,
+          plan.touched,
+          await listRemote(server.url, projectId, token),
+          (await readJournalFile(ws.root)).entries,
+        );
+        expect(after.lost).toEqual([]);
+        expect(after.journaled).toBe(0);
+        expect(after.synced).toBe(after.touched);
+        const logAfter = await commitLog(server.dataDir, projectId);
+        expect(logAfter.repeatedKeys + logAfter.noOps).toBe(0);
+        expectNoToken(token, { stdout: push.stdout, stderr: push.stderr });
+        expectTokenOnlyToApi(proxy, token);
+        addRow(
+          {
+            order: 101 + (api === "v1" ? 1000 : 0),
+            fault: `${api}: … then \`uspark push --pending\``,
+            edits: plan.edits,
+            injected: 0,
+            exit: push.code,
+            started: pushStarted,
+          },
+          after,
+          logAfter,
+        );
       } finally {
         await proxy.close();
         await ws.cleanup();
       }
     });
-  }
-
-  it("down until the watcher gives up: journaled, exit 1; then push --pending syncs the rest", async () => {
-    const c: FaultCase = { fault: "down at the end (flush timeout)", seed: DOWN_AT_THE_END_SEED, outage: { atMs: 1500, forMs: Infinity }, flushTimeoutMs: 1000, requestTimeoutMs: 500 };
-    const { run, plan, proxy, ws, projectId, started } = await runCase(c, api);
-    try {
-      const { result, input } = run;
-      expect(result.stdout.equals(input)).toBe(true);
-      const journal = await readJournalFile(ws.root);
-      const state = reconcile(ws.root, plan.touched, await listRemote(server.url, projectId, token), journal.entries);
-      expect(state.lost, "lost edits").toEqual([]);
-      expect(state.journaled).toBeGreaterThan(0);
-      expect(result.code).toBe(1);
-      expect(result.stderr).toContain("uspark push --pending");
-      const log = await commitLog(server.dataDir, projectId);
-      expectNoToken(token, { stdout: result.stdout, stderr: result.stderr, journal: journal.text });
-      addRow({ order: 100 + (api === "v1" ? 1000 : 0), fault: `${api}: ${c.fault}`, edits: plan.edits, injected: 1, exit: result.code, started }, state, log);
-
-      // The server is back: the journal is pushed and emptied.
-      const pushStarted = Date.now();
-      await proxy.up();
-      const push = await runCli(["push", "--pending", "--project-id", projectId, "--api-url", proxy.url, "--root", ws.root, "--log-format", "json", "--verbose"], {
-        cwd: ws.root,
-        env: cliEnv(ws.home, token),
-        timeoutMs: 60_000,
-      });
-      expect(push.code, push.stderr).toBe(0);
-      const after = reconcile(ws.root, plan.touched, await listRemote(server.url, projectId, token), (await readJournalFile(ws.root)).entries);
-      expect(after.lost).toEqual([]);
-      expect(after.journaled).toBe(0);
-      expect(after.synced).toBe(after.touched);
-      const logAfter = await commitLog(server.dataDir, projectId);
-      expect(logAfter.repeatedKeys + logAfter.noOps).toBe(0);
-      expectNoToken(token, { stdout: push.stdout, stderr: push.stderr });
-      expectTokenOnlyToApi(proxy, token);
-      addRow({ order: 101 + (api === "v1" ? 1000 : 0), fault: `${api}: … then \`uspark push --pending\``, edits: plan.edits, injected: 0, exit: push.code, started: pushStarted }, after, logAfter);
-    } finally {
-      await proxy.close();
-      await ws.cleanup();
-    }
-  });
-});
+  },
+);

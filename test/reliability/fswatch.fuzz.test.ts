@@ -233,7 +233,10 @@ async function runSeed(seed: number): Promise<void> {
   const seen = visibilityLog(scratch);
   const observe = () => {
     const files = treeFiles(dir, BURST_DIR);
-    seen.look(files, files.filter((rel) => rel.endsWith(".gitignore")).map((rel) => [rel, readFileSync(path.join(dir, rel), "utf8")]));
+    seen.look(
+      files,
+      files.filter((rel) => rel.endsWith(".gitignore")).map((rel) => [rel, readFileSync(path.join(dir, rel), "utf8")]),
+    );
   };
   /** Remote paths the tree does not hold that were never visible in it. */
   const neverVisible = (remote: Iterable<string>, held: (rel: string) => boolean) => {
@@ -243,9 +246,12 @@ async function runSeed(seed: number): Promise<void> {
   };
 
   // --rescan 0: no scan during the steps; the file watcher is all that syncs them until the end.
-  const run = await startCli(["watch", "--project-id", "p1", "--api-url", server.url, "--root", dir, "--verbose", "--debounce", "30", "--rescan", "0"], {
-    timeoutMs: TIMEOUT_MS,
-  });
+  const run = await startCli(
+    ["watch", "--project-id", "p1", "--api-url", server.url, "--root", dir, "--verbose", "--debounce", "30", "--rescan", "0"],
+    {
+      timeoutMs: TIMEOUT_MS,
+    },
+  );
   let stderr = "";
   run.child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   // The scan when the watcher is ready comes after the start scan: both are done before the first step.

@@ -78,16 +78,26 @@ export interface WatchOptions {
 export async function watchSession(options: WatchOptions): Promise<WatchRun> {
   const args = [
     "watch-claude",
-    "--project-id", options.projectId,
-    "--api-url", options.apiUrl,
-    "--root", options.root,
-    "--debounce", "25",
-    "--max-wait", "250",
+    "--project-id",
+    options.projectId,
+    "--api-url",
+    options.apiUrl,
+    "--root",
+    options.root,
+    "--debounce",
+    "25",
+    "--max-wait",
+    "250",
     "--verbose",
-    "--log-format", "json",
+    "--log-format",
+    "json",
     ...(options.extraArgs ?? []),
   ];
-  const { child, result } = await startCli(args, { cwd: options.root, env: cliEnv(options.home, options.token), timeoutMs: options.timeoutMs ?? 90_000 });
+  const { child, result } = await startCli(args, {
+    cwd: options.root,
+    env: cliEnv(options.home, options.token),
+    timeoutMs: options.timeoutMs ?? 90_000,
+  });
   options.onStart?.(child);
   // Edits made before the file watcher has its picture of the tree would look like old files.
   await waitForOutput(child.stderr, (text) => text.includes('"event":"fswatch"'), 20_000);

@@ -48,8 +48,13 @@ afterEach(async () => {
 let nextId = 0;
 const init = () => JSON.stringify({ type: "system", subtype: "init", cwd: root, session_id: "hostile", tools: ["Write"] });
 const toolUse = (id: string, filePath: string, content: string) =>
-  JSON.stringify({ type: "assistant", session_id: "hostile", message: { content: [{ type: "tool_use", id, name: "Write", input: { file_path: filePath, content } }] } });
-const toolResult = (id: string) => JSON.stringify({ type: "user", session_id: "hostile", message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] } });
+  JSON.stringify({
+    type: "assistant",
+    session_id: "hostile",
+    message: { content: [{ type: "tool_use", id, name: "Write", input: { file_path: filePath, content } }] },
+  });
+const toolResult = (id: string) =>
+  JSON.stringify({ type: "user", session_id: "hostile", message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] } });
 
 interface Write {
   /** The path as the agent writes it in its event. */
@@ -73,18 +78,38 @@ interface Outcome {
  * its result line (contents carry SECRET). Runs the built CLI with --verbose --log-format json
  * (or text) and the file watcher on, as users run it.
  */
-async function session(writes: Write[], options: { format?: "json" | "text"; exitCode?: number; extraArgs?: string[] } = {}): Promise<Outcome> {
+async function session(
+  writes: Write[],
+  options: { format?: "json" | "text"; exitCode?: number; extraArgs?: string[] } = {},
+): Promise<Outcome> {
   const format = options.format ?? "json";
   const lines: { line: string; apply?: () => void }[] = [{ line: init() }];
   const ok = `ok-${++nextId}`;
-  lines.push({ line: toolUse(ok, path.join(root, "ok.txt"), "harmless"), apply: () => writeFileSync(path.join(root, "ok.txt"), "harmless\n") });
+  lines.push({
+    line: toolUse(ok, path.join(root, "ok.txt"), "harmless"),
+    apply: () => writeFileSync(path.join(root, "ok.txt"), "harmless\n"),
+  });
   lines.push({ line: toolResult(ok) });
   for (const write of writes) {
     const id = `evil-${++nextId}`;
     lines.push({ line: toolUse(id, write.filePath, SECRET) });
     lines.push({ line: toolResult(id), apply: write.apply ?? (() => writeFileSync(path.resolve(root, write.filePath), `${SECRET}\n`)) });
   }
-  const args = ["watch-claude", "--project-id", "hostile", "--api-url", proxy.url, "--root", root, "--debounce", "30", "--verbose", "--log-format", format, ...(options.extraArgs ?? [])];
+  const args = [
+    "watch-claude",
+    "--project-id",
+    "hostile",
+    "--api-url",
+    proxy.url,
+    "--root",
+    root,
+    "--debounce",
+    "30",
+    "--verbose",
+    "--log-format",
+    format,
+    ...(options.extraArgs ?? []),
+  ];
   const { child, result } = await startCli(args, { cwd: root, env: cliEnv(ws.home, token), timeoutMs: 30_000 });
   liveStderr = "";
   child.stderr.on("data", (chunk: Buffer) => (liveStderr += chunk.toString()));
@@ -100,7 +125,13 @@ async function session(writes: Write[], options: { format?: "json" | "text"; exi
   expect(done.stdout.equals(Buffer.concat(input)), "stdout is stdin").toBe(true);
 
   const records = format === "json" ? jsonRecords(done.stderr) : [];
-  const warnings = format === "json" ? records.filter((r) => r.level === "warn") : done.stderr.split("\n").filter((l) => l.startsWith("uspark: warning:")).map((message) => ({ message }));
+  const warnings =
+    format === "json"
+      ? records.filter((r) => r.level === "warn")
+      : done.stderr
+          .split("\n")
+          .filter((l) => l.startsWith("uspark: warning:"))
+          .map((message) => ({ message }));
   const journal = await readJournalFile(root);
   const remote = (await listRemote(server.url, "hostile", token)).files.map((f) => f.path);
 
@@ -142,17 +173,61 @@ function hostileCases(): { name: string; write: Write; mention: string | RegExp 
   mkdirSync(path.join(root, ...longDirs), { recursive: true });
   const outsideDotDot = `${root}/src/../../outside/secret.txt`;
   return [
-    { name: "a relative path whose .. segments climb out of the root", write: { filePath: "../outside/secret.txt", apply: writeOutside }, mention: /refused \.\.\/outside\/secret\.txt: outside the project root/ },
-    { name: "an absolute path with .. segments that leaves the root", write: { filePath: outsideDotDot, apply: writeOutside }, mention: `refused ${outsideDotDot}: outside the project root` },
-    { name: "an absolute path outside the root", write: { filePath: path.join(outside, "secret.txt") }, mention: `refused ${path.join(outside, "secret.txt")}: outside the project root` },
-    { name: "the sibling prefix: <base>/proj-evil is not inside <base>/proj", write: { filePath: `${root}-evil/secret.txt` }, mention: `refused ${root}-evil/secret.txt: outside the project root` },
-    { name: "a symlinked file inside the root that points outside", write: { filePath: path.join(root, "link.txt") }, mention: /link\.txt: it resolves through a symlink to .*outside/ },
-    { name: "a file under a symlinked directory that points outside", write: { filePath: path.join(root, "linkdir", "secret.txt") }, mention: /linkdir\/secret\.txt: it resolves through a symlink to .*outside/ },
-    { name: "a NUL byte in the path", write: { filePath: `${root}/a\u0000b.txt`, apply: () => {} }, mention: /the path contains a NUL byte/ },
-    { name: "backslashes in the path (a legal file name here, never a project path)", write: { filePath: path.join(root, "sub\\..\\..\\outside\\secret.txt") }, mention: /path contains a backslash/ },
-    { name: "an overlong path: a real file over the API's 1024-byte limit", write: { filePath: path.join(root, ...longDirs, "x".repeat(100) + ".txt") }, mention: /x{100}\.txt.*longer than 1024 bytes/ },
-    { name: "an overlong path: longer than the system allows (ENAMETOOLONG)", write: { filePath: path.join(root, ...Array.from({ length: 30 }, () => "d".repeat(250)), "f.txt"), apply: () => {} }, mention: /d{250}\/f\.txt.*longer than 1024 bytes/ },
-    { name: ".git/config", write: { filePath: path.join(root, ".git", "config") }, mention: /not synced \.git\/config: .git\/, node_modules\/, .uspark\/ are never synced/ },
+    {
+      name: "a relative path whose .. segments climb out of the root",
+      write: { filePath: "../outside/secret.txt", apply: writeOutside },
+      mention: /refused \.\.\/outside\/secret\.txt: outside the project root/,
+    },
+    {
+      name: "an absolute path with .. segments that leaves the root",
+      write: { filePath: outsideDotDot, apply: writeOutside },
+      mention: `refused ${outsideDotDot}: outside the project root`,
+    },
+    {
+      name: "an absolute path outside the root",
+      write: { filePath: path.join(outside, "secret.txt") },
+      mention: `refused ${path.join(outside, "secret.txt")}: outside the project root`,
+    },
+    {
+      name: "the sibling prefix: <base>/proj-evil is not inside <base>/proj",
+      write: { filePath: `${root}-evil/secret.txt` },
+      mention: `refused ${root}-evil/secret.txt: outside the project root`,
+    },
+    {
+      name: "a symlinked file inside the root that points outside",
+      write: { filePath: path.join(root, "link.txt") },
+      mention: /link\.txt: it resolves through a symlink to .*outside/,
+    },
+    {
+      name: "a file under a symlinked directory that points outside",
+      write: { filePath: path.join(root, "linkdir", "secret.txt") },
+      mention: /linkdir\/secret\.txt: it resolves through a symlink to .*outside/,
+    },
+    {
+      name: "a NUL byte in the path",
+      write: { filePath: `${root}/a\u0000b.txt`, apply: () => {} },
+      mention: /the path contains a NUL byte/,
+    },
+    {
+      name: "backslashes in the path (a legal file name here, never a project path)",
+      write: { filePath: path.join(root, "sub\\..\\..\\outside\\secret.txt") },
+      mention: /path contains a backslash/,
+    },
+    {
+      name: "an overlong path: a real file over the API's 1024-byte limit",
+      write: { filePath: path.join(root, ...longDirs, "x".repeat(100) + ".txt") },
+      mention: /x{100}\.txt.*longer than 1024 bytes/,
+    },
+    {
+      name: "an overlong path: longer than the system allows (ENAMETOOLONG)",
+      write: { filePath: path.join(root, ...Array.from({ length: 30 }, () => "d".repeat(250)), "f.txt"), apply: () => {} },
+      mention: /d{250}\/f\.txt.*longer than 1024 bytes/,
+    },
+    {
+      name: ".git/config",
+      write: { filePath: path.join(root, ".git", "config") },
+      mention: /not synced \.git\/config: .git\/, node_modules\/, .uspark\/ are never synced/,
+    },
   ];
 }
 
@@ -170,7 +245,10 @@ describe("hostile paths in the agent's stream: never pushed, never followed, one
   // own warning, once, and the harmless file still goes through.
   it("each hostile path in turn, JSON log: one warning each, naming it and why; nothing but ok.txt pushed", async () => {
     const cases = hostileCases();
-    const outcome = await session(cases.map((c) => c.write), { exitCode: 1 });
+    const outcome = await session(
+      cases.map((c) => c.write),
+      { exitCode: 1 },
+    );
     expect(outcome.remote).toEqual(["ok.txt"]);
     const messages = outcome.warnings.map((w) => String(w.message));
     for (const { name, mention } of cases) {
@@ -224,9 +302,12 @@ describe("hostile paths in the agent's stream: never pushed, never followed, one
             },
           }
         : undefined;
-    const outcome = await session([{ filePath: path.join(dir, "target.txt"), apply: () => writeFileSync(path.join(dir, "target.txt"), "innocent\n") }], {
-      exitCode: 1,
-    });
+    const outcome = await session(
+      [{ filePath: path.join(dir, "target.txt"), apply: () => writeFileSync(path.join(dir, "target.txt"), "innocent\n") }],
+      {
+        exitCode: 1,
+      },
+    );
     // The swap takes two steps (a directory cannot be renamed over by a symlink): a scan that
     // falls between them finds sub/ gone and says so, which is true and no hostile path.
     expectRefusedOnce(outcome, /sub\/target\.txt: .*outside the project root/, /^cannot read directory sub: ENOENT/);
@@ -261,7 +342,14 @@ describe("hostile paths in the agent's stream: never pushed, never followed, one
   it("a tampered journal: push --pending refuses entries outside the root or through a symlink", async () => {
     symlinkSync(outside, path.join(root, "linkdir"));
     writeFileSync(path.join(root, "ok.txt"), "harmless\n");
-    const entry = (remote: string, local: string) => ({ apiUrl: proxy.url, projectId: "hostile", path: remote, local, reason: "tampered", time: new Date().toISOString() });
+    const entry = (remote: string, local: string) => ({
+      apiUrl: proxy.url,
+      projectId: "hostile",
+      path: remote,
+      local,
+      reason: "tampered",
+      time: new Date().toISOString(),
+    });
     mkdirSync(path.join(root, ".uspark"));
     writeFileSync(
       path.join(root, ".uspark", "pending.json"),
@@ -276,16 +364,23 @@ describe("hostile paths in the agent's stream: never pushed, never followed, one
         ],
       }),
     );
-    const push = await runCli(["push", "--pending", "--project-id", "hostile", "--api-url", proxy.url, "--root", root, "--verbose", "--log-format", "json"], {
-      cwd: root,
-      env: cliEnv(ws.home, token),
-    });
+    const push = await runCli(
+      ["push", "--pending", "--project-id", "hostile", "--api-url", proxy.url, "--root", root, "--verbose", "--log-format", "json"],
+      {
+        cwd: root,
+        env: cliEnv(ws.home, token),
+      },
+    );
     expect(push.code).toBe(1);
     expect((await listRemote(server.url, "hostile", token)).files.map((f) => f.path)).toEqual(["ok.txt"]);
     for (const req of proxy.seen) expect(req.body.includes(SECRET)).toBe(false);
     expect(blobsContaining(server.dataDir, SECRET)).toEqual([]);
     const warnings = jsonRecords(push.stderr).filter((r) => r.level === "warn");
-    for (const stolen of ["stolen-1.txt", "stolen-2.txt", "stolen-3.txt"]) expect(warnings.filter((w) => String(w.message).includes(stolen)), push.stderr).toHaveLength(1);
+    for (const stolen of ["stolen-1.txt", "stolen-2.txt", "stolen-3.txt"])
+      expect(
+        warnings.filter((w) => String(w.message).includes(stolen)),
+        push.stderr,
+      ).toHaveLength(1);
     expectTokenOnlyToApi(proxy, token);
     expectNoToken(token, { stdout: push.stdout, stderr: push.stderr, journal: (await readJournalFile(root)).text });
   });

@@ -41,19 +41,48 @@ interface Stream {
   slowReader: boolean;
 }
 
-const INVALID_UTF8 = [[0xff], [0xfe, 0xff], [0xc3, 0x28], [0xa0, 0xa1], [0xe2, 0x28, 0xa1], [0xed, 0xa0, 0x80], [0xf0, 0x28, 0x8c, 0x28], [0xc0, 0xaf], [0x00]];
+const INVALID_UTF8 = [
+  [0xff],
+  [0xfe, 0xff],
+  [0xc3, 0x28],
+  [0xa0, 0xa1],
+  [0xe2, 0x28, 0xa1],
+  [0xed, 0xa0, 0x80],
+  [0xf0, 0x28, 0x8c, 0x28],
+  [0xc0, 0xaf],
+  [0x00],
+];
 
 const garbage: fc.Arbitrary<Uint8Array> = fc.oneof(
   { weight: 3, arbitrary: fc.uint8Array({ maxLength: 300 }) },
   { weight: 2, arbitrary: fc.array(fc.constantFrom(...INVALID_UTF8), { maxLength: 20 }).map((parts) => Uint8Array.from(parts.flat())) },
   { weight: 2, arbitrary: fc.json({ maxDepth: 3 }).map((text) => Buffer.from(text)) },
   { weight: 1, arbitrary: fc.constant(new Uint8Array(0)) }, // an empty line
-  { weight: 1, arbitrary: fc.constantFrom("\r", "{", "}", '{"type":"assistant"', '{"type":"user","message":{"content":[{"type":"tool_result"', "null", "[]", '"x"').map((t) => Buffer.from(t)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(
+        "\r",
+        "{",
+        "}",
+        '{"type":"assistant"',
+        '{"type":"user","message":{"content":[{"type":"tool_result"',
+        "null",
+        "[]",
+        '"x"',
+      )
+      .map((t) => Buffer.from(t)),
+  },
   // Claude-shaped events with wrong field types: parsed, and must be ignored without a throw.
   {
     weight: 2,
     arbitrary: fc
-      .record({ id: fc.anything(), name: fc.constantFrom("Write", "Edit", "MultiEdit", "NotebookEdit", 7, null), input: fc.anything(), is_error: fc.anything() })
+      .record({
+        id: fc.anything(),
+        name: fc.constantFrom("Write", "Edit", "MultiEdit", "NotebookEdit", 7, null),
+        input: fc.anything(),
+        is_error: fc.anything(),
+      })
       .map(({ id, name, input, is_error }) =>
         Buffer.from(
           JSON.stringify({ type: "assistant", session_id: "f", message: { content: [{ type: "tool_use", id, name, input }] } }) +
@@ -68,7 +97,10 @@ const garbage: fc.Arbitrary<Uint8Array> = fc.oneof(
 
 const safeName = fc.stringMatching(/^[a-z0-9]{1,8}(\.[a-z]{1,3})?$/);
 const wildPath = fc
-  .oneof(fc.string({ unit: "binary", maxLength: 40 }), fc.constantFrom("..", "../x", "/etc/passwd", "a\u0000b", "a\\b", ".git/config", "", ".", "/", "x".repeat(5000)))
+  .oneof(
+    fc.string({ unit: "binary", maxLength: 40 }),
+    fc.constantFrom("..", "../x", "/etc/passwd", "a\u0000b", "a\\b", ".git/config", "", ".", "/", "x".repeat(5000)),
+  )
   .filter((p) => !p.includes("s/"));
 
 const segment: fc.Arbitrary<Omit<Extract<Segment, { kind: "call" }>, "id"> | Extract<Segment, { kind: "garbage" }>> = fc.oneof(
@@ -84,7 +116,10 @@ const segment: fc.Arbitrary<Omit<Extract<Segment, { kind: "call" }>, "id"> | Ext
       absolute: fc.boolean(),
       result: fc.constantFrom("ok" as const, "ok" as const, "error" as const, "none" as const),
       // Mostly small contents; now and then one far over the parser's string limit.
-      contentSize: fc.oneof({ weight: 6, arbitrary: fc.nat(200) }, { weight: 1, arbitrary: fc.integer({ min: 20_000, max: 2 * 1024 * 1024 }) }),
+      contentSize: fc.oneof(
+        { weight: 6, arbitrary: fc.nat(200) },
+        { weight: 1, arbitrary: fc.integer({ min: 20_000, max: 2 * 1024 * 1024 }) },
+      ),
       wild: fc.constant(false),
     }),
   },
@@ -118,7 +153,11 @@ interface Built {
  * which was most of a run's time.
  */
 function writeCall(id: string, filePath: string, contentSize: number): Buffer {
-  const text = JSON.stringify({ type: "assistant", session_id: "f", message: { content: [{ type: "tool_use", id, name: "Write", input: { file_path: filePath, content: "" } }] } });
+  const text = JSON.stringify({
+    type: "assistant",
+    session_id: "f",
+    message: { content: [{ type: "tool_use", id, name: "Write", input: { file_path: filePath, content: "" } }] },
+  });
   // content is the last key: nothing after it can hold these characters.
   const at = text.lastIndexOf('"content":""') + '"content":"'.length;
   return Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.alloc(contentSize, "c"), Buffer.from(text.slice(at))]);
@@ -138,7 +177,17 @@ function build(stream: Stream): Built {
       const filePath = seg.absolute && !seg.wild ? path.join(root, seg.path) : seg.path;
       lines.push(writeCall(id, filePath, seg.contentSize));
       if (seg.result !== "none") {
-        results.push(Buffer.from(JSON.stringify({ type: "user", session_id: "f", message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok", ...(seg.result === "error" ? { is_error: true } : {}) }] } })));
+        results.push(
+          Buffer.from(
+            JSON.stringify({
+              type: "user",
+              session_id: "f",
+              message: {
+                content: [{ type: "tool_result", tool_use_id: id, content: "ok", ...(seg.result === "error" ? { is_error: true } : {}) }],
+              },
+            }),
+          ),
+        );
       }
       if (!seg.wild && seg.result !== "error") expected.add(seg.path);
     }
@@ -206,16 +255,95 @@ describe("passthrough fuzzing", { timeout: TIMEOUT_MS }, () => {
 
   it("every agent parser and auto-detection take arbitrary lines without throwing", () => {
     const keys = [
-      "type", "subtype", "message", "content", "role", "id", "name", "input", "file_path", "notebook_path", "path", "tool_use_id", "is_error",
-      "item", "items", "changes", "kind", "status", "tool_name", "tool_id", "parameters", "part", "tool", "state", "metadata", "files", "filePath",
-      "movePath", "call_id", "args", "result", "success", "arguments", "output", "tool_calls", "function", "tool_call_id", "cwd", "session_id",
-      "parent_tool_use_id", "writeToolCall", "editToolCall", "deleteToolCall", "apply_patch", "edits", "old_string", "new_string",
+      "type",
+      "subtype",
+      "message",
+      "content",
+      "role",
+      "id",
+      "name",
+      "input",
+      "file_path",
+      "notebook_path",
+      "path",
+      "tool_use_id",
+      "is_error",
+      "item",
+      "items",
+      "changes",
+      "kind",
+      "status",
+      "tool_name",
+      "tool_id",
+      "parameters",
+      "part",
+      "tool",
+      "state",
+      "metadata",
+      "files",
+      "filePath",
+      "movePath",
+      "call_id",
+      "args",
+      "result",
+      "success",
+      "arguments",
+      "output",
+      "tool_calls",
+      "function",
+      "tool_call_id",
+      "cwd",
+      "session_id",
+      "parent_tool_use_id",
+      "writeToolCall",
+      "editToolCall",
+      "deleteToolCall",
+      "apply_patch",
+      "edits",
+      "old_string",
+      "new_string",
     ];
     const words = [
-      ...keys, "assistant", "user", "system", "init", "tool_use", "tool_result", "Write", "Edit", "MultiEdit", "NotebookEdit", "item.completed",
-      "file_change", "completed", "in_progress", "failed", "add", "update", "delete", "write_file", "replace", "edit", "write", "started",
-      "function_call", "function_call_output", "editFile", "saveFile", "deleteFile", "moveFile", "WriteFile", "StrReplaceFile", "success", "error",
-      "tool_call", "Failed", "a.txt", "../x", "/abs/x", "",
+      ...keys,
+      "assistant",
+      "user",
+      "system",
+      "init",
+      "tool_use",
+      "tool_result",
+      "Write",
+      "Edit",
+      "MultiEdit",
+      "NotebookEdit",
+      "item.completed",
+      "file_change",
+      "completed",
+      "in_progress",
+      "failed",
+      "add",
+      "update",
+      "delete",
+      "write_file",
+      "replace",
+      "edit",
+      "write",
+      "started",
+      "function_call",
+      "function_call_output",
+      "editFile",
+      "saveFile",
+      "deleteFile",
+      "moveFile",
+      "WriteFile",
+      "StrReplaceFile",
+      "success",
+      "error",
+      "tool_call",
+      "Failed",
+      "a.txt",
+      "../x",
+      "/abs/x",
+      "",
     ];
     const value = fc.letrec<{ value: unknown }>((tie) => ({
       value: fc.oneof(
@@ -232,7 +360,9 @@ describe("passthrough fuzzing", { timeout: TIMEOUT_MS }, () => {
     // Arguments as JSON strings too (acai, Kimi), and byte-level damage.
     const line = fc.oneof(
       value.map((v) => Buffer.from(JSON.stringify(v))),
-      fc.dictionary(fc.constantFrom(...keys), value, { maxKeys: 6 }).map((v) => Buffer.from(JSON.stringify({ ...v, arguments: JSON.stringify(v) }))),
+      fc
+        .dictionary(fc.constantFrom(...keys), value, { maxKeys: 6 })
+        .map((v) => Buffer.from(JSON.stringify({ ...v, arguments: JSON.stringify(v) }))),
       fc.tuple(value, fc.nat(), fc.uint8Array({ maxLength: 4 })).map(([v, at, bytes]) => {
         const text = Buffer.from(JSON.stringify(v));
         const i = text.length ? at % text.length : 0;
@@ -246,7 +376,13 @@ describe("passthrough fuzzing", { timeout: TIMEOUT_MS }, () => {
         const stream = Buffer.concat(lines.flatMap((l) => [l, Buffer.from("\n")]));
         const cuts = [...new Set(cutsAt.map((c) => c % (stream.length + 1)))].sort((a, b) => a - b);
         const formats: [string, (sink: (change: FileChange) => void) => AgentParser & Partial<LineSink>][] = [
-          ...Object.entries(AGENTS).map(([name, format]) => [name, (sink: (change: FileChange) => void) => format.create(sink)] as [string, (sink: (change: FileChange) => void) => AgentParser]),
+          ...Object.entries(AGENTS).map(
+            ([name, format]) =>
+              [name, (sink: (change: FileChange) => void) => format.create(sink)] as [
+                string,
+                (sink: (change: FileChange) => void) => AgentParser,
+              ],
+          ),
           ["auto", (sink) => createAutoParser(sink, () => {})],
         ];
         for (const [name, create] of formats) {
@@ -279,7 +415,11 @@ describe("passthrough fuzzing", { timeout: TIMEOUT_MS }, () => {
     await fc.assert(
       fc.asyncProperty(streamArb(25), async (stream) => {
         const built = build(stream);
-        const result = await runCli(["watch-claude", "--dry-run", "--no-fs-watch", "--root", root], { input: built.chunks, timeoutMs: 60_000, cwd: root });
+        const result = await runCli(["watch-claude", "--dry-run", "--no-fs-watch", "--root", root], {
+          input: built.chunks,
+          timeoutMs: 60_000,
+          cwd: root,
+        });
         expect(result.stdout.equals(built.bytes)).toBe(true);
         expect(result.code, result.stderr).toBe(0);
         expect(result.stderr).not.toContain("internal error");

@@ -35,9 +35,18 @@ const commitHeaders = () => ({ ...auth, "content-type": "application/json", "ide
 const put = (t: TestServer, blob: string | Buffer, body: string | Buffer = blob, headers: Record<string, string> = auth) =>
   fetch(url(t, `/blobs/${sha256(blob)}`), { method: "PUT", headers, body });
 const commit = (t: TestServer, body: unknown, headers: Record<string, string> = commitHeaders(), project = "demo") =>
-  fetch(url(t, "/commits", project), { method: "POST", headers, body: typeof body === "string" || Buffer.isBuffer(body) ? body : JSON.stringify(body) });
+  fetch(url(t, "/commits", project), {
+    method: "POST",
+    headers,
+    body: typeof body === "string" || Buffer.isBuffer(body) ? body : JSON.stringify(body),
+  });
 
-type BadRequest = [name: string, status: number, error: string, send: (t: TestServer, existing: { sha256: string; size: number; key: string }) => Promise<Response>];
+type BadRequest = [
+  name: string,
+  status: number,
+  error: string,
+  send: (t: TestServer, existing: { sha256: string; size: number; key: string }) => Promise<Response>,
+];
 
 const putChange = (path: string, blob: { sha256: string; size: number }) => ({ op: "put", path, sha256: blob.sha256, size: blob.size });
 
@@ -55,26 +64,97 @@ const CASES: BadRequest[] = [
   ["a NUL byte", 400, "invalid_path", (t, e) => commit(t, { changes: [putChange("a\u0000b", e)] })],
   ["an empty segment", 400, "invalid_path", (t, e) => commit(t, { changes: [putChange("a//b", e)] })],
   ["a path over 1024 bytes", 400, "invalid_path", (t, e) => commit(t, { changes: [putChange("x".repeat(1025), e)] })],
-  ["a valid change next to an invalid path (all or nothing)", 400, "invalid_path", (t, e) => commit(t, { changes: [putChange("fine.txt", e), { op: "delete", path: "a.txt" }, putChange("../bad", e)] })],
+  [
+    "a valid change next to an invalid path (all or nothing)",
+    400,
+    "invalid_path",
+    (t, e) => commit(t, { changes: [putChange("fine.txt", e), { op: "delete", path: "a.txt" }, putChange("../bad", e)] }),
+  ],
   ["a delete with an invalid path", 400, "invalid_path", (t) => commit(t, { changes: [{ op: "delete", path: "../a.txt" }] })],
-  ["a size that differs from the blob's", 400, "invalid_request", (t, e) => commit(t, { changes: [{ ...putChange("c.txt", e), size: e.size + 1 }] })],
-  ["a blob the server does not have", 422, "missing_blobs", (t) => commit(t, { changes: [putChange("d.txt", { sha256: sha256("never uploaded"), size: 14 })] })],
-  ["no Idempotency-Key", 400, "invalid_request", (t, e) => commit(t, { changes: [putChange("e.txt", e)] }, { ...auth, "content-type": "application/json" })],
-  ["a known Idempotency-Key with other changes", 422, "idempotency_key_reused", (t, e) => commit(t, { changes: [{ op: "delete", path: "a.txt" }, putChange("f.txt", e)] }, { ...commitHeaders(), "idempotency-key": e.key })],
-  ["an invalid project id", 400, "invalid_project_id", (t, e) => commit(t, { changes: [putChange("g.txt", e)] }, commitHeaders(), "bad%2Fid")],
-  ["a project never created", 404, "project_not_found", (t, e) => commit(t, { changes: [putChange("g.txt", e)] }, commitHeaders(), "never-created")],
-  ["a failed expectation next to a valid change (all or nothing)", 409, "conflict", (t, e) => commit(t, { changes: [putChange("fine.txt", e), { op: "delete", path: "a.txt", expect: null }] })],
+  [
+    "a size that differs from the blob's",
+    400,
+    "invalid_request",
+    (t, e) => commit(t, { changes: [{ ...putChange("c.txt", e), size: e.size + 1 }] }),
+  ],
+  [
+    "a blob the server does not have",
+    422,
+    "missing_blobs",
+    (t) => commit(t, { changes: [putChange("d.txt", { sha256: sha256("never uploaded"), size: 14 })] }),
+  ],
+  [
+    "no Idempotency-Key",
+    400,
+    "invalid_request",
+    (t, e) => commit(t, { changes: [putChange("e.txt", e)] }, { ...auth, "content-type": "application/json" }),
+  ],
+  [
+    "a known Idempotency-Key with other changes",
+    422,
+    "idempotency_key_reused",
+    (t, e) =>
+      commit(t, { changes: [{ op: "delete", path: "a.txt" }, putChange("f.txt", e)] }, { ...commitHeaders(), "idempotency-key": e.key }),
+  ],
+  [
+    "an invalid project id",
+    400,
+    "invalid_project_id",
+    (t, e) => commit(t, { changes: [putChange("g.txt", e)] }, commitHeaders(), "bad%2Fid"),
+  ],
+  [
+    "a project never created",
+    404,
+    "project_not_found",
+    (t, e) => commit(t, { changes: [putChange("g.txt", e)] }, commitHeaders(), "never-created"),
+  ],
+  [
+    "a failed expectation next to a valid change (all or nothing)",
+    409,
+    "conflict",
+    (t, e) => commit(t, { changes: [putChange("fine.txt", e), { op: "delete", path: "a.txt", expect: null }] }),
+  ],
   ["a blob whose bytes hash differently", 400, "hash_mismatch", (t) => put(t, "expected bytes", "other bytes")],
   ["other bytes for a blob the server already has", 400, "hash_mismatch", (t) => put(t, "committed content", "tampered content!")],
   ["a blob over the size limit", 413, "too_large", (t) => put(t, Buffer.alloc(LIMIT + 1, 1))],
   ["a commit body over the size limit", 413, "too_large", (t) => commit(t, { changes: [], source: { agent: "x".repeat(LIMIT) } })],
-  ["an invalid blob address", 400, "invalid_request", (t) => fetch(url(t, "/blobs/NOT-A-HASH"), { method: "PUT", headers: auth, body: "x" })],
+  [
+    "an invalid blob address",
+    400,
+    "invalid_request",
+    (t) => fetch(url(t, "/blobs/NOT-A-HASH"), { method: "PUT", headers: auth, body: "x" }),
+  ],
   ["a wrong method", 405, "method_not_allowed", (t) => fetch(url(t, "/files"), { method: "DELETE", headers: auth })],
   ["no token, on an upload", 401, "unauthorized", (t) => put(t, "new content", "new content", {})],
-  ["no token, on a commit", 401, "unauthorized", (t, e) => commit(t, { changes: [{ op: "delete", path: "a.txt" }, putChange("h.txt", e)] }, { "content-type": "application/json", "idempotency-key": randomUUID() })],
-  ["a wrong token", 401, "unauthorized", (t) => commit(t, { changes: [{ op: "delete", path: "a.txt" }] }, { ...commitHeaders(), authorization: "Bearer wrong" })],
-  ["the token with another scheme", 401, "unauthorized", (t) => commit(t, { changes: [{ op: "delete", path: "a.txt" }] }, { ...commitHeaders(), authorization: `Basic ${TOKEN}` })],
-  ["a token that only starts like the right one", 401, "unauthorized", (t) => put(t, "new content", "new content", { authorization: `Bearer ${TOKEN}x` })],
+  [
+    "no token, on a commit",
+    401,
+    "unauthorized",
+    (t, e) =>
+      commit(
+        t,
+        { changes: [{ op: "delete", path: "a.txt" }, putChange("h.txt", e)] },
+        { "content-type": "application/json", "idempotency-key": randomUUID() },
+      ),
+  ],
+  [
+    "a wrong token",
+    401,
+    "unauthorized",
+    (t) => commit(t, { changes: [{ op: "delete", path: "a.txt" }] }, { ...commitHeaders(), authorization: "Bearer wrong" }),
+  ],
+  [
+    "the token with another scheme",
+    401,
+    "unauthorized",
+    (t) => commit(t, { changes: [{ op: "delete", path: "a.txt" }] }, { ...commitHeaders(), authorization: `Basic ${TOKEN}` }),
+  ],
+  [
+    "a token that only starts like the right one",
+    401,
+    "unauthorized",
+    (t) => put(t, "new content", "new content", { authorization: `Bearer ${TOKEN}x` }),
+  ],
 ];
 
 describe("the reference server refuses bad input without writing anything", () => {

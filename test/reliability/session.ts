@@ -72,7 +72,9 @@ export function generateSession(root: string, seed: number, shape: SessionShape)
   let edits = 0;
   const abs = (rel: string) => path.join(root, rel);
   const content = (rel: string, n: number) =>
-    `// ${rel} version ${n} (seed ${seed})\n` + Array.from({ length: 1 + Math.floor(random() * 40) }, (_, i) => `line ${i} ${random().toString(36)}`).join("\n") + "\n";
+    `// ${rel} version ${n} (seed ${seed})\n` +
+    Array.from({ length: 1 + Math.floor(random() * 40) }, (_, i) => `line ${i} ${random().toString(36)}`).join("\n") +
+    "\n";
 
   const event = (type: "assistant" | "user", content: unknown[], parent: string | null = null) =>
     JSON.stringify({ type, message: { role: type, content }, parent_tool_use_id: parent, session_id: session, uuid: randomUUID() });
@@ -81,10 +83,28 @@ export function generateSession(root: string, seed: number, shape: SessionShape)
     return { callId, line: event("assistant", [{ type: "tool_use", id: callId, name, input }], parent) };
   };
   const toolResult = (callId: string, error: boolean, parent: string | null) =>
-    event("user", [{ type: "tool_result", tool_use_id: callId, content: error ? "<tool_use_error>String to replace not found</tool_use_error>" : "ok", ...(error ? { is_error: true } : {}) }], parent);
+    event(
+      "user",
+      [
+        {
+          type: "tool_result",
+          tool_use_id: callId,
+          content: error ? "<tool_use_error>String to replace not found</tool_use_error>" : "ok",
+          ...(error ? { is_error: true } : {}),
+        },
+      ],
+      parent,
+    );
 
   steps.push({
-    line: JSON.stringify({ type: "system", subtype: "init", cwd: root, session_id: session, tools: ["Bash", "Edit", "MultiEdit", "Write", "Read"], model: "claude-test" }),
+    line: JSON.stringify({
+      type: "system",
+      subtype: "init",
+      cwd: root,
+      session_id: session,
+      tools: ["Bash", "Edit", "MultiEdit", "Write", "Read"],
+      model: "claude-test",
+    }),
   });
 
   while (edits < shape.edits) {
@@ -94,7 +114,12 @@ export function generateSession(root: string, seed: number, shape: SessionShape)
       // Noise the watcher must pass through and ignore.
       const noise = pick([
         () => event("assistant", [{ type: "text", text: `thinking about ${pick(files)} ${"…".repeat(Math.floor(random() * 50))}` }]),
-        () => JSON.stringify({ type: "stream_event", event: { type: "content_block_delta", delta: { type: "input_json_delta", partial_json: '{"file_path":' } }, session_id: session }),
+        () =>
+          JSON.stringify({
+            type: "stream_event",
+            event: { type: "content_block_delta", delta: { type: "input_json_delta", partial_json: '{"file_path":' } },
+            session_id: session,
+          }),
         () => toolUse("Read", { file_path: abs(pick(files)) }, parent).line,
         () => toolResult(`toolu_unknown_${id}`, false, parent),
       ]);
@@ -107,7 +132,12 @@ export function generateSession(root: string, seed: number, shape: SessionShape)
       // Bash rm: no tool event names the file; only the file system watcher sees it.
       const call = toolUse("Bash", { command: `rm ${rel}`, description: "remove a file" }, parent);
       steps.push({ line: call.line });
-      steps.push({ line: toolResult(call.callId, false, parent), apply: () => rmSync(abs(rel), { force: true }), edit: true, touches: rel });
+      steps.push({
+        line: toolResult(call.callId, false, parent),
+        apply: () => rmSync(abs(rel), { force: true }),
+        edit: true,
+        touches: rel,
+      });
       exists.delete(rel);
       touched.add(rel);
       edits++;

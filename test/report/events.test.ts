@@ -19,7 +19,11 @@ const SAID = /\.(?:(error|warn|info|debug)\(\s*|(warnOnce|infoOnce)\(\s*[^,]+,\s
 function said(): { where: string; level: string; event: string }[] {
   const files = readdirSync(src, { recursive: true, encoding: "utf8" }).filter((name) => name.endsWith(".ts"));
   return files.flatMap((name) =>
-    [...readFileSync(path.join(src, name), "utf8").matchAll(SAID)].map((m) => ({ where: name, level: (m[1] ?? m[2]!).replace("Once", ""), event: m[3]! })),
+    [...readFileSync(path.join(src, name), "utf8").matchAll(SAID)].map((m) => ({
+      where: name,
+      level: (m[1] ?? m[2]!).replace("Once", ""),
+      event: m[3]!,
+    })),
   );
 }
 

@@ -1,6 +1,15 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { colorWanted, escapeControl, guardOutput, redactCredentials, redactUrlCredentials, Reporter, secretMasker, type ReporterOptions } from "../../src/report/reporter.js";
+import {
+  colorWanted,
+  escapeControl,
+  guardOutput,
+  redactCredentials,
+  redactUrlCredentials,
+  Reporter,
+  secretMasker,
+  type ReporterOptions,
+} from "../../src/report/reporter.js";
 
 function capture(options: ReporterOptions = {}) {
   const lines: string[] = [];

@@ -42,11 +42,32 @@ function fill(template: string, value: string, encode: boolean): string {
 }
 
 /** Query parameters each route reads, every one fuzzed in turn. */
-const QUERIES = ["version", "since", "limit", "path", "wait", "offset", "session", "length", "dir", "from", "line", "page", "before", "download", "raw", "at", "user_code"];
+const QUERIES = [
+  "version",
+  "since",
+  "limit",
+  "path",
+  "wait",
+  "offset",
+  "session",
+  "length",
+  "dir",
+  "from",
+  "line",
+  "page",
+  "before",
+  "download",
+  "raw",
+  "at",
+  "user_code",
+];
 
 function targets(): { method: string; path: string; web: boolean }[] {
   const out: { method: string; path: string; web: boolean }[] = [];
-  for (const [tables, web] of [[API_ROUTES, false], [WEB_ROUTES, true]] as const) {
+  for (const [tables, web] of [
+    [API_ROUTES, false],
+    [WEB_ROUTES, true],
+  ] as const) {
     for (const spec of Object.values(tables)) {
       for (const method of Object.keys(spec.methods).filter((m) => m === "GET" || m === "HEAD")) {
         for (const value of HOSTILE) {
@@ -54,13 +75,19 @@ function targets(): { method: string; path: string; web: boolean }[] {
           for (const encode of /^[\x21-\x7e]*$/.test(value) ? [false, true] : [true]) {
             if (spec.path.includes("{") && spec.path !== "/p/{project}") out.push({ method, web, path: fill(spec.path, value, encode) });
             // The project id itself.
-            if (spec.path.includes("{project}")) out.push({ method, web, path: spec.path.replace("{project}", encode ? encodeURIComponent(value) : value).replace(/\{[^}]+\}/g, "x") });
+            if (spec.path.includes("{project}"))
+              out.push({
+                method,
+                web,
+                path: spec.path.replace("{project}", encode ? encodeURIComponent(value) : value).replace(/\{[^}]+\}/g, "x"),
+              });
           }
           const base = fill(spec.path, "s1", false).replace("{anything else}", "x");
           // The live poll waits unless something changed: since=0 answers at once.
           const fixed = spec.path.endsWith("/live") ? "since=0&" : "";
           // Each parameter alone (one refused first would hide the others), on GET: HEAD reads the same.
-          if (method === "GET" && value.length < 1000 && (spec.path.includes("{project}") || spec.path === "/device")) for (const name of QUERIES) out.push({ method, web, path: `${base}?${fixed}${name}=${encodeURIComponent(value)}` });
+          if (method === "GET" && value.length < 1000 && (spec.path.includes("{project}") || spec.path === "/device"))
+            for (const name of QUERIES) out.push({ method, web, path: `${base}?${fixed}${name}=${encodeURIComponent(value)}` });
         }
       }
     }
@@ -86,13 +113,15 @@ describe("the fuzz of every route's parameters", () => {
     for (const { method, path, web: isWeb } of all) {
       const headers: Record<string, string> = isWeb ? { cookie } : { authorization: `Bearer ${secret}` };
       const answer = await rawRequest(t.url, method, path, headers).catch((error: Error) => ({ status: 0, body: error.message }));
-      if (answer.status === 0 || answer.status >= 500 || answer.body.includes(MARKER)) bad.push(`${method} ${path.slice(0, 120)}: ${answer.status}`);
+      if (answer.status === 0 || answer.status >= 500 || answer.body.includes(MARKER))
+        bad.push(`${method} ${path.slice(0, 120)}: ${answer.status}`);
     }
     // Writes: each path parameter of a PUT or POST, and the paths of a commit's body.
     for (const spec of Object.values(API_ROUTES).filter((s) => s.path.includes("{project}"))) {
       for (const method of Object.keys(spec.methods).filter((m) => m === "PUT" || m === "POST")) {
         for (const value of HOSTILE.filter((v) => v.length < 1000)) {
-          const body = method === "POST" ? JSON.stringify({ sha256: [value], changes: [{ op: "put", path: value, sha256: value, size: 1 }] }) : "x";
+          const body =
+            method === "POST" ? JSON.stringify({ sha256: [value], changes: [{ op: "put", path: value, sha256: value, size: 1 }] }) : "x";
           const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json", "idempotency-key": "fuzz" };
           const res = await fetch(t.url + fill(spec.path, value, true) + "?offset=0", { method, headers, body });
           const text = await res.text();

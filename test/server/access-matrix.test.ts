@@ -24,7 +24,18 @@ const OTHER = "other";
 const BLOB = "matrix blob\n";
 const EVENTS = '{"type":"x"}\n';
 
-const CREDENTIALS = ["none", "malformed", "admin", "readThis", "writeThis", "readOther", "writeOther", "revoked", "expired", "childOfRevoked"] as const;
+const CREDENTIALS = [
+  "none",
+  "malformed",
+  "admin",
+  "readThis",
+  "writeThis",
+  "readOther",
+  "writeOther",
+  "revoked",
+  "expired",
+  "childOfRevoked",
+] as const;
 type Credential = (typeof CREDENTIALS)[number];
 
 /** "ok": the row's own answer; "out": refused as not signed in (API 401; web: 303 to /login, 401 for a POST or the live poll). */
@@ -33,11 +44,66 @@ type Outcome = "ok" | "out" | 403 | 404;
 /** The one table: what each credential gets for what a route needs, [existing project, missing project]. */
 const OUT = ["out", "out"] as const;
 const MATRIX: Record<Need, Record<Credential, readonly [Outcome, Outcome]>> = {
-  public: { none: ["ok", "ok"], malformed: ["ok", "ok"], admin: ["ok", "ok"], readThis: ["ok", "ok"], writeThis: ["ok", "ok"], readOther: ["ok", "ok"], writeOther: ["ok", "ok"], revoked: ["ok", "ok"], expired: ["ok", "ok"], childOfRevoked: ["ok", "ok"] },
-  token: { none: OUT, malformed: OUT, admin: ["ok", "ok"], readThis: ["ok", "ok"], writeThis: ["ok", "ok"], readOther: ["ok", "ok"], writeOther: ["ok", "ok"], revoked: OUT, expired: OUT, childOfRevoked: OUT },
-  admin: { none: OUT, malformed: OUT, admin: ["ok", "ok"], readThis: [403, 403], writeThis: [403, 403], readOther: [403, 403], writeOther: [403, 403], revoked: OUT, expired: OUT, childOfRevoked: OUT },
-  read: { none: OUT, malformed: OUT, admin: ["ok", 404], readThis: ["ok", 404], writeThis: ["ok", 404], readOther: [403, 403], writeOther: [403, 403], revoked: OUT, expired: OUT, childOfRevoked: OUT },
-  write: { none: OUT, malformed: OUT, admin: ["ok", 404], readThis: [403, 403], writeThis: ["ok", 404], readOther: [403, 403], writeOther: [403, 403], revoked: OUT, expired: OUT, childOfRevoked: OUT },
+  public: {
+    none: ["ok", "ok"],
+    malformed: ["ok", "ok"],
+    admin: ["ok", "ok"],
+    readThis: ["ok", "ok"],
+    writeThis: ["ok", "ok"],
+    readOther: ["ok", "ok"],
+    writeOther: ["ok", "ok"],
+    revoked: ["ok", "ok"],
+    expired: ["ok", "ok"],
+    childOfRevoked: ["ok", "ok"],
+  },
+  token: {
+    none: OUT,
+    malformed: OUT,
+    admin: ["ok", "ok"],
+    readThis: ["ok", "ok"],
+    writeThis: ["ok", "ok"],
+    readOther: ["ok", "ok"],
+    writeOther: ["ok", "ok"],
+    revoked: OUT,
+    expired: OUT,
+    childOfRevoked: OUT,
+  },
+  admin: {
+    none: OUT,
+    malformed: OUT,
+    admin: ["ok", "ok"],
+    readThis: [403, 403],
+    writeThis: [403, 403],
+    readOther: [403, 403],
+    writeOther: [403, 403],
+    revoked: OUT,
+    expired: OUT,
+    childOfRevoked: OUT,
+  },
+  read: {
+    none: OUT,
+    malformed: OUT,
+    admin: ["ok", 404],
+    readThis: ["ok", 404],
+    writeThis: ["ok", 404],
+    readOther: [403, 403],
+    writeOther: [403, 403],
+    revoked: OUT,
+    expired: OUT,
+    childOfRevoked: OUT,
+  },
+  write: {
+    none: OUT,
+    malformed: OUT,
+    admin: ["ok", 404],
+    readThis: [403, 403],
+    writeThis: ["ok", 404],
+    readOther: [403, 403],
+    writeOther: [403, 403],
+    revoked: OUT,
+    expired: OUT,
+    childOfRevoked: OUT,
+  },
 };
 
 interface Sample {
@@ -56,8 +122,19 @@ const API_SAMPLES: Record<Route["kind"], Record<string, (project: string) => Sam
     HEAD: () => ({ path: "/api/projects", ok: 200 }),
     POST: () => ({ path: "/api/projects", init: json({ id: `made-${randomUUID()}` }), ok: 201 }),
   },
-  deviceCode: { POST: () => ({ path: "/api/device/code", init: { method: "POST", body: new URLSearchParams({ client_id: "x" }) }, ok: 200 }) },
-  deviceToken: { POST: () => ({ path: "/api/device/token", init: { method: "POST", body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: "none" }) }, ok: 400 }) },
+  deviceCode: {
+    POST: () => ({ path: "/api/device/code", init: { method: "POST", body: new URLSearchParams({ client_id: "x" }) }, ok: 200 }),
+  },
+  deviceToken: {
+    POST: () => ({
+      path: "/api/device/token",
+      init: {
+        method: "POST",
+        body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: "none" }),
+      },
+      ok: 400,
+    }),
+  },
   files: { GET: (p) => ({ path: `/api/projects/${p}/files`, ok: 200 }), HEAD: (p) => ({ path: `/api/projects/${p}/files`, ok: 200 }) },
   blob: {
     GET: (p) => ({ path: `/api/projects/${p}/blobs/${sha256(BLOB)}`, ok: 200 }),
@@ -70,7 +147,10 @@ const API_SAMPLES: Record<Route["kind"], Record<string, (project: string) => Sam
     GET: (p) => ({ path: `/api/projects/${p}/commits?since=0`, ok: 200 }),
     POST: (p) => ({ path: `/api/projects/${p}/commits`, init: commitInit(), ok: 200 }),
   },
-  sessions: { GET: (p) => ({ path: `/api/projects/${p}/sessions`, ok: 200 }), HEAD: (p) => ({ path: `/api/projects/${p}/sessions`, ok: 200 }) },
+  sessions: {
+    GET: (p) => ({ path: `/api/projects/${p}/sessions`, ok: 200 }),
+    HEAD: (p) => ({ path: `/api/projects/${p}/sessions`, ok: 200 }),
+  },
   events: {
     GET: (p) => ({ path: `/api/projects/${p}/sessions/s1/events`, ok: 200 }),
     HEAD: (p) => ({ path: `/api/projects/${p}/sessions/s1/events`, ok: 200 }),
@@ -82,14 +162,22 @@ const API_SAMPLES: Record<Route["kind"], Record<string, (project: string) => Sam
 const WEB_SAMPLES: Record<WebRoute["kind"], Record<string, (project: string) => Sample & { form?: Record<string, string> }>> = {
   asset: { GET: () => ({ path: "/assets/web.css", ok: 200 }), HEAD: () => ({ path: "/assets/web.css", ok: 200 }) },
   // Sent without the form's CSRF field: refused (403) whoever sends it.
-  login: { GET: () => ({ path: "/login", ok: 200 }), HEAD: () => ({ path: "/login", ok: 200 }), POST: () => ({ path: "/login", form: { token: "wrong" }, ok: 403 }) },
+  login: {
+    GET: () => ({ path: "/login", ok: 200 }),
+    HEAD: () => ({ path: "/login", ok: 200 }),
+    POST: () => ({ path: "/login", form: { token: "wrong" }, ok: 403 }),
+  },
   logout: { POST: () => ({ path: "/logout", form: {}, ok: 303 }) },
   device: {
     GET: () => ({ path: "/device", ok: 200 }),
     HEAD: () => ({ path: "/device", ok: 200 }),
     POST: () => ({ path: "/device", form: { user_code: "BCDF-GHJK", action: "approve", project: HERE, access: "read" }, ok: 400 }),
   },
-  projects: { GET: () => ({ path: "/", ok: 200 }), HEAD: () => ({ path: "/", ok: 200 }), POST: () => ({ path: "/", form: { id: `made-${randomUUID()}` }, ok: 303 }) },
+  projects: {
+    GET: () => ({ path: "/", ok: 200 }),
+    HEAD: () => ({ path: "/", ok: 200 }),
+    POST: () => ({ path: "/", form: { id: `made-${randomUUID()}` }, ok: 303 }),
+  },
   tree: { GET: (p) => ({ path: `/p/${p}`, ok: 200 }), HEAD: (p) => ({ path: `/p/${p}`, ok: 200 }) },
   file: { GET: (p) => ({ path: `/p/${p}/f/a.txt`, ok: 200 }), HEAD: (p) => ({ path: `/p/${p}/f/a.txt?download=1`, ok: 200 }) },
   commits: { GET: (p) => ({ path: `/p/${p}/commits`, ok: 200 }), HEAD: (p) => ({ path: `/p/${p}/commits`, ok: 200 }) },
@@ -97,7 +185,11 @@ const WEB_SAMPLES: Record<WebRoute["kind"], Record<string, (project: string) => 
   sessions: { GET: (p) => ({ path: `/p/${p}/sessions`, ok: 200 }), HEAD: (p) => ({ path: `/p/${p}/sessions`, ok: 200 }) },
   session: { GET: (p) => ({ path: `/p/${p}/sessions/s1`, ok: 200 }), HEAD: (p) => ({ path: `/p/${p}/sessions/s1`, ok: 200 }) },
   live: { GET: (p) => ({ path: `/p/${p}/live?since=0`, ok: 200 }) },
-  notFound: { GET: () => ({ path: "/nowhere", ok: 404 }), HEAD: () => ({ path: "/nowhere", ok: 404 }), POST: () => ({ path: "/nowhere", form: {}, ok: 404 }) },
+  notFound: {
+    GET: () => ({ path: "/nowhere", ok: 404 }),
+    HEAD: () => ({ path: "/nowhere", ok: 404 }),
+    POST: () => ({ path: "/nowhere", form: {}, ok: 404 }),
+  },
 };
 
 function json(body: unknown): RequestInit {
@@ -129,7 +221,10 @@ function expected(need: Need, credential: Credential, missing: boolean, ok: numb
  * The token of each credential, made on `t`'s store, and `end`, which revokes and outlives those
  * that must be refused (after web sessions were signed in with them).
  */
-async function credentials(t: TestServer, clock: TestClock): Promise<{ tokens: Record<Credential, string | undefined>; end(): Promise<void> }> {
+async function credentials(
+  t: TestServer,
+  clock: TestClock,
+): Promise<{ tokens: Record<Credential, string | undefined>; end(): Promise<void> }> {
   const both = [HERE, MISSING];
   const readThis = await mintToken(t, { projects: both, access: "read" });
   const writeThis = await mintToken(t, { projects: both, access: "write" });
@@ -178,7 +273,9 @@ async function onStore<T>(t: TestServer, work: (credentials: CredentialStore) =>
 }
 
 async function mintToken(t: TestServer, spec: TokenSpec): Promise<{ secret: string; id: string }> {
-  const { secret, record }: { secret: string; record: TokenRecord } = await onStore(t, (credentials) => createToken(credentials, spec, Date.now()));
+  const { secret, record }: { secret: string; record: TokenRecord } = await onStore(t, (credentials) =>
+    createToken(credentials, spec, Date.now()),
+  );
   return { secret, id: record.id };
 }
 
@@ -188,10 +285,22 @@ async function revokeToken(t: TestServer, id: string): Promise<void> {
 
 /** A token a device login gets once `parent` approves it. */
 async function deviceChild(t: TestServer, parent: { id: string; secret: string }): Promise<string> {
-  const started = (await (await fetch(`${t.url}/api/device/code`, { method: "POST" })).json()) as { device_code: string; user_code: string };
-  const by = { kind: "scoped", tokenId: parent.id, tokenHash: hashOfSecret(parent.secret), access: "write", projects: [HERE, MISSING] } as const;
+  const started = (await (await fetch(`${t.url}/api/device/code`, { method: "POST" })).json()) as {
+    device_code: string;
+    user_code: string;
+  };
+  const by = {
+    kind: "scoped",
+    tokenId: parent.id,
+    tokenHash: hashOfSecret(parent.secret),
+    access: "write",
+    projects: [HERE, MISSING],
+  } as const;
   expect(await t.devices.approve(started.user_code, { projects: [HERE, MISSING], access: "write" }, by)).toBe("approved");
-  const granted = await fetch(`${t.url}/api/device/token`, { method: "POST", body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: started.device_code }) });
+  const granted = await fetch(`${t.url}/api/device/token`, {
+    method: "POST",
+    body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: started.device_code }),
+  });
   return ((await granted.json()) as { access_token: string }).access_token;
 }
 
@@ -219,9 +328,13 @@ function cookieOf(res: Response): string {
 
 describe.each(storeCases(pg))("the authorization matrix on %s", (_name, testServer) => {
   it("every route of the API and the web view has a request here, for every method it answers", () => {
-    for (const [tables, samples] of [[API_ROUTES, API_SAMPLES], [WEB_ROUTES, WEB_SAMPLES]] as const) {
+    for (const [tables, samples] of [
+      [API_ROUTES, API_SAMPLES],
+      [WEB_ROUTES, WEB_SAMPLES],
+    ] as const) {
       expect(Object.keys(samples).sort()).toEqual(Object.keys(tables).sort());
-      for (const [kind, spec] of Object.entries(tables)) expect(Object.keys((samples as Record<string, object>)[kind]!).sort(), kind).toEqual(Object.keys(spec.methods).sort());
+      for (const [kind, spec] of Object.entries(tables))
+        expect(Object.keys((samples as Record<string, object>)[kind]!).sort(), kind).toEqual(Object.keys(spec.methods).sort());
     }
   });
 
@@ -232,9 +345,17 @@ describe.each(storeCases(pg))("the authorization matrix on %s", (_name, testServ
     expect((await t.request("/sessions/s1/events?offset=0", { method: "PUT", body: EVENTS }, HERE)).status).toBe(200);
     const { tokens: made, end } = await credentials(t, clock);
     const cases = [
-      ...Object.entries(API_ROUTES).flatMap(([kind, spec]) => Object.entries(spec.methods).map(([method, need]) => ({ web: false, kind, method, need, spec }))),
-      ...Object.entries(WEB_ROUTES).flatMap(([kind, spec]) => Object.entries(spec.methods).map(([method, need]) => ({ web: true, kind, method, need, spec }))),
-    ].flatMap((c) => (namesProject(c.spec.path) ? [false, true] : [false]).flatMap((missing) => CREDENTIALS.map((credential) => ({ ...c, missing, credential }))));
+      ...Object.entries(API_ROUTES).flatMap(([kind, spec]) =>
+        Object.entries(spec.methods).map(([method, need]) => ({ web: false, kind, method, need, spec })),
+      ),
+      ...Object.entries(WEB_ROUTES).flatMap(([kind, spec]) =>
+        Object.entries(spec.methods).map(([method, need]) => ({ web: true, kind, method, need, spec })),
+      ),
+    ].flatMap((c) =>
+      (namesProject(c.spec.path) ? [false, true] : [false]).flatMap((missing) =>
+        CREDENTIALS.map((credential) => ({ ...c, missing, credential })),
+      ),
+    );
 
     // A web session a request (a refused one is closed, a logout ends one); those of the credentials
     // refused later are signed in while they still hold.
@@ -242,7 +363,10 @@ describe.each(storeCases(pg))("the authorization matrix on %s", (_name, testServ
     const refusedLater = new Set<Credential>(["expired", "revoked", "childOfRevoked"]);
     // Signed in before `end` revokes or expires their tokens.
     const early = cases.filter((c) => c.web && refusedLater.has(c.credential));
-    for (const [c, session] of await Promise.all(early.map(async (c) => [c, await webSession(t, c.credential, made[c.credential])] as const))) sessions.set(c, session);
+    for (const [c, session] of await Promise.all(
+      early.map(async (c) => [c, await webSession(t, c.credential, made[c.credential])] as const),
+    ))
+      sessions.set(c, session);
     await end();
     // The others keep theirs, but for a logout.
     const kept = new Map<Credential, { cookie?: string; csrf: string }>();
@@ -257,14 +381,21 @@ describe.each(storeCases(pg))("the authorization matrix on %s", (_name, testServ
     const wrong: string[] = [];
     for (const c of cases) {
       const project = c.missing ? MISSING : HERE;
-      const samples = (c.web ? WEB_SAMPLES : API_SAMPLES) as Record<string, Record<string, (project: string) => Sample & { form?: Record<string, string> }>>;
+      const samples = (c.web ? WEB_SAMPLES : API_SAMPLES) as Record<
+        string,
+        Record<string, (project: string) => Sample & { form?: Record<string, string> }>
+      >;
       const sample = samples[c.kind]![c.method]!(project);
       let status: number;
       if (c.web) {
         const session = sessions.get(c)!;
         const signedOut = c.method === "POST" || c.kind === "live" ? 401 : 303;
-        const body = sample.form && new URLSearchParams({ ...(c.kind === "login" ? {} : { csrf: session.csrf }), ...sample.form }).toString();
-        const headers: Record<string, string> = { ...(session.cookie ? { cookie: session.cookie } : {}), ...(body !== undefined ? { "content-type": "application/x-www-form-urlencoded" } : {}) };
+        const body =
+          sample.form && new URLSearchParams({ ...(c.kind === "login" ? {} : { csrf: session.csrf }), ...sample.form }).toString();
+        const headers: Record<string, string> = {
+          ...(session.cookie ? { cookie: session.cookie } : {}),
+          ...(body !== undefined ? { "content-type": "application/x-www-form-urlencoded" } : {}),
+        };
         status = (await fetch(t.url + sample.path, { method: c.method, headers, body, redirect: "manual" })).status;
         const want = expected(c.need, c.credential, c.missing, sample.ok, signedOut);
         if (status !== want) wrong.push(`web ${c.method} ${sample.path} as ${c.credential}: ${status}, not ${want}`);

@@ -145,15 +145,16 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       expect((await t.files()).version).toBe(0);
     });
 
-    it.each([["uppercase", "A".repeat(64)], ["too short", "abc"], ["not hex", "g".repeat(64)]])(
-      "refuses a blob address that is %s with invalid_request",
-      async (_name, address) => {
-        const t = await projectServer();
-        await expectError(await t.request(`/blobs/${address}`), 400, "invalid_request");
-        await expectError(await t.request(`/blobs/${address}`, { method: "PUT", body: "x" }), 400, "invalid_request");
-        expect((await t.request(`/blobs/${address}`, { method: "HEAD" })).status).toBe(400);
-      },
-    );
+    it.each([
+      ["uppercase", "A".repeat(64)],
+      ["too short", "abc"],
+      ["not hex", "g".repeat(64)],
+    ])("refuses a blob address that is %s with invalid_request", async (_name, address) => {
+      const t = await projectServer();
+      await expectError(await t.request(`/blobs/${address}`), 400, "invalid_request");
+      await expectError(await t.request(`/blobs/${address}`, { method: "PUT", body: "x" }), 400, "invalid_request");
+      expect((await t.request(`/blobs/${address}`, { method: "HEAD" })).status).toBe(400);
+    });
   });
 
   describe("body size limits", () => {

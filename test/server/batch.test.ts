@@ -152,7 +152,10 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     it("refuses a part as soon as it passes the one-blob limit, before the rest is sent", async () => {
       const t = await testServer({ maxBlobBytes: 100_000 });
       // One part that never ends: every chunk after the first is more of its bytes.
-      const chunk = Buffer.concat([Buffer.from(`--big\r\nContent-Disposition: form-data; name="${sha256("x")}"\r\n\r\n`), Buffer.alloc(64 * 1024, 0x61)]);
+      const chunk = Buffer.concat([
+        Buffer.from(`--big\r\nContent-Disposition: form-data; name="${sha256("x")}"\r\n\r\n`),
+        Buffer.alloc(64 * 1024, 0x61),
+      ]);
       const total = 300 * chunk.length; // about 20 MB: under the byte limit of a request
       const { outcome, written } = await streamBlobs(t, "big", chunk, total, "\r\n--big--\r\n");
       expect([413, "EPIPE", "ECONNRESET"]).toContain(outcome);
@@ -215,12 +218,13 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       expect((await getBlobs(t, hashes.slice(0, 1))).status).toBe(200);
     });
 
-    it.each([["not a list", "abc"], ["a bad hash", ["xyz"]], ["uppercase", [sha256("x").toUpperCase()]]])(
-      "refuses %s with invalid_request",
-      async (_name, hashes) => {
-        const t = await projectServer();
-        await expectError(await getBlobs(t, hashes), 400, "invalid_request");
-      },
-    );
+    it.each([
+      ["not a list", "abc"],
+      ["a bad hash", ["xyz"]],
+      ["uppercase", [sha256("x").toUpperCase()]],
+    ])("refuses %s with invalid_request", async (_name, hashes) => {
+      const t = await projectServer();
+      await expectError(await getBlobs(t, hashes), 400, "invalid_request");
+    });
   });
 });

@@ -34,8 +34,16 @@ describe("checkExpectations", () => {
 
   it.each<[string, Change, { sha256: string | null; size: number | null }]>([
     ["a put expecting another hash", { op: "put", path: "here.txt", sha256: C, size: 3, expect: B }, { sha256: A, size: 1 }],
-    ["a put expecting absence of a present path", { op: "put", path: "here.txt", sha256: C, size: 3, expect: null }, { sha256: A, size: 1 }],
-    ["a put expecting a hash at an absent path", { op: "put", path: "new.txt", sha256: C, size: 3, expect: A }, { sha256: null, size: null }],
+    [
+      "a put expecting absence of a present path",
+      { op: "put", path: "here.txt", sha256: C, size: 3, expect: null },
+      { sha256: A, size: 1 },
+    ],
+    [
+      "a put expecting a hash at an absent path",
+      { op: "put", path: "new.txt", sha256: C, size: 3, expect: A },
+      { sha256: null, size: null },
+    ],
     ["a delete expecting another hash", { op: "delete", path: "here.txt", expect: C }, { sha256: A, size: 1 }],
     ["a delete expecting absence of a present path", { op: "delete", path: "here.txt", expect: null }, { sha256: A, size: 1 }],
     ["a delete expecting a hash at an absent path", { op: "delete", path: "gone.txt", expect: A }, { sha256: null, size: null }],
@@ -98,10 +106,15 @@ describe("checkCommit", () => {
 });
 
 describe("requestFingerprint", () => {
-  const request = { changes: [{ op: "put" as const, path: "a", sha256: A, size: 1, expect: null }], source: { agent: "x", sessionId: "s" } };
+  const request = {
+    changes: [{ op: "put" as const, path: "a", sha256: A, size: 1, expect: null }],
+    source: { agent: "x", sessionId: "s" },
+  };
 
   it("is the same for the same JSON with keys in another order", () => {
-    const reordered = JSON.parse('{"source":{"sessionId":"s","agent":"x"},"changes":[{"expect":null,"size":1,"sha256":"' + A + '","path":"a","op":"put"}]}');
+    const reordered = JSON.parse(
+      '{"source":{"sessionId":"s","agent":"x"},"changes":[{"expect":null,"size":1,"sha256":"' + A + '","path":"a","op":"put"}]}',
+    );
     expect(requestFingerprint(reordered)).toBe(requestFingerprint(request));
   });
 
@@ -123,7 +136,10 @@ describe("canonicalJson", () => {
 });
 
 describe("touchesPath", () => {
-  const changes: Change[] = [{ op: "put", path: "src/app/main.ts", sha256: A, size: 1 }, { op: "delete", path: "README" }];
+  const changes: Change[] = [
+    { op: "put", path: "src/app/main.ts", sha256: A, size: 1 },
+    { op: "delete", path: "README" },
+  ];
 
   it.each([
     ["the file itself", "README", true],
@@ -143,13 +159,28 @@ describe("fileDirClashes (a file and a directory under one name, docs/api.md v1.
   const del = (path: string): Change => ({ op: "delete", path });
   const files = (...paths: string[]) => new Map(paths.map((p) => [p, { sha256: B, size: 2 }]));
   const clashes = (changes: Change[], now: Map<string, { sha256: string; size: number }>) =>
-    fileDirClashes(changes, now, filesUnder(now, changes.flatMap((c) => (c.op === "put" ? [c.path] : [])))).map((c) => [c.path, c.clash]);
+    fileDirClashes(
+      changes,
+      now,
+      filesUnder(
+        now,
+        changes.flatMap((c) => (c.op === "put" ? [c.path] : [])),
+      ),
+    ).map((c) => [c.path, c.clash]);
 
   it.each<[string, Change[], string[], (string | undefined)[][]]>([
     ["a file under a file", [put("x/y")], ["x"], [["x/y", "x"]]],
     ["a file under a file deeper up", [put("x/y/z")], ["x"], [["x/y/z", "x"]]],
     ["a file over a directory", [put("x")], ["x/y"], [["x", "x/y"]]],
-    ["both in one commit", [put("x"), put("x/y")], [], [["x", "x/y"], ["x/y", "x"]]],
+    [
+      "both in one commit",
+      [put("x"), put("x/y")],
+      [],
+      [
+        ["x", "x/y"],
+        ["x/y", "x"],
+      ],
+    ],
     ["the file deleted in the same commit", [del("x"), put("x/y")], ["x"], []],
     ["the directory emptied in the same commit", [del("x/y"), del("x/z"), put("x")], ["x/y", "x/z"], []],
     ["the directory not quite emptied", [del("x/y"), put("x")], ["x/y", "x/z"], [["x", "x/z"]]],
@@ -162,15 +193,27 @@ describe("fileDirClashes (a file and a directory under one name, docs/api.md v1.
 
   it("is a 409 conflict in checkCommit, each clashing put named once with what it holds now", () => {
     const outcome = checkCommit([put("here.txt/y")], { sizes: new Map([[A, 1]]), current, under: new Map(), version: 7 });
-    expect(outcome).toEqual({ kind: "conflict", version: 7, conflicts: [{ path: "here.txt/y", sha256: null, size: null, clash: "here.txt" }] });
+    expect(outcome).toEqual({
+      kind: "conflict",
+      version: 7,
+      conflicts: [{ path: "here.txt/y", sha256: null, size: null, clash: "here.txt" }],
+    });
   });
 });
 
 describe("chainHash (docs/api.md v1.3)", () => {
   it("hashes the previous chain hash and the changes as canonical JSON, without expect", () => {
-    const changes: Change[] = [{ op: "put", path: "ä/a", sha256: A, size: 1, expect: B }, { op: "delete", path: "b", expect: null }];
+    const changes: Change[] = [
+      { op: "put", path: "ä/a", sha256: A, size: 1, expect: B },
+      { op: "delete", path: "b", expect: null },
+    ];
     expect(canonicalChanges(changes)).toBe(`[{"op":"put","path":"ä/a","sha256":"${A}","size":1},{"op":"delete","path":"b"}]`);
-    expect(chainHash(ZERO_CHAIN, changes)).toBe(chainHash(ZERO_CHAIN, changes.map(({ expect: _, ...c }) => c as Change)));
+    expect(chainHash(ZERO_CHAIN, changes)).toBe(
+      chainHash(
+        ZERO_CHAIN,
+        changes.map(({ expect: _, ...c }) => c as Change),
+      ),
+    );
     expect(chainHash(ZERO_CHAIN, changes)).not.toBe(chainHash(chainHash(ZERO_CHAIN, []), changes));
     expect(chainHash(ZERO_CHAIN, changes)).toMatch(/^[0-9a-f]{64}$/);
   });

@@ -17,9 +17,15 @@ describe("decidePoll", () => {
 
   it("answers slow_down to a poll inside the interval and adds 5 seconds to it; a poll after it is pending", () => {
     const polled = { ...pending, lastPollAt: NOW - 4_000 };
-    expect(decidePoll(polled, NOW)).toEqual({ next: { ...polled, lastPollAt: NOW, interval: 10 }, result: { kind: "error", error: "slow_down" } });
+    expect(decidePoll(polled, NOW)).toEqual({
+      next: { ...polled, lastPollAt: NOW, interval: 10 },
+      result: { kind: "error", error: "slow_down" },
+    });
     const later = { ...pending, lastPollAt: NOW - 5_000 };
-    expect(decidePoll(later, NOW)).toEqual({ next: { ...later, lastPollAt: NOW }, result: { kind: "error", error: "authorization_pending" } });
+    expect(decidePoll(later, NOW)).toEqual({
+      next: { ...later, lastPollAt: NOW },
+      result: { kind: "error", error: "authorization_pending" },
+    });
   });
 
   it("hands an approved login's grant out and drops the login; no login is invalid_grant", () => {

@@ -23,7 +23,10 @@ async function deviceCode(url: string): Promise<DeviceCodeAnswer> {
 }
 
 async function poll(url: string, code: string, grantType = GRANT): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${url}/api/device/token`, { method: "POST", body: new URLSearchParams({ grant_type: grantType, device_code: code }) });
+  const res = await fetch(`${url}/api/device/token`, {
+    method: "POST",
+    body: new URLSearchParams({ grant_type: grantType, device_code: code }),
+  });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -38,7 +41,10 @@ describe.each(storeCases(pg))("device login on %s", (_name, testServer) => {
     expect(answer.verification_uri_complete).toBe(`${t.url}/device?user_code=${answer.user_code}`);
     expect(answer).toMatchObject({ expires_in: 900, interval: 1 });
     expect(answer.device_code.length).toBeGreaterThanOrEqual(43);
-    expect(await t.devices.find(answer.user_code.toLowerCase().replace("-", " "))).toEqual({ userCode: answer.user_code, expiresAt: expect.any(Number) });
+    expect(await t.devices.find(answer.user_code.toLowerCase().replace("-", " "))).toEqual({
+      userCode: answer.user_code,
+      expiresAt: expect.any(Number),
+    });
   });
 
   it("polls: authorization_pending, slow_down when too fast, then once approved the token, once", async () => {
@@ -74,7 +80,14 @@ describe.each(storeCases(pg))("device login on %s", (_name, testServer) => {
     const t = await server();
     const expires = Date.now() + 3_600_000;
     const minted = await mintToken(t, { projects: ["demo"], access: "read", expires });
-    const approver = { kind: "scoped", tokenId: minted.id, tokenHash: hashOfSecret(minted.secret), access: "read", projects: ["demo"], expires } as const;
+    const approver = {
+      kind: "scoped",
+      tokenId: minted.id,
+      tokenHash: hashOfSecret(minted.secret),
+      access: "read",
+      projects: ["demo"],
+      expires,
+    } as const;
     const answer = await deviceCode(t.url);
     expect(await t.devices.approve(answer.user_code, { projects: ["demo"], access: "write" }, approver)).toBe("forbidden");
     expect(await t.devices.approve(answer.user_code, { projects: ["other"], access: "read" }, approver)).toBe("forbidden");

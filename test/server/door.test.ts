@@ -33,7 +33,10 @@ async function deviceCode(url: string): Promise<{ device_code: string; user_code
 }
 
 async function pollToken(url: string, deviceCode: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${url}/api/device/token`, { method: "POST", body: new URLSearchParams({ grant_type: GRANT, device_code: deviceCode }) });
+  const res = await fetch(`${url}/api/device/token`, {
+    method: "POST",
+    body: new URLSearchParams({ grant_type: GRANT, device_code: deviceCode }),
+  });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -62,7 +65,14 @@ describe.each(storeCases(pg))("one door on %s", (_name, testServer) => {
     const inPublic = `${t.url}/api/projects/public`;
     expect((await fetch(`${inPublic}/blobs/${blob.sha256}`, as(reader.secret, { method: "HEAD" }))).status).toBe(404);
     expect((await fetch(`${inPublic}/blobs/${blob.sha256}`, as(reader.secret))).status).toBe(404);
-    const batch = await fetch(`${inPublic}/blobs/get`, as(reader.secret, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ sha256: [blob.sha256] }) }));
+    const batch = await fetch(
+      `${inPublic}/blobs/get`,
+      as(reader.secret, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ sha256: [blob.sha256] }),
+      }),
+    );
     expect(batch.status).toBe(404);
     const commit = await fetch(`${inPublic}/commits`, as(writer.secret, commitBody("stolen.env", blob)));
     expect(commit.status).toBe(422);
@@ -102,7 +112,13 @@ describe.each(storeCases(pg))("one door on %s", (_name, testServer) => {
     expect((await fetch(`${t.url}/api/projects/public/files`, as(child))).status).toBe(401);
     // A revoked token approves nothing, however it reaches the device flow.
     const code = await deviceCode(t.url);
-    const stale = { kind: "scoped", tokenId: parent.id, tokenHash: hashOfSecret(parent.secret), access: "read", projects: ["public"] } as const;
+    const stale = {
+      kind: "scoped",
+      tokenId: parent.id,
+      tokenHash: hashOfSecret(parent.secret),
+      access: "read",
+      projects: ["public"],
+    } as const;
     expect(await t.devices.approve(code.user_code, { projects: ["public"], access: "read" }, stale)).toBe("forbidden");
   });
 

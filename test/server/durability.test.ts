@@ -13,7 +13,12 @@ describe("restart", () => {
     const t = await testServer();
     const one = await t.upload("one");
     const key = randomUUID();
-    const first = { changes: [{ op: "put", path: "a.txt", ...one }, { op: "put", path: "b.txt", ...one }] };
+    const first = {
+      changes: [
+        { op: "put", path: "a.txt", ...one },
+        { op: "put", path: "b.txt", ...one },
+      ],
+    };
     await t.commit(first, key);
     await t.write("c.txt", "three");
     await t.commit({ changes: [{ op: "delete", path: "b.txt" }] });
@@ -97,7 +102,10 @@ describe("restart", () => {
     const [demo, healthy] = [await chainOf("demo"), await chainOf("healthy")];
     await t.close();
     const strip = async (project: string, edit: (record: { chain?: string }, i: number) => void) => {
-      const lines = (await readFile(logOf(t.dataDir, project), "utf8")).trimEnd().split("\n").map((line) => JSON.parse(line) as { chain?: string });
+      const lines = (await readFile(logOf(t.dataDir, project), "utf8"))
+        .trimEnd()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { chain?: string });
       lines.forEach(edit);
       await writeFile(logOf(t.dataDir, project), lines.map((line) => JSON.stringify(line) + "\n").join(""));
     };
@@ -107,7 +115,9 @@ describe("restart", () => {
     await t.restart({ onWarning: (w) => warnings.push(w) });
     expect(await chainOf("demo")).toBe(demo);
     expect(healthy).toMatch(/^[0-9a-f]{64}$/);
-    expect(warnings).toEqual([expect.stringMatching(/^project healthy is unavailable: .*commits\.ndjson:1: corrupt commit log \(the chain hash of version 1/)]);
+    expect(warnings).toEqual([
+      expect.stringMatching(/^project healthy is unavailable: .*commits\.ndjson:1: corrupt commit log \(the chain hash of version 1/),
+    ]);
   });
 
   it("refuses commits to a project whose log versions do not follow each other, keeping its log as it was", async () => {

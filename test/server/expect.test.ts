@@ -20,7 +20,12 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     await t.write("edit.txt", "edit v1");
     const keep = await t.upload("keep");
     const edit = await t.upload("edit v2");
-    await t.commit({ changes: [{ op: "put", path: "keep.txt", ...keep }, { op: "put", path: "edit.txt", ...edit }] });
+    await t.commit({
+      changes: [
+        { op: "put", path: "keep.txt", ...keep },
+        { op: "put", path: "edit.txt", ...edit },
+      ],
+    });
     const fresh = await t.upload("fresh");
     return { t, keep, edit, fresh, before: await t.files() };
   }
@@ -43,7 +48,11 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     it.each([
       ["a put expecting a present path absent", (b: Blobs) => ({ op: "put", path: "edit.txt", ...b.fresh, expect: null }), "edit"],
       ["a put expecting an older hash", (b: Blobs) => ({ op: "put", path: "edit.txt", ...b.fresh, expect: sha256("edit v1") }), "edit"],
-      ["a put expecting a hash at an absent path", (b: Blobs) => ({ op: "put", path: "new.txt", ...b.fresh, expect: b.keep.sha256 }), "absent"],
+      [
+        "a put expecting a hash at an absent path",
+        (b: Blobs) => ({ op: "put", path: "new.txt", ...b.fresh, expect: b.keep.sha256 }),
+        "absent",
+      ],
       ["a delete expecting a present path absent", () => ({ op: "delete", path: "edit.txt", expect: null }), "edit"],
       ["a delete expecting another hash", (b: Blobs) => ({ op: "delete", path: "edit.txt", expect: b.keep.sha256 }), "edit"],
       ["a delete expecting a hash at an absent path", (b: Blobs) => ({ op: "delete", path: "ghost.txt", expect: b.keep.sha256 }), "absent"],
@@ -100,7 +109,12 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     it("refuses a file under a file, and a file over a directory, across versions: 409 conflict naming both paths, nothing applied", async () => {
       const { t, fresh, before } = await seeded();
       const under = await answer(await t.commit({ changes: [{ op: "put", path: "keep.txt/y", ...fresh, expect: null }] }));
-      expect(under).toMatchObject({ status: 409, error: "conflict", version: 2, conflicts: [{ path: "keep.txt/y", sha256: null, size: null, clash: "keep.txt" }] });
+      expect(under).toMatchObject({
+        status: 409,
+        error: "conflict",
+        version: 2,
+        conflicts: [{ path: "keep.txt/y", sha256: null, size: null, clash: "keep.txt" }],
+      });
       expect(under.message).toContain("keep.txt/y and keep.txt");
       await t.write("dir/a.txt", "a");
       const over = await answer(await t.commit({ changes: [{ op: "put", path: "dir", ...fresh }] }));
@@ -110,9 +124,27 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
 
     it("refuses both in one commit, and takes a file replaced by a directory in one commit", async () => {
       const { t, fresh, keep } = await seeded();
-      const both = await answer(await t.commit({ changes: [{ op: "put", path: "x", ...fresh }, { op: "put", path: "x/y", ...fresh }] }));
-      expect(both).toMatchObject({ status: 409, conflicts: [{ path: "x", clash: "x/y" }, { path: "x/y", clash: "x" }] });
-      const replaced = await t.commit({ changes: [{ op: "delete", path: "keep.txt", expect: keep.sha256 }, { op: "put", path: "keep.txt/y", ...fresh, expect: null }] });
+      const both = await answer(
+        await t.commit({
+          changes: [
+            { op: "put", path: "x", ...fresh },
+            { op: "put", path: "x/y", ...fresh },
+          ],
+        }),
+      );
+      expect(both).toMatchObject({
+        status: 409,
+        conflicts: [
+          { path: "x", clash: "x/y" },
+          { path: "x/y", clash: "x" },
+        ],
+      });
+      const replaced = await t.commit({
+        changes: [
+          { op: "delete", path: "keep.txt", expect: keep.sha256 },
+          { op: "put", path: "keep.txt/y", ...fresh, expect: null },
+        ],
+      });
       expect(replaced.status).toBe(200);
     });
   });

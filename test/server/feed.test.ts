@@ -29,7 +29,13 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     const t = await start();
     const [a1, a2, readme] = [await t.upload("a one"), await t.upload("a two"), await t.upload("read me")];
     const bodies = [
-      { changes: [{ op: "put", path: "src/a.ts", ...a1 }, { op: "put", path: "README", ...readme, expect: null }], source: { agent: "claude", sessionId: "s-1", host: "laptop" } },
+      {
+        changes: [
+          { op: "put", path: "src/a.ts", ...a1 },
+          { op: "put", path: "README", ...readme, expect: null },
+        ],
+        source: { agent: "claude", sessionId: "s-1", host: "laptop" },
+      },
       { changes: [{ op: "put", path: "src/a.ts", ...a2, expect: a1.sha256 }] },
       { changes: [{ op: "delete", path: "README", expect: readme.sha256 }], source: { agent: "codex" } },
       { changes: [{ op: "put", path: "srcx", ...a1 }] },
@@ -43,10 +49,19 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       const { t, a1, a2, readme } = await history(testServer);
       const expected = [
         [],
-        [{ path: "README", ...readme }, { path: "src/a.ts", ...a1 }],
-        [{ path: "README", ...readme }, { path: "src/a.ts", ...a2 }],
+        [
+          { path: "README", ...readme },
+          { path: "src/a.ts", ...a1 },
+        ],
+        [
+          { path: "README", ...readme },
+          { path: "src/a.ts", ...a2 },
+        ],
         [{ path: "src/a.ts", ...a2 }],
-        [{ path: "src/a.ts", ...a2 }, { path: "srcx", ...a1 }],
+        [
+          { path: "src/a.ts", ...a2 },
+          { path: "srcx", ...a1 },
+        ],
       ];
       for (const restarted of [false, true]) {
         if (restarted) await t.restart();
@@ -131,7 +146,9 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
     it("stops an answer before its changes pass maxJsonBytes, answering at least one commit", async () => {
       const t = await testServer({ maxJsonBytes: 4096 });
       const blob = await t.upload("x");
-      const big = (name: string) => ({ changes: Array.from({ length: 20 }, (_, i) => ({ op: "put", path: `${name}/${"p".repeat(90)}${i}`, ...blob })) });
+      const big = (name: string) => ({
+        changes: Array.from({ length: 20 }, (_, i) => ({ op: "put", path: `${name}/${"p".repeat(90)}${i}`, ...blob })),
+      });
       for (const name of ["a", "b", "c"]) expect((await t.commit(big(name))).status).toBe(200);
       const first = await feed(t);
       expect(first.commits.map((c) => c.version)).toEqual([1]);

@@ -8,7 +8,12 @@ import { describe, expect, it } from "vitest";
 import { sha256, tempDir, testServer } from "../kit/server.js";
 
 const record = (version: number, path: string) =>
-  JSON.stringify({ version, key: `k${version}`, at: `2024-05-0${version}T00:00:00.000Z`, changes: [{ op: "put", path, sha256: sha256("x"), size: 1 }] }) + "\n";
+  JSON.stringify({
+    version,
+    key: `k${version}`,
+    at: `2024-05-0${version}T00:00:00.000Z`,
+    changes: [{ op: "put", path, sha256: sha256("x"), size: 1 }],
+  }) + "\n";
 
 async function projectsOf(url: string): Promise<unknown> {
   return ((await (await fetch(`${url}/api/projects`)).json()) as { projects: unknown }).projects;
@@ -28,7 +33,9 @@ describe("a data dir made before v1.2", () => {
       { id: "talk-only", version: 0, files: 0, updated: expect.any(String) },
     ]);
     expect((await t.files("logged")).files.map((f) => f.path)).toEqual(["a.txt", "b.txt"]);
-    expect(await (await t.request("/sessions", {}, "talk-only")).json()).toEqual({ sessions: [{ id: "s-1", length: 3, updated: expect.any(String) }] });
+    expect(await (await t.request("/sessions", {}, "talk-only")).json()).toEqual({
+      sessions: [{ id: "s-1", length: 3, updated: expect.any(String) }],
+    });
     expect((await t.request("/files", {}, "talk-only")).status).toBe(200);
     const exists = await fetch(`${t.url}/api/projects`, { method: "POST", body: JSON.stringify({ id: "logged" }) });
     expect(exists.status).toBe(409);

@@ -45,7 +45,11 @@ describe("isServed: a Host header the server answers to", () => {
   });
 
   it("an Origin of its own name at another port is another site: a write from it is refused", () => {
-    const refusal = refusalOf({ method: "POST", host: "localhost:4400", origin: "http://localhost:3000", fetchSite: undefined }, LOOPBACK, NONE);
+    const refusal = refusalOf(
+      { method: "POST", host: "localhost:4400", origin: "http://localhost:3000", fetchSite: undefined },
+      LOOPBACK,
+      NONE,
+    );
     expect(refusal?.status).toBe(403);
   });
 

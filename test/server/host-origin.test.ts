@@ -11,7 +11,13 @@ import { csrfOf, WebClient } from "./web/web-client.js";
 
 /** A request over real HTTP with exactly these headers (fetch() would set its own Host). */
 function send(url: string, method: string, path: string, headers: Record<string, string>, body?: string) {
-  return rawRequest(url, method, path, { ...headers, ...(body === undefined ? {} : { "content-length": String(Buffer.byteLength(body)) }) }, body);
+  return rawRequest(
+    url,
+    method,
+    path,
+    { ...headers, ...(body === undefined ? {} : { "content-length": String(Buffer.byteLength(body)) }) },
+    body,
+  );
 }
 
 describe("a server started without a token", () => {
@@ -47,7 +53,13 @@ describe("a server started with a token", () => {
     const { host, port } = new URL(t.url);
     const auth = { authorization: "Bearer admin-token" };
     expect((await send(t.url, "GET", "/api/projects/demo/files", { ...auth, host: `rebind.attacker.example:${port}` })).status).toBe(421);
-    const cross = await send(t.url, "POST", "/api/projects", { ...auth, host, origin: "http://attacker.example", "content-type": "application/json" }, JSON.stringify({ id: "x" }));
+    const cross = await send(
+      t.url,
+      "POST",
+      "/api/projects",
+      { ...auth, host, origin: "http://attacker.example", "content-type": "application/json" },
+      JSON.stringify({ id: "x" }),
+    );
     expect(cross.status).toBe(403);
     expect((await send(t.url, "GET", "/api/projects/demo/files", { ...auth, host })).status).toBe(200);
   });
@@ -64,16 +76,36 @@ interface Variant {
 const VARIANTS: Variant[] = [
   { name: "no Origin, no Sec-Fetch-Site (the CLI)", headers: (port) => ({ host: `127.0.0.1:${port}` }), refused: "none" },
   { name: "good host localhost", headers: (port) => ({ host: `localhost:${port}` }), refused: "none" },
-  { name: "good Origin, same-origin", headers: (port) => ({ host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}`, "sec-fetch-site": "same-origin" }), refused: "none" },
+  {
+    name: "good Origin, same-origin",
+    headers: (port) => ({ host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}`, "sec-fetch-site": "same-origin" }),
+    refused: "none",
+  },
   { name: "foreign host", headers: () => ({ host: "example.com" }), refused: "host" },
   { name: "rebinding name", headers: (port) => ({ host: `rebind.attacker.example:${port}` }), refused: "host" },
   { name: "loopback name, another port (a proxy in front: TLS)", headers: () => ({ host: "localhost:1" }), refused: "none" },
   { name: "foreign Origin", headers: (port) => ({ host: `127.0.0.1:${port}`, origin: "http://attacker.example" }), refused: "changes" },
-  { name: "Origin of another local port", headers: (port) => ({ host: `127.0.0.1:${port}`, origin: "http://localhost:3000" }), refused: "changes" },
+  {
+    name: "Origin of another local port",
+    headers: (port) => ({ host: `127.0.0.1:${port}`, origin: "http://localhost:3000" }),
+    refused: "changes",
+  },
   { name: "Origin null", headers: (port) => ({ host: `127.0.0.1:${port}`, origin: "null" }), refused: "changes" },
-  { name: "Origin null, same-origin (a form of its own under no-referrer)", headers: (port) => ({ host: `127.0.0.1:${port}`, origin: "null", "sec-fetch-site": "same-origin" }), refused: "none" },
-  { name: "Sec-Fetch-Site cross-site", headers: (port) => ({ host: `127.0.0.1:${port}`, "sec-fetch-site": "cross-site" }), refused: "changes" },
-  { name: "Sec-Fetch-Site same-site", headers: (port) => ({ host: `127.0.0.1:${port}`, "sec-fetch-site": "same-site" }), refused: "changes" },
+  {
+    name: "Origin null, same-origin (a form of its own under no-referrer)",
+    headers: (port) => ({ host: `127.0.0.1:${port}`, origin: "null", "sec-fetch-site": "same-origin" }),
+    refused: "none",
+  },
+  {
+    name: "Sec-Fetch-Site cross-site",
+    headers: (port) => ({ host: `127.0.0.1:${port}`, "sec-fetch-site": "cross-site" }),
+    refused: "changes",
+  },
+  {
+    name: "Sec-Fetch-Site same-site",
+    headers: (port) => ({ host: `127.0.0.1:${port}`, "sec-fetch-site": "same-site" }),
+    refused: "changes",
+  },
 ];
 
 const EMPTY_SHA = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
@@ -119,8 +151,12 @@ interface Row {
 }
 
 function rows(): Row[] {
-  const api = Object.entries(API_ROUTES).flatMap(([kind, spec]) => Object.keys(spec.methods).map((method) => ({ route: kind, method, path: API_EXAMPLES[kind as Route["kind"]], web: false })));
-  const web = Object.entries(WEB_ROUTES).flatMap(([kind, spec]) => Object.keys(spec.methods).map((method) => ({ route: `web ${kind}`, method, path: WEB_EXAMPLES[kind as WebRoute["kind"]], web: true })));
+  const api = Object.entries(API_ROUTES).flatMap(([kind, spec]) =>
+    Object.keys(spec.methods).map((method) => ({ route: kind, method, path: API_EXAMPLES[kind as Route["kind"]], web: false })),
+  );
+  const web = Object.entries(WEB_ROUTES).flatMap(([kind, spec]) =>
+    Object.keys(spec.methods).map((method) => ({ route: `web ${kind}`, method, path: WEB_EXAMPLES[kind as WebRoute["kind"]], web: true })),
+  );
   // Signing in again and out end the test's session: last, so that every other page is seen signed in.
   const last = (row: Row) => (row.route === "web login" || row.route === "web logout" ? 1 : 0);
   return [...api, ...web].sort((a, b) => last(a) - last(b));
@@ -147,7 +183,11 @@ describe("Host and Origin on every route, from the server's route tables", () =>
       for (const variant of VARIANTS) {
         const changes = row.method !== "GET" && row.method !== "HEAD";
         const form = row.web && changes;
-        const headers = { ...variant.headers(port), cookie: `${COOKIE_NAME}=${web.cookie(COOKIE_NAME)}`, "content-type": form ? "application/x-www-form-urlencoded" : "application/json" };
+        const headers = {
+          ...variant.headers(port),
+          cookie: `${COOKIE_NAME}=${web.cookie(COOKIE_NAME)}`,
+          "content-type": form ? "application/x-www-form-urlencoded" : "application/json",
+        };
         const body = changes ? (form ? `csrf=${encodeURIComponent(csrf)}` : "") : undefined;
         const answer = await send(t.url, row.method, row.path, headers, body);
         const expected = variant.refused === "host" ? 421 : variant.refused === "changes" && changes ? 403 : undefined;
@@ -159,7 +199,10 @@ describe("Host and Origin on every route, from the server's route tables", () =>
           expect(refusalIn(answer.body, row.web), table.at(-1)).toBeUndefined();
         } else {
           expect(answer.status, table.at(-1)).toBe(expected);
-          if (row.method !== "HEAD") expect(refusalIn(answer.body, row.web) ?? "", table.at(-1)).toBe(expected === 421 ? " misdirected_request" : " cross_site_request");
+          if (row.method !== "HEAD")
+            expect(refusalIn(answer.body, row.web) ?? "", table.at(-1)).toBe(
+              expected === 421 ? " misdirected_request" : " cross_site_request",
+            );
           expect(String(answer.headers["content-type"]), table.at(-1)).toMatch(row.web ? /^text\/html/ : /^application\/json/);
         }
       }

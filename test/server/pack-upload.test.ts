@@ -69,7 +69,10 @@ describe.each(storeCases(pg))("%s store", (store, testServer) => {
     }
     // Another project's upload is "stored" (what others hold is never told), then "present" for it too.
     expect(await postBlobs(t, blobs, "other")).toEqual({ stored: blobs.map((blob) => sha256(blob)), present: [] });
-    expect(await postBlobs(t, [...blobs, "new one"], "other")).toEqual({ stored: [sha256("new one")], present: blobs.map((blob) => sha256(blob)) });
+    expect(await postBlobs(t, [...blobs, "new one"], "other")).toEqual({
+      stored: [sha256("new one")],
+      present: blobs.map((blob) => sha256(blob)),
+    });
     const blob = { sha256: sha256(blobs[0]!), size: Buffer.byteLength(blobs[0]!) };
     expect((await t.commit({ changes: [{ op: "put", path: "a.txt", ...blob }] }, undefined, "other")).status).toBe(200);
   });

@@ -11,7 +11,8 @@ const pg = usePgCluster();
 describe("--db store", () => {
   it("analyzes file_history while large commits grow it", async () => {
     const t = await testServer({ pg });
-    const reltuples = async () => Number((await t.query<{ n: number }>("SELECT reltuples AS n FROM pg_class WHERE oid = 'file_history'::regclass"))[0]!.n);
+    const reltuples = async () =>
+      Number((await t.query<{ n: number }>("SELECT reltuples AS n FROM pg_class WHERE oid = 'file_history'::regclass"))[0]!.n);
     const blob = await t.upload("one file\n");
     let commits = 0;
     // Bounded: the counters the check reads are flushed about once a second.

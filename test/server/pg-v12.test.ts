@@ -47,7 +47,8 @@ describe("long polls across replicas", () => {
     const listing = await fetch(`${b.url}/api/projects/demo/files`);
     expect(listing.status).toBe(200);
     await a.write("a.txt", "from A");
-    for (const answered of await Promise.all(waits)) expect(answered).toMatchObject({ version: 1, commits: [expect.objectContaining({ version: 1 })] });
+    for (const answered of await Promise.all(waits))
+      expect(answered).toMatchObject({ version: 1, commits: [expect.objectContaining({ version: 1 })] });
     expect(b.waiting()).toBe(0);
   });
 
@@ -64,7 +65,9 @@ describe("long polls across replicas", () => {
 
   it("listens again after its listening connection is killed", async () => {
     const listeners = async () =>
-      (await pg().admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN uspark_commits'")).rows.map((row) => row.pid);
+      (await pg().admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN uspark_commits'")).rows.map(
+        (row) => row.pid,
+      );
     // The worker's cluster outlives other files' servers: a listener there before A and B is not theirs.
     const others = await listeners();
     const ours = async () => (await listeners()).filter((pid) => !others.includes(pid));
@@ -108,13 +111,27 @@ describe("a database of an older version", () => {
     await db.query(MIGRATIONS[0]!);
     await db.query("CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
     await db.query("INSERT INTO schema_migrations (version) VALUES (1)");
-    const [one, two] = [{ sha256: sha256("one"), size: 3 }, { sha256: sha256("two"), size: 3 }];
+    const [one, two] = [
+      { sha256: sha256("one"), size: 3 },
+      { sha256: sha256("two"), size: 3 },
+    ];
     await db.query("INSERT INTO blobs (sha256, size) VALUES ($1, 3), ($2, 3)", [one.sha256, two.sha256]);
     await db.query("INSERT INTO blob_chunks (sha256, seq, data) VALUES ($1, 0, 'one'), ($2, 0, 'two')", [one.sha256, two.sha256]);
     const commits = [
-      [{ op: "put", path: "a", ...one }, { op: "put", path: "b", ...one }, { op: "put", path: "a", ...two }],
-      [{ op: "delete", path: "b" }, { op: "put", path: "c", ...one }],
-      [{ op: "put", path: "b", ...two }, { op: "delete", path: "a" }, { op: "put", path: "a", ...one }],
+      [
+        { op: "put", path: "a", ...one },
+        { op: "put", path: "b", ...one },
+        { op: "put", path: "a", ...two },
+      ],
+      [
+        { op: "delete", path: "b" },
+        { op: "put", path: "c", ...one },
+      ],
+      [
+        { op: "put", path: "b", ...two },
+        { op: "delete", path: "a" },
+        { op: "put", path: "a", ...one },
+      ],
     ];
     await db.query("INSERT INTO projects (id, version) VALUES ('old', 3)");
     for (const [i, changes] of commits.entries()) {
@@ -141,9 +158,19 @@ describe("a database of an older version", () => {
       ],
     });
     const at = async (version: number) => ((await (await fetch(`${api}/old/files?version=${version}`)).json()) as { files: unknown }).files;
-    expect(await at(1)).toEqual([{ path: "a", ...two }, { path: "b", ...one }]);
-    expect(await at(2)).toEqual([{ path: "a", ...two }, { path: "c", ...one }]);
-    expect(await at(3)).toEqual([{ path: "a", ...one }, { path: "b", ...two }, { path: "c", ...one }]);
+    expect(await at(1)).toEqual([
+      { path: "a", ...two },
+      { path: "b", ...one },
+    ]);
+    expect(await at(2)).toEqual([
+      { path: "a", ...two },
+      { path: "c", ...one },
+    ]);
+    expect(await at(3)).toEqual([
+      { path: "a", ...one },
+      { path: "b", ...two },
+      { path: "c", ...one },
+    ]);
     // Commits from before the chain hash (API v1.3) get theirs at the migration, each after the one before.
     const chains = (commits as Change[][]).reduce((acc, changes) => [...acc, chainHash(acc.at(-1)!, changes)], [ZERO_CHAIN]);
     expect(await (await fetch(`${api}/old/files`)).json()).toEqual({ version: 3, files: await at(3), api: "1.2", chain: chains[3] });
@@ -155,7 +182,11 @@ describe("a database of an older version", () => {
       expect((await fetch(`${api}/old/blobs/${blob.sha256}`, { method: "HEAD" })).status).toBe(200);
       expect((await fetch(`${api}/talk-only/blobs/${blob.sha256}`, { method: "HEAD" })).status).toBe(404);
     }
-    const replay = await fetch(`${api}/old/commits`, { method: "POST", headers: { "idempotency-key": "k2" }, body: JSON.stringify({ changes: commits[1] }) });
+    const replay = await fetch(`${api}/old/commits`, {
+      method: "POST",
+      headers: { "idempotency-key": "k2" },
+      body: JSON.stringify({ changes: commits[1] }),
+    });
     expect(await replay.json()).toEqual({ version: 2, chain: chains[2], api: "1.2" });
     const next = await fetch(`${api}/old/commits`, {
       method: "POST",
@@ -164,7 +195,10 @@ describe("a database of an older version", () => {
     });
     expect(await next.json()).toMatchObject({ version: 4, chain: chainHash(chains[3]!, [{ op: "delete", path: "c" }]) });
     expect(await at(3)).toHaveLength(3);
-    expect(await at(4)).toEqual([{ path: "a", ...one }, { path: "b", ...two }]);
+    expect(await at(4)).toEqual([
+      { path: "a", ...one },
+      { path: "b", ...two },
+    ]);
   });
 });
 
@@ -228,7 +262,10 @@ describe("blobs in PostgreSQL, one chunk at a time", () => {
     const bytes = Buffer.from(Array.from({ length: 2 * MiB + 5 }, (_, i) => (i * 13) % 251));
     await t.upload(bytes);
     expect(Buffer.from(await (await t.request(`/blobs/${sha256(bytes)}`)).arrayBuffer()).equals(bytes)).toBe(true);
-    const res = await t.request("/blobs/get", { method: "POST", body: JSON.stringify({ sha256: [sha256(bytes), (await t.upload("small")).sha256] }) });
+    const res = await t.request("/blobs/get", {
+      method: "POST",
+      body: JSON.stringify({ sha256: [sha256(bytes), (await t.upload("small")).sha256] }),
+    });
     const form = await res.formData();
     expect(Buffer.from(await (form.get(sha256(bytes)) as Blob).arrayBuffer()).equals(bytes)).toBe(true);
     expect(await (form.get(sha256("small")) as Blob).text()).toBe("small");

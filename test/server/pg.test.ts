@@ -70,9 +70,7 @@ describe("several replicas on one database", () => {
     const [a, b] = [await replica(url), await replica(url)];
     await createProject(a.url, "demo");
     const blob = await upload(a.url, "shared");
-    const answers = await Promise.all(
-      Array.from({ length: 24 }, (_, i) => commit((i % 2 ? a : b).url, `f${i}.txt`, blob)),
-    );
+    const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => commit((i % 2 ? a : b).url, `f${i}.txt`, blob)));
     const versions = await Promise.all(answers.map(async (res) => ((await res.json()) as { version: number }).version));
     expect(versions.sort((x, y) => x - y)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
     const files = (await (await fetch(`${b.url}/api/projects/demo/files`)).json()) as { version: number; files: unknown[] };
@@ -108,7 +106,10 @@ describe("a server that cannot listen", () => {
     const url = `${await pg().freshSchemaUrl()}&application_name=${name}`;
     await expect(startServer({ databaseUrl: url, port: first.port })).rejects.toMatchObject({ code: "EADDRINUSE" });
     const connections = async () => {
-      const { rows } = await pg().admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1", [name]);
+      const { rows } = await pg().admin.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1",
+        [name],
+      );
       return rows[0]!.n;
     };
     await eventually(async () => (await connections()) === 0, 5_000);
@@ -173,7 +174,12 @@ describe("a database that goes away", () => {
     expect(warnings.join("\n")).toMatch(/database unreachable/);
     await eventually(async () => (await fetch(`${server!.url}/readyz`)).status === 200);
     await createProject(server!.url, "demo");
-    expect(await (await fetch(`${server!.url}/api/projects/demo/files`)).json()).toEqual({ version: 0, files: [], api: "1.2", chain: ZERO_CHAIN });
+    expect(await (await fetch(`${server!.url}/api/projects/demo/files`)).json()).toEqual({
+      version: 0,
+      files: [],
+      api: "1.2",
+      chain: ZERO_CHAIN,
+    });
   });
 });
 

@@ -112,7 +112,8 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       const body = method === "PUT" || method === "POST" ? "x" : undefined;
       const res = await t.request(path, { method, body, headers: { "idempotency-key": randomUUID() } }, "never-created");
       expect(res.status).toBe(404);
-      if (method !== "HEAD") expect(await res.json()).toMatchObject({ error: "project_not_found", message: expect.stringContaining("never-created") });
+      if (method !== "HEAD")
+        expect(await res.json()).toMatchObject({ error: "project_not_found", message: expect.stringContaining("never-created") });
       expect(await createdSince(t.url, before)).toEqual([]);
     });
   });
@@ -135,7 +136,9 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       expect(events.status).toBe(200);
       await t.restart();
       expect((await t.files(project)).files.map((f) => f.path)).toEqual(["a.txt"]);
-      expect(await (await t.request("/sessions", {}, project)).json()).toEqual({ sessions: [{ id: "s-1", length: 3, updated: expect.any(String) }] });
+      expect(await (await t.request("/sessions", {}, project)).json()).toEqual({
+        sessions: [{ id: "s-1", length: 3, updated: expect.any(String) }],
+      });
       expect(await listedIds(t.url)).toEqual([id]);
     });
 

@@ -16,9 +16,12 @@ const PROJECTS = ["alpha", "beta", "gamma", "delta"];
 async function serveReplica(databaseUrl: string) {
   // A little latency keeps requests in flight when the replica is killed.
   // The TCP proxy passes on the Host of its own port: a name the replica must be told to serve.
-  const { child, result } = await startCli(["serve", "--db", databaseUrl, "--port", "0", "--quiet", "--latency", "20", "--allowed-host", "127.0.0.1"], {
-    timeoutMs: 170_000,
-  });
+  const { child, result } = await startCli(
+    ["serve", "--db", databaseUrl, "--port", "0", "--quiet", "--latency", "20", "--allowed-host", "127.0.0.1"],
+    {
+      timeoutMs: 170_000,
+    },
+  );
   onTestFinished(() => {
     child.kill("SIGKILL");
   });
@@ -30,7 +33,22 @@ async function serveReplica(databaseUrl: string) {
 async function startWatcher(project: string, apiUrl: string) {
   const root = await tempDir();
   const run = await startCli(
-    ["watch", "--project-id", project, "--api-url", apiUrl, "--root", root, "--debounce", "30", "--max-wait", "200", "--flush-timeout", "60000", "--verbose"],
+    [
+      "watch",
+      "--project-id",
+      project,
+      "--api-url",
+      apiUrl,
+      "--root",
+      root,
+      "--debounce",
+      "30",
+      "--max-wait",
+      "200",
+      "--flush-timeout",
+      "60000",
+      "--verbose",
+    ],
     { timeoutMs: 120_000 },
   );
   await waitForOutput(run.child.stderr, (text) => /ready in/.test(text), 20_000);
@@ -49,7 +67,9 @@ async function treeOf(root: string): Promise<Record<string, string>> {
     if (!entry.isFile()) continue;
     const path = join(entry.parentPath, entry.name).slice(root.length + 1);
     if (path.startsWith(".uspark")) continue;
-    tree[path] = createHash("sha256").update(await readFile(join(root, path))).digest("hex");
+    tree[path] = createHash("sha256")
+      .update(await readFile(join(root, path)))
+      .digest("hex");
   }
   return tree;
 }
@@ -83,7 +103,10 @@ it("keeps every watcher's edits, applied once, when one of two replicas is kille
   for (const w of watchers) w.child.stdin.end();
 
   const results = await Promise.all(watchers.map((w) => w.result));
-  expect(results.map((r) => r.code), results.map((r) => r.stderr).join("\n---\n")).toEqual([0, 0, 0, 0]);
+  expect(
+    results.map((r) => r.code),
+    results.map((r) => r.stderr).join("\n---\n"),
+  ).toEqual([0, 0, 0, 0]);
 
   for (const [i, project] of PROJECTS.entries()) {
     const remote = await remoteOf(proxy.url, project);

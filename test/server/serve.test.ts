@@ -108,7 +108,9 @@ describe("runServe (uspark serve)", () => {
     const home = await tempDir();
     const { child, result } = await startCli(["serve", "--port", "0"], { env: { HOME: home, USPARK_DATABASE_URL: "" } });
     const said = await waitForOutput(child.stderr, (text) => text.includes("web view:"));
-    expect(said).toContain(`(data: ${home}/.uspark/serve-data, the default store (--data <dir> or --db <url> for another), token: not required)`);
+    expect(said).toContain(
+      `(data: ${home}/.uspark/serve-data, the default store (--data <dir> or --db <url> for another), token: not required)`,
+    );
     const url = /listening on (\S+)/.exec(said)![1]!;
     expect((await fetch(`${url}/api/projects`, { method: "POST", body: JSON.stringify({ id: "first" }) })).status).toBe(201);
     child.kill("SIGTERM");

@@ -76,13 +76,14 @@ describe.each(storeCases(pg))("%s store", (_store, testServer, projectServer) =>
       expect(await answer(await putEvents(t, 0, "x".repeat(100)))).toEqual({ status: 200, length: 100 });
     });
 
-    it.each([["missing", ""], ["negative", "-1"], ["not a number", "abc"]])(
-      "refuses an offset that is %s with invalid_request",
-      async (_name, offset) => {
-        const t = await projectServer();
-        expect(await answer(await putEvents(t, offset, "x"))).toMatchObject({ status: 400, error: "invalid_request" });
-      },
-    );
+    it.each([
+      ["missing", ""],
+      ["negative", "-1"],
+      ["not a number", "abc"],
+    ])("refuses an offset that is %s with invalid_request", async (_name, offset) => {
+      const t = await projectServer();
+      expect(await answer(await putEvents(t, offset, "x"))).toMatchObject({ status: 400, error: "invalid_request" });
+    });
 
     it.each(["a%2Fb", "a%20b", "%2E%2E"])("refuses the session id %s with 400", async (session) => {
       const t = await projectServer();

@@ -44,11 +44,14 @@ describe.each(storeCases(pg))("scoped tokens on %s", (_name, testServer) => {
     const blob = await t.upload("hello");
     const { secret } = await mint(t, { projects: ["demo"], access: "write" });
     const commit = (project: string) =>
-      fetch(`${t.url}/api/projects/${project}/commits`, as(secret, {
-        method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": crypto.randomUUID() },
-        body: JSON.stringify({ changes: [{ op: "put", path: "a.txt", ...blob }] }),
-      }));
+      fetch(
+        `${t.url}/api/projects/${project}/commits`,
+        as(secret, {
+          method: "POST",
+          headers: { "content-type": "application/json", "idempotency-key": crypto.randomUUID() },
+          body: JSON.stringify({ changes: [{ op: "put", path: "a.txt", ...blob }] }),
+        }),
+      );
     expect((await commit("demo")).status).toBe(200);
     expect((await fetch(`${t.url}/api/projects/demo/files`, as(secret))).status).toBe(200);
     expect((await commit("other")).status).toBe(403);
@@ -82,7 +85,9 @@ describe.each(storeCases(pg))("scoped tokens on %s", (_name, testServer) => {
     const refused = await api("/commits", { method: "POST", headers: json, body: JSON.stringify(change) });
     expect(refused.status).toBe(403);
     // Said as what it is: the token may read this project, not write it.
-    expect(((await refused.json()) as { message: string }).message).toBe('this token may only read project "demo": writing needs a write token');
+    expect(((await refused.json()) as { message: string }).message).toBe(
+      'this token may only read project "demo": writing needs a write token',
+    );
     expect((await api("/sessions/s1/events?offset=0", { method: "PUT", body: "{}\n" })).status).toBe(403);
     expect((await api("/blobs", { method: "POST", body: "x" })).status).toBe(403);
     expect((await t.files()).files.map((f) => f.path)).toEqual(["a.txt"]);
@@ -155,4 +160,3 @@ async function storedText(t: TestServer): Promise<string> {
   const rows = await t.query<{ row: string }>("SELECT row_to_json(t)::text AS row FROM tokens t");
   return rows.map((row) => row.row).join("\n");
 }
-

@@ -97,7 +97,11 @@ describe("passthroughOf", () => {
     expect(seen).toEqual(["early\n"]);
     // Taken once: another passthrough of the same input is a new one, with nothing held for it.
     const other: string[] = [];
-    const fresh = passthroughOf({ input: new PassThrough(), output: output().stream, onChunk: (chunk) => void other.push(chunk.toString()) });
+    const fresh = passthroughOf({
+      input: new PassThrough(),
+      output: output().stream,
+      onChunk: (chunk) => void other.push(chunk.toString()),
+    });
     expect(fresh).not.toBe(adopted);
     input.end("late\n");
     await adopted.done;

@@ -68,7 +68,10 @@ describe("LineSplitter", () => {
   it("should hand a sink with lineIn each line within a chunk as its place in that chunk", () => {
     const seen: [Buffer, number, number][] = [];
     const joined: string[] = [];
-    const splitter = new LineSplitter({ lineIn: (chunk, start, end) => seen.push([chunk, start, end]), line: (line) => joined.push(line.toString()) });
+    const splitter = new LineSplitter({
+      lineIn: (chunk, start, end) => seen.push([chunk, start, end]),
+      line: (line) => joined.push(line.toString()),
+    });
     const first = Buffer.from("ab\ncd\nsp");
     splitter.push(first);
     splitter.push(Buffer.from("lit\n\n"));

@@ -132,7 +132,13 @@ describe("passthrough with a write that takes bytes at once (stdout's descriptor
       throw Object.assign(new Error("write ENOSPC"), { code: "ENOSPC" });
     };
     const input = new PassThrough();
-    const stream = passthrough({ input, output: out.stream, writeNow, onChunk: (chunk) => void seen.push(chunk.toString()), onOutputError: (error) => errors.push(error.code!) });
+    const stream = passthrough({
+      input,
+      output: out.stream,
+      writeNow,
+      onChunk: (chunk) => void seen.push(chunk.toString()),
+      onOutputError: (error) => errors.push(error.code!),
+    });
     input.write("one");
     await settled();
     input.end("two");
@@ -206,7 +212,13 @@ describe("passthrough to a pipe's descriptor, as to stdout", () => {
     const errors: string[] = [];
     let read = 0;
     const input = new PassThrough();
-    const stream = passthrough({ input, output: out.stream, writeNow: (bytes, from) => writeSync(out.fd, bytes, from), onChunk: (chunk) => void (read += chunk.length), onOutputError: (error) => errors.push(error.code!) });
+    const stream = passthrough({
+      input,
+      output: out.stream,
+      writeNow: (bytes, from) => writeSync(out.fd, bytes, from),
+      onChunk: (chunk) => void (read += chunk.length),
+      onOutputError: (error) => errors.push(error.code!),
+    });
     for (const chunk of chunks()) input.write(chunk);
     input.end();
     await stream.done;

@@ -1,7 +1,16 @@
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { entriesFor, journalPath, mergeEntries, readJournal, removeSynced, updateJournal, writeJournal, type JournalEntry } from "../../src/sync/journal.js";
+import {
+  entriesFor,
+  journalPath,
+  mergeEntries,
+  readJournal,
+  removeSynced,
+  updateJournal,
+  writeJournal,
+  type JournalEntry,
+} from "../../src/sync/journal.js";
 import { captureReporter, tempDir } from "../kit/sync.js";
 
 const entry = (p: string, time: string, extra: Partial<JournalEntry> = {}): JournalEntry => ({
@@ -86,7 +95,8 @@ describe("journal (files)", () => {
       // Writing after that starts a new journal; the corrupt copy stays.
       await updateJournal(dir, { add: [entry("a", "2025-01-01T00:00:00Z")] }, reporter);
       expect((await readJournal(dir)).map((e) => e.path)).toEqual(["a"]);
-      for (const f of await readdir(path.join(dir, ".uspark"))) await import("node:fs/promises").then((fs) => fs.rm(path.join(dir, ".uspark", f)));
+      for (const f of await readdir(path.join(dir, ".uspark")))
+        await import("node:fs/promises").then((fs) => fs.rm(path.join(dir, ".uspark", f)));
     }
   });
 });

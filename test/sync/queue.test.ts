@@ -37,7 +37,12 @@ describe("ChangeQueue", () => {
     q.add("b.ts", 1);
     expect(r.batches).toHaveLength(0);
     await vi.advanceTimersByTimeAsync(300);
-    expect(r.batches).toEqual([[["a.ts", 19], ["b.ts", 1]]]);
+    expect(r.batches).toEqual([
+      [
+        ["a.ts", 19],
+        ["b.ts", 1],
+      ],
+    ]);
   });
 
   it("flushes after debounceMs of quiet, not before", async () => {
@@ -83,7 +88,13 @@ describe("ChangeQueue", () => {
     expect(q.size).toBe(2);
     r.release();
     await vi.advanceTimersByTimeAsync(0); // due already: goes at once
-    expect(r.batches).toEqual([[["a", 1]], [["a", 2], ["b", 1]]]);
+    expect(r.batches).toEqual([
+      [["a", 1]],
+      [
+        ["a", 2],
+        ["b", 1],
+      ],
+    ]);
   });
 
   it("a batch that came due during a flight waits for its own debounce when not yet due", async () => {
@@ -183,7 +194,11 @@ describe("ChangeQueue", () => {
 
   it("waiting(key) tells what waits for one key, not what is in flight, without copying the queue", async () => {
     const r = recorder();
-    const q = new ChangeQueue<{ n: number }>({ debounceMs: 10, maxWaitMs: 100, flush: async (batch) => r.flush(new Map([...batch].map(([k, v]) => [k, v.n]))) });
+    const q = new ChangeQueue<{ n: number }>({
+      debounceMs: 10,
+      maxWaitMs: 100,
+      flush: async (batch) => r.flush(new Map([...batch].map(([k, v]) => [k, v.n]))),
+    });
     const first = { n: 1 };
     q.add("a", first);
     expect(q.waiting("a")).toBe(first); // the queued value itself: no copy is made to answer

@@ -33,7 +33,11 @@ describe("the scan loop", () => {
     // the file (a file system clock behind ours cannot fool it): at most one more read after the
     // save (none when the session's first save was already newer than the file), then none.
     const written = (await stat(path.join(project.root, "a.txt"))).mtimeMs;
-    await eventually(async () => ((await stat(statePath(project.root)).catch(() => undefined))?.mtimeMs ?? 0) > written, 10_000, "the state file's save");
+    await eventually(
+      async () => ((await stat(statePath(project.root)).catch(() => undefined))?.mtimeMs ?? 0) > written,
+      10_000,
+      "the state file's save",
+    );
     await loop.run("rescan");
     await loop.run("rescan");
     await loop.run("rescan");

@@ -15,7 +15,8 @@ const TOKEN = "tok-base-0123456789";
 const project = useTestProject({ token: TOKEN });
 
 const target = (rel: string) => ({ remote: rel, cause: "Write" });
-const options = (dir: string, extra: Partial<SyncOptions> = {}) => syncOptions(dir, project.server.url, project.log.reporter, { token: TOKEN, ...extra });
+const options = (dir: string, extra: Partial<SyncOptions> = {}) =>
+  syncOptions(dir, project.server.url, project.log.reporter, { token: TOKEN, ...extra });
 const loadBase = (dir: string) => fileStateStore(dir).load({ apiUrl: project.server.url, projectId: "p1" });
 const hashes = (files: Map<string, { sha256: string }> | undefined) => new Map([...(files ?? [])].map(([p, e]) => [p, e.sha256]));
 
@@ -29,7 +30,12 @@ describe("the base follows the session's commits", () => {
     await first.finish(10_000);
     const base = await loadBase(project.root);
     expect(base?.version).toBe(1);
-    expect(hashes(base?.files)).toEqual(new Map([["a.txt", sha256("a")], ["b.txt", sha256("b")]]));
+    expect(hashes(base?.files)).toEqual(
+      new Map([
+        ["a.txt", sha256("a")],
+        ["b.txt", sha256("b")],
+      ]),
+    );
 
     await rm(path.join(project.root, "b.txt"));
     const second = createSyncSession(options(project.root));
@@ -42,7 +48,10 @@ describe("the base follows the session's commits", () => {
   });
 
   it("writes state.json once for a burst of changes, and again only after the interval", async () => {
-    const keeper = await BaseKeeper.load({ apiUrl: project.server.url, projectId: "p1" }, { store: fileStateStore(project.root), report: project.log.reporter, saveEveryMs: 100 });
+    const keeper = await BaseKeeper.load(
+      { apiUrl: project.server.url, projectId: "p1" },
+      { store: fileStateStore(project.root), report: project.log.reporter, saveEveryMs: 100 },
+    );
     for (let i = 0; i < 1000; i++) (keeper.settle(`f${i}`, sha256(String(i))), keeper.reachVersion(i + 1));
     await eventually(() => keeper.saves === 1, 5000, "the coalesced write");
     keeper.settle("late", sha256("late"));
@@ -55,7 +64,11 @@ describe("the base follows the session's commits", () => {
 });
 
 describe("the base is written only when it changes", () => {
-  const keeper = () => BaseKeeper.load({ apiUrl: project.server.url, projectId: "p1" }, { store: fileStateStore(project.root), report: project.log.reporter, saveEveryMs: 10 });
+  const keeper = () =>
+    BaseKeeper.load(
+      { apiUrl: project.server.url, projectId: "p1" },
+      { store: fileStateStore(project.root), report: project.log.reporter, saveEveryMs: 10 },
+    );
   async function keeperAt(version: number, files: [string, string][]) {
     const first = await keeper();
     for (const [p, sha] of files) first.settle(p, sha);

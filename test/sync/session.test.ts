@@ -39,7 +39,8 @@ afterEach(async () => {
 });
 
 const target = (rel: string, cause = "Write") => ({ remote: rel, abs: path.join(root, rel), cause });
-const options = (extra: Partial<SyncOptions> = {}, apiUrl = server.url) => syncOptions(root, apiUrl, log.reporter, { token: TOKEN, ...extra });
+const options = (extra: Partial<SyncOptions> = {}, apiUrl = server.url) =>
+  syncOptions(root, apiUrl, log.reporter, { token: TOKEN, ...extra });
 const commitsSeen = () => server.requests.filter(isCommit).length;
 
 /** A clock the test moves by hand; timers are only noted, so the test can read when the next is due. */
@@ -229,7 +230,19 @@ describe("sync session against the reference server", () => {
   it("a pending.json that is a symlink is never ours: a session with only successes leaves it and its target alone", async () => {
     const outside = await tempDir("uspark-outside-");
     try {
-      const foreign = JSON.stringify({ version: 1, entries: [{ apiUrl: server.url, projectId: "p1", path: "a.txt", local: path.join(root, "a.txt"), reason: "x", time: "2025-01-01T00:00:00Z" }] });
+      const foreign = JSON.stringify({
+        version: 1,
+        entries: [
+          {
+            apiUrl: server.url,
+            projectId: "p1",
+            path: "a.txt",
+            local: path.join(root, "a.txt"),
+            reason: "x",
+            time: "2025-01-01T00:00:00Z",
+          },
+        ],
+      });
       await writeFile(path.join(outside.dir, "pending.json"), foreign);
       await mkdir(path.join(root, ".uspark"));
       await symlink(path.join(outside.dir, "pending.json"), journalPath(root));
@@ -256,7 +269,9 @@ describe("sync session against the reference server", () => {
     const result = await session.finish(10_000);
     expect(result.pushed).toBe(1);
     expect(result.skipped.map((s) => s.remote).sort()).toEqual(["huge.bin", "link.txt"]);
-    expect(result.skipped.find((s) => s.remote === "huge.bin")!.reason).toMatch(/larger than the 1 KiB limit \(2 KiB\): raise --max-file-size or --ignore it/);
+    expect(result.skipped.find((s) => s.remote === "huge.bin")!.reason).toMatch(
+      /larger than the 1 KiB limit \(2 KiB\): raise --max-file-size or --ignore it/,
+    );
     expect(result.skipped.find((s) => s.remote === "link.txt")!.reason).toMatch(/symlink/);
     expect(log.events("skipped")).toHaveLength(2);
     expect(await readJournal(root)).toEqual([]); // each would be skipped or refused again

@@ -17,9 +17,13 @@ import { commitFiles } from "../kit/remote.js";
 
 describe("the progress text", () => {
   it("says files, bytes in the total's unit, and the time left at the rate so far", () => {
-    expect(progressText("pushing", { files: 120, bytes: 3 * 1024 ** 2 }, { files: 2000, bytes: 48 * 1024 ** 2 }, 10_000)).toBe("pushing 120/2000 files, 3.0/48.0 MiB, about 2 min 30 s left");
+    expect(progressText("pushing", { files: 120, bytes: 3 * 1024 ** 2 }, { files: 2000, bytes: 48 * 1024 ** 2 }, 10_000)).toBe(
+      "pushing 120/2000 files, 3.0/48.0 MiB, about 2 min 30 s left",
+    );
     expect(progressText("pulling", { files: 0, bytes: 0 }, { files: 3, bytes: 900 }, 0)).toBe("pulling 0/3 files, 0/900 B");
-    expect(progressText("reading", { files: 1, bytes: 300 }, { files: 3, bytes: 900 }, 1000)).toBe("reading 1/3 files, 300/900 B, about 2 s left");
+    expect(progressText("reading", { files: 1, bytes: 300 }, { files: 3, bytes: 900 }, 1000)).toBe(
+      "reading 1/3 files, 300/900 B, about 2 s left",
+    );
     expect(formatBytes(1536, 4096)).toBe("1.5/4.0 KiB");
     expect(formatDuration(400)).toBe("1 s");
     expect(formatDuration(2 * 3600_000 + 5 * 60_000)).toBe("2 h 5 min");
@@ -41,10 +45,18 @@ describe("the progress text", () => {
     report.info("commit", "a line of its own");
     line.update("pulling", { files: 4, bytes: 4000 }, total);
     expect(written.join("")).toBe(
-      "\r\x1b[Kuspark: pulling 2/4 files, 2.0/3.9 KiB, about 1 s left" + "\r\x1b[K" + "uspark: a line of its own\n" + "\r\x1b[Kuspark: pulling 2/4 files, 2.0/3.9 KiB, about 1 s left" + "\r\x1b[K",
+      "\r\x1b[Kuspark: pulling 2/4 files, 2.0/3.9 KiB, about 1 s left" +
+        "\r\x1b[K" +
+        "uspark: a line of its own\n" +
+        "\r\x1b[Kuspark: pulling 2/4 files, 2.0/3.9 KiB, about 1 s left" +
+        "\r\x1b[K",
     );
     const piped: string[] = [];
-    const inPipe = new ProgressLine(new Reporter({ stream: { write: () => undefined } }), { write: (text: string) => piped.push(text) }, () => (now += 1000));
+    const inPipe = new ProgressLine(
+      new Reporter({ stream: { write: () => undefined } }),
+      { write: (text: string) => piped.push(text) },
+      () => (now += 1000),
+    );
     for (let i = 0; i < 3; i++) inPipe.update("pushing", { files: i, bytes: i }, total);
     expect(piped).toEqual([]);
   });
@@ -78,7 +90,10 @@ describe("progress through the built CLI", () => {
 
   /** A v1 server (one request a blob) whose blob transfers each take 400 ms: a transfer of four lasts over a second. */
   async function slowServer(): Promise<string> {
-    proxy = await startProxy(t.server!.url, (req) => v1Only(req) ?? (isBlobUpload(req) || isBlobDownload(req) ? { kind: "forward-after", before: () => delay(400) } : undefined));
+    proxy = await startProxy(
+      t.server!.url,
+      (req) => v1Only(req) ?? (isBlobUpload(req) || isBlobDownload(req) ? { kind: "forward-after", before: () => delay(400) } : undefined),
+    );
     return proxy.url;
   }
   const FILES = { "a.txt": "a".repeat(3000), "b.txt": "b".repeat(3000), "c.txt": "c".repeat(3000), "d.txt": "d".repeat(3000) };
@@ -108,7 +123,17 @@ describe("progress through the built CLI", () => {
 
   it("a push on a terminal shows the line while it lasts and clears it", async () => {
     for (const [name, content] of Object.entries(FILES)) writeFileSync(path.join(t.root, name), content);
-    const seen = await runOnTerminal(["push", "--project-id", "p1", "--api-url", await slowServer(), "--root", t.root, "--concurrency", "1"]);
+    const seen = await runOnTerminal([
+      "push",
+      "--project-id",
+      "p1",
+      "--api-url",
+      await slowServer(),
+      "--root",
+      t.root,
+      "--concurrency",
+      "1",
+    ]);
     expect(seen.code, seen.screen).toBe(0);
     expect(seen.raw).toMatch(/uspark: pushing [1-3]\/4 files, [\d.]+\/11\.7 KiB, about \d+ s left/);
     expect(seen.screen).not.toMatch(/pushing \d/);

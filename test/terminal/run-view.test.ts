@@ -30,13 +30,19 @@ class FakeTerminal extends EventEmitter {
 }
 
 const line = (event: unknown) => JSON.stringify(event) + "\n";
-const call = (id: string, name: string, input: unknown) => line({ type: "assistant", message: { content: [{ type: "tool_use", id, name, input }] } });
-const answer = (id: string, content: string, isError = false) => line({ type: "user", message: { content: [{ type: "tool_result", tool_use_id: id, content, is_error: isError }] } });
+const call = (id: string, name: string, input: unknown) =>
+  line({ type: "assistant", message: { content: [{ type: "tool_use", id, name, input }] } });
+const answer = (id: string, content: string, isError = false) =>
+  line({ type: "user", message: { content: [{ type: "tool_result", tool_use_id: id, content, is_error: isError }] } });
 
-async function view(input: string[], options: { columns?: number; color?: boolean; commits?: string[]; pulls?: string[] } = {}): Promise<string> {
+async function view(
+  input: string[],
+  options: { columns?: number; color?: boolean; commits?: string[]; pulls?: string[] } = {},
+): Promise<string> {
   const terminal = new FakeTerminal(options.columns ?? 60);
   const runView = new RunView({ terminal, format: "claude", root: "/work/app", color: options.color ?? false });
-  for (const chunk of input) await new Promise<void>((resolve, reject) => runView.write(Buffer.from(chunk), (error) => (error ? reject(error) : resolve())));
+  for (const chunk of input)
+    await new Promise<void>((resolve, reject) => runView.write(Buffer.from(chunk), (error) => (error ? reject(error) : resolve())));
   for (const message of options.commits ?? []) expect(runView.report({ level: "info", event: "commit", message })).toBe(true);
   for (const message of options.pulls ?? []) expect(runView.report({ level: "info", event: "pulled", message })).toBe(true);
   await runView.finish();
@@ -55,12 +61,23 @@ describe("the run view", () => {
       call("t3", "Read", { file_path: "/work/app/b.ts" }),
     ];
     expect(await view(input, { commits: ["committed v2: 1 file (src/a.ts)"] })).toBe(
-      ["✓ Write src/a.ts", "✗ Bash npm test: Exit code 1", "plain words", "↑ committed v2: 1 file (src/a.ts)", "… Read b.ts (no result)", "✓ done: Done.", "Two lines.", ""].join("\n"),
+      [
+        "✓ Write src/a.ts",
+        "✗ Bash npm test: Exit code 1",
+        "plain words",
+        "↑ committed v2: 1 file (src/a.ts)",
+        "… Read b.ts (no result)",
+        "✓ done: Done.",
+        "Two lines.",
+        "",
+      ].join("\n"),
     );
   });
 
   it("shows what a two-way run pulled as it shows commits, marked down, not up", async () => {
-    const shown = await view([call("t1", "Read", { file_path: "/work/app/a.ts" }), answer("t1", "ok")], { pulls: ["pulled v3: 2 files (b.ts, old.ts deleted)"] });
+    const shown = await view([call("t1", "Read", { file_path: "/work/app/a.ts" }), answer("t1", "ok")], {
+      pulls: ["pulled v3: 2 files (b.ts, old.ts deleted)"],
+    });
     expect(shown.split("\n")).toEqual(["✓ Read a.ts", "↓ pulled v3: 2 files (b.ts, old.ts deleted)", ""]);
   });
 
@@ -100,7 +117,21 @@ describe("the run view", () => {
 
 describe("uspark run, through the built CLI", () => {
   const t = perTest("uspark-run-view-", { server: true });
-  const run = (how: string, ...extra: string[]) => ["run", "--project-id", "p1", "--api-url", t.server!.url, "--root", t.root, ...extra, "--", process.execPath, TALKING_AGENT, how, path.join(t.root, "a.txt")];
+  const run = (how: string, ...extra: string[]) => [
+    "run",
+    "--project-id",
+    "p1",
+    "--api-url",
+    t.server!.url,
+    "--root",
+    t.root,
+    ...extra,
+    "--",
+    process.execPath,
+    TALKING_AGENT,
+    how,
+    path.join(t.root, "a.txt"),
+  ];
   const COLUMNS = 72;
 
   it("on a terminal: one line per call and commit, the failure's reason at the end, nothing wider than the terminal", async () => {
@@ -137,6 +168,8 @@ describe("uspark run, through the built CLI", () => {
     const alone = execFileSync(process.execPath, [TALKING_AGENT, "ok", path.join(t.root, "alone.txt")], { cwd: t.root });
     const piped = await runCli(run("ok"), { cwd: t.root });
     expect(piped.code, piped.stderr).toBe(0);
-    expect(piped.stdout.toString().replaceAll(path.join(t.root, "a.txt"), "F")).toBe(alone.toString().replaceAll(path.join(t.root, "alone.txt"), "F"));
+    expect(piped.stdout.toString().replaceAll(path.join(t.root, "a.txt"), "F")).toBe(
+      alone.toString().replaceAll(path.join(t.root, "alone.txt"), "F"),
+    );
   });
 });

@@ -23,9 +23,16 @@ const facts = (plan: Plan, inBase: string[] = [], pending: string[] = []) => ({
 describe("statusEntries", () => {
   it("names each kind of change by side, an addition where the base never held the path", () => {
     const plan = planWith((p) => {
-      p.puts.push({ path: "m", sha256: SHA, size: 1, expect: SHA, from: "m", local }, { path: "a", sha256: SHA, size: 1, expect: null, from: "a", local });
+      p.puts.push(
+        { path: "m", sha256: SHA, size: 1, expect: SHA, from: "m", local },
+        { path: "a", sha256: SHA, size: 1, expect: null, from: "a", local },
+      );
       p.deletes.push({ path: "d", expect: SHA });
-      p.leftAlone.push({ path: "rm", decision: { kind: "pull", sha: SHA } }, { path: "ra", decision: { kind: "pull", sha: SHA } }, { path: "rd", decision: { kind: "pull", sha: null } });
+      p.leftAlone.push(
+        { path: "rm", decision: { kind: "pull", sha: SHA } },
+        { path: "ra", decision: { kind: "pull", sha: SHA } },
+        { path: "rd", decision: { kind: "pull", sha: null } },
+      );
     });
     expect(statusEntries(facts(plan, ["m", "d", "rm", "rd"]))).toEqual([
       { path: "a", status: "added-here" },

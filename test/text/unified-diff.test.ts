@@ -77,7 +77,9 @@ describe("diffLines with a cap", () => {
   it("a middle too large for the table is shown replaced whole, still as diff -u reads it", () => {
     const big = lines(2500);
     const other = lines(2500, (i) => `other ${i}`);
-    const whole = diffLines(big, other, "a/f", "b/f").lines.map((l) => `${l}\n`).join("");
+    const whole = diffLines(big, other, "a/f", "b/f")
+      .lines.map((l) => `${l}\n`)
+      .join("");
     expect(whole.split("\n").filter((l) => l.startsWith("-") && !l.startsWith("---")).length).toBe(2500);
     expect(whole.startsWith("--- a/f\n+++ b/f\n@@ -1,2500 +1,2500 @@\n-line 0\n")).toBe(true);
   });

@@ -6,17 +6,23 @@ import { resumeAt } from "../../src/transcript/resume.js";
 describe("ByteQueue", () => {
   it("should give back any range of what was pushed, across blocks, after drops", () => {
     fc.assert(
-      fc.property(fc.array(fc.uint8Array({ maxLength: 40 }), { maxLength: 20 }), fc.nat(), fc.nat(), fc.nat({ max: 100 }), (chunks, dropAt, readAt, max) => {
-        const queue = new ByteQueue(5, 16);
-        for (const chunk of chunks) queue.push(chunk);
-        const all = Buffer.concat(chunks);
-        expect(queue.end).toBe(5 + all.length);
-        const drop = 5 + (all.length === 0 ? 0 : dropAt % (all.length + 1));
-        queue.dropTo(drop);
-        expect(queue.start).toBe(drop);
-        const from = drop + (queue.size === 0 ? 0 : readAt % (queue.size + 1));
-        expect(queue.read(from, max).equals(all.subarray(from - 5, from - 5 + max))).toBe(true);
-      }),
+      fc.property(
+        fc.array(fc.uint8Array({ maxLength: 40 }), { maxLength: 20 }),
+        fc.nat(),
+        fc.nat(),
+        fc.nat({ max: 100 }),
+        (chunks, dropAt, readAt, max) => {
+          const queue = new ByteQueue(5, 16);
+          for (const chunk of chunks) queue.push(chunk);
+          const all = Buffer.concat(chunks);
+          expect(queue.end).toBe(5 + all.length);
+          const drop = 5 + (all.length === 0 ? 0 : dropAt % (all.length + 1));
+          queue.dropTo(drop);
+          expect(queue.start).toBe(drop);
+          const from = drop + (queue.size === 0 ? 0 : readAt % (queue.size + 1));
+          expect(queue.read(from, max).equals(all.subarray(from - 5, from - 5 + max))).toBe(true);
+        },
+      ),
     );
   });
 

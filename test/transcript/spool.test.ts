@@ -45,6 +45,8 @@ describe("transcript spool", () => {
     expect(await readSpools(root, reporter)).toEqual([{ ...meta, pid: undefined }]);
     const warnings = events("transcript").map((r) => r.message);
     expect(warnings).toHaveLength(2);
-    expect(warnings.some((w) => w.includes("transcript-broken.json")) && warnings.some((w) => w.includes("transcript-other.json"))).toBe(true);
+    expect(warnings.some((w) => w.includes("transcript-broken.json")) && warnings.some((w) => w.includes("transcript-other.json"))).toBe(
+      true,
+    );
   });
 });

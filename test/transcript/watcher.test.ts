@@ -3,7 +3,16 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createWatcher } from "../../src/watcher/watcher.js";
 import { captureReporter, tempDir } from "../kit/sync.js";
-import { answer, isSessionsRoute, isTranscriptPut, listedSessions, onPuts, storedSessions, useServed, v1Sessions } from "../kit/transcript.js";
+import {
+  answer,
+  isSessionsRoute,
+  isTranscriptPut,
+  listedSessions,
+  onPuts,
+  storedSessions,
+  useServed,
+  v1Sessions,
+} from "../kit/transcript.js";
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -17,7 +26,17 @@ afterEach(async () => {
 });
 
 function watcher(apiUrl: string, report = captureReporter().reporter, token?: string) {
-  return createWatcher({ root, agent: "claude", fsWatch: false, apiUrl, token, projectId: "p1", transcript: true, flushTimeoutMs: 5000, report });
+  return createWatcher({
+    root,
+    agent: "claude",
+    fsWatch: false,
+    apiUrl,
+    token,
+    projectId: "p1",
+    transcript: true,
+    flushTimeoutMs: 5000,
+    report,
+  });
 }
 
 describe("the watcher's transcript (library)", () => {
@@ -42,7 +61,10 @@ describe("the watcher's transcript (library)", () => {
     const w = watcher(proxy.url);
     for (const name of ["a.txt", "b.txt"]) {
       writeFileSync(path.join(root, name), name);
-      w.message({ type: "assistant", message: { content: [{ type: "tool_use", id: name, name: "Write", input: { file_path: path.join(root, name), content: name } }] } });
+      w.message({
+        type: "assistant",
+        message: { content: [{ type: "tool_use", id: name, name: "Write", input: { file_path: path.join(root, name), content: name } }] },
+      });
       w.message({ type: "user", message: { content: [{ type: "tool_result", tool_use_id: name, content: "ok" }] } });
     }
     const summary = await w.end();
@@ -140,7 +162,16 @@ describe("the watcher's transcript (library)", () => {
 
   it("should send nothing in a dry run", async () => {
     const { ref, proxy } = await serve();
-    const w = createWatcher({ root, agent: "claude", fsWatch: false, dryRun: true, apiUrl: proxy.url, projectId: "p1", transcript: true, report: captureReporter().reporter });
+    const w = createWatcher({
+      root,
+      agent: "claude",
+      fsWatch: false,
+      dryRun: true,
+      apiUrl: proxy.url,
+      projectId: "p1",
+      transcript: true,
+      report: captureReporter().reporter,
+    });
     w.write("x\n");
     expect((await w.end()).transcript).toBeUndefined();
     expect(proxy.seen.filter(isSessionsRoute).map((req) => `${req.method} ${req.url}`)).toEqual([]);

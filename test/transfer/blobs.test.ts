@@ -4,7 +4,18 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ApiClient } from "../../src/transfer/client.js";
 import { MAX_BATCH_PARTS } from "../../src/api/validate.js";
 import { packBlobs, Transfer, type UploadItem } from "../../src/transfer/blobs.js";
-import { captureReporter, isBlobDownload, isBlobUpload, sha256, startProxy, startRef, v1Only, type Action, type RefServer, type SeenRequest } from "../kit/sync.js";
+import {
+  captureReporter,
+  isBlobDownload,
+  isBlobUpload,
+  sha256,
+  startProxy,
+  startRef,
+  v1Only,
+  type Action,
+  type RefServer,
+  type SeenRequest,
+} from "../kit/sync.js";
 
 const TOKEN = "transfer-test-token";
 
@@ -13,7 +24,12 @@ describe("packBlobs", () => {
     const sizes = (packs: { size: number }[][]) => packs.map((p) => p.map((b) => b.size));
     expect(packBlobs([{ size: 4 }, { size: 4 }, { size: 4 }], 8)).toEqual([[{ size: 4 }, { size: 4 }], [{ size: 4 }]]);
     expect(sizes(packBlobs([{ size: 1 }, { size: 20 }, { size: 1 }], 8))).toEqual([[1], [20], [1]]);
-    expect(packBlobs(Array.from({ length: 2001 }, () => ({ size: 0 })), 8).map((p) => p.length)).toEqual([MAX_BATCH_PARTS, MAX_BATCH_PARTS, 1]);
+    expect(
+      packBlobs(
+        Array.from({ length: 2001 }, () => ({ size: 0 })),
+        8,
+      ).map((p) => p.length),
+    ).toEqual([MAX_BATCH_PARTS, MAX_BATCH_PARTS, 1]);
     expect(packBlobs([], 8)).toEqual([]);
   });
 });
@@ -69,7 +85,10 @@ describe("Transfer against the reference server", () => {
   it("splits a pack the server finds too large (413) and still stores every blob", async () => {
     let refused = 0;
     await withProxy(
-      (req) => (isBlobUpload(req) && req.body.length > 3000 ? (refused++, { kind: "answer", status: 413, body: { error: "too_large", message: "fewer" } }) : undefined),
+      (req) =>
+        isBlobUpload(req) && req.body.length > 3000
+          ? (refused++, { kind: "answer", status: 413, body: { error: "too_large", message: "fewer" } })
+          : undefined,
       async (url) => {
         const { client, transfer, signal } = setup(url);
         const items = Array.from({ length: 8 }, (_, i) => item(`${i}`.repeat(700)));

@@ -42,7 +42,10 @@ describe("ApiClient against the reference server", () => {
   });
 
   it("sends blobs in one POST /blobs and reads them back from POST /blobs/get by hash, binary and empty ones too", async () => {
-    const blobs = [Buffer.from("one\r\n--uspark-"), randomBytes(70_000), Buffer.alloc(0)].map((bytes) => ({ sha256: sha256(bytes), bytes }));
+    const blobs = [Buffer.from("one\r\n--uspark-"), randomBytes(70_000), Buffer.alloc(0)].map((bytes) => ({
+      sha256: sha256(bytes),
+      bytes,
+    }));
     expect((await client.postBlobs(blobs)).stored).toHaveLength(3);
     const got = await client.getBlobs(
       blobs.map((blob) => blob.sha256),
@@ -54,7 +57,9 @@ describe("ApiClient against the reference server", () => {
 
   it("422 missing_blobs carries the missing hashes; 400 hash_mismatch is not retryable", async () => {
     const sha = sha256("nope");
-    const error = await client.commit([{ op: "put", path: "x", sha256: sha, size: 4 }], { agent: "t" }, crypto.randomUUID()).catch((e) => e);
+    const error = await client
+      .commit([{ op: "put", path: "x", sha256: sha, size: 4 }], { agent: "t" }, crypto.randomUUID())
+      .catch((e) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 422, code: "missing_blobs", retryable: false, fatal: false });
     expect(error.body.missing).toEqual([sha]);
@@ -111,7 +116,11 @@ describe("ApiClient failures", () => {
       req.on("end", () => res.writeHead(200, { "content-type": type, "content-length": String(Buffer.byteLength(body)) }).end(body));
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const client = new ApiClient({ apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, projectId: "p1", requestTimeoutMs: 5000 });
+    const client = new ApiClient({
+      apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      projectId: "p1",
+      requestTimeoutMs: 5000,
+    });
     try {
       const error = await client.getBlobs([sha256("bytes")], 5).catch((e) => e);
       expect(error).toBeInstanceOf(ApiError);
@@ -233,9 +242,15 @@ describe("ApiClient on the sessions route", () => {
     const proxy = await notFound({ error: "not_found", message: "no such route" });
     const client = new ApiClient({ apiUrl: proxy.url, projectId: "p1", requestTimeoutMs: 2000 });
     try {
-      expect(await client.appendEvents("s1", 0, Buffer.from("x\n")).catch((e) => e)).toMatchObject({ status: 404, code: "unsupported", fatal: false });
+      expect(await client.appendEvents("s1", 0, Buffer.from("x\n")).catch((e) => e)).toMatchObject({
+        status: 404,
+        code: "unsupported",
+        fatal: false,
+      });
       const source = { from: 0, end: 2, read: async () => Buffer.from("x\n") };
-      await expect(appendNext(source, 0, { client, sessionId: "s1", signal: new AbortController().signal })).rejects.toBeInstanceOf(TranscriptsNotSupported);
+      await expect(appendNext(source, 0, { client, sessionId: "s1", signal: new AbortController().signal })).rejects.toBeInstanceOf(
+        TranscriptsNotSupported,
+      );
     } finally {
       await client.close();
       await proxy.close();

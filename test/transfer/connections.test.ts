@@ -31,7 +31,8 @@ async function serve(handler: http.RequestListener): Promise<{ url: string; conn
 
 const OPTIONS = { connections: 2, keepAliveMs: 5000, connectTimeoutMs: 2000 };
 const get = (path = "/") => ({ method: "GET", path, headers: {}, headersTimeoutMs: 2000 });
-const text = (answer: IncomingAnswer) => readBody(answer.body, { limit: 1 << 20, truncate: false, idleMs: 2000, tooLarge: () => new Error("too large") }).then(String);
+const text = (answer: IncomingAnswer) =>
+  readBody(answer.body, { limit: 1 << 20, truncate: false, idleMs: 2000, tooLarge: () => new Error("too large") }).then(String);
 
 describe("Connections", () => {
   const cleanups: (() => Promise<void>)[] = [];
@@ -85,13 +86,17 @@ describe("Connections", () => {
       res.write("12345");
     });
     const answer = await connections.request(get());
-    await expect(readBody(answer.body, { limit: 100, truncate: false, idleMs: 150, tooLarge: () => new Error("too large") })).rejects.toMatchObject({ code: "BODY_TIMEOUT" });
+    await expect(
+      readBody(answer.body, { limit: 100, truncate: false, idleMs: 150, tooLarge: () => new Error("too large") }),
+    ).rejects.toMatchObject({ code: "BODY_TIMEOUT" });
   });
 
   it("refuses a body past its limit, or cuts it there (truncate)", async () => {
     const { connections } = await setUp((_req, res) => res.end("x".repeat(100)));
     const tooLarge = () => new Error("too large");
-    await expect(readBody((await connections.request(get())).body, { limit: 10, truncate: false, idleMs: 2000, tooLarge })).rejects.toThrow("too large");
+    await expect(readBody((await connections.request(get())).body, { limit: 10, truncate: false, idleMs: 2000, tooLarge })).rejects.toThrow(
+      "too large",
+    );
     const cut = await readBody((await connections.request(get())).body, { limit: 10, truncate: true, idleMs: 2000, tooLarge });
     expect(cut.length).toBeLessThanOrEqual(10);
   });

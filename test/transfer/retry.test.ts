@@ -84,10 +84,13 @@ describe("retry()", () => {
   it("does not retry other errors", async () => {
     let n = 0;
     await expect(
-      retry(async () => {
-        n++;
-        throw Object.assign(new Error("400"), { retryable: false });
-      }, { policy: fast }),
+      retry(
+        async () => {
+          n++;
+          throw Object.assign(new Error("400"), { retryable: false });
+        },
+        { policy: fast },
+      ),
     ).rejects.toThrow("400");
     expect(n).toBe(1);
   });
@@ -139,13 +142,19 @@ describe("waiting for <host>", () => {
 
   it("gives fetch's own cause rather than its 'fetch failed'", () => {
     expect(failureReason(new TypeError("fetch failed", { cause: new Error("bad port") }))).toBe("bad port");
-    expect(failureReason(new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }) }))).toBe("connection refused");
+    expect(
+      failureReason(
+        new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }) }),
+      ),
+    ).toBe("connection refused");
   });
 
   it("reads the network's code, a timeout and an HTTP status", () => {
     const reset = new ApiError("x", { code: "network", retryable: true, cause: { code: "ECONNRESET" } });
     expect(failureReason(reset)).toBe("connection reset");
-    expect(failureReason(new ApiError("GET /files: no answer within 30000 ms", { code: "timeout", retryable: true }))).toBe("no answer in time");
+    expect(failureReason(new ApiError("GET /files: no answer within 30000 ms", { code: "timeout", retryable: true }))).toBe(
+      "no answer in time",
+    );
     expect(failureReason(new ApiError("GET /files: 503", { status: 503, code: "unavailable", retryable: true }))).toBe("503 unavailable");
   });
 

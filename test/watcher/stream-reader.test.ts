@@ -31,7 +31,9 @@ describe("StreamReader", () => {
     ]);
     expect(warningsReading("claude", `${result}\n`, false)[0]).toMatch(/With --no-fs-watch, none of its changes was seen$/);
     // Auto-detection: the same, naming every agent's flag.
-    expect(warningsReading("auto", `${result}\n`)[0]).toMatch(/^the agent's output was one JSON object, not a stream of an agent's events: was it started without its stream flag \(claude -p --output-format stream-json --verbose, codex exec --json, /);
+    expect(warningsReading("auto", `${result}\n`)[0]).toMatch(
+      /^the agent's output was one JSON object, not a stream of an agent's events: was it started without its stream flag \(claude -p --output-format stream-json --verbose, codex exec --json, /,
+    );
   });
 
   it("says nothing when the stream is the named agent's, or when auto-detection reads it", () => {

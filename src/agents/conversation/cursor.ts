@@ -27,13 +27,17 @@ class CursorReader extends ClaudeMessages {
     const call = toolCall[key] as Record<string, unknown>;
     const id = stringField(event, "call_id") ?? stringField(call.args, "toolCallId");
     const result = isObject(call.result) ? call.result : undefined;
-    const path = Object.hasOwn(CURSOR_TOOLS, key) ? (stringField(call.args, "path") ?? stringField(isObject(result) ? result.success : undefined, "path")) : undefined;
+    const path = Object.hasOwn(CURSOR_TOOLS, key)
+      ? (stringField(call.args, "path") ?? stringField(isObject(result) ? result.success : undefined, "path"))
+      : undefined;
     const files = path === undefined ? [] : [path];
     const start = { name: key.replace(/ToolCall$/, ""), summary: summaryOf(call.args, files), files };
     if (event.subtype === "started") return [this.calls.start(id, start)];
     if (event.subtype !== "completed") return [];
     const ok = result !== undefined && isObject(result.success);
-    const outcome = ok ? { ok } : { ok, error: reasonOf(result?.error) ?? (result === undefined ? "no result" : (Object.keys(result)[0] ?? "failed")) };
+    const outcome = ok
+      ? { ok }
+      : { ok, error: reasonOf(result?.error) ?? (result === undefined ? "no result" : (Object.keys(result)[0] ?? "failed")) };
     return this.calls.isRunning(id ?? "") ? this.calls.finish(id, outcome) : [this.calls.whole(id, start, outcome)];
   }
 }

@@ -48,7 +48,10 @@ class GeminiReader implements FamilyReader {
         return [this.toolUse(event)];
       case "tool_result": {
         const ok = event.status === "success" && !isObject(event.error);
-        return this.calls.finish(stringField(event, "tool_id"), ok ? { ok } : { ok, error: reasonOf(event.error) ?? reasonOf(event.output) ?? "error" });
+        return this.calls.finish(
+          stringField(event, "tool_id"),
+          ok ? { ok } : { ok, error: reasonOf(event.error) ?? reasonOf(event.output) ?? "error" },
+        );
       }
       case "error":
         return event.severity === "warning" ? [] : this.ending.failed(reasonOf(event.message) ?? reasonOf(event.error));

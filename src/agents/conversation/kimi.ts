@@ -36,7 +36,10 @@ class KimiReader implements FamilyReader {
       case "tool": {
         const id = stringField(event, "tool_call_id");
         if (!isKimiFailure(event)) return this.calls.finish(id, { ok: true });
-        return this.calls.finish(id, { ok: false, error: reasonOf(contentText(event.content, ERROR_CHARS)?.replace(SYSTEM_TAG, "")) ?? "failed" });
+        return this.calls.finish(id, {
+          ok: false,
+          error: reasonOf(contentText(event.content, ERROR_CHARS)?.replace(SYSTEM_TAG, "")) ?? "failed",
+        });
       }
       default:
         return [];

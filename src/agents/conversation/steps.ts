@@ -50,8 +50,21 @@ export function clip(text: string, max: number, oneLine = false): string {
 
 /** The input fields that say what a call does, most telling first: a command, a path, a query. */
 const SUMMARY_FIELDS = [
-  "command", "cmd", "file_path", "filePath", "notebook_path", "absolute_path", "pattern", "query", "url", "path", "paths",
-  "source", "description", "prompt", "name",
+  "command",
+  "cmd",
+  "file_path",
+  "filePath",
+  "notebook_path",
+  "absolute_path",
+  "pattern",
+  "query",
+  "url",
+  "path",
+  "paths",
+  "source",
+  "description",
+  "prompt",
+  "name",
 ];
 
 /**
@@ -62,7 +75,11 @@ export function summaryOf(input: unknown, files: readonly string[] = []): string
   if (isObject(input)) {
     for (const field of SUMMARY_FIELDS) {
       const value = input[field];
-      const text = Array.isArray(value) ? (value.every((v) => typeof v === "string") ? value.join(" ") : undefined) : textOf(value, SUMMARY_CHARS);
+      const text = Array.isArray(value)
+        ? value.every((v) => typeof v === "string")
+          ? value.join(" ")
+          : undefined
+        : textOf(value, SUMMARY_CHARS);
       if (text !== undefined && text.trim() !== "") return clip(text, SUMMARY_CHARS, true);
     }
   }
@@ -73,7 +90,9 @@ export function summaryOf(input: unknown, files: readonly string[] = []): string
 
 /** A failure's reason: a string, or an object's `message` (as most agents nest it), cut to ERROR_CHARS. */
 export function reasonOf(value: unknown): string | undefined {
-  const text = textOf(value, ERROR_CHARS) ?? (isObject(value) ? (textOf(value.message, ERROR_CHARS) ?? textOf(value.error, ERROR_CHARS) ?? reasonOf(value.data)) : undefined);
+  const text =
+    textOf(value, ERROR_CHARS) ??
+    (isObject(value) ? (textOf(value.message, ERROR_CHARS) ?? textOf(value.error, ERROR_CHARS) ?? reasonOf(value.data)) : undefined);
   return text === undefined || text === "" ? undefined : clip(text, ERROR_CHARS);
 }
 

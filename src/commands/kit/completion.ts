@@ -27,10 +27,15 @@ export function completionCommands(program: Commander.Command): CompletionComman
       name: command.name(),
       description: firstLine(command.description()),
       flags: [
-        ...command.options.filter((option) => !option.hidden && option.long).map((option) => ({ long: option.long!, short: option.short, description: firstLine(option.description) })),
+        ...command.options
+          .filter((option) => !option.hidden && option.long)
+          .map((option) => ({ long: option.long!, short: option.short, description: firstLine(option.description) })),
         { long: "--help", short: "-h", description: "display help for command" },
       ],
-      words: [...command.commands.map((sub) => sub.name()), ...command.registeredArguments.flatMap((argument) => argument.argChoices ?? [])],
+      words: [
+        ...command.commands.map((sub) => sub.name()),
+        ...command.registeredArguments.flatMap((argument) => argument.argChoices ?? []),
+      ],
     }));
 }
 

@@ -1,6 +1,22 @@
 import { statSync } from "node:fs";
 import path from "node:path";
-import { checkPrefix, givenApiUrl, homeConfigPath, isChosenServer, knownServersPath, loadHomeConfig, loadKnownServers, recordKnownServer, resolveConnection, resolvePrefix, UsageError, type Connection, type ConnectionFlags, type HomeConfig, type MissingProjectHint } from "../../config/config.js";
+import {
+  checkPrefix,
+  givenApiUrl,
+  homeConfigPath,
+  isChosenServer,
+  knownServersPath,
+  loadHomeConfig,
+  loadKnownServers,
+  recordKnownServer,
+  resolveConnection,
+  resolvePrefix,
+  UsageError,
+  type Connection,
+  type ConnectionFlags,
+  type HomeConfig,
+  type MissingProjectHint,
+} from "../../config/config.js";
 import { Reporter, type ReporterOptions, type Verbosity } from "../../report/reporter.js";
 import { rememberedProject } from "../../reconcile/state-store.js";
 import { findRoot } from "../../reconcile/root.js";

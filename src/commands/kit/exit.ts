@@ -25,7 +25,10 @@ export function checkWorkingDirectory(): void {
     process.cwd();
   } catch (error) {
     if (errorCode(error) !== "ENOENT") throw error;
-    throw new UsageError("the current directory no longer exists (it was deleted or replaced)", "cd into the project again, e.g. cd \"$PWD\"");
+    throw new UsageError(
+      "the current directory no longer exists (it was deleted or replaced)",
+      'cd into the project again, e.g. cd "$PWD"',
+    );
   }
 }
 
@@ -50,7 +53,9 @@ export async function pipeUsageFailure(report: Reporter, error: unknown): Promis
 /** Stdin to stdout to the end (a closed stdout is no reason to stop reading); nothing else. */
 export async function copyStdinThrough(): Promise<void> {
   if (isatty(0)) return;
-  await passthroughOf({ input: agentStdin(), output: process.stdout, onChunk: () => {}, onOutputError: () => {} }).done.catch(() => undefined);
+  await passthroughOf({ input: agentStdin(), output: process.stdout, onChunk: () => {}, onOutputError: () => {} }).done.catch(
+    () => undefined,
+  );
 }
 
 /**
@@ -63,4 +68,3 @@ export function exit(code: number): void {
   if (stderrOutput().state !== "open") process.exit(final);
   else process.stderr.write("", () => process.exit(final));
 }
-

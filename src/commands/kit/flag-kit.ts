@@ -93,7 +93,12 @@ export function listFlag(flags: string, description: string): Flag<string[] | un
 
 /** One of `choices`. */
 export function choiceFlag<const C extends readonly string[]>(flags: string, description: string, choices: C): Flag<C[number] | undefined>;
-export function choiceFlag<const C extends readonly string[]>(flags: string, description: string, choices: C, byDefault: C[number]): Flag<C[number]>;
+export function choiceFlag<const C extends readonly string[]>(
+  flags: string,
+  description: string,
+  choices: C,
+  byDefault: C[number],
+): Flag<C[number]>;
 export function choiceFlag(flags: string, description: string, choices: readonly string[], byDefault?: string): Flag<string | undefined> {
   return new Flag(() => new Option(flags, description).choices(choices).default(byDefault));
 }
@@ -117,7 +122,12 @@ export function parsedFlag<T>(flags: string, description: string, parse: (raw: s
   return new Flag(() => new Option(flags, description).argParser(parse));
 }
 
-function numberFlag(flags: string, description: string, byDefault: number | undefined, parse: (name: string, raw: string) => number): Flag<number | undefined> {
+function numberFlag(
+  flags: string,
+  description: string,
+  byDefault: number | undefined,
+  parse: (name: string, raw: string) => number,
+): Flag<number | undefined> {
   return new Flag(() => {
     const option = new Option(flags, description);
     const name = option.long ?? option.short!;

@@ -34,11 +34,18 @@ export const projectCreateFlags = {
  * The server alone (`projects` names no project of its own). Its --project-id and --create,
  * offered until 0.4 and meaning nothing there, are still taken, out of sight.
  */
-export const serverOnlyFlags = { projectId: textFlag("--project-id <id>").hidden(), create: switchFlag("--create").hidden(), ...serverFlags };
+export const serverOnlyFlags = {
+  projectId: textFlag("--project-id <id>").hidden(),
+  create: switchFlag("--create").hidden(),
+  ...serverFlags,
+};
 
 /** The tree synced: its root, what is left out, the part of the project it is. */
 export const treeFlags = {
-  root: textFlag("--root <dir>", "the project root; nothing outside it is synced (default: the nearest directory upward holding .uspark/state.json, else the current one)"),
+  root: textFlag(
+    "--root <dir>",
+    "the project root; nothing outside it is synced (default: the nearest directory upward holding .uspark/state.json, else the current one)",
+  ),
   ignore: listFlag("--ignore <glob>", "never sync files matching this gitignore-style pattern (repeatable)"),
   prefix: textFlag("--prefix <dir>", "sync only files under <root>/<dir>, stored without that prefix"),
 };

@@ -52,7 +52,9 @@ export class FileCredentials implements CredentialStore {
 
   async tokens(): Promise<{ tokens: TokenRecord[]; damaged: number }> {
     const values = await readAllJson(this.tokensDir, true);
-    const tokens = values.flatMap((value) => parseTokenRecord(value) ?? []).sort((a, b) => a.created - b.created || a.id.localeCompare(b.id));
+    const tokens = values
+      .flatMap((value) => parseTokenRecord(value) ?? [])
+      .sort((a, b) => a.created - b.created || a.id.localeCompare(b.id));
     return { tokens, damaged: values.length - tokens.length };
   }
 

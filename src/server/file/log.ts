@@ -50,7 +50,19 @@ export interface Project {
 }
 
 export function emptyProject(id: string, dir: string, created: string): Project {
-  return { id, dir, version: 0, files: new Map(), visible: new Set(), dirs: new Map(), keys: new Map(), offsets: [], chains: [ZERO_CHAIN], logBytes: 0, updated: created };
+  return {
+    id,
+    dir,
+    version: 0,
+    files: new Map(),
+    visible: new Set(),
+    dirs: new Map(),
+    keys: new Map(),
+    offsets: [],
+    chains: [ZERO_CHAIN],
+    logBytes: 0,
+    updated: created,
+  };
 }
 
 /** The chain hash of the record that follows the project's head. */
@@ -61,7 +73,8 @@ export function nextChain(project: Project, changes: readonly Change[]): string 
 /** Applies the record found at byte `offset` of the log; one whose chain hash is not its own is damage. */
 export function applyRecord(project: Project, record: LogRecord, offset: number): void {
   const chain = nextChain(project, record.changes);
-  if (record.chain !== undefined && record.chain !== chain) throw new Error(`the chain hash of version ${record.version} is not the one of its changes`);
+  if (record.chain !== undefined && record.chain !== chain)
+    throw new Error(`the chain hash of version ${record.version} is not the one of its changes`);
   project.chains.push(chain);
   for (const change of record.changes) {
     countDirs(project, change);

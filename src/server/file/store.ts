@@ -105,7 +105,8 @@ export class FileStore implements ProjectStore {
   async files(projectId: string, version?: number): Promise<{ version: number; files: FileEntry[]; chain: string } | undefined> {
     const project = this.usable(projectId);
     if (version !== undefined && version > project.version) return undefined;
-    if (version === undefined || version === project.version) return { version: project.version, files: listed(project.files), chain: project.chains[project.version]! };
+    if (version === undefined || version === project.version)
+      return { version: project.version, files: listed(project.files), chain: project.chains[project.version]! };
     // An older version: the log replayed up to it (read from disk, held as one files map).
     const files = new Map<string, { sha256: string; size: number }>();
     for await (const { record } of readRecords(project, 1, version)) applyChanges(files, record.changes);
@@ -136,7 +137,11 @@ export class FileStore implements ProjectStore {
 
   async blobSizes(projectId: string, hashes: readonly string[]): Promise<Map<string, number>> {
     const { visible } = this.usable(projectId);
-    const sizes = await mapLimit(hashes.filter((sha256) => visible.has(sha256)), 16, async (sha256) => [sha256, await this.blobs.size(sha256)] as const);
+    const sizes = await mapLimit(
+      hashes.filter((sha256) => visible.has(sha256)),
+      16,
+      async (sha256) => [sha256, await this.blobs.size(sha256)] as const,
+    );
     return new Map(sizes.flatMap(([sha256, size]) => (size === undefined ? [] : [[sha256, size] as const])));
   }
 
@@ -166,7 +171,11 @@ export class FileStore implements ProjectStore {
     const project = this.usable(projectId);
     return this.tasks.track(
       (async () => {
-        const seen = await mapLimit(parts, 16, async ({ sha256 }) => project.visible.has(sha256) && (await this.blobs.size(sha256)) !== undefined);
+        const seen = await mapLimit(
+          parts,
+          16,
+          async ({ sha256 }) => project.visible.has(sha256) && (await this.blobs.size(sha256)) !== undefined,
+        );
         for (const [i, part] of parts.entries()) if (seen[i]) await part.feed(() => {}); // read (and checked by the feed) all the same
         const fresh = parts.filter((_, i) => !seen[i]);
         await this.blobs.writePack(fresh);
@@ -184,17 +193,29 @@ export class FileStore implements ProjectStore {
       const project = this.project(projectId);
       const fingerprint = requestFingerprint(request);
       const answered = project.keys.get(key);
-      if (answered) return answered.fingerprint === fingerprint ? { kind: "replayed", version: answered.version, chain: project.chains[answered.version]! } : { kind: "key_reused" };
+      if (answered)
+        return answered.fingerprint === fingerprint
+          ? { kind: "replayed", version: answered.version, chain: project.chains[answered.version]! }
+          : { kind: "key_reused" };
       if (project.broken) throw unavailable(projectId);
 
       const { changes, source } = request;
       const sizes = await this.blobSizes(projectId, blobsNamed(changes));
       // Only a put over a directory needs the files under it, and only then are they looked for.
-      const under = filesUnder(project.files, pathsPut(changes).filter((path) => project.dirs.has(path)));
+      const under = filesUnder(
+        project.files,
+        pathsPut(changes).filter((path) => project.dirs.has(path)),
+      );
       const refused = checkCommit(changes, { sizes, current: project.files, under, version: project.version });
       if (refused) return refused;
 
-      const record: LogRecord = { version: project.version + 1, key, at: new Date().toISOString(), changes, chain: nextChain(project, changes) };
+      const record: LogRecord = {
+        version: project.version + 1,
+        key,
+        at: new Date().toISOString(),
+        changes,
+        chain: nextChain(project, changes),
+      };
       if (source) record.source = source;
       await appendLog(project, record);
       this.waiters.committed(projectId, record.version);
@@ -203,9 +224,7 @@ export class FileStore implements ProjectStore {
   }
 
   appendEvents(projectId: string, sessionId: string, offset: number, bytes: Buffer): Promise<AppendOutcome> {
-    return this.tasks.run(`session:${projectId}/${sessionId}`, () =>
-      this.transcripts.append(projectId, sessionId, offset, bytes),
-    );
+    return this.tasks.run(`session:${projectId}/${sessionId}`, () => this.transcripts.append(projectId, sessionId, offset, bytes));
   }
 
   readEvents(projectId: string, sessionId: string): Promise<StoredBytes | undefined> {
@@ -268,7 +287,5 @@ function compare(a: string, b: string): number {
 }
 
 function unavailable(projectId: string): ProjectUnavailableError {
-  return new ProjectUnavailableError(
-    `project ${projectId} is unavailable: its data on the server is damaged (see the server's log)`,
-  );
+  return new ProjectUnavailableError(`project ${projectId} is unavailable: its data on the server is damaged (see the server's log)`);
 }

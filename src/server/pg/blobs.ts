@@ -91,7 +91,11 @@ export async function writeBlob(pool: Pool, project: string, sha256: string, fee
  * with blobs in common wait for each other, never deadlock.
  */
 export async function writeBlobs(pool: Pool, project: string, parts: readonly BlobPart[]): Promise<Array<"created" | "exists">> {
-  const visible = await blobSizes(pool, project, parts.map((part) => part.sha256));
+  const visible = await blobSizes(
+    pool,
+    project,
+    parts.map((part) => part.sha256),
+  );
   const seen = parts.map((part) => visible.has(part.sha256));
   for (const [i, part] of parts.entries()) if (seen[i]) await part.feed(() => {}); // read (and checked by the feed) all the same
   const fresh = [...new Map(parts.filter((_, i) => !seen[i]).map((part) => [part.sha256, part])).values()].sort((a, b) =>

@@ -14,7 +14,10 @@ const FILL_PAGE = 1000;
 /** The chain hash at `version` of the project (ZERO_CHAIN at 0), filling in what is missing up to it. */
 export async function chainAt(db: Db, projectId: string, version: number): Promise<string> {
   if (version === 0) return ZERO_CHAIN;
-  const { rows } = await db.query<{ chain: string | null }>("SELECT chain FROM commits WHERE project = $1 AND version = $2", [projectId, version]);
+  const { rows } = await db.query<{ chain: string | null }>("SELECT chain FROM commits WHERE project = $1 AND version = $2", [
+    projectId,
+    version,
+  ]);
   if (rows[0]?.chain) return rows[0].chain;
   await fillChains(db, projectId);
   const again = await db.query<{ chain: string }>("SELECT chain FROM commits WHERE project = $1 AND version = $2", [projectId, version]);

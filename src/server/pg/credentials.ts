@@ -2,7 +2,14 @@
 // revoke (by any process) and an approval (on any replica) are seen at once.
 
 import type { Pool } from "pg";
-import { parseTokenRecord, type CredentialStore, type DeviceLoginChange, type DeviceLoginKey, type DeviceLoginRecord, type TokenRecord } from "../credentials.js";
+import {
+  parseTokenRecord,
+  type CredentialStore,
+  type DeviceLoginChange,
+  type DeviceLoginKey,
+  type DeviceLoginRecord,
+  type TokenRecord,
+} from "../credentials.js";
 import { guarded, transaction } from "./db.js";
 
 interface TokenRow {
@@ -87,7 +94,9 @@ export class PgCredentials implements CredentialStore {
     this.ready();
     const [column, value] = "deviceHash" in key ? ["device_hash", key.deviceHash] : ["user_hash", key.userHash];
     return transaction(this.pool, async (client) => {
-      const { rows } = await client.query<{ login: DeviceLoginRecord }>(`SELECT login FROM device_logins WHERE ${column} = $1 FOR UPDATE`, [value]);
+      const { rows } = await client.query<{ login: DeviceLoginRecord }>(`SELECT login FROM device_logins WHERE ${column} = $1 FOR UPDATE`, [
+        value,
+      ]);
       const login = rows[0]?.login;
       const { next, result } = change(login);
       if (next === null && login) await client.query("DELETE FROM device_logins WHERE device_hash = $1", [login.deviceHash]);
@@ -98,7 +107,13 @@ export class PgCredentials implements CredentialStore {
 }
 
 function recordOf(row: TokenRow): TokenRecord {
-  const record: TokenRecord = { id: row.id, sha256: row.sha256, projects: row.projects, access: row.access, created: row.created.getTime() };
+  const record: TokenRecord = {
+    id: row.id,
+    sha256: row.sha256,
+    projects: row.projects,
+    access: row.access,
+    created: row.created.getTime(),
+  };
   if (row.expires) record.expires = row.expires.getTime();
   if (row.revoked) record.revoked = row.revoked.getTime();
   if (row.parent_id !== null && row.parent_sha256 !== null) record.parent = { id: row.parent_id, sha256: row.parent_sha256 };

@@ -160,9 +160,7 @@ export function migrate(pool: Pool): Promise<number> {
 
 /** Why the schema is not usable yet, or undefined when every migration is applied. */
 export async function pendingMigrations(pool: Pool): Promise<string | undefined> {
-  const { rows } = await pool.query<{ done: number | null }>(
-    "SELECT (SELECT max(version) FROM schema_migrations) AS done",
-  );
+  const { rows } = await pool.query<{ done: number | null }>("SELECT (SELECT max(version) FROM schema_migrations) AS done");
   const done = rows[0]?.done ?? 0;
   return done < MIGRATIONS.length ? `migrations pending (${done} of ${MIGRATIONS.length} applied)` : undefined;
 }

@@ -40,7 +40,9 @@ export async function headOf(db: Db, projectId: string): Promise<number> {
 
 /** The heads of those of `projectIds` that exist. */
 export async function headsOf(db: Db, projectIds: string[]): Promise<{ id: string; version: number }[]> {
-  const { rows } = await guarded(() => db.query<{ id: string; version: string }>("SELECT id, version FROM projects WHERE id = ANY($1)", [projectIds]));
+  const { rows } = await guarded(() =>
+    db.query<{ id: string; version: string }>("SELECT id, version FROM projects WHERE id = ANY($1)", [projectIds]),
+  );
   return rows.map((row) => ({ id: row.id, version: Number(row.version) }));
 }
 
@@ -163,5 +165,11 @@ export async function commitFeed(db: Db, projectId: string, query: FeedQuery): P
 type CommitRow = { version: string; at: Date; changes: Change[]; source: CommitSource | null; chain: string };
 
 function recordOf(row: CommitRow): CommitRecord {
-  return { version: Number(row.version), time: row.at.toISOString(), ...(row.source ? { source: row.source } : {}), changes: row.changes, chain: row.chain };
+  return {
+    version: Number(row.version),
+    time: row.at.toISOString(),
+    ...(row.source ? { source: row.source } : {}),
+    changes: row.changes,
+    chain: row.chain,
+  };
 }

@@ -69,7 +69,11 @@ export class PgStore implements ProjectStore {
     url: string,
     private readonly warn: (message: string) => void,
   ) {
-    this.listener = new CommitListener(url, (projectId, version) => this.waiters.committed(projectId, version), () => void this.recheck());
+    this.listener = new CommitListener(
+      url,
+      (projectId, version) => this.waiters.committed(projectId, version),
+      () => void this.recheck(),
+    );
     this.recheckTimer = setInterval(() => void this.recheck(), RECHECK_MS).unref();
     this.credentials = new PgCredentials(pool, () => this.ready());
   }
@@ -133,7 +137,11 @@ export class PgStore implements ProjectStore {
       return { ...listing, chain: await guarded(() => chainAt(this.pool, projectId, listing.version)) };
     }
     if (version > (await headOf(this.pool, projectId))) return undefined;
-    return { version, files: await filesAt(this.pool, projectId, version), chain: await guarded(() => chainAt(this.pool, projectId, version)) };
+    return {
+      version,
+      files: await filesAt(this.pool, projectId, version),
+      chain: await guarded(() => chainAt(this.pool, projectId, version)),
+    };
   }
 
   async commits(projectId: string, query: FeedQuery): Promise<CommitFeed> {
@@ -183,7 +191,8 @@ export class PgStore implements ProjectStore {
         "SELECT version, changes, source FROM commits WHERE project = $1 AND key = $2",
         [projectId, key],
       );
-      if (earlier.rows[0]) return replayOrReuse(earlier.rows[0], request, await chainAt(client, projectId, Number(earlier.rows[0].version)));
+      if (earlier.rows[0])
+        return replayOrReuse(earlier.rows[0], request, await chainAt(client, projectId, Number(earlier.rows[0].version)));
 
       const { changes, source } = request;
       const version = Number(locked.rows[0].version);
@@ -253,7 +262,14 @@ export class PgStore implements ProjectStore {
 }
 
 /** The answer to a known Idempotency-Key: the first version for the same request, else a refusal. */
-function replayOrReuse(earlier: { version: string; changes: Change[]; source: CommitSource | null }, request: CommitRequest, chain: string): CommitOutcome {
-  const first: CommitRequest = earlier.source === null ? { changes: earlier.changes } : { changes: earlier.changes, source: earlier.source };
-  return requestFingerprint(first) === requestFingerprint(request) ? { kind: "replayed", version: Number(earlier.version), chain } : { kind: "key_reused" };
+function replayOrReuse(
+  earlier: { version: string; changes: Change[]; source: CommitSource | null },
+  request: CommitRequest,
+  chain: string,
+): CommitOutcome {
+  const first: CommitRequest =
+    earlier.source === null ? { changes: earlier.changes } : { changes: earlier.changes, source: earlier.source };
+  return requestFingerprint(first) === requestFingerprint(request)
+    ? { kind: "replayed", version: Number(earlier.version), chain }
+    : { kind: "key_reused" };
 }

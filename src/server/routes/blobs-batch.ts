@@ -28,7 +28,9 @@ export async function postBlobs(req: IncomingMessage, res: ServerResponse, ctx: 
   try {
     const parts = await receiveParts(req, boundary, spool, ctx.limits);
     // Stored together: made durable once for the whole request (a pack file, one transaction).
-    const results = await project.putBlobs(parts.map(([sha256, part]) => ({ sha256, size: part.size, feed: (write) => spool.feed(part, write) })));
+    const results = await project.putBlobs(
+      parts.map(([sha256, part]) => ({ sha256, size: part.size, feed: (write) => spool.feed(part, write) })),
+    );
     const stored = parts.filter((_, i) => results[i] === "created").map(([sha256]) => sha256);
     const present = parts.filter((_, i) => results[i] === "exists").map(([sha256]) => sha256);
     sendJson(res, 200, { stored, present });
@@ -38,7 +40,12 @@ export async function postBlobs(req: IncomingMessage, res: ServerResponse, ctx: 
 }
 
 /** The body read through a MultipartReader into `spool`; its parts, by hash, each checked. */
-async function receiveParts(req: IncomingMessage, boundary: string, spool: BlobSpool, limits: Limits): Promise<Array<[string, SpooledPart]>> {
+async function receiveParts(
+  req: IncomingMessage,
+  boundary: string,
+  spool: BlobSpool,
+  limits: Limits,
+): Promise<Array<[string, SpooledPart]>> {
   const reader = new MultipartReader(boundary);
   const receiver = new PartReceiver(spool, limits);
   try {
@@ -81,9 +88,12 @@ class PartReceiver {
     part.size += bytes.length;
     this.total += bytes.length;
     if (part.size > this.limits.maxBlobBytes) {
-      throw midBody(413, "too_large", `part ${sha256} holds over ${this.limits.maxBlobBytes} bytes, this server's limit a blob`, { sha256 });
+      throw midBody(413, "too_large", `part ${sha256} holds over ${this.limits.maxBlobBytes} bytes, this server's limit a blob`, {
+        sha256,
+      });
     }
-    if (this.total > this.limits.maxBatchBytes) throw midBody(413, "too_large", `parts hold more than ${this.limits.maxBatchBytes} bytes: send fewer`);
+    if (this.total > this.limits.maxBatchBytes)
+      throw midBody(413, "too_large", `parts hold more than ${this.limits.maxBatchBytes} bytes: send fewer`);
     hash.update(bytes);
     await this.spool.append(bytes);
   }
@@ -150,10 +160,19 @@ function tooManyParts(limit: number): HttpError {
 
 /** A part whose name is no SHA-256, named (its first 80 characters). */
 function misnamed(name: string): HttpError {
-  return midBody(400, "invalid_multipart", `a part is named ${JSON.stringify(name.slice(0, 80))}: each part's name must be its SHA-256 in 64 lowercase hex characters`);
+  return midBody(
+    400,
+    "invalid_multipart",
+    `a part is named ${JSON.stringify(name.slice(0, 80))}: each part's name must be its SHA-256 in 64 lowercase hex characters`,
+  );
 }
 
 /** A refusal before the body is read to its end: the rest is not read, so the connection cannot be reused. */
-function midBody<C extends WireErrorCode>(status: WireErrorStatus<C>, code: C, message: string, extra: Record<string, unknown> = {}): HttpError<C> {
+function midBody<C extends WireErrorCode>(
+  status: WireErrorStatus<C>,
+  code: C,
+  message: string,
+  extra: Record<string, unknown> = {},
+): HttpError<C> {
   return new HttpError(status, code, message, extra, { connection: "close" });
 }

@@ -27,7 +27,13 @@ export async function getBlob(res: ServerResponse, project: ProjectAccess, sha25
   await pipeline(blob.chunks(), res).catch(() => res.destroy());
 }
 
-export async function putBlob(req: IncomingMessage, res: ServerResponse, ctx: RouteContext, project: ProjectAccess, sha256: string): Promise<void> {
+export async function putBlob(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: RouteContext,
+  project: ProjectAccess,
+  sha256: string,
+): Promise<void> {
   let size = 0;
   const body: BodyFeed = (write) =>
     readBody(req, ctx.limits.maxBlobBytes, (chunk) => {

@@ -23,7 +23,8 @@ const ERROR_TEXT: Record<string, string> = {
 export async function postDeviceCode(req: IncomingMessage, res: ServerResponse, devices: DeviceFlow): Promise<void> {
   // A client_id may come; every client is the same here. What the device asks for only fills in the approval form.
   const answer = await devices.start(`${originOf(req)}/device`, deviceRequestOf(await readForm(req)));
-  if (!answer) throw new HttpError(429, "slow_down", "too many logins are waiting for approval: try again in a minute", {}, { "retry-after": "60" });
+  if (!answer)
+    throw new HttpError(429, "slow_down", "too many logins are waiting for approval: try again in a minute", {}, { "retry-after": "60" });
   sendJson(res, 200, answer);
 }
 
@@ -55,7 +56,10 @@ const MAX_HOST_NAME = 253;
  * `host`): anything malformed is left out, never refused, since the person approving decides.
  */
 export function deviceRequestOf(form: URLSearchParams): DeviceRequest | undefined {
-  const projects = form.getAll("project").filter((id) => validateProjectId(id) === undefined).slice(0, MAX_ASKED_PROJECTS);
+  const projects = form
+    .getAll("project")
+    .filter((id) => validateProjectId(id) === undefined)
+    .slice(0, MAX_ASKED_PROJECTS);
   const scope = form.get("scope");
   const host = form.get("host")?.trim();
   const asked: DeviceRequest = { projects: [...new Set(projects)] };

@@ -56,7 +56,8 @@ export const API_ROUTES: Readonly<Record<Route["kind"], RouteSpec>> = {
 export function needOf(kind: Route["kind"], method: string): Need {
   const { methods } = API_ROUTES[kind];
   const need = Object.hasOwn(methods, method) ? methods[method] : undefined;
-  if (need === undefined) throw new HttpError(405, "method_not_allowed", `${method} is not allowed here`, {}, { allow: Object.keys(methods).join(", ") });
+  if (need === undefined)
+    throw new HttpError(405, "method_not_allowed", `${method} is not allowed here`, {}, { allow: Object.keys(methods).join(", ") });
   return need;
 }
 

@@ -79,7 +79,10 @@ class WebView {
     const { authority } = this.options;
     if (route.kind === "login") {
       if (method === "POST") return signIn(req, res, sessions, session, authority);
-      return loginPage(res, sessions, session, { open: await isOpen(authority), next: localPath(url.searchParams.get("next") ?? undefined) });
+      return loginPage(res, sessions, session, {
+        open: await isOpen(authority),
+        next: localPath(url.searchParams.get("next") ?? undefined),
+      });
     }
     const principal = session?.token === undefined ? undefined : await authority.identify(session.token);
     if (!session || !principal) return this.signedOut(req, res, url, route, session);

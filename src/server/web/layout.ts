@@ -89,7 +89,12 @@ const BODY_SLOT = html`<!--uspark:body-->`;
  * length): the server holds one part at a time, however long the page. Stops early when the
  * visitor has gone. A HEAD request gets the headers only, nothing made.
  */
-export async function streamPage(req: IncomingMessage, res: ServerResponse, frame: Omit<PageParts, "body">, body: AsyncIterable<Fragment>): Promise<void> {
+export async function streamPage(
+  req: IncomingMessage,
+  res: ServerResponse,
+  frame: Omit<PageParts, "body">,
+  body: AsyncIterable<Fragment>,
+): Promise<void> {
   const [before, after] = renderHtml(page({ ...frame, body: BODY_SLOT })).split(renderHtml(BODY_SLOT)) as [string, string];
   res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/html; charset=utf-8" });
   if (req.method === "HEAD") return void res.end();
@@ -123,7 +128,7 @@ export function formatSize(bytes: number): string {
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];
   let value = bytes;
   let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) (value /= 1024), unit++;
+  while (value >= 1024 && unit < units.length - 1) ((value /= 1024), unit++);
   return unit === 0 ? `${bytes} B` : `${value.toFixed(1)} ${units[unit]}`;
 }
 

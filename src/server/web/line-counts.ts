@@ -36,7 +36,12 @@ export const LIST_COUNT_BUDGET: Readonly<CountBudget> = { readBytes: 1024 * 1024
 export const LIST_COUNT_MAX_SIDE = 32 * 1024;
 
 /** The counts of a change between two blobs (undefined hash: no side), or undefined past the budget, binary or missing. */
-export async function cheapCounts(readBlob: ReadBlob, oldHash: string | undefined, newHash: string | undefined, left: CountBudget): Promise<LineCounts | undefined> {
+export async function cheapCounts(
+  readBlob: ReadBlob,
+  oldHash: string | undefined,
+  newHash: string | undefined,
+  left: CountBudget,
+): Promise<LineCounts | undefined> {
   const sides = await Promise.all([oldHash, newHash].map((hash) => (hash === undefined ? undefined : readBlob(hash))));
   if (sides.some((side, i) => side === undefined && [oldHash, newHash][i] !== undefined)) return undefined;
   const sizes = sides.map((side) => side?.size ?? 0);

@@ -30,7 +30,10 @@ export type DiffPlan =
 export function planDiff(oldSize: number | undefined, newSize: number | undefined, left: Budget): DiffPlan {
   if (left.lines <= 0 || left.bytes <= 0 || left.readBytes <= 0) return { kind: "summary", reason: "budget" };
   if (oldSize === undefined || newSize === undefined) {
-    return { kind: "head", readBytes: Math.min(oldSize ?? newSize ?? 0, FILE_DIFF_BUDGET.readBytes, FILE_DIFF_BUDGET.bytes, left.readBytes, left.bytes) };
+    return {
+      kind: "head",
+      readBytes: Math.min(oldSize ?? newSize ?? 0, FILE_DIFF_BUDGET.readBytes, FILE_DIFF_BUDGET.bytes, left.readBytes, left.bytes),
+    };
   }
   if (oldSize > MAX_DIFF_SIDE_BYTES || newSize > MAX_DIFF_SIDE_BYTES) return { kind: "summary", reason: "large" };
   if (oldSize + newSize > left.readBytes) return { kind: "summary", reason: "budget" };

@@ -27,7 +27,13 @@ const claude: AgentCase = {
     };
   },
   scripts: (p) =>
-    edits(p, { write: "Write", read: "Read", edit: ["Edit"], shell: ["Bash", { description: "shell edits" }], agent: ["Agent", "general-purpose"] }),
+    edits(p, {
+      write: "Write",
+      read: "Read",
+      edit: ["Edit"],
+      shell: ["Bash", { description: "shell edits" }],
+      agent: ["Agent", "general-purpose"],
+    }),
 };
 
 /**

@@ -8,7 +8,10 @@ import { BIN, conformance, patches, patchText, type AgentCase } from "./harness.
  */
 const codex: AgentCase = {
   agent: "codex",
-  command: (prompt) => [path.join(BIN, "codex"), ["exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", prompt]],
+  command: (prompt) => [
+    path.join(BIN, "codex"),
+    ["exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", prompt],
+  ],
   setup: (home, modelUrl) => {
     mkdirSync(path.join(home, ".codex"));
     const config = [
@@ -43,5 +46,16 @@ const codex: AgentCase = {
 // is deleted, the new one is left to the file watcher. The half-failed patch's written file syncs.
 conformance(codex, {
   streamSyncs: ["doomed.txt", "edit.txt", "half1.txt", "multi.txt", "new.txt", "old-name.txt", "p1.txt", "p2.txt"],
-  diskChanges: ["doomed.txt", "edit.txt", "half1.txt", "multi.txt", "new-name.txt", "new.txt", "old-name.txt", "p1.txt", "p2.txt", "shell.txt"],
+  diskChanges: [
+    "doomed.txt",
+    "edit.txt",
+    "half1.txt",
+    "multi.txt",
+    "new-name.txt",
+    "new.txt",
+    "old-name.txt",
+    "p1.txt",
+    "p2.txt",
+    "shell.txt",
+  ],
 });

@@ -27,11 +27,13 @@ export function conversationProblems(stdout: Buffer, agent: string, streamSyncs:
   const last = new Map<string, Extract<Step, { kind: "tool" }>>();
   for (const step of steps) if (step.kind === "tool") last.set(step.id, step);
   const files = [...last.values()].flatMap((step) => step.files);
-  for (const path of streamSyncs) if (!files.some((file) => file === path || file.endsWith(`/${path}`))) problems.push(`no tool call names ${path}`);
+  for (const path of streamSyncs)
+    if (!files.some((file) => file === path || file.endsWith(`/${path}`))) problems.push(`no tool call names ${path}`);
   for (const step of last.values()) if (step.status === "running") problems.push(`call ${step.id} (${step.name}) left running`);
   const end = steps.at(-1);
   if (end?.kind !== "result" || !end.ok) problems.push(`does not end with a good result: ${JSON.stringify(end)}`);
   const prompts = steps.filter((step) => step.kind === "prompt").map((step) => step.text);
-  if (CARRIES_PROMPT.has(format) && prompts[0] !== prompt) problems.push(`prompt ${JSON.stringify(prompts[0])}, not ${JSON.stringify(prompt)}`);
+  if (CARRIES_PROMPT.has(format) && prompts[0] !== prompt)
+    problems.push(`prompt ${JSON.stringify(prompts[0])}, not ${JSON.stringify(prompt)}`);
   return problems;
 }

@@ -50,4 +50,3 @@ conformance(editTools, {
 // A patch that fails halfway lists the file it wrote (half1.txt); a rename is a create and a delete.
 const PATCHED = ["doomed.txt", "edit.txt", "half1.txt", "multi.txt", "new-name.txt", "new.txt", "old-name.txt", "p1.txt", "p2.txt"];
 conformance(applyPatch, { streamSyncs: PATCHED, diskChanges: PATCHED });
-

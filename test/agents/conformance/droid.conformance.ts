@@ -35,7 +35,10 @@ const editTools = droidCase("Create-Edit", "anthropic", "claude-sonnet-4-5", (p)
 const applyPatch = droidCase("ApplyPatch", "openai", "gpt-5.3-codex", (p) => [
   [
     "SCRIPT:main",
-    [...parallelPatches(p, (lines) => ({ tool: "ApplyPatch", input: {}, freeform: patchText(lines) + "\n" })), { tool: "Execute", input: { command: "echo shell > shell.txt", ...shellFields } }],
+    [
+      ...parallelPatches(p, (lines) => ({ tool: "ApplyPatch", input: {}, freeform: patchText(lines) + "\n" })),
+      { tool: "Execute", input: { command: "echo shell > shell.txt", ...shellFields } },
+    ],
   ],
 ]);
 

@@ -8,7 +8,10 @@ import { BIN, conformance, EDITED, edits, type AgentCase } from "./harness.js";
  */
 const gemini: AgentCase = {
   agent: "gemini",
-  command: (prompt) => [process.execPath, [path.join(BIN, "gemini"), "-p", prompt, "--output-format", "stream-json", "--yolo", "-m", "gemini-2.5-pro"]],
+  command: (prompt) => [
+    process.execPath,
+    [path.join(BIN, "gemini"), "-p", prompt, "--output-format", "stream-json", "--yolo", "-m", "gemini-2.5-pro"],
+  ],
   setup: (home, modelUrl) => {
     mkdirSync(path.join(home, ".gemini"));
     const settings = {
@@ -22,9 +25,15 @@ const gemini: AgentCase = {
   },
   // No read before an edit, no sub-agent; one write by a relative path.
   scripts: (p) =>
-    edits(p, { write: "write_file", edit: ["replace", { instruction: "replace old_string with new_string" }], shell: ["run_shell_command", { description: "shell edits" }] }, [
-      { tool: "write_file", input: { file_path: "relative.txt", content: "a relative path\n" } },
-    ]),
+    edits(
+      p,
+      {
+        write: "write_file",
+        edit: ["replace", { instruction: "replace old_string with new_string" }],
+        shell: ["run_shell_command", { description: "shell edits" }],
+      },
+      [{ tool: "write_file", input: { file_path: "relative.txt", content: "a relative path\n" } }],
+    ),
 };
 
 conformance(gemini, {

@@ -90,7 +90,11 @@ async function runAgent(c: AgentCase): Promise<Run> {
       watch.child.kill();
       throw error;
     });
-    const agent = spawn(cmd, args, { cwd: project, env: { PATH: process.env.PATH, HOME: home, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const agent = spawn(cmd, args, {
+      cwd: project,
+      env: { PATH: process.env.PATH, HOME: home, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const agentOut: Buffer[] = [];
     let agentStderr = "";
     agent.stdout.on("data", (chunk: Buffer) => {
@@ -224,14 +228,20 @@ export function conformance(c: AgentCase, expected: Expectation): void {
     it("names exactly the expected paths in its tool events, and passes its stdout through byte for byte", async () => {
       const { run, context } = await checkedRun();
       const named = detectedChanges(run.watchStderr, true);
-      expect(changedPaths(run.remote).filter((file) => named.has(file)), context).toStrictEqual(streamSyncs);
+      expect(
+        changedPaths(run.remote).filter((file) => named.has(file)),
+        context,
+      ).toStrictEqual(streamSyncs);
     });
 
     it("sees every change on disk as an event with the file watcher on, and leaves the remote equal to the disk", async () => {
       const { run, context } = await checkedRun();
       // The end scan would sync what the events missed: that alone must not be what makes remote = disk.
       const detected = detectedChanges(run.watchStderr);
-      expect(diskChanges.filter((file) => !detected.has(file)), `changes no event reported\n${context}`).toStrictEqual([]);
+      expect(
+        diskChanges.filter((file) => !detected.has(file)),
+        `changes no event reported\n${context}`,
+      ).toStrictEqual([]);
       expect(digest(run.remote), context).toStrictEqual(digest(run.disk));
     });
 
@@ -268,7 +278,13 @@ interface EditKeys {
   subagentType: string;
 }
 
-const CLAUDE_KEYS: EditKeys = { path: "file_path", content: "content", old: "old_string", new: "new_string", subagentType: "subagent_type" };
+const CLAUDE_KEYS: EditKeys = {
+  path: "file_path",
+  content: "content",
+  old: "old_string",
+  new: "new_string",
+  subagentType: "subagent_type",
+};
 
 /** What the parallel turn of `edits()` changes on disk. */
 export const PARALLEL_EDITED = ["p2.txt", "sub/par.txt"];
@@ -289,7 +305,10 @@ export function edits(p: string, tools: EditTools, extra: Turn[] = []): Scripts 
   const [edit, editFields] = tools.edit;
   const [shell, shellFields] = tools.shell;
   const read = (file: string): ToolStep[] => (tools.read ? [{ tool: tools.read, input: { [keys.path]: `${p}/${file}` } }] : []);
-  const write = (file: string, content: string): ToolStep => ({ tool: tools.write, input: { [keys.path]: `${p}/${file}`, [keys.content]: content } });
+  const write = (file: string, content: string): ToolStep => ({
+    tool: tools.write,
+    input: { [keys.path]: `${p}/${file}`, [keys.content]: content },
+  });
   const replace = (file: string, old_string: string, new_string: string): ToolStep => ({
     tool: edit,
     input: { [keys.path]: `${p}/${file}`, [keys.old]: old_string, [keys.new]: new_string, ...editFields },
@@ -308,7 +327,10 @@ export function edits(p: string, tools: EditTools, extra: Turn[] = []): Scripts 
   ];
   if (!tools.agent) return [["SCRIPT:main", main]];
   const [agent, subagent_type, agentFields] = tools.agent;
-  main.push({ tool: agent, input: { description: "write a file", prompt: "SCRIPT:sub: write the file", [keys.subagentType]: subagent_type, ...agentFields } });
+  main.push({
+    tool: agent,
+    input: { description: "write a file", prompt: "SCRIPT:sub: write the file", [keys.subagentType]: subagent_type, ...agentFields },
+  });
   return [
     ["SCRIPT:main", main],
     ["SCRIPT:sub", [write("sub/agent.txt", "from the sub-agent\n")]],

@@ -20,7 +20,18 @@ const kilo: AgentCase = {
       provider: { openai: { options: { baseURL: `${modelUrl}/v1`, apiKey: "dummy" } } },
       permission: { edit: "allow", bash: "allow", external_directory: "allow" },
     };
-    const off = ["AUTOUPDATE", "SHARE", "LSP_DOWNLOAD", "DEFAULT_PLUGINS", "MODELS_FETCH", "SESSION_INGEST", "CODEBASE_INDEXING", "PRESENCE", "CLAUDE_CODE", "EXTERNAL_SKILLS"];
+    const off = [
+      "AUTOUPDATE",
+      "SHARE",
+      "LSP_DOWNLOAD",
+      "DEFAULT_PLUGINS",
+      "MODELS_FETCH",
+      "SESSION_INGEST",
+      "CODEBASE_INDEXING",
+      "PRESENCE",
+      "CLAUDE_CODE",
+      "EXTERNAL_SKILLS",
+    ];
     return {
       KILO_CONFIG_CONTENT: JSON.stringify(config),
       ...Object.fromEntries(off.map((what) => [`KILO_DISABLE_${what}`, "1"])),

@@ -95,7 +95,8 @@ function sendJson(res: ServerResponse, value: unknown, status = 200): void {
 
 function sse(res: ServerResponse, events: Array<[event: string | undefined, data: unknown]>): void {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-  for (const [event, data] of events) res.write(`${event ? `event: ${event}\n` : ""}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`);
+  for (const [event, data] of events)
+    res.write(`${event ? `event: ${event}\n` : ""}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`);
   res.end();
 }
 
@@ -119,7 +120,8 @@ function anthropic(res: ServerResponse, json: Record<string, unknown>, text: str
   if (json.stream !== true) return sendJson(res, { ...message, content: blocks, stop_reason: stop, usage });
   const blockEvents = blocks.flatMap((block, index): Array<[string, unknown]> => {
     const start = "input" in block ? { ...block, input: {} } : { type: "text", text: "" };
-    const delta = "input" in block ? { type: "input_json_delta", partial_json: JSON.stringify(block.input) } : { type: "text_delta", text: DONE };
+    const delta =
+      "input" in block ? { type: "input_json_delta", partial_json: JSON.stringify(block.input) } : { type: "text_delta", text: DONE };
     return [
       ["content_block_start", { type: "content_block_start", index, content_block: start }],
       ["content_block_delta", { type: "content_block_delta", index, delta }],
@@ -142,10 +144,31 @@ function responses(res: ServerResponse, text: string, answerTo: AnswerTo): void 
       ? answer.calls.map(({ step, callId }) =>
           step.freeform !== undefined
             ? { type: "custom_tool_call", id: `ctc_${callId}`, call_id: callId, name: step.tool, input: step.freeform, status: "completed" }
-            : { type: "function_call", id: `fc_${callId}`, call_id: callId, name: step.tool, arguments: JSON.stringify(step.input), status: "completed" },
+            : {
+                type: "function_call",
+                id: `fc_${callId}`,
+                call_id: callId,
+                name: step.tool,
+                arguments: JSON.stringify(step.input),
+                status: "completed",
+              },
         )
-      : [{ type: "message", id: `msg_${answer.id}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: DONE, annotations: [] }] }];
-  const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
+      : [
+          {
+            type: "message",
+            id: `msg_${answer.id}`,
+            role: "assistant",
+            status: "completed",
+            content: [{ type: "output_text", text: DONE, annotations: [] }],
+          },
+        ];
+  const usage = {
+    input_tokens: 10,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 5,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 15,
+  };
   sse(res, [
     ["response.created", { type: "response.created", response: { id, status: "in_progress", output: [] } }],
     ...items.flatMap((item, output_index): Array<[string, unknown]> => [
@@ -170,11 +193,15 @@ function chat(res: ServerResponse, json: Record<string, unknown>, text: string, 
   const delta = toolCalls.length > 0 ? { role: "assistant", tool_calls: toolCalls } : { role: "assistant", content: DONE };
   const finish = toolCalls.length > 0 ? "tool_calls" : "stop";
   if (json.stream !== true) {
-    const message = toolCalls.length > 0 ? { role: "assistant", content: null, tool_calls: toolCalls } : { role: "assistant", content: DONE };
+    const message =
+      toolCalls.length > 0 ? { role: "assistant", content: null, tool_calls: toolCalls } : { role: "assistant", content: DONE };
     return sendJson(res, { ...base, object: "chat.completion", choices: [{ index: 0, message, finish_reason: finish }], usage });
   }
   // One chunk per call, as OpenAI streams them: some clients read only the first call of a chunk.
-  const deltas = toolCalls.length > 0 ? toolCalls.map((call, i) => (i === 0 ? { role: "assistant", tool_calls: [call] } : { tool_calls: [call] })) : [delta];
+  const deltas =
+    toolCalls.length > 0
+      ? toolCalls.map((call, i) => (i === 0 ? { role: "assistant", tool_calls: [call] } : { tool_calls: [call] }))
+      : [delta];
   sse(res, [
     ...deltas.map((d): [undefined, unknown] => [undefined, { ...base, choices: [{ index: 0, delta: d, finish_reason: null }] }]),
     [undefined, { ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }], usage }],
@@ -189,7 +216,10 @@ function gemini(res: ServerResponse, path: string, json: Record<string, unknown>
   if (!hasTools && config.responseMimeType === "application/json") parts = [{ text: '{"reasoning":"done","next_speaker":"user"}' }];
   else {
     const answer = hasTools ? answerTo(text, count(text, /"functionResponse"/g)) : NO_CALLS;
-    parts = answer.calls.length > 0 ? answer.calls.map(({ step, callId }) => ({ functionCall: { name: step.tool, args: step.input, id: callId } })) : [{ text: DONE }];
+    parts =
+      answer.calls.length > 0
+        ? answer.calls.map(({ step, callId }) => ({ functionCall: { name: step.tool, args: step.input, id: callId } }))
+        : [{ text: DONE }];
   }
   const response = {
     candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }],

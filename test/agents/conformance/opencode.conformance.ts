@@ -45,5 +45,17 @@ const opencode: AgentCase = {
 // A sub-agent's (task) edits are not in the parent's stream: the file watcher covers them.
 conformance(opencode, {
   streamSyncs: ["doomed.txt", "edit.txt", "half1.txt", "multi.txt", "new-name.txt", "new.txt", "old-name.txt", "p1.txt", "p2.txt"],
-  diskChanges: ["doomed.txt", "edit.txt", "half1.txt", "multi.txt", "new-name.txt", "new.txt", "old-name.txt", "p1.txt", "p2.txt", "shell.txt", "sub/agent.txt"],
+  diskChanges: [
+    "doomed.txt",
+    "edit.txt",
+    "half1.txt",
+    "multi.txt",
+    "new-name.txt",
+    "new.txt",
+    "old-name.txt",
+    "p1.txt",
+    "p2.txt",
+    "shell.txt",
+    "sub/agent.txt",
+  ],
 });

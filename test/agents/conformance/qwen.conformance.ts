@@ -20,7 +20,12 @@ const qwen: AgentCase = {
       telemetry: { enabled: false },
     };
     writeFileSync(path.join(home, ".qwen", "settings.json"), JSON.stringify(settings));
-    return { OPENAI_API_KEY: "dummy", OPENAI_BASE_URL: `${modelUrl}/v1`, OPENAI_MODEL: "qwen3-coder-plus", QWEN_CODE_SUPPRESS_YOLO_WARNING: "1" };
+    return {
+      OPENAI_API_KEY: "dummy",
+      OPENAI_BASE_URL: `${modelUrl}/v1`,
+      OPENAI_MODEL: "qwen3-coder-plus",
+      QWEN_CODE_SUPPRESS_YOLO_WARNING: "1",
+    };
   },
   scripts: (p) =>
     edits(p, {

@@ -30,7 +30,9 @@ describe("ToolCalls", () => {
     const calls = new ToolCalls();
     calls.start("c1", call);
     calls.finish("c1", { ok: true });
-    expect(calls.finish("c1", { ok: false, error: "x" })).toEqual([{ kind: "tool", id: "c1", name: "", summary: "", files: [], status: "failed", error: "x" }]);
+    expect(calls.finish("c1", { ok: false, error: "x" })).toEqual([
+      { kind: "tool", id: "c1", name: "", summary: "", files: [], status: "failed", error: "x" },
+    ]);
   });
 
   it("a call seen whole (start and end in one event), then its start coming late: the start takes that outcome", () => {

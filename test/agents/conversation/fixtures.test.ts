@@ -378,7 +378,7 @@ const RECORDED_EXPECTED: Record<string, { format: string; steps: string[] }> = {
       "tool run_shell_command ok: echo shell > shell.txt && mv old-name.txt new-name.txt && rm doomed.txt",
       "tool agent ok: write a file",
       "text: All done.",
-      "prompt: Background agent \"general-purpose: write a file\" completed.",
+      'prompt: Background agent "general-purpose: write a file" completed.',
       "text: All done.",
       "result ok: All done.",
     ],
@@ -392,7 +392,11 @@ const STREAMS = [
     const [agent, name = "session"] = fixture.split(":") as [string, string?];
     return { stream: `fixtures/${agent}/${name}.jsonl`, file: `${FIXTURES}${agent}/${name}.jsonl`, ...expected };
   }),
-  ...Object.entries(RECORDED_EXPECTED).map(([name, expected]) => ({ stream: `recorded/${name}.jsonl`, file: `${RECORDED}${name}.jsonl`, ...expected })),
+  ...Object.entries(RECORDED_EXPECTED).map(([name, expected]) => ({
+    stream: `recorded/${name}.jsonl`,
+    file: `${RECORDED}${name}.jsonl`,
+    ...expected,
+  })),
 ];
 
 describe.each(STREAMS)("$stream as a conversation", ({ file, format, steps }) => {
@@ -410,6 +414,13 @@ describe.each(STREAMS)("$stream as a conversation", ({ file, format, steps }) =>
   });
 
   it("yields the same with CRLF line endings", () => {
-    expect(digest(read(format, lines.map((line) => `${line}\r`)))).toEqual(steps);
+    expect(
+      digest(
+        read(
+          format,
+          lines.map((line) => `${line}\r`),
+        ),
+      ),
+    ).toEqual(steps);
   });
 });

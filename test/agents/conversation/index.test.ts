@@ -4,8 +4,22 @@ import { DEFAULT_DETECT_MAX_EVENTS } from "../../../src/agents/detect.js";
 import { agentNames } from "../../../src/agents/index.js";
 import { digest, read } from "./helpers.js";
 
-const CLAUDE_INIT = { type: "system", subtype: "init", cwd: "/p", session_id: "s", tools: [], model: "m", permissionMode: "default", apiKeySource: "none" };
-const CLAUDE_TEXT = { type: "assistant", message: { role: "assistant", content: [{ type: "text", text: "Hi." }] }, parent_tool_use_id: null, session_id: "s" };
+const CLAUDE_INIT = {
+  type: "system",
+  subtype: "init",
+  cwd: "/p",
+  session_id: "s",
+  tools: [],
+  model: "m",
+  permissionMode: "default",
+  apiKeySource: "none",
+};
+const CLAUDE_TEXT = {
+  type: "assistant",
+  message: { role: "assistant", content: [{ type: "text", text: "Hi." }] },
+  parent_tool_use_id: null,
+  session_id: "s",
+};
 const CODEX_TEXT = { type: "item.completed", item: { id: "i0", type: "agent_message", text: "Hi." } };
 
 describe("createConversationReader", () => {
@@ -13,7 +27,6 @@ describe("createConversationReader", () => {
     expect([...conversationFormats].sort()).toEqual([...agentNames].sort());
     for (const name of agentNames) expect(createConversationReader(name).format).toBe(name);
   });
-
 
   it.each([
     ["auto", "claude", [CLAUDE_INIT, CLAUDE_TEXT]],
@@ -51,7 +64,10 @@ describe("createConversationReader", () => {
 
   it("takes Buffers, and reads each only during the call (a reused buffer is fine, held ones too)", () => {
     const reader = createConversationReader();
-    const steps = [CLAUDE_INIT, { ...CLAUDE_TEXT, message: { role: "assistant", content: [{ type: "text", text: "y".repeat(40_000) }] } }].flatMap((event) => {
+    const steps = [
+      CLAUDE_INIT,
+      { ...CLAUDE_TEXT, message: { role: "assistant", content: [{ type: "text", text: "y".repeat(40_000) }] } },
+    ].flatMap((event) => {
       const buf = Buffer.from(JSON.stringify(event));
       const out = reader.line(buf);
       buf.fill(0x20);
@@ -74,19 +90,72 @@ describe("createConversationReader", () => {
   });
 
   it("unicode survives whole: astral characters, escapes, in long and short texts", () => {
-    const text = "naïve 😀 \u2028 \\u0041 \"q\"";
+    const text = 'naïve 😀 \u2028 \\u0041 "q"';
     const long = "😀".repeat(10_000);
-    const steps = read("claude", [{ ...CLAUDE_TEXT, message: { role: "assistant", content: [{ type: "text", text }, { type: "text", text: long }] } }]);
-    expect(steps).toEqual([{ kind: "text", text }, { kind: "text", text: long }]);
+    const steps = read("claude", [
+      {
+        ...CLAUDE_TEXT,
+        message: {
+          role: "assistant",
+          content: [
+            { type: "text", text },
+            { type: "text", text: long },
+          ],
+        },
+      },
+    ]);
+    expect(steps).toEqual([
+      { kind: "text", text },
+      { kind: "text", text: long },
+    ]);
   });
 });
 
 describe("events of a known type in a shape no agent writes", () => {
-  const TYPES = ["user", "assistant", "result", "system", "item.started", "item.completed", "turn.failed", "error", "message", "tool_use", "tool_result",
-    "tool_call", "text", "step_finish", "function_call", "function_call_output", "user.message", "assistant.message", "tool.execution_start",
-    "tool.execution_complete", "session.error", "completion"];
+  const TYPES = [
+    "user",
+    "assistant",
+    "result",
+    "system",
+    "item.started",
+    "item.completed",
+    "turn.failed",
+    "error",
+    "message",
+    "tool_use",
+    "tool_result",
+    "tool_call",
+    "text",
+    "step_finish",
+    "function_call",
+    "function_call_output",
+    "user.message",
+    "assistant.message",
+    "tool.execution_start",
+    "tool.execution_complete",
+    "session.error",
+    "completion",
+  ];
   const ODD = [null, 5, "x", [], [null, 5, "x", []], { type: 5 }, {}];
-  const FIELDS = ["message", "content", "item", "part", "data", "tool_call", "tool_calls", "state", "error", "parameters", "arguments", "input", "result", "role", "id", "tool_id", "call_id"];
+  const FIELDS = [
+    "message",
+    "content",
+    "item",
+    "part",
+    "data",
+    "tool_call",
+    "tool_calls",
+    "state",
+    "error",
+    "parameters",
+    "arguments",
+    "input",
+    "result",
+    "role",
+    "id",
+    "tool_id",
+    "call_id",
+  ];
 
   it.each(agentNames)("the %s reader never throws, and every step it yields is well formed", (format) => {
     const reader = createConversationReader(format);
@@ -94,7 +163,17 @@ describe("events of a known type in a shape no agent writes", () => {
     for (const type of TYPES) {
       for (const odd of ODD) {
         for (const field of FIELDS) steps.push(...reader.line(JSON.stringify({ type, role: "assistant", [field]: odd })));
-        steps.push(...reader.line(JSON.stringify({ type, message: { content: [odd] }, item: { type: "command_execution", id: odd }, part: { state: odd }, data: odd })));
+        steps.push(
+          ...reader.line(
+            JSON.stringify({
+              type,
+              message: { content: [odd] },
+              item: { type: "command_execution", id: odd },
+              part: { state: odd },
+              data: odd,
+            }),
+          ),
+        );
       }
     }
     steps.push(...reader.end());

@@ -32,7 +32,7 @@ describe("clip", () => {
 
 describe("textOf and contentText", () => {
   it("decodes a long string the sparse reader skipped, whole and unescaped", () => {
-    const text = "line \"one\"\n" + "é😀".repeat(20_000);
+    const text = 'line "one"\n' + "é😀".repeat(20_000);
     const event = parseEvent(Buffer.from(JSON.stringify({ text })))!;
     expect(event.text).toBeInstanceOf(SkippedString);
     expect(textOf(event.text)).toBe(text);
@@ -40,7 +40,15 @@ describe("textOf and contentText", () => {
 
   it.each([
     ["a string", "hi", "hi"],
-    ["text blocks joined, others left out", [{ type: "text", text: "a" }, { type: "thinking", thinking: "x" }, { type: "text", text: "b" }], "a\nb"],
+    [
+      "text blocks joined, others left out",
+      [
+        { type: "text", text: "a" },
+        { type: "thinking", thinking: "x" },
+        { type: "text", text: "b" },
+      ],
+      "a\nb",
+    ],
     ["no text blocks", [{ type: "image" }], undefined],
     ["not content", 5, undefined],
   ])("contentText of %s", (_name, content, expected) => {

@@ -10,7 +10,9 @@ const subcommands = buildProgram().commands.map((command) => command.name());
 
 describe("uspark completion", () => {
   it("knows the program's subcommands (the list the scripts must name)", () => {
-    expect(subcommands).toEqual(expect.arrayContaining(["watch-claude", "watch", "run", "push", "pull", "projects", "serve", "completion"]));
+    expect(subcommands).toEqual(
+      expect.arrayContaining(["watch-claude", "watch", "run", "push", "pull", "projects", "serve", "completion"]),
+    );
   });
 
   it.each(["bash", "zsh", "fish"])("%s: the script names every subcommand", async (shell) => {

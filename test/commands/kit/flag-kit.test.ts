@@ -1,6 +1,16 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { Command } from "../../../src/commands/kit/commander.js";
-import { addFlags, choiceFlag, countFlag, listFlag, negatedFlag, positiveFlag, switchFlag, textFlag, type FlagValues } from "../../../src/commands/kit/flag-kit.js";
+import {
+  addFlags,
+  choiceFlag,
+  countFlag,
+  listFlag,
+  negatedFlag,
+  positiveFlag,
+  switchFlag,
+  textFlag,
+  type FlagValues,
+} from "../../../src/commands/kit/flag-kit.js";
 
 const flags = {
   dryRun: switchFlag("--dry-run", "send nothing"),
@@ -53,6 +63,8 @@ describe("flags declared once", () => {
   });
 
   it("refuses a key that is not where commander stores its flag (the command would read undefined)", () => {
-    expect(() => addFlags(new Command("t"), { dryrun: switchFlag("--dry-run") })).toThrow(/--dry-run is declared as dryrun, stored as dryRun/);
+    expect(() => addFlags(new Command("t"), { dryrun: switchFlag("--dry-run") })).toThrow(
+      /--dry-run is declared as dryrun, stored as dryRun/,
+    );
   });
 });

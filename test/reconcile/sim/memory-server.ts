@@ -39,7 +39,8 @@ export class MemoryServer {
   }
 
   listFiles(version?: number): Listing {
-    if (version !== undefined && (version < 0 || version > this.version)) throw new ApiError("GET /files?version: 404", { status: 404, code: "version_not_found" });
+    if (version !== undefined && (version < 0 || version > this.version))
+      throw new ApiError("GET /files?version: 404", { status: 404, code: "version_not_found" });
     const at = version === undefined ? this.files : this.filesAt(version);
     const files = [...at].map(([path, f]) => ({ path, ...f })).sort((a, b) => (a.path < b.path ? -1 : 1));
     return { version: version ?? this.version, files, api: "1.2", chain: this.chains[version ?? this.version]! };
@@ -67,19 +68,44 @@ export class MemoryServer {
     const request: CommitRequest = plainCopy({ changes, source });
     const answered = this.keys.get(key);
     if (answered) {
-      if (requestFingerprint(answered.request) === requestFingerprint(request)) return { version: answered.version, chain: this.chains[answered.version]! };
-      throw new ApiError("POST /commits: 422 idempotency_key_reused", { status: 422, code: "idempotency_key_reused", body: { error: "idempotency_key_reused" } });
+      if (requestFingerprint(answered.request) === requestFingerprint(request))
+        return { version: answered.version, chain: this.chains[answered.version]! };
+      throw new ApiError("POST /commits: 422 idempotency_key_reused", {
+        status: 422,
+        code: "idempotency_key_reused",
+        body: { error: "idempotency_key_reused" },
+      });
     }
-    const sizes = new Map(blobsNamed(request.changes).flatMap((sha) => (this.blobs.has(sha) ? [[sha, this.blobs.get(sha)!.length] as const] : [])));
-    const refused = checkCommit(request.changes, { sizes, current: this.files, under: filesUnder(this.files, pathsPut(request.changes)), version: this.version });
+    const sizes = new Map(
+      blobsNamed(request.changes).flatMap((sha) => (this.blobs.has(sha) ? [[sha, this.blobs.get(sha)!.length] as const] : [])),
+    );
+    const refused = checkCommit(request.changes, {
+      sizes,
+      current: this.files,
+      under: filesUnder(this.files, pathsPut(request.changes)),
+      version: this.version,
+    });
     if (refused?.kind === "conflict") {
-      throw new ApiError("POST /commits: 409 conflict", { status: 409, code: "conflict", body: { error: "conflict", conflicts: refused.conflicts, version: refused.version } });
+      throw new ApiError("POST /commits: 409 conflict", {
+        status: 409,
+        code: "conflict",
+        body: { error: "conflict", conflicts: refused.conflicts, version: refused.version },
+      });
     }
     if (refused?.kind === "missing_blobs") {
-      throw new ApiError("POST /commits: 422 missing_blobs", { status: 422, code: "missing_blobs", body: { error: "missing_blobs", missing: refused.missing } });
+      throw new ApiError("POST /commits: 422 missing_blobs", {
+        status: 422,
+        code: "missing_blobs",
+        body: { error: "missing_blobs", missing: refused.missing },
+      });
     }
     // The reference server answers a size that is not the blob's as a 400 invalid_request (src/server/v1-routes.ts).
-    if (refused) throw new ApiError(`POST /commits: 400 invalid_request: ${refused.kind}`, { status: 400, code: "invalid_request", body: { error: "invalid_request" } });
+    if (refused)
+      throw new ApiError(`POST /commits: 400 invalid_request: ${refused.kind}`, {
+        status: 400,
+        code: "invalid_request",
+        body: { error: "invalid_request" },
+      });
     for (const change of request.changes) {
       if (change.op === "delete") this.files.delete(change.path);
       else this.files.set(change.path, { sha256: change.sha256, size: change.size });
@@ -87,7 +113,8 @@ export class MemoryServer {
     // What the server must refuse (migration 6, commit-check.ts): a path both a file and a directory.
     for (const change of request.changes) {
       for (let i = change.path.indexOf("/"); change.op === "put" && i !== -1; i = change.path.indexOf("/", i + 1)) {
-        if (this.files.has(change.path.slice(0, i))) throw new Error(`the server holds ${change.path.slice(0, i)} and ${change.path}: a clash it should have refused`);
+        if (this.files.has(change.path.slice(0, i)))
+          throw new Error(`the server holds ${change.path.slice(0, i)} and ${change.path}: a clash it should have refused`);
       }
       const under = change.op === "put" ? [...this.files.keys()].find((p) => p.startsWith(`${change.path}/`)) : undefined;
       if (under !== undefined) throw new Error(`the server holds ${under} and ${change.path}: a clash it should have refused`);
@@ -115,7 +142,12 @@ export class MemoryServer {
   }
 
   putBlob(sha: string, bytes: Uint8Array): "created" | "present" {
-    if (sha256(bytes) !== sha) throw new ApiError("PUT /blobs: 400 hash_mismatch", { status: 400, code: "hash_mismatch", body: { error: "hash_mismatch", sha256: sha } });
+    if (sha256(bytes) !== sha)
+      throw new ApiError("PUT /blobs: 400 hash_mismatch", {
+        status: 400,
+        code: "hash_mismatch",
+        body: { error: "hash_mismatch", sha256: sha },
+      });
     if (this.blobs.has(sha)) return "present";
     this.blobs.set(sha, new Uint8Array(bytes));
     return "created";

@@ -1,5 +1,14 @@
 import { pathRefusal } from "../../../src/reconcile/disk-tree.js";
-import { LocalChanged, stillAsPlanned, WriteRefused, type LocalExpectation, type LocalRead, type LocalStat, type LocalTree, type TreeListing } from "../../../src/reconcile/local-tree.js";
+import {
+  LocalChanged,
+  stillAsPlanned,
+  WriteRefused,
+  type LocalExpectation,
+  type LocalRead,
+  type LocalStat,
+  type LocalTree,
+  type TreeListing,
+} from "../../../src/reconcile/local-tree.js";
 import { sha256 } from "./memory-server.js";
 
 /**
@@ -146,10 +155,16 @@ export class MemoryTree {
   // LocalTree, as the reconcile sees the tree.
 
   api(gate: (label: string) => Promise<void>): LocalTree {
-    const stat = (file: MemoryFile): LocalStat => ({ size: file.bytes.length, mtimeMs: file.mtimeMs, ctimeMs: file.ctimeMs, ino: file.ino });
+    const stat = (file: MemoryFile): LocalStat => ({
+      size: file.bytes.length,
+      mtimeMs: file.mtimeMs,
+      ctimeMs: file.ctimeMs,
+      ino: file.ino,
+    });
     const check = async (path: string, expected: LocalExpectation) => {
       const now = this.files.get(path);
-      if (!(await stillAsPlanned(expected, now !== undefined, async () => now?.sha256))) throw new LocalChanged("it changed here meanwhile: kept");
+      if (!(await stillAsPlanned(expected, now !== undefined, async () => now?.sha256)))
+        throw new LocalChanged("it changed here meanwhile: kept");
     };
     return {
       list: async (): Promise<TreeListing> => {
@@ -166,7 +181,13 @@ export class MemoryTree {
         await gate(`read ${path}`);
         const file = this.files.get(path);
         if (!file) return { kind: "missing" };
-        return { kind: "file", sha256: file.sha256, size: file.bytes.length, stat: stat(file), bytes: file.bytes.length <= keep ? new Uint8Array(file.bytes) : undefined };
+        return {
+          kind: "file",
+          sha256: file.sha256,
+          size: file.bytes.length,
+          stat: stat(file),
+          bytes: file.bytes.length <= keep ? new Uint8Array(file.bytes) : undefined,
+        };
       },
       outOfScope: (path) => {
         const why = this.refusal(path);
@@ -178,7 +199,13 @@ export class MemoryTree {
         if (refused) throw new WriteRefused(refused);
         await check(path, expected);
         // Written to a temp file and renamed into place: a new inode.
-        const file = { bytes: new Uint8Array(bytes), sha256: sha256(bytes), mtimeMs: this.fsNow(), ctimeMs: this.fsNow(), ino: this.nextIno++ };
+        const file = {
+          bytes: new Uint8Array(bytes),
+          sha256: sha256(bytes),
+          mtimeMs: this.fsNow(),
+          ctimeMs: this.fsNow(),
+          ino: this.nextIno++,
+        };
         this.put(path, file);
         return stat(file);
       },
@@ -190,7 +217,7 @@ export class MemoryTree {
       backup: async (path, label) => {
         const file = this.files.get(path);
         const where = `.uspark/backup/${label}/${path}`;
-        if (file) this.backups.set(where, file.bytes), this.backedUp.add(file.sha256);
+        if (file) (this.backups.set(where, file.bytes), this.backedUp.add(file.sha256));
         return where;
       },
       where: (path) => `/sim/${this.name}/${path}`,

@@ -9,7 +9,10 @@ const plain = fc.letrec((tie) => ({
     { depthSize: "small" },
     fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null)),
     fc.array(tie("value"), { maxLength: 4 }),
-    fc.dictionary(fc.constantFrom("op", "path", "sha256", "size", "expect"), fc.oneof(tie("value"), fc.constant(undefined)), { maxKeys: 4, noNullPrototype: true }),
+    fc.dictionary(fc.constantFrom("op", "path", "sha256", "size", "expect"), fc.oneof(tie("value"), fc.constant(undefined)), {
+      maxKeys: 4,
+      noNullPrototype: true,
+    }),
   ),
 })).value;
 
@@ -24,7 +27,13 @@ describe("the simulation's plain data", () => {
   });
 
   it("plainCopy copies as structuredClone does, sharing nothing", () => {
-    const base = { version: 3, files: new Map([["a", { sha256: "x", size: 1 }]]), held: new Set(["b"]), sent: undefined, list: [{ op: "delete", path: "c" }] };
+    const base = {
+      version: 3,
+      files: new Map([["a", { sha256: "x", size: 1 }]]),
+      held: new Set(["b"]),
+      sent: undefined,
+      list: [{ op: "delete", path: "c" }],
+    };
     const copy = plainCopy(base);
     expect(copy).toStrictEqual(structuredClone(base));
     expect(copy.files.get("a")).not.toBe(base.files.get("a"));

@@ -25,7 +25,8 @@ function copyOf(value: unknown): unknown {
     for (const v of value) copy.add(copyOf(v));
     return copy;
   }
-  if (Object.getPrototypeOf(value) !== Object.prototype) throw new TypeError(`plainCopy: not plain data: ${Object.prototype.toString.call(value)}`);
+  if (Object.getPrototypeOf(value) !== Object.prototype)
+    throw new TypeError(`plainCopy: not plain data: ${Object.prototype.toString.call(value)}`);
   const copy: Record<string, unknown> = {};
   for (const key of Object.keys(value)) copy[key] = copyOf((value as Record<string, unknown>)[key]);
   return copy;

@@ -11,14 +11,31 @@ import type { Writer } from "./writer.js";
  */
 
 type Settle = (writers: Writer[], scheduler: Scheduler, server: MemoryServer, violations: string[]) => Promise<void>;
-type Check = (run: { writers: Writer[]; held: { writer: Writer; files: Map<string, string> }[]; server: MemoryServer; acknowledged: []; violations: string[] }) => Promise<void>;
+type Check = (run: {
+  writers: Writer[];
+  held: { writer: Writer; files: Map<string, string> }[];
+  server: MemoryServer;
+  acknowledged: [];
+  violations: string[];
+}) => Promise<void>;
 
-export async function rewindPhase(run: { writers: Writer[]; server: MemoryServer; scheduler: Scheduler; backup: ServerSnapshot; violations: string[]; settle: Settle; check: Check }): Promise<void> {
+export async function rewindPhase(run: {
+  writers: Writer[];
+  server: MemoryServer;
+  scheduler: Scheduler;
+  backup: ServerSnapshot;
+  violations: string[];
+  settle: Settle;
+  check: Check;
+}): Promise<void> {
   const { writers, server, scheduler, backup, violations } = run;
   if (backup.log.length === server.version) return;
   // What the backup must not cost: each file a writer holds as the remote held it then (a stale
   // file a one-way writer keeps was replaced knowingly before, as the first check found).
-  const held = writers.map((writer) => ({ writer, files: new Map([...writer.tree.contents()].filter(([path, sha]) => server.files.get(path)?.sha256 === sha)) }));
+  const held = writers.map((writer) => ({
+    writer,
+    files: new Map([...writer.tree.contents()].filter(([path, sha]) => server.files.get(path)?.sha256 === sha)),
+  }));
   const lost = server.version;
   server.restore(backup);
   scheduler.log(() => `the server is restored from its backup: v${lost} → v${server.version}`);
@@ -32,8 +49,10 @@ export async function rewindPhase(run: { writers: Writer[]; server: MemoryServer
       if (!(error instanceof RewoundError)) throw error;
       refused = true;
     }
-    if (writer.savedVersion > server.version && !refused) violations.push(`${writer.name} last synced v${writer.savedVersion} and did not refuse the server restored to v${server.version}`);
-    if (JSON.stringify([...writer.tree.contents()]) !== JSON.stringify(before)) violations.push(`${writer.name} changed its tree while refusing the rewound server`);
+    if (writer.savedVersion > server.version && !refused)
+      violations.push(`${writer.name} last synced v${writer.savedVersion} and did not refuse the server restored to v${server.version}`);
+    if (JSON.stringify([...writer.tree.contents()]) !== JSON.stringify(before))
+      violations.push(`${writer.name} changed its tree while refusing the rewound server`);
     if (refused) await scheduler.until(writer.ontoRewound());
   }
   if (violations.length === 0) await run.settle(writers, scheduler, server, violations);

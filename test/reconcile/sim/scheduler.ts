@@ -93,7 +93,10 @@ export class Scheduler {
     if (this.timers.some((t) => t.cancelled)) this.timers = this.timers.filter((t) => !t.cancelled);
     if (this.waiting.length === 0) {
       if (this.timers.length === 0) return false;
-      this.clock = Math.max(this.clock, this.timers.reduce((earliest, t) => Math.min(earliest, t.at), Infinity));
+      this.clock = Math.max(
+        this.clock,
+        this.timers.reduce((earliest, t) => Math.min(earliest, t.at), Infinity),
+      );
     } else {
       this.clock += this.random.int(0, maxAdvanceMs);
     }

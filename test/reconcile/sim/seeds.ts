@@ -3,7 +3,12 @@ import { runSeed, type SimResult } from "./world.js";
 
 /** What a failing seed prints: the command that replays it exactly, its violations and its last steps. */
 export function story(result: SimResult): string {
-  return [`seed ${result.seed} failed (replay: SIM_SEED=${result.seed} npx vitest run test/reconcile/simulation.test.ts):`, ...result.violations, "--- the last steps:", ...result.trace].join("\n");
+  return [
+    `seed ${result.seed} failed (replay: SIM_SEED=${result.seed} npx vitest run test/reconcile/simulation.test.ts):`,
+    ...result.violations,
+    "--- the last steps:",
+    ...result.trace,
+  ].join("\n");
 }
 
 /**
@@ -17,7 +22,7 @@ export async function holdsOnSeeds(first: number, count: number, scale = 1): Pro
   for (let seed = first; seed < first + count && failed.length < 3; seed++) {
     const result = await runSeed(seed, { scale });
     if (result.violations.length > 0) failed.push(result);
-    total.seeds++, (total.steps += result.steps), (total.commits += result.commits);
+    (total.seeds++, (total.steps += result.steps), (total.commits += result.commits));
   }
   console.log(`${total.seeds} seeds: ${total.steps} steps, ${total.commits} commits acknowledged`);
   for (const f of failed) console.log(`seed ${f.seed}: ${f.violations.join("; ")}`);

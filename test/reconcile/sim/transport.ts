@@ -77,7 +77,10 @@ export function simulatedApi(options: {
           scheduler.log(() => `${owner} commit v${result.version}: ${describeChanges(sent)}`);
           return result;
         } catch (error) {
-          scheduler.log(() => `${owner} commit refused (${(error as ApiError).code} ${JSON.stringify((error as ApiError).body?.conflicts ?? "")}): ${describeChanges(sent)}`);
+          scheduler.log(
+            () =>
+              `${owner} commit refused (${(error as ApiError).code} ${JSON.stringify((error as ApiError).body?.conflicts ?? "")}): ${describeChanges(sent)}`,
+          );
           throw error;
         }
       });
@@ -96,7 +99,8 @@ export function simulatedApi(options: {
     getBlobs: (hashes: readonly string[]) =>
       call("POST /blobs/get", () => {
         const missing = hashes.filter((sha) => !server.blobs.has(sha));
-        if (missing.length > 0) throw new ApiError("POST /blobs/get: 404 not_found", { status: 404, code: "not_found", body: { error: "not_found", missing } });
+        if (missing.length > 0)
+          throw new ApiError("POST /blobs/get: 404 not_found", { status: 404, code: "not_found", body: { error: "not_found", missing } });
         return new Map(hashes.map((sha) => [sha, server.getBlob(sha)]));
       }),
     getBlob: (sha: string) => call("GET /blobs", () => server.getBlob(sha)),
@@ -104,5 +108,10 @@ export function simulatedApi(options: {
 }
 
 export function describeChanges(changes: readonly Change[]): string {
-  return changes.map((c) => `${c.op} ${c.path}${c.op === "put" ? `=${c.sha256.slice(0, 6)}` : ""} (expect ${c.expect === undefined ? "-" : c.expect === null ? "absent" : c.expect.slice(0, 6)})`).join(", ");
+  return changes
+    .map(
+      (c) =>
+        `${c.op} ${c.path}${c.op === "put" ? `=${c.sha256.slice(0, 6)}` : ""} (expect ${c.expect === undefined ? "-" : c.expect === null ? "absent" : c.expect.slice(0, 6)})`,
+    )
+    .join(", ");
 }

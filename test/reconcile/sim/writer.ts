@@ -183,7 +183,12 @@ export class Writer {
   /** What this writer leaves unsynced on purpose: open conflicts, their copies, deletes the mass-delete guard holds. */
   async leftOpen(): Promise<{ paths: Set<string>; copies: Set<string>; held: Set<string>; base: ReadonlyMap<string, { sha256: string }> }> {
     const p = await this.process!;
-    return { paths: new Set(p.base.base.conflicts.keys()), copies: p.base.conflictCopies(), held: new Set(p.base.base.held), base: p.base.base.files };
+    return {
+      paths: new Set(p.base.base.conflicts.keys()),
+      copies: p.base.conflictCopies(),
+      held: new Set(p.base.base.held),
+      base: p.base.base.files,
+    };
   }
 
   /** The remote version the state file last saved. */
@@ -215,7 +220,13 @@ export class Writer {
     const { scheduler, random } = this.world;
     const timers = scheduler.timersFor(owner);
     const report = new HeardReporter((level, event, message) => this.heard(owner, level, event, message), scheduler.tracing);
-    const caller = new RetryingCaller({ report, host: "sim", policy: { baseMs: 5, capMs: 200, retryAfterCapMs: 1000 }, timers, random: () => random.next() });
+    const caller = new RetryingCaller({
+      report,
+      host: "sim",
+      policy: { baseMs: 5, capMs: 200, retryAfterCapMs: 1000 },
+      timers,
+      random: () => random.next(),
+    });
     const { server, faults, acknowledged } = this.world;
     const api = simulatedApi({ server, scheduler, random, faults, acknowledged, owner, writer: this.name });
     const remote = new ProjectRemote(api, caller, { concurrency: 2, report });
@@ -223,7 +234,17 @@ export class Writer {
     const base = await BaseKeeper.load(KEY, { store: this.state.storeFor(owner), report, timers, saveEveryMs: random.int(0, 400) });
     view.pairWith(base);
     const tree = this.tree.api((label) => scheduler.gate(owner, label));
-    const reconciler = new Reconciler({ tree, remote, view, base, report, source: { agent: "sim", sessionId: owner }, host: this.name, maxFileSize: 1 << 20, timers });
+    const reconciler = new Reconciler({
+      tree,
+      remote,
+      view,
+      base,
+      report,
+      source: { agent: "sim", sessionId: owner },
+      host: this.name,
+      maxFileSize: 1 << 20,
+      timers,
+    });
     return { owner, reconciler, view, base, remote, report };
   }
 
@@ -236,7 +257,11 @@ export class Writer {
       // The watch's debounce: a round now and then, not back to back.
       await new Promise<void>((resolve) => timers.setTimeout(resolve, first ? 0 : random.int(0, this.sharing ? 1500 : 300)));
       // A restore drawn from the edges' own stream: a seed that draws none runs as before restores were added.
-      const action = first ? "all" : this.world.restores?.chance(0.08) ? "restore" : random.weighted({ all: 2, events: 4, scan: 2, pull: this.twoWay ? 0 : 1 });
+      const action = first
+        ? "all"
+        : this.world.restores?.chance(0.08)
+          ? "restore"
+          : random.weighted({ all: 2, events: 4, scan: 2, pull: this.twoWay ? 0 : 1 });
       first = false;
       try {
         await this.act(action, await this.process!);
@@ -290,7 +315,8 @@ export class Writer {
     this.restoring = false;
     this.world.scheduler.log(() => `${p.owner} restore ${path} --at ${at}: exit ${code}`);
     if (code === 0 && this.restoredAt !== undefined) this.world.restoredHere.add(this.restoredAt);
-    if (code !== 0 && this.errorsSaid === said) this.world.violation(`${p.owner} restore ${path} --at ${at}: exit ${code}, and nothing said why`);
+    if (code !== 0 && this.errorsSaid === said)
+      this.world.violation(`${p.owner} restore ${path} --at ${at}: exit ${code}, and nothing said why`);
   }
 
   /** What the process says: a warning it must never give is a violation; everything goes in the trace. */
@@ -298,7 +324,8 @@ export class Writer {
     if (level === "error" && owner === this.owner) this.errorsSaid++;
     if (event === "restore" && level === "info" && owner === this.owner) this.restoredAt = Number(/in version (\d+)$/.exec(message)?.[1]);
     this.world.scheduler.log(() => `${owner} said ${level} ${event}: ${message}`);
-    if (NEVER.has(event) && !(event === "pull-refused" && CLASH.test(message))) this.world.violation(`${owner} warned ${event}: ${message}`);
+    if (NEVER.has(event) && !(event === "pull-refused" && CLASH.test(message)))
+      this.world.violation(`${owner} warned ${event}: ${message}`);
   }
 }
 

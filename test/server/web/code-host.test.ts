@@ -25,7 +25,8 @@ async function openServer() {
 /** Commits `changes` (path → content, null: delete) as `source`; returns the new version. */
 async function commit(t: TestServer, changes: Record<string, string | null>, source?: Record<string, string>): Promise<number> {
   const list = [];
-  for (const [path, content] of Object.entries(changes)) list.push(content === null ? { op: "delete", path } : { op: "put", path, ...(await t.upload(content)) });
+  for (const [path, content] of Object.entries(changes))
+    list.push(content === null ? { op: "delete", path } : { op: "put", path, ...(await t.upload(content)) });
   const res = await t.commit({ changes: list, ...(source ? { source } : {}) }, randomUUID());
   expect(res.status).toBe(200);
   return ((await res.json()) as { version: number }).version;
@@ -56,8 +57,14 @@ describe("relative times and change statuses (plain values)", () => {
       { changes: [put("a", "h5")] },
     ]);
     expect(facts).toEqual([
-      [{ status: "M", oldHash: "h1" }, { status: "A", oldHash: undefined }],
-      [{ status: "D", oldHash: "h2" }, { status: "M", oldHash: "h3" }],
+      [
+        { status: "M", oldHash: "h1" },
+        { status: "A", oldHash: undefined },
+      ],
+      [
+        { status: "D", oldHash: "h2" },
+        { status: "M", oldHash: "h3" },
+      ],
       [{ status: "A", oldHash: undefined }],
     ]);
   });
@@ -70,11 +77,17 @@ describe("the commit list", () => {
     await commit(t, { "a.txt": "one\n2\nthree\n", "gone.txt": null, "new.txt": "n\n" }, { agent: "watch", host: "devbox" });
     const list = (await web.get("/p/demo/commits")).text;
     const [v2, v1] = list.split('<a href="/p/demo/commits/1">').map((part) => part.slice(part.indexOf("<td")));
-    expect(v2).toContain('<span class="status sM" title="modified">M</span> <code>a.txt</code> <span class="counts"><span class="added">+2</span> <span class="removed">−1</span></span>');
-    expect(v2).toContain('<span class="status sD" title="deleted">D</span> <code>gone.txt</code> <span class="counts"><span class="added">+0</span> <span class="removed">−1</span></span>');
+    expect(v2).toContain(
+      '<span class="status sM" title="modified">M</span> <code>a.txt</code> <span class="counts"><span class="added">+2</span> <span class="removed">−1</span></span>',
+    );
+    expect(v2).toContain(
+      '<span class="status sD" title="deleted">D</span> <code>gone.txt</code> <span class="counts"><span class="added">+0</span> <span class="removed">−1</span></span>',
+    );
     expect(v2).toContain('<span class="status sA" title="added">A</span> <code>new.txt</code>');
     expect(v2).toContain("<td>devbox</td>\n<td>watch</td>");
-    expect(v1).toContain('<span class="status sA" title="added">A</span> <code>a.txt</code> <span class="counts"><span class="added">+2</span> <span class="removed">−0</span></span>');
+    expect(v1).toContain(
+      '<span class="status sA" title="added">A</span> <code>a.txt</code> <span class="counts"><span class="added">+2</span> <span class="removed">−0</span></span>',
+    );
     expect(v1).toContain("<td>laptop</td>\n<td>push</td>");
     expect(list).toMatch(/<time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC">just now<\/time>/);
   });
@@ -82,7 +95,8 @@ describe("the commit list", () => {
   it("the tree and the projects list say their times the same way", async () => {
     const { t, web } = await openServer();
     await commit(t, { "a.txt": "1\n" });
-    for (const page of ["/", "/p/demo"]) expect((await web.get(page)).text).toMatch(/<time datetime="[^"]+" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC">just now<\/time>/);
+    for (const page of ["/", "/p/demo"])
+      expect((await web.get(page)).text).toMatch(/<time datetime="[^"]+" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC">just now<\/time>/);
   });
 
   it("knows a path's state from before the page: a modification on the second page of history is M", async () => {
@@ -111,9 +125,13 @@ describe("the commit page", () => {
     await commit(t, { "src/a.ts": "one\ntwo\n", "old.txt": "bye\n" });
     await commit(t, { "src/a.ts": "one\n2\n", "old.txt": null, "b.md": "# b\n" }, { agent: "claude", host: "laptop", sessionId: "s-1" });
     const text = (await web.get("/p/demo/commits/2")).text;
-    expect(text).toMatch(/<p class="byline"><time [^>]+>just now<\/time> · on <strong class="host">laptop<\/strong> · by <strong>claude<\/strong> · session <a href="\/p\/demo\/sessions\/s-1">s-1<\/a> · 3 files changed<\/p>/);
+    expect(text).toMatch(
+      /<p class="byline"><time [^>]+>just now<\/time> · on <strong class="host">laptop<\/strong> · by <strong>claude<\/strong> · session <a href="\/p\/demo\/sessions\/s-1">s-1<\/a> · 3 files changed<\/p>/,
+    );
     const list = text.slice(text.indexOf('<table class="filelist">'), text.indexOf("</table>"));
-    expect(list).toContain('<td><span class="status sM" title="modified">M</span></td><td><a href="#file-1"><code>src/a.ts</code></a></td><td class="num"><span class="counts"><span class="added">+1</span> <span class="removed">−1</span></span></td>');
+    expect(list).toContain(
+      '<td><span class="status sM" title="modified">M</span></td><td><a href="#file-1"><code>src/a.ts</code></a></td><td class="num"><span class="counts"><span class="added">+1</span> <span class="removed">−1</span></span></td>',
+    );
     expect(list).toContain('<span class="status sD" title="deleted">D</span></td><td><a href="#file-2"><code>old.txt</code></a>');
     expect(list).toContain('<span class="status sA" title="added">A</span></td><td><a href="#file-3"><code>b.md</code></a>');
     expect(text.indexOf('<table class="filelist">')).toBeLessThan(text.indexOf('<section class="card"'));
@@ -144,12 +162,18 @@ describe("the file page", () => {
     await commit(t, { "other.txt": "o\n" });
     await commit(t, { "a.txt": "second <b>\n" }, { agent: "watch", host: "devbox" });
     const now = (await web.get("/p/demo/f/a.txt")).text;
-    expect(now).toContain('<a href="/p/demo/f/a.txt?raw=1">raw</a> · <a href="/p/demo/f/a.txt?download=1">download</a> · <a href="#history">history</a>');
+    expect(now).toContain(
+      '<a href="/p/demo/f/a.txt?raw=1">raw</a> · <a href="/p/demo/f/a.txt?download=1">download</a> · <a href="#history">history</a>',
+    );
     const history = now.slice(now.indexOf('<section id="history">'));
     expect(history.indexOf(">v3<")).toBeLessThan(history.indexOf(">v1<"));
     expect(history).not.toContain(">v2<");
-    expect(history).toMatch(/<tr class="here"><td><span class="status sM" title="modified">M<\/span><\/td>\n<td class="num"><a href="\/p\/demo\/commits\/3">v3<\/a><\/td>\n<td>devbox<\/td><td>watch<\/td>/);
-    expect(history).toContain('<span class="status sA" title="added">A</span></td>\n<td class="num"><a href="/p/demo/commits/1">v1</a></td>\n<td>laptop</td><td>push</td>');
+    expect(history).toMatch(
+      /<tr class="here"><td><span class="status sM" title="modified">M<\/span><\/td>\n<td class="num"><a href="\/p\/demo\/commits\/3">v3<\/a><\/td>\n<td>devbox<\/td><td>watch<\/td>/,
+    );
+    expect(history).toContain(
+      '<span class="status sA" title="added">A</span></td>\n<td class="num"><a href="/p/demo/commits/1">v1</a></td>\n<td>laptop</td><td>push</td>',
+    );
     const raw = await web.get("/p/demo/f/a.txt?raw=1");
     expect(raw.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     expect(raw.headers.get("x-content-type-options")).toBe("nosniff");
@@ -179,7 +203,11 @@ function claudeRun(sessionId: string, cwd: string, prompt: string, file: string,
   const events = [
     { type: "system", subtype: "init", session_id: sessionId, cwd, tools: ["Write"], model: "claude-sonnet-4-5" },
     { type: "user", session_id: sessionId, message: { role: "user", content: [{ type: "text", text: prompt }] } },
-    { type: "assistant", session_id: sessionId, message: { content: [{ type: "tool_use", id: "t1", name: "Write", input: { file_path: file, content: "x" } }] } },
+    {
+      type: "assistant",
+      session_id: sessionId,
+      message: { content: [{ type: "tool_use", id: "t1", name: "Write", input: { file_path: file, content: "x" } }] },
+    },
     { type: "user", session_id: sessionId, message: { content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] } },
     { type: "result", subtype, session_id: sessionId, is_error: failed, ...(failed ? {} : { result: "All done." }) },
   ];
@@ -219,7 +247,9 @@ describe("the sessions pages", () => {
     await commit(t, { "src/a.ts": "a\n" }, { agent: "claude", host: "laptop", sessionId: "s-1" });
     await putTranscript(t, "s-1", claudeRun("s-1", "/home/me/app", `Make <b>it</b> & "go"`, "/home/me/app/src/a.ts", "success"));
     const list = (await web.get("/p/demo/sessions")).text;
-    expect(list).toContain('<a href="/p/demo/sessions/s-1" class="prompt-line">Make &lt;b&gt;it&lt;/b&gt; &amp; &quot;go&quot;</a><br><code class="muted">s-1</code>');
+    expect(list).toContain(
+      '<a href="/p/demo/sessions/s-1" class="prompt-line">Make &lt;b&gt;it&lt;/b&gt; &amp; &quot;go&quot;</a><br><code class="muted">s-1</code>',
+    );
     expect(list).toContain("<td>laptop</td><td>claude</td>");
     expect(list.match(/<time datetime=/g)?.length).toBe(2);
   });
@@ -230,12 +260,16 @@ describe("the sessions pages", () => {
     await commit(t, { "src/a.ts": "b\n" });
     await putTranscript(t, "s-2", claudeRun("s-2", "/home/me/app", "go", "/home/me/app/src/a.ts", "error_during_execution"));
     const text = (await web.get("/p/demo/sessions/s-2")).text;
-    expect(text).toContain('<a href="/p/demo/f/src/a.ts?at=1" title="/home/me/app/src/a.ts"><code>src/a.ts</code></a> <a href="/p/demo/commits/1" class="muted">v1</a>');
+    expect(text).toContain(
+      '<a href="/p/demo/f/src/a.ts?at=1" title="/home/me/app/src/a.ts"><code>src/a.ts</code></a> <a href="/p/demo/commits/1" class="muted">v1</a>',
+    );
     expect(text).toContain("<p><code>src/a.ts</code></p>"); // the call's summary, cut to the project
     expect(text).not.toContain("<code>/home/me/app/src/a.ts</code>");
     expect(text).toContain("<h3>Failed</h3><p>failed while running</p>");
     expect(text).not.toContain("error_during_execution");
-    expect(text).toMatch(/<p class="byline">started <time [^>]+>just now<\/time> · last active <time [^>]+>just now<\/time> · on <strong class="host">laptop<\/strong> · by <strong>claude<\/strong><\/p>/);
+    expect(text).toMatch(
+      /<p class="byline">started <time [^>]+>just now<\/time> · last active <time [^>]+>just now<\/time> · on <strong class="host">laptop<\/strong> · by <strong>claude<\/strong><\/p>/,
+    );
   });
 
   it("escapes a hostile agent directory and path", async () => {
@@ -262,16 +296,25 @@ describe("device approval", () => {
 
   /** POST /api/device/code as `uspark login --project … --scope …` sends it. */
   async function startLogin(t: TestServer, fields: [string, string][]): Promise<{ user_code: string; device_code: string }> {
-    const res = await fetch(`${t.url}/api/device/code`, { method: "POST", body: new URLSearchParams([["client_id", "uspark"], ...fields]) });
+    const res = await fetch(`${t.url}/api/device/code`, {
+      method: "POST",
+      body: new URLSearchParams([["client_id", "uspark"], ...fields]),
+    });
     expect(res.status).toBe(200);
     return (await res.json()) as { user_code: string; device_code: string };
   }
 
   it("ticks the projects and selects the access the CLI asked for, says which machine asked, and ends on 'approved: return to your terminal' without the form", async () => {
     const { t, web } = await deviceServer();
-    const { user_code } = await startLogin(t, [["project", "my-app"], ["scope", "write"], ["host", "laptop"]]);
+    const { user_code } = await startLogin(t, [
+      ["project", "my-app"],
+      ["scope", "write"],
+      ["host", "laptop"],
+    ]);
     const form = (await web.get(`/device?user_code=${user_code}`)).text;
-    expect(form).toContain('<code>uspark login</code> on <strong class="host">laptop</strong> asks for <strong>write</strong> access to <code>my-app</code>.');
+    expect(form).toContain(
+      '<code>uspark login</code> on <strong class="host">laptop</strong> asks for <strong>write</strong> access to <code>my-app</code>.',
+    );
     expect(form).toContain('<input type="checkbox" name="project" value="my-app" id="project-1" checked>');
     expect(form).toContain('<input type="checkbox" name="project" value="demo" id="project-0">');
     expect(form).toContain('<option value="write" selected>read and write</option>');
@@ -290,7 +333,10 @@ describe("device approval", () => {
     expect(form).not.toContain(" checked");
     expect(form).not.toContain(" selected");
     expect(form).toContain("Type the code <code>uspark login</code> shows");
-    const odd = await startLogin(t, [["project", "nope"], ["project", "../x"]]);
+    const odd = await startLogin(t, [
+      ["project", "nope"],
+      ["project", "../x"],
+    ]);
     const oddForm = (await web.get(`/device?user_code=${odd.user_code}`)).text;
     expect(oddForm).toContain("an unnamed machine");
     expect(oddForm).toContain("Not offered (no such project, or your token may not see it): nope.");

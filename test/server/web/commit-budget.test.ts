@@ -48,12 +48,23 @@ describe("the commit page's budget", () => {
     const { t, web } = await openServer();
     const blob = await t.upload(numberedText(64 * 1024));
     const small = await t.upload("one\ntwo\n");
-    expect((await t.commit({ changes: [{ op: "put", path: "long.txt", ...blob }, { op: "put", path: "short.txt", ...small }] })).status).toBe(200);
+    expect(
+      (
+        await t.commit({
+          changes: [
+            { op: "put", path: "long.txt", ...blob },
+            { op: "put", path: "short.txt", ...small },
+          ],
+        })
+      ).status,
+    ).toBe(200);
     const page = await web.get("/p/demo/commits/1");
     const [long, short] = page.text.split('<section class="card" id="file-2">');
     expect(diffLinesOf(long!)).toBe(FILE_DIFF_BUDGET.lines - 3); // the two file lines and the hunk's are the rest
     expect(long).toContain('Diff cut at 1000 lines (added → 64.0 KiB): <a href="/p/demo/f/long.txt">the whole file</a>.');
-    expect(short).toContain('<span class="add"><span class="ln" data-old="" data-new="1"></span>+one\n</span><span class="add"><span class="ln" data-old="" data-new="2"></span>+two\n</span>');
+    expect(short).toContain(
+      '<span class="add"><span class="ln" data-old="" data-new="1"></span>+one\n</span><span class="add"><span class="ln" data-old="" data-new="2"></span>+two\n</span>',
+    );
     expect(short).not.toContain("Diff cut");
   });
 

@@ -1,7 +1,16 @@
 // The page budget's decisions (src/server/web/page-budget.ts), as plain values.
 
 import { describe, expect, it } from "vitest";
-import { COMMIT_PAGE_BUDGET, FILE_DIFF_BUDGET, fileShare, linesWithin, MAX_DIFF_SIDE_BYTES, planDiff, spend, type Budget } from "../../../src/server/web/page-budget.js";
+import {
+  COMMIT_PAGE_BUDGET,
+  FILE_DIFF_BUDGET,
+  fileShare,
+  linesWithin,
+  MAX_DIFF_SIDE_BYTES,
+  planDiff,
+  spend,
+  type Budget,
+} from "../../../src/server/web/page-budget.js";
 
 const KiB = 1024;
 const full = (): Budget => ({ ...COMMIT_PAGE_BUDGET });
@@ -12,7 +21,13 @@ describe("planDiff", () => {
     ["both sides at the limit", MAX_DIFF_SIDE_BYTES, MAX_DIFF_SIDE_BYTES, full(), { kind: "diff" }],
     ["a side past the limit", MAX_DIFF_SIDE_BYTES + 1, 10, full(), { kind: "summary", reason: "large" }],
     ["a 100 MiB file changed", 100 * KiB * KiB, 100 * KiB * KiB, full(), { kind: "summary", reason: "large" }],
-    ["an added file: its head, at most a file's share", undefined, 100 * KiB * KiB, full(), { kind: "head", readBytes: FILE_DIFF_BUDGET.bytes }],
+    [
+      "an added file: its head, at most a file's share",
+      undefined,
+      100 * KiB * KiB,
+      full(),
+      { kind: "head", readBytes: FILE_DIFF_BUDGET.bytes },
+    ],
     ["a deleted small file: all of it", 300, undefined, full(), { kind: "head", readBytes: 300 }],
     ["an added file when little is left to read", undefined, 100 * KiB, { ...full(), readBytes: 5 }, { kind: "head", readBytes: 5 }],
     ["sides past what is left to read", 200 * KiB, 200 * KiB, { ...full(), readBytes: 300 * KiB }, { kind: "summary", reason: "budget" }],
@@ -39,6 +54,11 @@ describe("fileShare, linesWithin and spend", () => {
   it("spend takes what was spent off what is left", () => {
     const left = full();
     spend(left, { readBytes: 10, lines: 2, bytes: 30, cells: 4 });
-    expect(left).toEqual({ readBytes: COMMIT_PAGE_BUDGET.readBytes - 10, lines: COMMIT_PAGE_BUDGET.lines - 2, bytes: COMMIT_PAGE_BUDGET.bytes - 30, cells: COMMIT_PAGE_BUDGET.cells - 4 });
+    expect(left).toEqual({
+      readBytes: COMMIT_PAGE_BUDGET.readBytes - 10,
+      lines: COMMIT_PAGE_BUDGET.lines - 2,
+      bytes: COMMIT_PAGE_BUDGET.bytes - 30,
+      cells: COMMIT_PAGE_BUDGET.cells - 4,
+    });
   });
 });

@@ -107,7 +107,9 @@ describe("web view sign-in", () => {
     await fresh.get("/login");
     expect((await fresh.post("/login", { token: ADMIN }, "forged")).status).toBe(403);
     expect((await web.post("/", { id: "made" })).status).toBe(303);
-    const listed = (await (await fetch(`${t.url}/api/projects`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as { projects: unknown[] };
+    const listed = (await (await fetch(`${t.url}/api/projects`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as {
+      projects: unknown[];
+    };
     expect(listed.projects).toContainEqual(expect.objectContaining({ id: "made" }));
     expect((await web.post("/logout", {})).status).toBe(303);
     expect((await web.get("/")).status).toBe(303);
@@ -132,16 +134,41 @@ describe("web view pages", () => {
     await t.write("src/a.ts", "one\n");
     await putTranscript(t, "s-1", claudeTranscript("s-1", "hi", "src/a.ts"));
     const web = await signedIn(t);
-    for (const path of ["/login", "/", "/p/demo", "/p/demo?dir=src", "/p/demo/f/src/a.ts", "/p/demo/f/src/a.ts?download=1", "/p/demo/commits", "/p/demo/commits/1", "/p/demo/sessions", "/p/demo/sessions/s-1", "/device", "/assets/live.js", "/assets/web.css", "/nowhere"]) {
+    for (const path of [
+      "/login",
+      "/",
+      "/p/demo",
+      "/p/demo?dir=src",
+      "/p/demo/f/src/a.ts",
+      "/p/demo/f/src/a.ts?download=1",
+      "/p/demo/commits",
+      "/p/demo/commits/1",
+      "/p/demo/sessions",
+      "/p/demo/sessions/s-1",
+      "/device",
+      "/assets/live.js",
+      "/assets/web.css",
+      "/nowhere",
+    ]) {
       const answer = await web.get(path);
       expect(answer.status, path).toBeLessThan(path === "/nowhere" ? 500 : 400);
       const csp = answer.headers.get("content-security-policy")!;
-      for (const directive of ["default-src 'none'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'"]) expect(csp, path).toContain(directive);
+      for (const directive of [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+      ])
+        expect(csp, path).toContain(directive);
       expect(csp).not.toMatch(/unsafe/);
       expect(answer.headers.get("x-content-type-options"), path).toBe("nosniff");
       expect(answer.headers.get("x-frame-options"), path).toBe("DENY");
       // No inline script, no inline handler: every <script> comes from /assets/.
-      expect(answer.text.match(/<script[^>]*>/g) ?? []).toEqual(path.startsWith("/assets") || path.includes("download") ? [] : ['<script src="/assets/live.js" defer>']);
+      expect(answer.text.match(/<script[^>]*>/g) ?? []).toEqual(
+        path.startsWith("/assets") || path.includes("download") ? [] : ['<script src="/assets/live.js" defer>'],
+      );
       expect(answer.text).not.toMatch(/\son[a-z]+=/i);
     }
   });
@@ -243,7 +270,9 @@ describe("web view pages", () => {
     const list = await web.get("/p/demo/commits");
     expect(list.text.indexOf(">v2<")).toBeLessThan(list.text.indexOf(">v1<"));
     const diff = await web.get("/p/demo/commits/2");
-    expect(diff.text).toContain('<span class="del"><span class="ln" data-old="2" data-new=""></span>-two\n</span><span class="add"><span class="ln" data-old="" data-new="2"></span>+2\n</span>');
+    expect(diff.text).toContain(
+      '<span class="del"><span class="ln" data-old="2" data-new=""></span>-two\n</span><span class="add"><span class="ln" data-old="" data-new="2"></span>+2\n</span>',
+    );
     expect((await web.get("/p/demo/commits/3")).status).toBe(404);
   });
 
@@ -259,9 +288,11 @@ describe("web view pages", () => {
     const page = await web.get("/p/demo/sessions/s-1");
     expect(page.text).toContain("claude · bytes 0-");
     expect(page.text).toContain("<h3>Agent</h3><p>I will write src/a.ts</p>");
-    expect(page.text).toContain('<a href="/p/demo/f/src/a.ts?at=1" title="src/a.ts"><code>src/a.ts</code></a> <a href="/p/demo/commits/1" class="muted">v1</a>');
+    expect(page.text).toContain(
+      '<a href="/p/demo/f/src/a.ts?at=1" title="src/a.ts"><code>src/a.ts</code></a> <a href="/p/demo/commits/1" class="muted">v1</a>',
+    );
     expect(page.text).toContain('Commits of this session: <a href="/p/demo/commits/1">v1</a>');
-    expect(page.text).toContain("<h3>Write <span class=\"muted\">done</span></h3>");
+    expect(page.text).toContain('<h3>Write <span class="muted">done</span></h3>');
     const last = /<a href="([^"]+)">last<\/a>/.exec(page.text)![1]!.replaceAll("&amp;", "&");
     const end = await web.get(last);
     expect(end.text).toContain("<h3>Result</h3><p>All done.</p>");
@@ -329,9 +360,17 @@ describe("device login approved in the web view", () => {
     const web = await signedIn(t);
     const page = await web.get(new URL(code.verification_uri_complete).pathname + new URL(code.verification_uri_complete).search);
     expect(page.text).toContain(`value="${code.user_code}"`);
-    const wrong = await web.post("/device", { user_code: "BBBB-BBBB", action: "approve", project: "demo", access: "read" }, csrfOf(page.text));
+    const wrong = await web.post(
+      "/device",
+      { user_code: "BBBB-BBBB", action: "approve", project: "demo", access: "read" },
+      csrfOf(page.text),
+    );
     expect(wrong.text).toContain("No login waits with that code");
-    const approved = await web.post("/device", { user_code: code.user_code, action: "approve", project: "demo", access: "read" }, csrfOf(page.text));
+    const approved = await web.post(
+      "/device",
+      { user_code: code.user_code, action: "approve", project: "demo", access: "read" },
+      csrfOf(page.text),
+    );
     expect(approved.text).toContain("Approved");
     const granted = await poll();
     expect(granted.status).toBe(200);
@@ -377,7 +416,9 @@ describe("live waits and closing", () => {
         request(`${t.url}${path}`, { agent, headers: { cookie } }, (res) => {
           res.resume();
           res.on("end", () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
-        }).on("error", reject).end();
+        })
+          .on("error", reject)
+          .end();
       });
     const first = get("/p/demo/live?since=0");
     await eventually(async () => t.waiting() === 1);
@@ -421,7 +462,15 @@ describe("on the PostgreSQL store", () => {
     await t.commit({ changes: [{ op: "put", path: "src/a.ts", ...blob }], source: { agent: "claude", sessionId: "s-1" } });
     await putTranscript(t, "s-1", claudeTranscript("s-1", "Writing <src/a.ts>", "src/a.ts"));
     const web = await signedIn(t);
-    for (const path of ["/", "/p/demo", "/p/demo?dir=data", "/p/demo/commits", "/p/demo/commits/2", "/p/demo/sessions", "/p/demo/sessions/s-1"]) {
+    for (const path of [
+      "/",
+      "/p/demo",
+      "/p/demo?dir=data",
+      "/p/demo/commits",
+      "/p/demo/commits/2",
+      "/p/demo/sessions",
+      "/p/demo/sessions/s-1",
+    ]) {
       expect((await web.get(path)).status, path).toBe(200);
     }
     const file = await web.get("/p/demo/f/data/rows.txt");

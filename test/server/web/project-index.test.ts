@@ -23,7 +23,16 @@ describe("ProjectIndex", () => {
     expect(index.list("src")!.map((e) => e.name)).toEqual(["lib", "a.ts"]);
     expect(index.list("nope")).toBeUndefined();
     // Its paths too: a session page links each file the agent changed to the commit that carried it.
-    expect(index.commitsBySession.get("s-1")).toEqual([{ version: 1, time: "2026-01-01T00:00:00.000Z", agent: "claude", host: undefined, changes: 3, paths: ["src/a.ts", "src/lib/b.ts", "README.md"] }]);
+    expect(index.commitsBySession.get("s-1")).toEqual([
+      {
+        version: 1,
+        time: "2026-01-01T00:00:00.000Z",
+        agent: "claude",
+        host: undefined,
+        changes: 3,
+        paths: ["src/a.ts", "src/lib/b.ts", "README.md"],
+      },
+    ]);
   });
 
   it("sees each commit in a directory listed before it: an added, a changed and a deleted file", () => {
@@ -31,7 +40,10 @@ describe("ProjectIndex", () => {
     index.apply(commit(1, [put("a/x", 1), put("a/y", 1)]));
     expect(index.list("a")!.map((e) => e.name)).toEqual(["x", "y"]);
     index.apply(commit(2, [{ op: "delete", path: "a/x" }, put("a/z", 4), put("a/y", 9)]));
-    expect(index.list("a")!.map((e) => [e.name, e.size, e.version])).toEqual([["y", 9, 2], ["z", 4, 2]]);
+    expect(index.list("a")!.map((e) => [e.name, e.size, e.version])).toEqual([
+      ["y", 9, 2],
+      ["z", 4, 2],
+    ]);
     expect(index.version).toBe(2);
   });
 

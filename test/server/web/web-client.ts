@@ -41,7 +41,11 @@ export class WebClient {
 
   private async send(path: string, init: RequestInit): Promise<Answer> {
     const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
-    const res = await fetch(this.base + path, { ...init, redirect: "manual", headers: { ...(init.headers as Record<string, string>), ...(cookie ? { cookie } : {}) } });
+    const res = await fetch(this.base + path, {
+      ...init,
+      redirect: "manual",
+      headers: { ...(init.headers as Record<string, string>), ...(cookie ? { cookie } : {}) },
+    });
     for (const line of res.headers.getSetCookie()) {
       const [pair] = line.split(";");
       const at = pair!.indexOf("=");
@@ -82,8 +86,25 @@ export async function revokeToken(t: TestServer, id: string): Promise<void> {
 /** A Claude stream (the shape `claude -p --output-format stream-json --verbose` writes) of one session. */
 export function claudeTranscript(sessionId: string, text: string, editedPath: string): string {
   const events = [
-    { type: "system", subtype: "init", session_id: sessionId, claude_code_version: "2.0.0", apiKeySource: "none", permissionMode: "default", tools: [] },
-    { type: "assistant", session_id: sessionId, message: { content: [{ type: "text", text }, { type: "tool_use", id: "t1", name: "Write", input: { file_path: editedPath, content: "x" } }] } },
+    {
+      type: "system",
+      subtype: "init",
+      session_id: sessionId,
+      claude_code_version: "2.0.0",
+      apiKeySource: "none",
+      permissionMode: "default",
+      tools: [],
+    },
+    {
+      type: "assistant",
+      session_id: sessionId,
+      message: {
+        content: [
+          { type: "text", text },
+          { type: "tool_use", id: "t1", name: "Write", input: { file_path: editedPath, content: "x" } },
+        ],
+      },
+    },
     { type: "user", session_id: sessionId, message: { content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] } },
     { type: "result", subtype: "success", session_id: sessionId, result: "All done.", is_error: false },
   ];

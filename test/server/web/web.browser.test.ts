@@ -48,7 +48,10 @@ async function seededServer(): Promise<TestServer> {
   await server.commit({ changes: [{ op: "put", path: "src/app.ts", ...blob }], source: { agent: "claude", sessionId: "s-1" } });
   await server.write(XSS_NAME, `${XSS_CONTENT}\n`);
   await server.write("README.md", "# demo\n");
-  const res = await server.request("/sessions/s-1/events?offset=0", { method: "PUT", body: claudeTranscript("s-1", AGENT_HTML, "src/app.ts") });
+  const res = await server.request("/sessions/s-1/events?offset=0", {
+    method: "PUT",
+    body: claudeTranscript("s-1", AGENT_HTML, "src/app.ts"),
+  });
   expect(res.status).toBe(200);
   return server;
 }
@@ -158,7 +161,8 @@ describe("the web view in Chromium", () => {
     const { page } = browser;
     await page.goto(`${t.url}/p/demo/sessions/s-1`);
     const length = Buffer.byteLength(claudeTranscript("s-1", AGENT_HTML, "src/app.ts"));
-    const more = JSON.stringify({ type: "assistant", session_id: "s-1", message: { content: [{ type: "text", text: "Now the tests." }] } }) + "\n";
+    const more =
+      JSON.stringify({ type: "assistant", session_id: "s-1", message: { content: [{ type: "text", text: "Now the tests." }] } }) + "\n";
     expect((await t.request(`/sessions/s-1/events?offset=${length}`, { method: "PUT", body: more })).status).toBe(200);
     await page.getByText("Now the tests.").waitFor({ timeout: LIVE_MS });
   });
@@ -167,8 +171,16 @@ describe("the web view in Chromium", () => {
     t = await seededServer();
     await signIn(ADMIN);
     const { page } = browser;
-    const asked = new URLSearchParams([["client_id", "uspark"], ["project", "demo"], ["scope", "write"], ["host", "laptop"]]);
-    const code = (await (await fetch(`${t.url}/api/device/code`, { method: "POST", body: asked })).json()) as { device_code: string; verification_uri_complete: string };
+    const asked = new URLSearchParams([
+      ["client_id", "uspark"],
+      ["project", "demo"],
+      ["scope", "write"],
+      ["host", "laptop"],
+    ]);
+    const code = (await (await fetch(`${t.url}/api/device/code`, { method: "POST", body: asked })).json()) as {
+      device_code: string;
+      verification_uri_complete: string;
+    };
     await page.goto(code.verification_uri_complete);
     await page.getByText("on laptop asks for write access to demo").waitFor({ timeout: STEP_MS });
     expect(await page.getByLabel("demo").isChecked()).toBe(true);
@@ -193,7 +205,13 @@ describe("the web view in Chromium", () => {
     const long = Array.from({ length: 500 }, (_, i) => `line ${i}`).join("\n") + "\n";
     const blob = await t.upload(long);
     const small = await t.upload("tiny\n");
-    await t.commit({ changes: [{ op: "put", path: "long.txt", ...blob }, { op: "put", path: "small.txt", ...small }], source: { agent: "watch", host: "devbox" } });
+    await t.commit({
+      changes: [
+        { op: "put", path: "long.txt", ...blob },
+        { op: "put", path: "small.txt", ...small },
+      ],
+      source: { agent: "watch", host: "devbox" },
+    });
     await signIn(ADMIN);
     const { page } = browser;
     await page.goto(`${t.url}/p/demo/commits/5`);

@@ -25,7 +25,12 @@ export interface FileDiff {
 }
 
 /** Each change's diff within the page's budget, in order; their file list comes before them, so they are all made first. */
-export async function changeDiffs(readBlob: ReadBlob, projectId: string, changes: readonly Change[], oldHashes: ReadonlyMap<string, string>): Promise<FileDiff[]> {
+export async function changeDiffs(
+  readBlob: ReadBlob,
+  projectId: string,
+  changes: readonly Change[],
+  oldHashes: ReadonlyMap<string, string>,
+): Promise<FileDiff[]> {
   const left: Budget = { ...COMMIT_PAGE_BUDGET };
   const diffs: FileDiff[] = [];
   for (const change of changes) {
@@ -47,7 +52,14 @@ interface Shown {
   lines?: number;
 }
 
-async function changeDiff(readBlob: ReadBlob, projectId: string, change: Change, oldHash: string | undefined, newHash: string | undefined, left: Budget): Promise<Shown> {
+async function changeDiff(
+  readBlob: ReadBlob,
+  projectId: string,
+  change: Change,
+  oldHash: string | undefined,
+  newHash: string | undefined,
+  left: Budget,
+): Promise<Shown> {
   const href = change.op === "put" ? filePath(projectId, change.path) : undefined;
   const said = (body: Html): Shown => ({ body, counts: undefined });
   const [before, after] = await Promise.all([sideOf(readBlob, oldHash), sideOf(readBlob, newHash)]);
@@ -60,7 +72,8 @@ async function changeDiff(readBlob: ReadBlob, projectId: string, change: Change,
   }
   const [oldBytes, newBytes] = await Promise.all([sideBytes(before, plan), sideBytes(after, plan)]);
   spend(left, { readBytes: oldBytes.length + newBytes.length });
-  if (!looksLikeText(oldBytes) || !looksLikeText(newBytes)) return said(html`<p class="muted">Binary file, not shown as a diff (${sizes}).</p>`);
+  if (!looksLikeText(oldBytes) || !looksLikeText(newBytes))
+    return said(html`<p class="muted">Binary file, not shown as a diff (${sizes}).</p>`);
   const partial = plan.kind === "head" && oldBytes.length + newBytes.length < (before ?? after)!.size;
   const share = fileShare(left);
   const names = [before ? `a/${change.path}` : "/dev/null", after ? `b/${change.path}` : "/dev/null"] as const;
@@ -69,7 +82,9 @@ async function changeDiff(readBlob: ReadBlob, projectId: string, change: Change,
   const shown = linesWithin(diff.lines, share.bytes);
   spend(left, { lines: shown.lines.length, bytes: shown.bytes, cells: diff.cells });
   const cut = partial || diff.cut || shown.cut;
-  const more = cut ? html`<p class="muted">Diff cut at ${shown.lines.length} lines (${sizes})${href ? html`: <a href="${href}">the whole file</a>` : ""}.</p>` : "";
+  const more = cut
+    ? html`<p class="muted">Diff cut at ${shown.lines.length} lines (${sizes})${href ? html`: <a href="${href}">the whole file</a>` : ""}.</p>`
+    : "";
   return { body: html`${diffHtml(shown.lines)}${more}`, counts: cut ? undefined : countDiffLines(shown.lines), lines: shown.lines.length };
 }
 

@@ -22,7 +22,10 @@ export function commitByline(projectId: string, commit: CommitRecord): Html {
 const cardId = (i: number) => `file-${i + 1}`;
 
 export function fileList(diffs: readonly FileDiff[]): Html {
-  const rows = diffs.map((d, i) => html`<tr><td>${statusBadge(d.status)}</td><td><a href="#${cardId(i)}"><code>${d.change.path}</code></a></td><td class="num">${countsHtml(d.counts)}</td></tr>`);
+  const rows = diffs.map(
+    (d, i) =>
+      html`<tr><td>${statusBadge(d.status)}</td><td><a href="#${cardId(i)}"><code>${d.change.path}</code></a></td><td class="num">${countsHtml(d.counts)}</td></tr>`,
+  );
   return html`<table class="filelist"><thead><tr><th><span class="sr">Status</span></th><th>File</th><th class="num">Lines</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
@@ -31,7 +34,9 @@ export function fileCard(projectId: string, version: number, d: FileDiff, i: num
   const path = d.change.path;
   const history = withQuery(filePath(projectId, path), { at: version });
   const links = html`<span class="links">${
-    d.status === "D" ? html`<a href="${withQuery(filePath(projectId, path), { at: version - 1 })}">file before</a>` : html`<a href="${withQuery(filePath(projectId, path), { at: version })}">view file</a>`
+    d.status === "D"
+      ? html`<a href="${withQuery(filePath(projectId, path), { at: version - 1 })}">file before</a>`
+      : html`<a href="${withQuery(filePath(projectId, path), { at: version })}">view file</a>`
   } · <a href="${history}#history">history</a></span>`;
   return html`<section class="card" id="${cardId(i)}"><details${d.folded ? "" : html` open`}>
 <summary>${statusBadge(d.status)} <code class="path">${path}</code> ${countsHtml(d.counts)} <span class="muted">${STATUS_WORDS[d.status]}${d.folded ? ", folded: open to show" : ""}</span>${links}</summary>

@@ -36,16 +36,30 @@ export async function commitsPage(visit: Visit, ctx: WebContext, project: Projec
   const rows: Html[] = [];
   for (const [i, c] of commits.entries()) rows.push(commitRow(projectId, c, await summary(readBlob, c, facts[i]!, left)));
   const body = html`${projectTabs(projectId)}
-${commits.length === 0 ? html`<p class="muted">No commits yet.</p>` : html`<table>
+${
+  commits.length === 0
+    ? html`<p class="muted">No commits yet.</p>`
+    : html`<table>
 <thead><tr><th class="num">Version</th><th>Changes</th><th>Machine</th><th>Agent</th><th>Session</th><th>When</th></tr></thead>
-<tbody>${rows}</tbody></table>`}
+<tbody>${rows}</tbody></table>`
+}
 ${pager([
   ["← newer", before <= head ? webPath("p", projectId, "commits") : undefined],
   ["older →", since > 0 ? withQuery(webPath("p", projectId, "commits"), { before: since + 1 }) : undefined],
 ])}`;
   // Only the newest page changes when a commit comes.
   const live = before > head ? liveUrl(projectId, head) : undefined;
-  sendPage(visit.res, 200, page({ title: `Commits of ${projectId}`, session: visit.session, crumbs: projectCrumbs(projectId, ["commits", webPath("p", projectId, "commits")]), live, body }));
+  sendPage(
+    visit.res,
+    200,
+    page({
+      title: `Commits of ${projectId}`,
+      session: visit.session,
+      crumbs: projectCrumbs(projectId, ["commits", webPath("p", projectId, "commits")]),
+      live,
+      body,
+    }),
+  );
 }
 
 function commitRow(projectId: string, c: CommitRecord, changes: Html): Html {
@@ -87,7 +101,7 @@ async function hashesAt(project: ProjectAccess, since: number, commits: readonly
 /** The commits after `since` up to `last`, oldest first (several reads when the feed's byte limit cuts one short). */
 async function commitsBetween(ctx: WebContext, project: ProjectAccess, since: number, last: number): Promise<CommitRecord[]> {
   const commits: CommitRecord[] = [];
-  for (let after = since; after < last; ) {
+  for (let after = since; after < last;) {
     const feed = await project.commits({ since: after, limit: last - after, maxBytes: ctx.maxFeedBytes });
     if (feed.commits.length === 0) break;
     commits.push(...feed.commits);
@@ -114,12 +128,22 @@ ${pager([
   ["previous changes", pageNo > 1 ? here(pageNo - 1) : undefined],
   ["more changes", pageNo < pages ? here(pageNo + 1) : undefined],
 ])}`;
-  const crumbs = projectCrumbs(projectId, ["commits", webPath("p", projectId, "commits")], [`v${version}`, webPath("p", projectId, "commits", String(version))]);
+  const crumbs = projectCrumbs(
+    projectId,
+    ["commits", webPath("p", projectId, "commits")],
+    [`v${version}`, webPath("p", projectId, "commits", String(version))],
+  );
   const readBlob: ReadBlob = (sha256) => project.readBlob(sha256);
-  await streamPage(visit.req, visit.res, { title: `${projectId} v${version}`, session: visit.session, crumbs }, commitParts(intro, () => changeDiffs(readBlob, projectId, changes, oldHashes), (diffs) => [
-    fileList(diffs),
-    ...diffs.map((d, i) => fileCard(projectId, version, d, i)),
-  ]));
+  await streamPage(
+    visit.req,
+    visit.res,
+    { title: `${projectId} v${version}`, session: visit.session, crumbs },
+    commitParts(
+      intro,
+      () => changeDiffs(readBlob, projectId, changes, oldHashes),
+      (diffs) => [fileList(diffs), ...diffs.map((d, i) => fileCard(projectId, version, d, i))],
+    ),
+  );
 }
 
 /** The intro at once (the diffs take a while), then what the diffs make, part by part. */

@@ -26,11 +26,11 @@ export async function pathHistory(project: ProjectAccess, maxFeedBytes: number, 
   const kept: CommitRecord[] = [];
   const since = Math.max(0, head - HISTORY_WINDOW);
   let complete = since === 0;
-  for (let after = since; after < head; ) {
+  for (let after = since; after < head;) {
     const feed = await project.commits({ since: after, limit: HISTORY_READ, path, maxBytes: maxFeedBytes });
     if (feed.commits.length === 0) break;
     kept.push(...feed.commits);
-    if (kept.length > HISTORY_SHOWN) (complete = false), kept.splice(0, kept.length - HISTORY_SHOWN);
+    if (kept.length > HISTORY_SHOWN) ((complete = false), kept.splice(0, kept.length - HISTORY_SHOWN));
     after = feed.commits.at(-1)!.version;
   }
   return { commits: kept.reverse(), complete };
@@ -52,7 +52,9 @@ export function historyHtml(projectId: string, path: string, { commits, complete
     commits.length === 0
       ? html`<p class="muted">No commits touched this path.</p>`
       : html`<table><thead><tr><th><span class="sr">Status</span></th><th class="num">Version</th><th>Machine</th><th>Agent</th><th>When</th></tr></thead><tbody>${rows}</tbody></table>${
-          !complete ? html`<p class="muted">Its latest commits (at most ${HISTORY_SHOWN}, within the last ${HISTORY_WINDOW} versions): older ones are a commit page away, each links the one before.</p>` : ""
+          !complete
+            ? html`<p class="muted">Its latest commits (at most ${HISTORY_SHOWN}, within the last ${HISTORY_WINDOW} versions): older ones are a commit page away, each links the one before.</p>`
+            : ""
         }`
   }</section>`;
 }

@@ -29,21 +29,37 @@ export async function filePage(visit: Visit, ctx: WebContext, project: ProjectAc
   // ?at=V: the file as version V left it (a commit page's and a session's links); else as it is now.
   const row = at > 0 && at < index.version ? (await project.files(at))?.files.find((f) => f.path === path) : index.files.get(path);
   const blob = row && (await project.readBlob(row.sha256));
-  if (!row || !blob) throw new HttpError(404, "not_found", `no file ${JSON.stringify(path)} in ${projectId}${at > 0 && at < index.version ? ` at v${at}` : ""}`);
+  if (!row || !blob)
+    throw new HttpError(
+      404,
+      "not_found",
+      `no file ${JSON.stringify(path)} in ${projectId}${at > 0 && at < index.version ? ` at v${at}` : ""}`,
+    );
   const name = path.slice(path.lastIndexOf("/") + 1);
   const text = looksLikeText(await readBytes(blob, 0, SNIFF_BYTES));
   if (visit.url.searchParams.get("download") === "1") return download(visit.res, blob, name, "attachment");
   if (visit.url.searchParams.get("raw") === "1" && text) return download(visit.res, blob, name, "inline");
   const latest = webPath("p", projectId, "f", ...path.split("/"));
   const href = at > 0 && at < index.version ? withQuery(latest, { at }) : latest;
-  const when = "version" in row ? html`last changed in <a href="${webPath("p", projectId, "commits", String(row.version))}">v${row.version}</a> ${timeTag(row.time)}` : html`as of <a href="${webPath("p", projectId, "commits", String(at))}">v${at}</a> · <a href="${latest}">the latest</a>`;
+  const when =
+    "version" in row
+      ? html`last changed in <a href="${webPath("p", projectId, "commits", String(row.version))}">v${row.version}</a> ${timeTag(row.time)}`
+      : html`as of <a href="${webPath("p", projectId, "commits", String(at))}">v${at}</a> · <a href="${latest}">the latest</a>`;
   const about = html`<p class="byline">${formatSize(row.size)} · ${when} · ${text ? html`<a href="${withQuery(href, { raw: 1 })}">raw</a> · ` : ""}<a href="${withQuery(href, { download: 1 })}">download</a> · <a href="#history">history</a></p>`;
   const body = text ? await textView(visit.url, blob, href) : html`<p>A binary file of ${formatSize(row.size)}.</p>`;
-  const crumbs = projectCrumbs(projectId, ...path.split("/").map((part, i, all) => {
-    const sub = all.slice(0, i + 1).join("/");
-    return [part, i === all.length - 1 ? href : withQuery(webPath("p", projectId), { dir: sub })] as const;
-  }));
-  const history = historyHtml(projectId, path, await pathHistory(project, ctx.maxFeedBytes, path, index.version), at || index.files.get(path)?.version || 0);
+  const crumbs = projectCrumbs(
+    projectId,
+    ...path.split("/").map((part, i, all) => {
+      const sub = all.slice(0, i + 1).join("/");
+      return [part, i === all.length - 1 ? href : withQuery(webPath("p", projectId), { dir: sub })] as const;
+    }),
+  );
+  const history = historyHtml(
+    projectId,
+    path,
+    await pathHistory(project, ctx.maxFeedBytes, path, index.version),
+    at || index.files.get(path)?.version || 0,
+  );
   sendPage(visit.res, 200, page({ title: path, session: visit.session, crumbs, body: html`${about}${body}${history}` }));
 }
 

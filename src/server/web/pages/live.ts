@@ -37,7 +37,13 @@ export async function liveAnswer(visit: Visit, ctx: WebContext, project: Project
 }
 
 /** The session's credential is asked again at each look (ProjectAccess.waitForCommit): a revoke ends the wait with 401. */
-async function waitForChange(project: ProjectAccess, since: number, sessionId: string | undefined, length: number, signal: AbortSignal): Promise<boolean> {
+async function waitForChange(
+  project: ProjectAccess,
+  since: number,
+  sessionId: string | undefined,
+  length: number,
+  signal: AbortSignal,
+): Promise<boolean> {
   const deadline = Date.now() + LIVE_WAIT_MS;
   do {
     const slice = sessionId === undefined ? LIVE_WAIT_MS : TRANSCRIPT_LOOK_MS;

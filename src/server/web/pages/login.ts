@@ -19,7 +19,12 @@ export interface LoginForm {
   error?: string;
 }
 
-export function loginPage(res: ServerResponse, sessions: WebSessions, current: WebSession | undefined, { open, next, error }: LoginForm): void {
+export function loginPage(
+  res: ServerResponse,
+  sessions: WebSessions,
+  current: WebSession | undefined,
+  { open, next, error }: LoginForm,
+): void {
   // The form's own session carries its CSRF token; a signed-in person keeps theirs until signing in anew.
   const session = current ?? sessions.open(undefined);
   const body = html`
@@ -53,7 +58,12 @@ export async function signIn(
   const next = localPath(form.get("next") ?? undefined);
   // No token: the admin on an open server, no one on another.
   const principal = await authority.identify(token === "" ? undefined : token);
-  if (!principal) return loginPage(res, sessions, current, { open: await isOpen(authority), next, error: "That token is not accepted: wrong, revoked or expired." });
+  if (!principal)
+    return loginPage(res, sessions, current, {
+      open: await isOpen(authority),
+      next,
+      error: "That token is not accepted: wrong, revoked or expired.",
+    });
   sessions.close(current!);
   const session = sessions.open(token);
   redirect(res, next ?? "/", { "set-cookie": sessionCookie(session) });

@@ -19,9 +19,10 @@ export async function projectsPage(visit: Visit, ctx: WebContext, error?: string
 <td><a href="${webPath("p", p.id, "sessions")}">sessions</a></td>
 </tr>`,
   );
-  const table = projects.length === 0
-    ? html`<p class="muted">No project yet: <code>uspark projects create ID</code>, a watch or push with <code>--create</code>, or the admin&#39;s form below.</p>`
-    : html`<table><thead><tr><th>Project</th><th class="num">Files</th><th class="num">Version</th><th>Last change</th><th></th></tr></thead>
+  const table =
+    projects.length === 0
+      ? html`<p class="muted">No project yet: <code>uspark projects create ID</code>, a watch or push with <code>--create</code>, or the admin&#39;s form below.</p>`
+      : html`<table><thead><tr><th>Project</th><th class="num">Files</th><th class="num">Version</th><th>Last change</th><th></th></tr></thead>
 <tbody>${rows}</tbody></table>`;
   const body = html`${table}${isAdmin(visit.principal) ? createForm(visit, error) : ""}`;
   sendPage(visit.res, error ? 400 : 200, page({ title: "Projects", session: visit.session, body }));

@@ -45,26 +45,38 @@ export async function sessionsPage(visit: Visit, ctx: WebContext, project: Proje
   const pageNo = Math.min(intParam(visit.url, "page", 1) || 1, pages);
   const here = (n: number) => withQuery(webPath("p", projectId, "sessions"), { page: n > 1 ? n : undefined });
   const shown = listed.slice((pageNo - 1) * SESSIONS_PAGE, pageNo * SESSIONS_PAGE);
-  const heads = await Promise.all(shown.map(async ({ id, transcript }) => {
-    const stored = transcript && (await project.readEvents(id));
-    return stored ? transcriptHead(stored, LIST_HEAD_BYTES) : undefined;
-  }));
+  const heads = await Promise.all(
+    shown.map(async ({ id, transcript }) => {
+      const stored = transcript && (await project.readEvents(id));
+      return stored ? transcriptHead(stored, LIST_HEAD_BYTES) : undefined;
+    }),
+  );
   const rows = shown.map((s, i) => sessionRow(projectId, s, heads[i]?.prompt));
   const body = html`${projectTabs(projectId)}
-${ids.size === 0 ? html`<p class="muted">No sessions yet.</p>` : html`<p class="muted">${plural(ids.size, "session")}${pages > 1 ? html` · page ${pageNo} of ${pages}` : ""}</p><table>
+${
+  ids.size === 0
+    ? html`<p class="muted">No sessions yet.</p>`
+    : html`<p class="muted">${plural(ids.size, "session")}${pages > 1 ? html` · page ${pageNo} of ${pages}` : ""}</p><table>
 <thead><tr><th>Session</th><th>Machine</th><th>Agent</th><th class="num">Transcript</th><th class="num">Commits</th><th>Started</th><th>Last activity</th></tr></thead>
 <tbody>${rows}</tbody></table>
 ${pager([
   ["← newer", pageNo > 1 ? here(pageNo - 1) : undefined],
   ["older →", pageNo < pages ? here(pageNo + 1) : undefined],
-])}`}`;
+])}`
+}`;
   const crumbs = projectCrumbs(projectId, ["sessions", webPath("p", projectId, "sessions")]);
-  sendPage(visit.res, 200, page({ title: `Sessions of ${projectId}`, session: visit.session, crumbs, live: liveUrl(projectId, index.version), body }));
+  sendPage(
+    visit.res,
+    200,
+    page({ title: `Sessions of ${projectId}`, session: visit.session, crumbs, live: liveUrl(projectId, index.version), body }),
+  );
 }
 
 function sessionRow(projectId: string, { id, commits, transcript, active }: ListedSession, prompt: string | undefined): Html {
   const href = webPath("p", projectId, "sessions", id);
-  const title = prompt ? html`<a href="${href}" class="prompt-line">${cut(prompt, PROMPT_CHARS)}</a><br><code class="muted">${id}</code>` : html`<a href="${href}"><code>${id}</code></a>`;
+  const title = prompt
+    ? html`<a href="${href}" class="prompt-line">${cut(prompt, PROMPT_CHARS)}</a><br><code class="muted">${id}</code>`
+    : html`<a href="${href}"><code>${id}</code></a>`;
   return html`<tr><td>${title}</td><td>${commits.at(-1)?.host ?? ""}</td><td>${commits.at(-1)?.agent ?? ""}</td>
 <td class="num">${transcript ? formatSize(transcript.length) : html`<span class="muted">no transcript</span>`}</td>
 <td class="num">${commits.length}</td><td>${timeTag(commits[0]?.time)}</td><td>${timeTag(active)}</td></tr>`;
@@ -123,7 +135,14 @@ interface LinkFacts {
   cwd: string | undefined;
 }
 
-async function conversationPage(url: URL, projectId: string, index: ProjectIndex, commits: readonly CommitSummary[], transcript: StoredBytes, href: string) {
+async function conversationPage(
+  url: URL,
+  projectId: string,
+  index: ProjectIndex,
+  commits: readonly CommitSummary[],
+  transcript: StoredBytes,
+  href: string,
+) {
   const from = intParam(url, "from", 0);
   const exact = url.searchParams.get("exact") === "1";
   const { start, bytes, next } = await readPage(transcript, from, SESSION_PAGE_BYTES, !exact);
@@ -177,7 +196,11 @@ ${step.error ? html`<p class="error">${step.error}</p>` : ""}
   }
 }
 
-const TOOL_STATUS: Readonly<Record<Extract<Step, { kind: "tool" }>["status"], string>> = { running: "running", ok: "done", failed: "failed" };
+const TOOL_STATUS: Readonly<Record<Extract<Step, { kind: "tool" }>["status"], string>> = {
+  running: "running",
+  ok: "done",
+  failed: "failed",
+};
 
 /**
  * A changed path as a project path, linked to the file as the session's last commit of it left it
@@ -189,6 +212,8 @@ function fileLink({ projectId, index, commits, cwd }: LinkFacts, written: string
   const commit = lastCommitOf(commits, path);
   if (!commit && !index.files.has(path)) return html`<code title="${written}">${path}</code>`;
   const href = webPath("p", projectId, "f", ...path.split("/"));
-  const at = commit ? html` <a href="${webPath("p", projectId, "commits", String(commit.version))}" class="muted">v${commit.version}</a>` : "";
+  const at = commit
+    ? html` <a href="${webPath("p", projectId, "commits", String(commit.version))}" class="muted">v${commit.version}</a>`
+    : "";
   return html`<a href="${commit ? withQuery(href, { at: commit.version }) : href}" title="${written}"><code>${path}</code></a>${at}`;
 }

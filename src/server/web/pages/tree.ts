@@ -26,22 +26,34 @@ export async function treePage(visit: Visit, ctx: WebContext, project: ProjectAc
   const here = (n: number) => withQuery(webPath("p", projectId), { dir: dir || undefined, page: n > 1 ? n : undefined });
   const body = html`${projectTabs(projectId)}
 <p class="muted">Version ${index.version} · ${entries.length} entries${pages > 1 ? html` · page ${pageNo} of ${pages}` : ""}</p>
-${entries.length === 0 ? html`<p class="muted">No files yet.</p>` : html`<table>
+${
+  entries.length === 0
+    ? html`<p class="muted">No files yet.</p>`
+    : html`<table>
 <thead><tr><th>Name</th><th class="num">Size</th><th>Last change</th></tr></thead>
 <tbody>${dir ? html`<tr><td><a href="${parentHref(projectId, dir)}">..</a></td><td></td><td></td></tr>` : ""}${shown.map((e) => entryRow(projectId, e))}</tbody>
-</table>`}
+</table>`
+}
 ${pager([
   ["← previous", pageNo > 1 ? here(pageNo - 1) : undefined],
   ["next →", pageNo < pages ? here(pageNo + 1) : undefined],
   ["last", pageNo < pages ? here(pages) : undefined],
 ])}`;
   const crumbs = dirCrumbs(projectId, dir);
-  sendPage(visit.res, 200, page({ title: dir ? `${projectId}/${dir}` : projectId, session: visit.session, crumbs, live: liveUrl(projectId, index.version), body }));
+  sendPage(
+    visit.res,
+    200,
+    page({ title: dir ? `${projectId}/${dir}` : projectId, session: visit.session, crumbs, live: liveUrl(projectId, index.version), body }),
+  );
 }
 
 function entryRow(projectId: string, entry: DirEntry) {
-  const href = entry.kind === "dir" ? withQuery(webPath("p", projectId), { dir: entry.path }) : webPath("p", projectId, "f", ...entry.path.split("/"));
-  const what = entry.kind === "dir" ? html`<td class="num" title="${entry.files} files">${formatSize(entry.size)}</td>` : html`<td class="num">${formatSize(entry.size)}</td>`;
+  const href =
+    entry.kind === "dir" ? withQuery(webPath("p", projectId), { dir: entry.path }) : webPath("p", projectId, "f", ...entry.path.split("/"));
+  const what =
+    entry.kind === "dir"
+      ? html`<td class="num" title="${entry.files} files">${formatSize(entry.size)}</td>`
+      : html`<td class="num">${formatSize(entry.size)}</td>`;
   const change = html`<a href="${webPath("p", projectId, "commits", String(entry.version))}">v${entry.version}</a> ${timeTag(entry.time)}`;
   return html`<tr><td><a href="${href}">${entry.name}${entry.kind === "dir" ? "/" : ""}</a></td>${what}<td>${change}</td></tr>`;
 }
@@ -53,5 +65,8 @@ function parentHref(projectId: string, dir: string): string {
 
 function dirCrumbs(projectId: string, dir: string) {
   const parts = dir ? dir.split("/") : [];
-  return projectCrumbs(projectId, ...parts.map((name, i) => [name, withQuery(webPath("p", projectId), { dir: parts.slice(0, i + 1).join("/") })] as const));
+  return projectCrumbs(
+    projectId,
+    ...parts.map((name, i) => [name, withQuery(webPath("p", projectId), { dir: parts.slice(0, i + 1).join("/") })] as const),
+  );
 }
